@@ -1,0 +1,93 @@
+/**
+ * The one redactor. It is created at load time and every output path (CLI text,
+ * JSON, the journal's error text, Pulumi outputs and logs) goes through it.
+ *
+ * It masks registered secret values (raw and every pipeline output derived from
+ * them, plus the common encodings of each) and URL userinfo credentials.
+ */
+
+export const MASK = "***";
+
+/** Secrets shorter than this are not masked by substring: masking "a" would destroy every log line. */
+const MIN_SECRET_LENGTH = 3;
+
+export class Redactor {
+  private readonly secrets = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  /** Registers a secret value and the encodings under which it commonly leaks. */
+  add(value: string): void {
+    if (value.length < MIN_SECRET_LENGTH) return;
+    const before = this.secrets.size;
+    for (const form of encodedForms(value)) {
+      if (form.length >= MIN_SECRET_LENGTH) this.secrets.add(form);
+    }
+    if (this.secrets.size !== before) this.pattern = undefined;
+  }
+
+  get size(): number {
+    return this.secrets.size;
+  }
+
+  /** All registered forms; for tests that grep produced output. */
+  forms(): string[] {
+    return [...this.secrets];
+  }
+
+  redact(text: string): string {
+    let out = stripUrlCredentials(text);
+    if (this.secrets.size === 0) return out;
+    this.pattern ??= buildPattern(this.secrets);
+    out = out.replace(this.pattern, MASK);
+    return out;
+  }
+
+  /** Redacts every string inside a JSON-like value. */
+  redactValue<T>(value: T): T {
+    return mapStrings(value, (s) => this.redact(s)) as T;
+  }
+}
+
+function buildPattern(secrets: Set<string>): RegExp {
+  // Longest first, so a secret that contains another is masked whole.
+  const sorted = [...secrets].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map(escapeRegExp).join("|"), "g");
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** The forms a secret typically takes in produced text: raw, JSON/YAML-escaped, URL-encoded, base64. */
+export function encodedForms(value: string): string[] {
+  const forms = new Set<string>([value]);
+  forms.add(JSON.stringify(value).slice(1, -1));
+  forms.add(encodeURIComponent(value));
+  forms.add(escapeUrlQuery(value));
+  forms.add(Buffer.from(value, "utf8").toString("base64"));
+  forms.add(Buffer.from(value, "utf8").toString("base64").replace(/=+$/, ""));
+  return [...forms];
+}
+
+/** Go's url.QueryEscape, which sprig's `urlquery` uses (space becomes '+'). */
+function escapeUrlQuery(s: string): string {
+  return encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Masks `user:pass@` (and a lone `user@` is left alone) in anything URL-shaped. */
+const URL_USERINFO = /\b([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^\s/@:'"]+):([^\s/@'"]*)@/g;
+
+export function stripUrlCredentials(text: string): string {
+  return text.replace(URL_USERINFO, `$1${MASK}:${MASK}@`);
+}
+
+function mapStrings(value: unknown, fn: (s: string) => string): unknown {
+  if (typeof value === "string") return fn(value);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[fn(k)] = mapStrings(v, fn);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,64 @@
+/**
+ * What loading produces: an immutable, fully validated spec that the planner,
+ * the engine and the adapters consume. Nothing downstream re-reads the text.
+ */
+import * as path from "node:path";
+import type { Diagnostic, SourcePosition } from "../errors.js";
+import type { Redactor } from "../redact.js";
+import type { ActionByType, OnError, StepType } from "./types.js";
+
+export interface LoadedStepBase<T extends StepType = StepType> {
+  readonly name: string;
+  readonly type: T;
+  /** The action block after substitution, with relative paths left as written. */
+  readonly action: ActionByType[T];
+  readonly needs: readonly string[];
+  readonly when: string | undefined;
+  /** The `when:` outcome, decided once at load. true when there is no `when:`. */
+  readonly included: boolean;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly retryDelayMs: number;
+  readonly onError: OnError;
+  /** 0-based level in the DAG: 1 + the highest level among `needs`. */
+  readonly level: number;
+  /** sha256 of the canonical action block plus referenced local file contents, `sha256:<hex>`. */
+  readonly inputHash: string;
+  /** A one-line description of the target, safe to print (no credentials). */
+  readonly summary: string;
+  /** Index in `steps:` and the step's source position. */
+  readonly index: number;
+  readonly position: SourcePosition | undefined;
+}
+
+export type LoadedStep = { [T in StepType]: LoadedStepBase<T> }[StepType];
+
+export interface StateSettings {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface LoadedSpec {
+  readonly name: string;
+  /** The spec file, or undefined for stdin / inline text. */
+  readonly file: string | undefined;
+  /** Directory that relative paths resolve against: the spec file's directory, else the working directory. */
+  readonly baseDir: string;
+  /** Steps in document order. */
+  readonly steps: readonly LoadedStep[];
+  readonly stepsByName: ReadonlyMap<string, LoadedStep>;
+  /** Step names grouped by level, each level in document order. */
+  readonly levels: readonly (readonly string[])[];
+  /** undefined when the spec has no enabled `state:` block. */
+  readonly state: StateSettings | undefined;
+  /** Hash over every step's name and input hash, plus the state settings. */
+  readonly specHash: string;
+  /** The merged variable map (values may be secret: never print it unredacted). */
+  readonly vars: ReadonlyMap<string, string>;
+  readonly redactor: Redactor;
+  readonly warnings: readonly Diagnostic[];
+}
+
+export function resolveStepPath(spec: Pick<LoadedSpec, "baseDir">, p: string): string {
+  return path.resolve(spec.baseDir, p);
+}

@@ -1,0 +1,195 @@
+/**
+ * The khook v1 document model, exactly as the normative spec defines it.
+ * `schema/v1/khook.json` describes the same shapes; test/unit/schema-drift.test.ts
+ * keeps the two from drifting apart.
+ */
+
+export const API_VERSION = "khook.io/v1";
+export const KIND = "Khook";
+
+/** Go-style duration text such as `90s`, `5m`, `1h30m`. */
+export type DurationText = string;
+export type OnError = "fail" | "continue";
+
+export interface KhookDocument {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: Metadata;
+  defaults?: StepDefaults;
+  state?: StateConfig;
+  steps: StepSpec[];
+}
+
+export interface Metadata {
+  name: string;
+}
+
+export interface StepDefaults {
+  timeout?: DurationText;
+  retries?: number;
+  retryDelay?: DurationText;
+  onError?: OnError;
+}
+
+export interface StateConfig {
+  enabled?: boolean;
+  namespace?: string;
+  name?: string;
+}
+
+/** Fields every step shares. Only `name` is an input to the step's hash. */
+export interface StepCommon extends StepDefaults {
+  name: string;
+  needs?: string[];
+  when?: string;
+}
+
+export const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+export interface HelmStep extends StepCommon { helm: HelmAction }
+export interface ApplyStep extends StepCommon { apply: ApplyAction }
+export interface DeleteStep extends StepCommon { delete: DeleteAction }
+export interface PatchStep extends StepCommon { patch: PatchAction }
+export interface WaitStep extends StepCommon { wait: WaitAction }
+export interface RolloutStep extends StepCommon { rollout: RolloutAction }
+export interface JobStep extends StepCommon { job: JobAction }
+
+export type StepSpec = HelmStep | ApplyStep | DeleteStep | PatchStep | WaitStep | RolloutStep | JobStep;
+
+/** Maps each step type to its action block. */
+export interface ActionByType {
+  helm: HelmAction;
+  apply: ApplyAction;
+  delete: DeleteAction;
+  patch: PatchAction;
+  wait: WaitAction;
+  rollout: RolloutAction;
+  job: JobAction;
+}
+
+export interface BasicAuth {
+  username: string;
+  password: string;
+}
+
+export type ValuesSource = { file: string } | { url: string };
+
+export type ManifestSource =
+  | { inline: string }
+  | { file: string }
+  | { url: string }
+  | { kustomize: string };
+
+export interface HelmAction {
+  chart: string;
+  repo?: string;
+  version?: string;
+  auth?: BasicAuth;
+  release?: string;
+  namespace?: string;
+  createNamespace?: boolean;
+  skipIf?: "installed";
+  atomic?: boolean;
+  wait?: boolean;
+  values?: Record<string, unknown>;
+  valuesFrom?: ValuesSource[];
+}
+
+export interface ApplyAction {
+  manifests: ManifestSource[];
+  namespace?: string;
+  createNamespace?: boolean;
+  skipIf?: "exists";
+  serverSide?: boolean;
+  waitFor?: string;
+}
+
+/** `delete:` by manifests. `namespace` and `ignoreNotFound` mirror `kubectl delete -f -n NS --ignore-not-found`. */
+export interface DeleteManifestsAction {
+  manifests: ManifestSource[];
+  namespace?: string;
+  ignoreNotFound?: boolean;
+}
+
+export interface DeleteResourceAction {
+  resource: string;
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  fieldSelector?: string;
+  ignoreNotFound?: boolean;
+}
+
+export interface DeleteReleaseAction {
+  release: string;
+  namespace?: string;
+  ignoreNotFound?: boolean;
+}
+
+export type DeleteAction = DeleteManifestsAction | DeleteResourceAction | DeleteReleaseAction;
+
+export type PatchType = "strategic" | "merge" | "json";
+
+export interface JsonPatchOperation {
+  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+export interface PatchAction {
+  target: string;
+  namespace?: string;
+  type?: PatchType;
+  patch: Record<string, unknown> | JsonPatchOperation[];
+}
+
+export interface WaitAction {
+  for: string;
+  on: string;
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  fieldSelector?: string;
+}
+
+export interface RolloutAction {
+  restart?: string;
+  status?: string;
+  namespace: string;
+}
+
+export interface JobAction {
+  image: string;
+  command?: string[];
+  args?: string[];
+  env?: Record<string, string>;
+  namespace?: string;
+  createNamespace?: boolean;
+  serviceAccount?: string;
+  skipIf?: "succeeded";
+}
+
+/** The spec's defaults, in one place. */
+export const SPEC_DEFAULTS = {
+  timeout: "5m",
+  retries: 0,
+  retryDelay: "10s",
+  onError: "fail" as OnError,
+  namespace: "default",
+  stateNamespace: "default",
+  stateNamePrefix: "khook-state-",
+} as const;
+
+/** The one `skipIf` word each step type accepts. */
+export const SKIP_IF_BY_TYPE: Partial<Record<StepType, string>> = {
+  helm: "installed",
+  apply: "exists",
+  job: "succeeded",
+};
+
+export function stepTypeOf(step: StepSpec): StepType {
+  for (const t of STEP_TYPES) if (t in step) return t;
+  throw new Error(`step ${step.name} has no action key`);
+}

@@ -1,0 +1,69 @@
+/**
+ * The one interface every step type implements. A new step type is one file
+ * in this directory plus its schema entry; the engine does not change.
+ */
+import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { StepType } from "../spec/types.js";
+import type { Redactor } from "../redact.js";
+
+/** What plan shows for a step, decided from live state. */
+export type PlanAction =
+  | "install"
+  | "upgrade"
+  | "create"
+  | "configure"
+  | "delete"
+  | "restart"
+  | "run"
+  | "wait"
+  | "skip"
+  | "no-op";
+
+export interface Assessment {
+  action: PlanAction;
+  /** One line, for people, e.g. `revision 3 (ingress-nginx-4.8.3, deployed) -> ingress-nginx@4.9.0`. */
+  reason: string;
+}
+
+/** How one attempt of a step ended. `skipped` is a skipIf short-circuit, which still satisfies `needs`. */
+export interface StepOutcome {
+  status: "ok" | "skipped";
+  reason: string;
+  /** What the step created and owns, so destroy can undo exactly that. */
+  owned?: OwnedRef[];
+}
+
+export interface OwnedRef {
+  kind: "object" | "job" | "release";
+  apiVersion?: string;
+  resource?: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface StepContext {
+  readonly spec: LoadedSpec;
+  readonly signal: AbortSignal;
+  readonly redactor: Redactor;
+  /** Milliseconds left in this attempt; waits use it as their bound. */
+  readonly deadline: number;
+  /** Progress lines for people (already safe to print after redaction). */
+  log(message: string): void;
+}
+
+export interface DestroyOutcome {
+  status: "ok" | "skipped";
+  reason: string;
+}
+
+export interface StepExecutor<T extends StepType = StepType> {
+  readonly type: T;
+  /** Read-only: decides plan's action from live state. Must never change the cluster. */
+  assess(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<Assessment>;
+  /** Runs one attempt. Throws on failure; the engine handles retries and timeouts. */
+  apply(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<StepOutcome>;
+  /** Undoes what this step created, and only that. */
+  destroy(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<DestroyOutcome>;
+  /** A unified diff of what apply would change, from a server-side dry run. */
+  diff?(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<string>;
+}

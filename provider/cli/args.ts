@@ -1,0 +1,51 @@
+/** Flag parsing for every command, kubectl/helm style. Bad flags are invalid input (exit 2). */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { invalidInput } from "../errors.js";
+
+export const COMMON_OPTIONS = {
+  filename: { type: "string", short: "f" },
+  set: { type: "string", multiple: true },
+  "var-file": { type: "string", multiple: true },
+  "var-prefix": { type: "string" },
+  "secret-prefix": { type: "string" },
+  output: { type: "string", short: "o" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsConfig["options"];
+
+export const CLUSTER_OPTIONS = {
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  parallelism: { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+export type OutputFormat = "text" | "json";
+
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw invalidInput(`khook ${command}: ${(e as Error).message.replace(/\. To specify a positional.*$/s, "")}\nRun 'khook ${command} --help' for usage.`, []);
+  }
+}
+
+export function outputFormat(value: string | undefined, command: string): OutputFormat {
+  if (value === undefined || value === "text" || value === "table" || value === "wide") return "text";
+  if (value === "json") return "json";
+  throw invalidInput(`khook ${command}: unknown output format "${value}"; use -o text or -o json`, []);
+}
+
+/** `--set A=b` (repeatable) to ordered pairs; the value may contain '='. */
+export function parseSetFlags(values: readonly string[] | undefined, command: string): [string, string][] {
+  return (values ?? []).map((kv) => {
+    const eq = kv.indexOf("=");
+    if (eq <= 0) throw invalidInput(`khook ${command}: --set expects NAME=value, got "${kv.length > 40 ? `${kv.slice(0, 40)}...` : kv}"`, []);
+    return [kv.slice(0, eq), kv.slice(eq + 1)];
+  });
+}
+
+export function parsePositiveInt(value: string | undefined, flag: string, command: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw invalidInput(`khook ${command}: ${flag} must be a positive integer, got "${value}"`, []);
+  return n;
+}

@@ -1,0 +1,66 @@
+/** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
+import { planOffline } from "../../engine/plan.js";
+import { formatDiagnostic, invalidInput } from "../../errors.js";
+import { loadSchema } from "../../spec/schema.js";
+import { KHOOK_VERSION } from "../../version.js";
+import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
+import { renderGraph } from "../graph.js";
+import { table, type Output } from "../output.js";
+import { loadFromFlags } from "../spec-input.js";
+
+export async function validateCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("validate", argv, COMMON_OPTIONS);
+  const format = outputFormat(values.output, "validate");
+  const spec = await loadFromFlags("validate", values, out);
+  if (format === "json") {
+    out.json({ valid: true, name: spec.name, steps: spec.steps.length, warnings: spec.warnings });
+  } else {
+    for (const w of spec.warnings) out.err(formatDiagnostic(w, spec.file));
+    out.out(`${spec.file ?? "spec"} is valid: Khook "${spec.name}" with ${spec.steps.length} step${spec.steps.length === 1 ? "" : "s"} in ${spec.levels.length} level${spec.levels.length === 1 ? "" : "s"}`);
+  }
+  return 0;
+}
+
+/** `khook plan --offline`; the online plan lives in the cluster commands. */
+export async function offlinePlanCommand(argv: string[], out: Output, values: Parameters<typeof loadFromFlags>[1] & { output?: string | undefined }): Promise<number> {
+  void argv;
+  const format = outputFormat(values.output, "plan");
+  const spec = await loadFromFlags("plan", values, out);
+  const plan = planOffline(spec);
+  if (format === "json") {
+    out.json({ name: spec.name, specHash: spec.specHash, offline: true, steps: plan });
+    return 0;
+  }
+  for (const w of spec.warnings) out.err(formatDiagnostic(w, spec.file));
+  out.out(
+    table(
+      ["LEVEL", "STEP", "TYPE", "ACTION", "HASH", "TARGET / REASON"],
+      plan.map((p) => [String(p.level), p.name, p.type, p.action, p.inputHash.replace(/^sha256:/, "").slice(0, 12), p.action === "skip" ? p.reason : p.summary]),
+    ),
+  );
+  const skipped = plan.filter((p) => p.action === "skip").length;
+  out.out(`\nPlan (offline): ${plan.length - skipped} to run, ${skipped} excluded by when:. Live state is not consulted; run khook plan without --offline for install/upgrade decisions.`);
+  return 0;
+}
+
+export async function graphCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("graph", argv, { ...COMMON_OPTIONS, format: { type: "string" } });
+  const format = values.format ?? "mermaid";
+  if (format !== "mermaid" && format !== "dot") throw invalidInput(`khook graph: unknown --format "${format}"; use mermaid or dot`, []);
+  const spec = await loadFromFlags("graph", values, out);
+  out.out(renderGraph(spec, format));
+  return 0;
+}
+
+export async function schemaCommand(argv: string[], out: Output): Promise<number> {
+  parseCommandArgs("schema", argv, { help: { type: "boolean", short: "h" } });
+  out.out(JSON.stringify(loadSchema(), null, 2));
+  return 0;
+}
+
+export async function versionCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("version", argv, { output: { type: "string", short: "o" } });
+  if (outputFormat(values.output, "version") === "json") out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version });
+  else out.out(`khook ${KHOOK_VERSION} (khook.io/v1, node ${process.version})`);
+  return 0;
+}

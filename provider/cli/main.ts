@@ -1,0 +1,97 @@
+/**
+ * The khook CLI. Thin: flags -> engine -> text or JSON.
+ * Exit codes: 0 ok, 1 execution failure, 2 invalid input (including bad flags).
+ */
+import { EXIT_CODES, isKhookError } from "../errors.js";
+import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
+import { graphCommand, offlinePlanCommand, schemaCommand, validateCommand, versionCommand } from "./commands/offline.js";
+import { Output, type Streams } from "./output.js";
+
+type Command = (argv: string[], out: Output) => Promise<number>;
+
+const USAGE = `khook: declarative cluster bootstrap (khook.io/v1)
+
+Usage: khook <command> [flags]
+
+Commands:
+  validate      check a spec without touching a cluster
+  plan          show what apply would do (--offline: no cluster; --diff: server-side dry-run diff)
+  apply         run the spec against the cluster
+  destroy       undo what khook created, in reverse order
+  status        show the state record of the last run
+  graph         print the step graph (--format mermaid|dot)
+  schema        print the JSON Schema of khook.io/v1
+  version       print the version
+
+Common flags:
+  -f, --filename FILE     the spec (- for stdin)
+      --set NAME=value    set a variable (repeatable; highest precedence)
+      --var-file FILE     a flat NAME: value YAML map (repeatable)
+      --var-prefix P      environment prefix for variables (default KHOOK_VAR_)
+      --secret-prefix P   environment prefix for secret variables (default KHOOK_SECRET_)
+  -o, --output FORMAT     text (default) or json
+
+Cluster flags (plan, apply, destroy, status):
+      --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+      --context NAME      kubeconfig context
+      --parallelism N     steps to run at once (default 8)
+
+Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a literal \${.`;
+
+async function planCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("plan", argv, { ...COMMON_OPTIONS, offline: { type: "boolean" }, diff: { type: "boolean" }, kubeconfig: { type: "string" }, context: { type: "string" }, parallelism: { type: "string" } });
+  if (values.offline) return offlinePlanCommand(argv, out, values);
+  const online = await import("./commands/cluster.js");
+  return online.onlinePlanCommand(argv, out);
+}
+
+async function clusterCommand(name: "apply" | "destroy" | "status", argv: string[], out: Output): Promise<number> {
+  const cluster = await import("./commands/cluster.js");
+  return cluster.clusterCommands[name](argv, out);
+}
+
+const COMMANDS: Record<string, Command> = {
+  validate: validateCommand,
+  plan: planCommand,
+  apply: (argv, out) => clusterCommand("apply", argv, out),
+  destroy: (argv, out) => clusterCommand("destroy", argv, out),
+  status: (argv, out) => clusterCommand("status", argv, out),
+  graph: graphCommand,
+  schema: schemaCommand,
+  version: versionCommand,
+};
+
+export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+  const out = new Output(streams);
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    out.out(USAGE);
+    return name === undefined ? EXIT_CODES["invalid-input"] : 0;
+  }
+  if (name === "--version") return versionCommand([], out);
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    out.err(`khook: unknown command "${name}"\nRun 'khook --help' for usage.`);
+    return EXIT_CODES["invalid-input"];
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    out.out(USAGE);
+    return 0;
+  }
+  try {
+    return await command(rest, out);
+  } catch (e) {
+    if (isKhookError(e)) {
+      out.err(`Error: ${e.message}`);
+      return e.exitCode;
+    }
+    out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+    return EXIT_CODES.execution;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,289 @@
+/**
+ * Step input hashes, per the spec's state section.
+ *
+ * The canonical form, version 1 (changing it re-runs every journaled step, so it is versioned):
+ *
+ *   sha256( "khook step-hash v1\n"
+ *         + canonicalJson({ name, type, action: normalize(action) })
+ *         + for each referenced local file or directory, in the order the action lists them:
+ *             "\n" + role + " " + path-as-written + " " + contentDigest )
+ *
+ * - canonicalJson: object keys sorted by code point, no whitespace, JSON numbers and strings.
+ * - normalize: drops absent fields, fields equal to their spec default, and empty optional lists
+ *   and maps; so writing a default explicitly, or adding an optional field to the code later
+ *   (absent = default = omitted), never changes an existing hash. Inline manifests are parsed and
+ *   hashed as data, so comments, key order and quoting inside them do not count. The chart's inline
+ *   version sugar (`name:1.2.3`, `oci://...:1.2.3`) is normalized to `version`.
+ * - Scheduling (`needs`, `when`, `timeout`, `retries`, `retryDelay`, `onError`) is never an input.
+ *   The name is: it keys the record.
+ * - contentDigest: sha256 of a file's bytes; for a directory, sha256 over `relpath NUL sha256(file) LF`
+ *   for every regular file, walked in sorted order (`.git` excluded). A kustomization's local
+ *   references outside its directory are walked too.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseAllDocuments } from "yaml";
+import { classifyChart } from "./chart.js";
+import type { ActionByType, ManifestSource, StepType } from "./types.js";
+
+export const HASH_FORMAT = "khook step-hash v1";
+
+export function sha256Hex(data: string | Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** JSON with sorted keys and no whitespace: the same data always gives the same text. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    if (typeof value === "number" && !Number.isFinite(value)) return "null";
+    return JSON.stringify(value) ?? "null";
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  const keys = Object.keys(value).sort();
+  const parts: string[] = [];
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    parts.push(`${JSON.stringify(k)}:${canonicalJson(v)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/** A local file or directory that an action references, resolved against the spec's directory. */
+export interface FileReference {
+  role: "manifest" | "kustomize" | "values" | "chart";
+  /** As written in the spec. */
+  written: string;
+  resolved: string;
+  /** Pointer of the field that names it, relative to the action block (e.g. `/manifests/2/file`). */
+  field: string;
+}
+
+export function fileReferences(type: StepType, action: ActionByType[StepType], baseDir: string): FileReference[] {
+  const refs: FileReference[] = [];
+  const fromManifests = (manifests: readonly ManifestSource[] | undefined): void => {
+    manifests?.forEach((m, i) => {
+      if ("file" in m) refs.push({ role: "manifest", written: m.file, resolved: path.resolve(baseDir, m.file), field: `/manifests/${i}/file` });
+      if ("kustomize" in m) refs.push({ role: "kustomize", written: m.kustomize, resolved: path.resolve(baseDir, m.kustomize), field: `/manifests/${i}/kustomize` });
+    });
+  };
+  if (type === "apply") fromManifests((action as ActionByType["apply"]).manifests);
+  if (type === "delete" && "manifests" in action) fromManifests((action as { manifests: ManifestSource[] }).manifests);
+  if (type === "helm") {
+    const helm = action as ActionByType["helm"];
+    helm.valuesFrom?.forEach((v, i) => {
+      if ("file" in v) refs.push({ role: "values", written: v.file, resolved: path.resolve(baseDir, v.file), field: `/valuesFrom/${i}/file` });
+    });
+    const chart = classifyChart(helm).source;
+    if (chart?.form === "local") refs.push({ role: "chart", written: chart.path, resolved: path.resolve(baseDir, chart.path), field: "/chart" });
+  }
+  return refs;
+}
+
+/** Reads content digests once per path: many steps may share a values file. */
+export class ContentDigests {
+  private readonly cache = new Map<string, string | Error>();
+
+  digest(ref: FileReference): string | Error {
+    const key = `${ref.role}\0${ref.resolved}`;
+    let d = this.cache.get(key);
+    if (d === undefined) {
+      try {
+        d = ref.role === "kustomize" ? kustomizeDigest(ref.resolved) : pathDigest(ref.resolved);
+      } catch (e) {
+        d = e instanceof Error ? e : new Error(String(e));
+      }
+      this.cache.set(key, d);
+    }
+    return d;
+  }
+}
+
+function pathDigest(p: string): string {
+  const st = fs.statSync(p);
+  if (st.isDirectory()) return directoryDigest([p]);
+  return sha256Hex(fs.readFileSync(p));
+}
+
+function directoryDigest(roots: readonly string[]): string {
+  const h = createHash("sha256");
+  for (const root of roots) {
+    h.update(`dir ${path.basename(root)}\n`);
+    for (const rel of walkFiles(root)) h.update(`${rel}\0${sha256Hex(fs.readFileSync(path.join(root, rel)))}\n`);
+  }
+  return h.digest("hex");
+}
+
+/** Regular files under `root`, as sorted POSIX relative paths. */
+export function walkFiles(root: string): string[] {
+  const out: string[] = [];
+  const visit = (dir: string, rel: string): void => {
+    const entries = fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (e.name === ".git") continue;
+      const full = path.join(dir, e.name);
+      const relPath = rel === "" ? e.name : `${rel}/${e.name}`;
+      const st = fs.statSync(full);
+      if (st.isDirectory()) visit(full, relPath);
+      else if (st.isFile()) out.push(relPath);
+    }
+  };
+  visit(root, "");
+  return out;
+}
+
+const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/** A kustomize directory plus the local directories and files its kustomizations reach outside it. */
+function kustomizeDigest(dir: string): string {
+  const st = fs.statSync(dir);
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const dirs = collectKustomizeDirs(dir);
+  return directoryDigest(dirs);
+}
+
+function collectKustomizeDirs(start: string): string[] {
+  const seen = new Set<string>();
+  const order: string[] = [];
+  const visit = (dir: string): void => {
+    const real = path.resolve(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
+    order.push(real);
+    for (const ref of localKustomizeReferences(real)) {
+      const target = path.resolve(real, ref);
+      if (isInside(target, start)) continue;
+      if (fs.existsSync(target) && fs.statSync(target).isDirectory()) visit(target);
+    }
+  };
+  visit(start);
+  return order;
+}
+
+function isInside(p: string, dir: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+export function readKustomization(dir: string): Record<string, unknown> | undefined {
+  for (const name of KUSTOMIZATION_FILES) {
+    const file = path.join(dir, name);
+    if (fs.existsSync(file)) {
+      const docs = parseAllDocuments(fs.readFileSync(file, "utf8"));
+      const first = Array.isArray(docs) ? docs[0] : undefined;
+      const value: unknown = first?.toJS();
+      return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
+    }
+  }
+  return undefined;
+}
+
+/** Every path-like entry of a kustomization that can reference another directory or a remote base. */
+export function kustomizeReferences(k: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const key of ["resources", "bases", "components", "crds"]) {
+    const list = k[key];
+    if (Array.isArray(list)) for (const v of list) if (typeof v === "string") out.push(v);
+  }
+  return out;
+}
+
+function localKustomizeReferences(dir: string): string[] {
+  const k = readKustomization(dir);
+  if (k === undefined) return [];
+  return kustomizeReferences(k).filter((r) => !isRemoteKustomizeReference(r));
+}
+
+/** URL or git references: kustomize would shell out to git for these. */
+export function isRemoteKustomizeReference(ref: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) || /^git(@|::)/.test(ref) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) || /\?(ref|version|submodules|timeout)=/.test(ref);
+}
+
+/** Remote references anywhere in a local kustomize tree, as `dir: ref` lines. */
+export function findRemoteKustomizeBases(dir: string): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const visit = (d: string): void => {
+    const real = path.resolve(d);
+    if (seen.has(real)) return;
+    seen.add(real);
+    const k = readKustomization(real);
+    if (k === undefined) return;
+    for (const ref of kustomizeReferences(k)) {
+      if (isRemoteKustomizeReference(ref)) found.push(`${real}: ${ref}`);
+      else {
+        const target = path.resolve(real, ref);
+        if (fs.existsSync(target) && fs.statSync(target).isDirectory()) visit(target);
+      }
+    }
+  };
+  visit(dir);
+  return found;
+}
+
+const DEFAULTS: { [T in StepType]: Record<string, unknown> } = {
+  helm: { namespace: "default", createNamespace: false, atomic: false, wait: false },
+  apply: { createNamespace: false, serverSide: false },
+  delete: { ignoreNotFound: true, allNamespaces: false },
+  patch: { namespace: "default", type: "strategic" },
+  wait: { allNamespaces: false },
+  rollout: {},
+  job: { namespace: "default", createNamespace: false },
+};
+
+/** The normalized action block that the hash covers. */
+export function normalizeAction(type: StepType, action: ActionByType[StepType], stepName: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const defaults = DEFAULTS[type];
+  for (const [k, v] of Object.entries(action as unknown as Record<string, unknown>)) {
+    if (v === undefined || v === null) continue;
+    if (Object.hasOwn(defaults, k) && defaults[k] === v) continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    if (typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0) continue;
+    out[k] = v;
+  }
+  if (type === "helm") normalizeHelm(out, stepName);
+  if (type === "delete" && "release" in out && out.namespace === "default") delete out.namespace;
+  if (Array.isArray(out.manifests)) out.manifests = (out.manifests as ManifestSource[]).map(normalizeManifestSource);
+  return out;
+}
+
+function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
+  if (out.release === stepName) delete out.release;
+  const chart = String(out.chart);
+  const classified = classifyChart({ chart, repo: out.repo as string | undefined, version: out.version as string | undefined });
+  const source = classified.source;
+  if (source?.form === "repo" && chart.includes(":")) {
+    out.chart = source.name;
+    if (source.version !== undefined) out.version = source.version;
+  } else if (source?.form === "oci" && source.tag !== undefined && source.version === undefined) {
+    out.chart = chart.slice(0, chart.lastIndexOf(`:${source.tag}`));
+    out.version = source.tag;
+  }
+}
+
+function normalizeManifestSource(m: ManifestSource): unknown {
+  if ("inline" in m) {
+    const docs = parseAllDocuments(m.inline);
+    const list = Array.isArray(docs) ? docs : [];
+    return { inline: list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined) };
+  }
+  return m;
+}
+
+export interface StepHashInput {
+  name: string;
+  type: StepType;
+  action: ActionByType[StepType];
+}
+
+/** The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order. */
+export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[]): string {
+  const h = createHash("sha256");
+  h.update(`${HASH_FORMAT}\n`);
+  h.update(canonicalJson({ name: step.name, type: step.type, action: normalizeAction(step.type, step.action, step.name) }));
+  for (const { ref, digest } of files) h.update(`\n${ref.role} ${ref.written} ${digest}`);
+  return `sha256:${h.digest("hex")}`;
+}

@@ -1,0 +1,238 @@
+/**
+ * Loading a spec, in the spec's order: variables -> pipelines -> YAML (with
+ * positions) -> JSON Schema -> semantic rules -> CEL `when:` -> DAG -> input
+ * hashes. Every problem found is reported at once, as one invalid-input error.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
+import { splitUserinfo } from "./chart.js";
+import { computeLevels } from "./dag.js";
+import { parseDuration } from "./duration.js";
+import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
+import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
+import { checkRules } from "./rules.js";
+import { validateSchema } from "./schema.js";
+import { SourceText } from "./source.js";
+import { summarizeStep } from "./summary.js";
+import type { KhookDocument } from "./types.js";
+import { SPEC_DEFAULTS, stepTypeOf } from "./types.js";
+import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
+import { evaluateWhen } from "./when.js";
+import { pointer } from "./yaml.js";
+import { parseSpecYaml } from "./yaml.js";
+
+export interface LoadOptions extends Omit<VariableSources, "varFiles"> {
+  /** The spec file. Relative paths in the spec resolve against its directory. */
+  file?: string;
+  /** The spec text, when it does not come from `file` (stdin, the Pulumi `spec` input). */
+  text?: string;
+  /** Where relative paths resolve when `text` is given; default: the working directory. */
+  baseDir?: string;
+  /** `--var-file` paths, in order. */
+  varFiles?: readonly string[];
+  /** Already-parsed var files (the Pulumi SDK reads them at program time). */
+  varFileValues?: VariableSources["varFiles"];
+}
+
+/** Loads and validates a spec. Throws a KhookError (invalid-input) listing every problem. */
+export function loadSpec(options: LoadOptions): LoadedSpec {
+  const displayName = options.file ?? "<stdin>";
+  const source = readSource(options);
+  const varFiles = [...(options.varFileValues ?? []), ...(options.varFiles ?? []).map(readVarFile)];
+  const vars = mergeVariables({ ...options, varFiles });
+  const fail = (ds: Diagnostic[]): never => {
+    throw diagnosticsError(redactDiagnostics(ds, vars), displayName);
+  };
+
+  const substituted = substitute(source, vars);
+  if (errorsOnly(substituted.diagnostics).length > 0) fail(substituted.diagnostics);
+
+  const parsed = parseSpecYaml(substituted.text, source, substituted.offsets);
+  if (errorsOnly(parsed.diagnostics).length > 0) fail(parsed.diagnostics);
+
+  // Before any message can quote them: even an invalid spec's credentials stay masked.
+  registerCredentials(parsed.value, vars);
+  const diagnostics: Diagnostic[] = [...substituted.diagnostics];
+  diagnostics.push(...validateSchema(parsed.value, parsed.positionOf));
+  const doc = parsed.value as KhookDocument;
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail(diagnostics);
+
+  const baseDir = options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
+  const schemaInvalidSteps = new Set<number>();
+  for (const d of diagnostics) {
+    const m = /^\/steps\/(\d+)/.exec(d.path);
+    if (m && d.severity === "error") schemaInvalidSteps.add(Number(m[1]));
+  }
+  const stepsValid = Array.isArray(doc.steps);
+  if (stepsValid) diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps }));
+
+  // `when:` is decided once, here, against the merged variables.
+  const plainVars = new Map([...vars.values].map(([k, v]) => [k, v.value]));
+  const included = new Map<number, boolean>();
+  if (stepsValid) {
+    doc.steps.forEach((step, i) => {
+      if (typeof step?.when !== "string") return;
+      const r = evaluateWhen(step.when, plainVars);
+      if (r.ok) included.set(i, r.value);
+      else diagnostics.push({ severity: "error", path: pointer("steps", i, "when"), message: r.message, rule: "when-cel", position: parsed.positionOf(pointer("steps", i, "when")) });
+    });
+  }
+  if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
+
+  const steps = buildSteps(doc, baseDir, included, diagnostics, parsed.positionOf);
+  if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
+
+  const stepsByName = new Map(steps.map((s) => [s.name, s]));
+  const maxLevel = steps.reduce((m, s) => Math.max(m, s.level), -1);
+  const levels: string[][] = Array.from({ length: maxLevel + 1 }, () => []);
+  for (const s of steps) levels[s.level]!.push(s.name);
+  const state = stateSettings(doc);
+  return Object.freeze({
+    name: doc.metadata.name,
+    file: options.file,
+    baseDir,
+    steps,
+    stepsByName,
+    levels,
+    state,
+    specHash: specHash(doc.metadata.name, steps, state),
+    vars: plainVars,
+    redactor: vars.redactor,
+    warnings: redactDiagnostics(diagnostics.filter((d) => d.severity === "warning"), vars),
+  });
+}
+
+function readSource(options: LoadOptions): SourceText {
+  if (options.text !== undefined) return new SourceText(options.text, options.file);
+  if (options.file === undefined) throw invalidInput("no spec given: pass -f FILE (or -f - for stdin)", []);
+  try {
+    return new SourceText(fs.readFileSync(options.file, "utf8"), options.file);
+  } catch (e) {
+    throw invalidInput(`cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
+  }
+}
+
+/** A var file is a flat `NAME: value` map; values are scalars, kept as their text. */
+export function readVarFile(file: string): { file: string; values: Record<string, string> } {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    throw invalidInput(`cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
+  }
+  return { file, values: parseVarFile(text, file) };
+}
+
+export function parseVarFile(text: string, file: string): Record<string, string> {
+  let data: unknown;
+  try {
+    data = parseYaml(text, { prettyErrors: false });
+  } catch (e) {
+    throw invalidInput(`the var file ${file} is not valid YAML: ${(e as Error).message.split("\n")[0]}`, []);
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== "object" || Array.isArray(data)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
+  const out: Record<string, string> = {};
+  const problems: Diagnostic[] = [];
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (v !== null && typeof v === "object") problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
+    else out[k] = v === null ? "" : String(v);
+  }
+  if (problems.length > 0) throw diagnosticsError(problems, file);
+  return out;
+}
+
+/** Credentials in auth: blocks and URL userinfo are masked everywhere, whatever their source. */
+function registerCredentials(doc: unknown, vars: MergedVariables): void {
+  const steps = (doc as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return;
+  const addUrl = (u: unknown): void => {
+    if (typeof u !== "string") return;
+    const info = splitUserinfo(u);
+    if (info.password) vars.redactor.add(info.password);
+  };
+  const entries = (list: unknown): Record<string, unknown>[] => (Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => x !== null && typeof x === "object") : []);
+  for (const step of entries(steps)) {
+    const helm = step.helm as Record<string, unknown> | undefined;
+    if (helm !== null && typeof helm === "object") {
+      const auth = helm.auth as Record<string, unknown> | undefined;
+      if (typeof auth?.password === "string") vars.redactor.add(auth.password);
+      addUrl(helm.repo);
+      addUrl(helm.chart);
+      for (const v of entries(helm.valuesFrom)) addUrl(v.url);
+    }
+    for (const key of ["apply", "delete"]) {
+      const block = step[key] as Record<string, unknown> | undefined;
+      if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
+    }
+  }
+}
+
+function buildSteps(
+  doc: KhookDocument,
+  baseDir: string,
+  included: ReadonlyMap<number, boolean>,
+  diagnostics: Diagnostic[],
+  positionOf: PositionLookup,
+): LoadedStep[] {
+  const defaults = doc.defaults ?? {};
+  const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
+  const digests = new ContentDigests();
+  return doc.steps.map((step, index): LoadedStep => {
+    const type = stepTypeOf(step);
+    const action = (step as unknown as Record<string, unknown>)[type] as LoadedStep["action"];
+    const files = fileReferences(type, action, baseDir).map((ref) => {
+      const digest = digests.digest(ref);
+      if (digest instanceof Error) {
+        const p = pointer("steps", index, type) + ref.field;
+        diagnostics.push({ severity: "error", path: p, message: `cannot read ${ref.written}: ${digest.message}`, rule: "local-file-exists", position: positionOf(p) });
+        return { ref, digest: "" };
+      }
+      return { ref, digest };
+    });
+    const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
+    const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
+    return {
+      name: step.name,
+      type,
+      action,
+      needs: step.needs ?? [],
+      when: step.when,
+      included: included.get(index) ?? true,
+      timeoutMs: parseDuration(timeout) ?? 0,
+      retries: step.retries ?? defaults.retries ?? SPEC_DEFAULTS.retries,
+      retryDelayMs: parseDuration(retryDelay) ?? 0,
+      onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
+      level: levels.get(step.name) ?? 0,
+      inputHash: stepInputHash({ name: step.name, type, action }, files),
+      summary: summarizeStep(step.name, type, action),
+      index,
+      position: positionOf(pointer("steps", index)),
+    } as LoadedStep;
+  });
+}
+
+function stateSettings(doc: KhookDocument): StateSettings | undefined {
+  const s = doc.state;
+  if (s === undefined || s === null || s.enabled === false) return undefined;
+  return {
+    namespace: s.namespace ?? SPEC_DEFAULTS.stateNamespace,
+    name: s.name ?? `${SPEC_DEFAULTS.stateNamePrefix}${doc.metadata.name}`,
+  };
+}
+
+/** The whole-spec fingerprint: every step's name, input hash and scheduling, and the state settings. */
+function specHash(name: string, steps: readonly LoadedStep[], state: StateSettings | undefined): string {
+  const body = canonicalJson({
+    name,
+    state: state ?? null,
+    steps: steps.map((s) => ({ name: s.name, hash: s.inputHash, needs: s.needs, when: s.when ?? null, timeoutMs: s.timeoutMs, retries: s.retries, retryDelayMs: s.retryDelayMs, onError: s.onError })),
+  });
+  return `sha256:${sha256Hex(body)}`;
+}
+
+function redactDiagnostics(ds: readonly Diagnostic[], vars: MergedVariables): Diagnostic[] {
+  return ds.map((d) => ({ ...d, message: vars.redactor.redact(d.message) }));
+}

@@ -1,0 +1,61 @@
+/** One-line descriptions of what a step targets. Never includes credentials. */
+import { classifyChart, describeChartSource, describeChartText } from "./chart.js";
+import type { ActionByType, ManifestSource, StepType } from "./types.js";
+import { SPEC_DEFAULTS } from "./types.js";
+
+export function summarizeStep(name: string, type: StepType, action: ActionByType[StepType]): string {
+  switch (type) {
+    case "helm": {
+      const a = action as ActionByType["helm"];
+      const { source } = classifyChart(a);
+      const chart = source ? describeChartSource(source) : describeChartText(a.chart);
+      return `release ${a.release ?? name} in ${a.namespace ?? SPEC_DEFAULTS.namespace}: ${chart}`;
+    }
+    case "apply": {
+      const a = action as ActionByType["apply"];
+      return `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`;
+    }
+    case "delete": {
+      const a = action as ActionByType["delete"];
+      if ("release" in a) return `uninstall release ${a.release} in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+      if ("resource" in a) {
+        const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""].filter(Boolean).join(" ");
+        return `delete ${a.resource}${sel ? ` ${sel}` : ""} ${where(a.namespace, a.allNamespaces)}`;
+      }
+      return `delete the objects of ${describeSources(a.manifests)}`;
+    }
+    case "patch": {
+      const a = action as ActionByType["patch"];
+      return `${a.type ?? "strategic"} patch ${a.target} in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+    }
+    case "wait": {
+      const a = action as ActionByType["wait"];
+      const sel = a.selector ? ` -l ${a.selector}` : "";
+      return `wait for ${a.for} on ${a.on}${sel} ${where(a.namespace, a.allNamespaces)}`;
+    }
+    case "rollout": {
+      const a = action as ActionByType["rollout"];
+      return a.restart !== undefined ? `restart ${a.restart} in ${a.namespace}` : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`;
+    }
+    case "job": {
+      const a = action as ActionByType["job"];
+      return `run job ${name} (${a.image}) in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+    }
+  }
+}
+
+function where(namespace: string | undefined, all: boolean | undefined): string {
+  return all ? "in all namespaces" : `in ${namespace ?? "the current namespace"}`;
+}
+
+function describeSources(manifests: readonly ManifestSource[] | undefined): string {
+  const list = manifests ?? [];
+  const parts = list.map((m) => {
+    if ("inline" in m) return "inline";
+    if ("file" in m) return m.file;
+    if ("url" in m) return describeChartText(m.url);
+    return `kustomize ${m.kustomize}`;
+  });
+  const shown = parts.length > 3 ? [...parts.slice(0, 3), `${parts.length - 3} more`] : parts;
+  return `${list.length} source${list.length === 1 ? "" : "s"} (${shown.join(", ")})`;
+}

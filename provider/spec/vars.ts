@@ -1,0 +1,257 @@
+/**
+ * Variables: merging the sources with the spec's precedence, and textual
+ * substitution of `${NAME}`, `${NAME:-default}`, `${NAME|pipeline}` and
+ * `${NAME:-default|pipeline}` before YAML parsing.
+ *
+ * Extension to the spec: `$${` is a literal `${` (shell snippets in job args need it).
+ */
+import type { Diagnostic } from "../errors.js";
+import { Redactor } from "../redact.js";
+import { PipelineError, parsePipeline, runPipeline, type ParsedPipeline } from "./pipeline/index.js";
+import { OffsetMap, SourceText } from "./source.js";
+
+export const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
+export const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
+
+/** Where a variable's value came from, highest precedence first. */
+export type VariableOrigin = "set" | "var-file" | "secret-env" | "secret-input" | "env";
+
+export interface VariableSources {
+  /** `--set NAME=value` (and the Pulumi `vars` input), in order; later wins. */
+  set?: ReadonlyArray<readonly [string, string]>;
+  /** Parsed `--var-file` maps, in order; later files win. */
+  varFiles?: ReadonlyArray<{ file: string; values: Readonly<Record<string, string>> }>;
+  /** Secret values given directly (the Pulumi `secretVars` input); same rank as KHOOK_SECRET_*. */
+  secretVars?: Readonly<Record<string, string>>;
+  /** The process environment, read only through the two prefixes. */
+  env?: Readonly<Record<string, string | undefined>>;
+  varPrefix?: string;
+  secretPrefix?: string;
+}
+
+export interface ResolvedVariable {
+  value: string;
+  origin: VariableOrigin;
+  secret: boolean;
+}
+
+export interface MergedVariables {
+  readonly values: ReadonlyMap<string, ResolvedVariable>;
+  readonly redactor: Redactor;
+}
+
+/** Applies `--set` > `--var-file` > KHOOK_SECRET_* > KHOOK_VAR_* and registers every secret value. */
+export function mergeVariables(sources: VariableSources): MergedVariables {
+  const redactor = new Redactor();
+  const values = new Map<string, ResolvedVariable>();
+  const put = (name: string, value: string, origin: VariableOrigin, secret: boolean): void => {
+    values.set(name, { value, origin, secret });
+  };
+  const varPrefix = sources.varPrefix ?? DEFAULT_VAR_PREFIX;
+  const secretPrefix = sources.secretPrefix ?? DEFAULT_SECRET_PREFIX;
+  const env = sources.env ?? {};
+
+  // Lowest precedence first; each later source overwrites.
+  for (const [key, value] of sortedEntries(env)) {
+    if (value !== undefined && key.startsWith(varPrefix) && key.length > varPrefix.length) {
+      put(key.slice(varPrefix.length), value, "env", false);
+    }
+  }
+  for (const [key, value] of sortedEntries(env)) {
+    if (value !== undefined && key.startsWith(secretPrefix) && key.length > secretPrefix.length) {
+      redactor.add(value);
+      put(key.slice(secretPrefix.length), value, "secret-env", true);
+    }
+  }
+  for (const [name, value] of Object.entries(sources.secretVars ?? {})) {
+    redactor.add(value);
+    put(name, value, "secret-input", true);
+  }
+  for (const { values: fileValues } of sources.varFiles ?? []) {
+    for (const [name, value] of Object.entries(fileValues)) put(name, value, "var-file", false);
+  }
+  for (const [name, value] of sources.set ?? []) put(name, value, "set", false);
+  return { values, redactor };
+}
+
+function sortedEntries<V>(o: Readonly<Record<string, V>>): [string, V][] {
+  return Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** One `${...}` occurrence, parsed. */
+export interface VariableReference {
+  name: string;
+  defaultValue: string | undefined;
+  pipelineText: string | undefined;
+  /** Offsets of the whole `${...}` in the original text. */
+  start: number;
+  end: number;
+}
+
+export interface SubstitutionResult {
+  text: string;
+  /** Maps offsets in `text` back to the original. */
+  offsets: OffsetMap;
+  /** Every variable name referenced, for `plan` and the Pulumi SDK. */
+  referenced: ReadonlySet<string>;
+  diagnostics: Diagnostic[];
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Substitutes every reference in one pass and reports every problem at once.
+ * Text without `${` comes back unchanged.
+ */
+export function substitute(source: SourceText, vars: MergedVariables): SubstitutionResult {
+  const text = source.text;
+  const diagnostics: Diagnostic[] = [];
+  const referenced = new Set<string>();
+  const offsets = new OffsetMap();
+  const missing = new Map<string, number[]>();
+  let out = "";
+  let copiedUpTo = 0;
+  let i = text.indexOf("$");
+
+  while (i !== -1 && i < text.length) {
+    if (text.startsWith("$${", i)) {
+      // `$${` -> literal `${`: drop one `$`.
+      out += text.slice(copiedUpTo, i);
+      offsets.replaced(out.length, i, 2, 3);
+      out += "${";
+      copiedUpTo = i + 3;
+      i = text.indexOf("$", copiedUpTo);
+      continue;
+    }
+    if (text[i + 1] !== "{") {
+      i = text.indexOf("$", i + 1);
+      continue;
+    }
+    const close = text.indexOf("}", i + 2);
+    if (close === -1) {
+      diagnostics.push(problem(source, i, "unterminated variable reference: `${` has no closing `}` (write `$${` for a literal `${`)", "variable-syntax"));
+      break;
+    }
+    const parsed = parseReference(text.slice(i + 2, close));
+    let replacement: string | undefined;
+    if (typeof parsed === "string") {
+      diagnostics.push(problem(source, i, parsed, "variable-syntax"));
+    } else {
+      referenced.add(parsed.name);
+      replacement = resolveReference(parsed, vars, source, i, diagnostics, missing);
+    }
+    out += text.slice(copiedUpTo, i);
+    const value = replacement ?? "";
+    offsets.replaced(out.length, i, value.length, close + 1 - i);
+    out += value;
+    copiedUpTo = close + 1;
+    i = text.indexOf("$", copiedUpTo);
+  }
+  out += text.slice(copiedUpTo);
+
+  for (const [name, at] of missing) {
+    const first = at[0] ?? 0;
+    const more = at.length > 1 ? ` (referenced ${at.length} times; first here)` : "";
+    diagnostics.push(
+      problem(
+        source,
+        first,
+        `variable ${name} is not set and has no default${more}; pass --set ${name}=..., add it to a --var-file, export KHOOK_VAR_${name} (or KHOOK_SECRET_${name} for a secret), or write \${${name}:-default}`,
+        "variable-missing",
+      ),
+    );
+  }
+  diagnostics.sort((a, b) => (a.position?.line ?? 0) - (b.position?.line ?? 0) || (a.position?.column ?? 0) - (b.position?.column ?? 0));
+  return { text: out, offsets, referenced, diagnostics };
+}
+
+/** Parses the inside of `${...}`; returns an error message for people on bad syntax. */
+export function parseReference(inner: string): Omit<VariableReference, "start" | "end"> | string {
+  const pipeAt = inner.indexOf("|");
+  const defaultAt = inner.indexOf(":-");
+  let head: string;
+  let pipelineText: string | undefined;
+  let defaultValue: string | undefined;
+  if (defaultAt !== -1 && (pipeAt === -1 || defaultAt < pipeAt)) {
+    head = inner.slice(0, defaultAt);
+    const rest = inner.slice(defaultAt + 2);
+    const restPipe = rest.indexOf("|");
+    // A default combined with a pipeline cannot contain `|`: the first `|` starts the pipeline.
+    defaultValue = restPipe === -1 ? rest : rest.slice(0, restPipe);
+    pipelineText = restPipe === -1 ? undefined : rest.slice(restPipe + 1);
+  } else if (pipeAt !== -1) {
+    head = inner.slice(0, pipeAt);
+    pipelineText = inner.slice(pipeAt + 1);
+  } else {
+    head = inner;
+  }
+  const name = head.trim();
+  if (!NAME.test(name)) {
+    const shown = inner.length > 40 ? `${inner.slice(0, 40)}...` : inner;
+    return `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`;
+  }
+  if (pipelineText !== undefined && pipelineText.trim() === "") {
+    return `invalid variable reference to ${name}: empty pipeline after |`;
+  }
+  return { name, defaultValue, pipelineText };
+}
+
+const pipelineCache = new Map<string, ParsedPipeline | PipelineError>();
+
+function compilePipeline(text: string): ParsedPipeline | PipelineError {
+  let parsed = pipelineCache.get(text);
+  if (parsed === undefined) {
+    try {
+      parsed = parsePipeline(text);
+    } catch (e) {
+      parsed = e instanceof PipelineError ? e : new PipelineError(String(e));
+    }
+    pipelineCache.set(text, parsed);
+  }
+  return parsed;
+}
+
+function resolveReference(
+  ref: Omit<VariableReference, "start" | "end">,
+  vars: MergedVariables,
+  source: SourceText,
+  at: number,
+  diagnostics: Diagnostic[],
+  missing: Map<string, number[]>,
+): string | undefined {
+  const found = vars.values.get(ref.name);
+  let value: string;
+  let secret = false;
+  if (found !== undefined) {
+    value = found.value;
+    secret = found.secret;
+  } else if (ref.defaultValue !== undefined) {
+    value = ref.defaultValue;
+  } else {
+    const list = missing.get(ref.name) ?? [];
+    list.push(at);
+    missing.set(ref.name, list);
+    return undefined;
+  }
+  if (ref.pipelineText === undefined) return value;
+
+  const pipeline = compilePipeline(ref.pipelineText);
+  if (pipeline instanceof PipelineError) {
+    diagnostics.push(problem(source, at, `in the pipeline of \${${ref.name}|...}: ${pipeline.message}`, "pipeline"));
+    return undefined;
+  }
+  try {
+    const result = runPipeline(pipeline, value);
+    if (secret) vars.redactor.add(result);
+    return result;
+  } catch (e) {
+    const message = e instanceof PipelineError ? e.message : String(e);
+    // A pipeline error may quote its input; never let a secret through.
+    diagnostics.push(problem(source, at, `in the pipeline of \${${ref.name}|...}: ${vars.redactor.redact(message)}`, "pipeline"));
+    return undefined;
+  }
+}
+
+function problem(source: SourceText, offset: number, message: string, rule: string): Diagnostic {
+  return { severity: "error", path: "", message, position: source.positionAt(offset), rule };
+}

@@ -1,0 +1,101 @@
+/**
+ * YAML parsing that keeps source positions. Positions are looked up lazily by
+ * JSON pointer, and mapped through the substitution offsets to the original text.
+ */
+import { isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
+import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
+import type { OffsetMap, SourceText } from "./source.js";
+
+export interface ParsedYaml {
+  value: unknown;
+  positionOf: PositionLookup;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Parses the substituted text of one spec document.
+ * `original` and `offsets` let every position refer to what the author wrote.
+ */
+export function parseSpecYaml(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
+  const toPosition = (offset: number): SourcePosition => original.positionAt(offsets.toOriginal(offset));
+  const docs = parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false });
+  const diagnostics: Diagnostic[] = [];
+  const list = Array.isArray(docs) ? docs : [];
+  const nonEmpty = list.filter((d) => d.contents !== null);
+  if (nonEmpty.length > 1) {
+    const second = nonEmpty[1]!;
+    diagnostics.push({
+      severity: "error",
+      path: "",
+      message: `a spec file holds one Khook document; found ${nonEmpty.length} (separated by ---)`,
+      position: toPosition(second.range[0]),
+      rule: "yaml",
+    });
+  }
+  const doc = nonEmpty[0] ?? list[0];
+  for (const d of list) {
+    for (const err of d.errors) {
+      diagnostics.push({
+        severity: "error",
+        path: "",
+        message: `YAML: ${firstLine(err.message)}`,
+        position: toPosition(err.pos[0]),
+        rule: "yaml",
+      });
+    }
+  }
+  if (doc === undefined || diagnostics.length > 0) {
+    if (doc === undefined && diagnostics.length === 0) {
+      diagnostics.push({ severity: "error", path: "", message: "the spec is empty", position: { line: 1, column: 1 }, rule: "yaml" });
+    }
+    return { value: undefined, positionOf: () => undefined, diagnostics };
+  }
+  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+  return { value, positionOf: makePositionLookup(doc, toPosition), diagnostics };
+}
+
+function firstLine(s: string): string {
+  const i = s.indexOf("\n");
+  return i === -1 ? s : s.slice(0, i);
+}
+
+/** Decodes one JSON-pointer segment (`~1` is `/`, `~0` is `~`). */
+export function decodePointerSegment(s: string): string {
+  return s.replace(/~1/g, "/").replace(/~0/g, "~");
+}
+
+export function encodePointerSegment(s: string | number): string {
+  return String(s).replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+export function pointer(...segments: (string | number)[]): string {
+  return segments.map((s) => `/${encodePointerSegment(s)}`).join("");
+}
+
+/** Finds a path's node, or the nearest ancestor that exists. Map entries point at their key. */
+function makePositionLookup(doc: Document, toPosition: (offset: number) => SourcePosition): PositionLookup {
+  return (path: string) => {
+    const segments = path === "" ? [] : path.slice(1).split("/").map(decodePointerSegment);
+    let node: unknown = doc.contents;
+    let offset = rangeStart(node) ?? 0;
+    for (const seg of segments) {
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === seg);
+        if (pair === undefined) break;
+        offset = rangeStart(pair.key) ?? offset;
+        node = pair.value;
+      } else if (isSeq(node)) {
+        const item = node.items[Number(seg)];
+        if (item === undefined) break;
+        offset = rangeStart(item) ?? offset;
+        node = item;
+      } else break;
+    }
+    return toPosition(offset);
+  };
+}
+
+function rangeStart(node: unknown): number | undefined {
+  const range = (node as Node | null | undefined)?.range;
+  return Array.isArray(range) ? range[0] : undefined;
+}

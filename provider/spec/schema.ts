@@ -504,7 +504,7 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       const allowed = (params["allowedValues"] as unknown[]) ?? [];
       const type = stepTypeAt(segs);
       if (segs[segs.length - 1] === "skipIf" && segs.length === 4 && type !== undefined) {
-        return { path: at, message: `skipIf: ${shortJson(e.data)} is not valid for a ${type} step; use ${quoteList(allowed)}` };
+        return { path: at, message: `skipIf: ${shortJson(e.data)} is not valid for ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} step; use ${quoteList(allowed)}` };
       }
       let message = `${label} must be one of ${quoteList(allowed)}; found ${describeValue(e.data)}`;
       if (typeof e.data === "string") {

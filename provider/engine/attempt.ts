@@ -1,0 +1,118 @@
+/**
+ * One bounded attempt: the executor gets an AbortSignal that fires on timeout
+ * or cancellation, and the engine additionally races the executor's promise so
+ * an executor that ignores its signal cannot hang the run.
+ */
+import type { LoadedSpec } from "../spec/loaded.js";
+import type { StepContext } from "../steps/types.js";
+import { formatDuration } from "./duration.js";
+import type { StepContextExtras } from "./types.js";
+
+/** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export class AttemptTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`timed out after ${formatDuration(timeoutMs)}`);
+    this.name = "AttemptTimeoutError";
+  }
+}
+
+export class CancelledError extends Error {
+  constructor(message = "cancelled") {
+    super(message);
+    this.name = "CancelledError";
+  }
+}
+
+export function isCancelled(e: unknown): e is CancelledError {
+  return e instanceof CancelledError;
+}
+
+export interface AttemptBounds {
+  readonly timeoutMs: number;
+  /** The run's signal (Ctrl-C). */
+  readonly runSignal: AbortSignal;
+  readonly now: () => number;
+}
+
+/**
+ * Runs `work` with a fresh AbortSignal. Rejects with AttemptTimeoutError after
+ * `timeoutMs`, with CancelledError when the run signal aborts — immediately,
+ * whether or not `work` honours its signal (its late settlement is swallowed).
+ */
+export async function boundedAttempt<T>(
+  bounds: AttemptBounds,
+  work: (signal: AbortSignal, deadlineAt: number) => Promise<T>,
+): Promise<T> {
+  if (bounds.runSignal.aborted) throw new CancelledError();
+  const ctl = new AbortController();
+  const timeoutMs = Math.max(0, Math.min(bounds.timeoutMs, MAX_TIMER_MS));
+  const deadlineAt = bounds.now() + timeoutMs;
+  let fail!: (e: Error) => void;
+  const stopped = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  stopped.catch(() => undefined);
+  // Settle the race first, then abort: the engine's reason wins over whatever
+  // the executor rejects with in reaction to the abort.
+  const stop = (e: Error): void => {
+    fail(e);
+    ctl.abort(e);
+  };
+  const onRunAbort = (): void => stop(new CancelledError());
+  bounds.runSignal.addEventListener("abort", onRunAbort, { once: true });
+  const timer = setTimeout(() => stop(new AttemptTimeoutError(bounds.timeoutMs)), timeoutMs);
+  try {
+    const running = Promise.resolve().then(() => work(ctl.signal, deadlineAt));
+    running.catch(() => undefined);
+    return await Promise.race([running, stopped]);
+  } catch (err) {
+    if (ctl.signal.aborted && ctl.signal.reason instanceof Error) throw ctl.signal.reason;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    bounds.runSignal.removeEventListener("abort", onRunAbort);
+  }
+}
+
+/** The context an executor sees for one attempt (or one assess call). */
+export function makeStepContext(args: {
+  spec: LoadedSpec;
+  extras: StepContextExtras;
+  signal: AbortSignal;
+  deadlineAt: number;
+  now: () => number;
+  log: (message: string) => void;
+}): StepContext {
+  const { spec, extras, signal, deadlineAt, now, log } = args;
+  const ctx = {
+    ...extras,
+    spec,
+    signal,
+    redactor: spec.redactor,
+    /** Milliseconds left in this attempt, read live. */
+    get deadline(): number {
+      return Math.max(0, deadlineAt - now());
+    },
+    log(message: string): void {
+      log(spec.redactor.redact(String(message)));
+    },
+  };
+  return ctx as StepContext;
+}
+
+/** Error text for people, redacted. */
+export function errorText(e: unknown, redact: (s: string) => string): string {
+  let text: string;
+  if (e instanceof Error) text = e.message || e.name;
+  else if (typeof e === "string") text = e;
+  else {
+    try {
+      text = JSON.stringify(e) ?? String(e);
+    } catch {
+      text = String(e);
+    }
+  }
+  return redact(text);
+}

@@ -1,0 +1,121 @@
+/**
+ * Plans never change the cluster. The offline plan is a pure function of the
+ * loaded spec (`when:` is decided at load); the online plan additionally asks
+ * each executor's read-only `assess` and consults the state record.
+ */
+import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { StepType } from "../spec/types.js";
+import type { Journal } from "../state/journal.js";
+import type { PlanAction, StepExecutor } from "../steps/types.js";
+import { boundedAttempt, errorText, makeStepContext } from "./attempt.js";
+import { excludedReason, RESUME_REASON } from "./reasons.js";
+import type { StepContextExtras } from "./types.js";
+
+export interface OfflinePlanStep {
+  readonly name: string;
+  readonly type: StepType;
+  readonly level: number;
+  /** One line describing the target, safe to print. */
+  readonly summary: string;
+  readonly when: "included" | "excluded";
+  readonly inputHash: string;
+  readonly action: "run" | "skip";
+  readonly reason: string;
+}
+
+/** Per step, in document order. Pure and deterministic. */
+export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
+  const redact = (s: string): string => spec.redactor.redact(s);
+  return spec.steps.map((step) => {
+    const base = {
+      name: step.name,
+      type: step.type,
+      level: step.level,
+      summary: step.summary,
+      when: step.included ? ("included" as const) : ("excluded" as const),
+      inputHash: step.inputHash,
+    };
+    if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
+    return { ...base, action: "run" as const, reason: runReason(step, redact) };
+  });
+}
+
+function runReason(step: LoadedStep, redact: (s: string) => string): string {
+  const why = step.when !== undefined ? `when: ${redact(step.when)} holds` : "always runs";
+  return step.needs.length > 0 ? `${why}; after ${step.needs.join(", ")}` : why;
+}
+
+export interface OnlinePlanStep extends Omit<OfflinePlanStep, "action"> {
+  /** From assess, or `skip` for excluded and resumable steps. */
+  readonly action: PlanAction;
+  /** What decided the action. */
+  readonly decidedBy: "when" | "state" | "assess" | "error";
+  /** Set when assess failed (redacted); the action is then `run`. */
+  readonly error?: string;
+}
+
+export interface PlanOnlineOptions {
+  /** Concurrent assess calls (default 8). */
+  readonly parallelism?: number;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+/**
+ * Asks each included, non-resumable step's executor to assess live state, at
+ * most `parallelism` at once, each bounded by the step's timeout. A failing
+ * assess is reported on its step (decidedBy "error", action "run") rather
+ * than failing the plan.
+ */
+export async function planOnline(
+  spec: LoadedSpec,
+  executors: ReadonlyMap<StepType, StepExecutor>,
+  context: StepContextExtras,
+  journal?: Journal,
+  opts: PlanOnlineOptions = {},
+): Promise<OnlinePlanStep[]> {
+  const redact = (s: string): string => spec.redactor.redact(s);
+  const now = opts.now ?? Date.now;
+  const runSignal = opts.signal ?? new AbortController().signal;
+  const parallelism = Math.max(1, Math.floor(opts.parallelism ?? 8));
+  if (journal) await journal.open();
+  const offline = planOffline(spec);
+
+  const out: OnlinePlanStep[] = new Array(spec.steps.length);
+  const toAssess: number[] = [];
+  spec.steps.forEach((step, i) => {
+    const base = offline[i]!;
+    if (!step.included) out[i] = { ...base, action: "skip", decidedBy: "when" };
+    else if (journal?.isResumable(step)) out[i] = { ...base, action: "skip", reason: RESUME_REASON, decidedBy: "state" };
+    else toAssess.push(i);
+  });
+
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < toAssess.length) {
+      const i = toAssess[next++]!;
+      const step = spec.steps[i]!;
+      const base = offline[i]!;
+      const executor = executors.get(step.type);
+      if (executor === undefined) {
+        const error = `no executor for step type "${step.type}"`;
+        out[i] = { ...base, action: "run", reason: `cannot assess: ${error}`, decidedBy: "error", error };
+        continue;
+      }
+      try {
+        const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
+          executor.assess(
+            step as never,
+            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined }),
+          ),
+        );
+        out[i] = { ...base, action: a.action, reason: redact(a.reason), decidedBy: "assess" };
+      } catch (e) {
+        const error = errorText(e, redact);
+        out[i] = { ...base, action: "run", reason: `cannot assess live state: ${error}`, decidedBy: "error", error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, toAssess.length) }, worker));
+  return out;
+}

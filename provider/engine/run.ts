@@ -1,0 +1,344 @@
+/**
+ * The run engine: a ready-queue scheduler over the step DAG.
+ *
+ * - A step starts the moment every step it needs has resolved (no level
+ *   barriers), at most `parallelism` at once; among ready steps, document
+ *   order decides.
+ * - `needs` is satisfied by `ok`, by `skipped` through skipIf, by exclusion
+ *   through `when:`, and by resuming from the state record. Those last two are
+ *   decided without running anything, but only once the step's own needs have
+ *   resolved, so ordering stays transitive: with c → b → a and b excluded, c
+ *   still waits for a. An excluded step whose dependency failed is still
+ *   reported as excluded, but passes the block on to its dependents.
+ * - A failed step blocks its dependents (reported skipped, naming it). With
+ *   `onError: fail` nothing new starts, running steps finish, and every
+ *   not-yet-run step is reported skipped; with `continue`, independent
+ *   branches go on.
+ * - Each attempt is bounded by the step's timeout (the executor's signal fires
+ *   and the engine stops waiting), retried `retries` times with `retryDelay`
+ *   between attempts.
+ * - Cancellation (the run signal) stops starting steps, aborts running
+ *   attempts (those steps fail with "cancelled"), reports the rest skipped
+ *   (`cancelled`), writes the journal, and returns status "cancelled".
+ * - Destroy walks the same DAG reversed (a step is torn down after every step
+ *   that needs it) and calls `executor.destroy`.
+ *
+ * Every error text is redacted with the spec's redactor before it goes into
+ * an event, the result, or the journal.
+ */
+import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import { setTimeout as delay } from "node:timers/promises";
+import { boundedAttempt, errorText, isCancelled, makeStepContext } from "./attempt.js";
+import {
+  blockedReason,
+  CANCELLED_REASON,
+  CANCELLED_WHILE_RUNNING_REASON,
+  excludedReason,
+  failedReason,
+  notStartedReason,
+  RESUME_REASON,
+} from "./reasons.js";
+import type { RunEvent, RunOptions, RunResult, RunStatus, SleepFn, StepResult } from "./types.js";
+
+export * from "./types.js";
+export const DEFAULT_PARALLELISM = 8;
+
+interface Resolution {
+  readonly result: StepResult;
+  /** Whether it satisfies its dependents (apply: needs; destroy: the steps it needs). */
+  readonly satisfies: boolean;
+  /** The failed step at the root of a block. */
+  readonly rootFailure?: string;
+}
+
+export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
+
+export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+  const now = opts.now ?? Date.now;
+  const mode = opts.mode;
+  const journal = opts.journal;
+  const redact = (s: string): string => spec.redactor.redact(s);
+  const emit = (e: RunEvent): void => {
+    try {
+      opts.onEvent?.(e);
+    } catch {
+      // A listener's bug must not break the run.
+    }
+  };
+  const t0 = now();
+  emit({ type: "run-started", spec: spec.name, mode, steps: spec.steps.length });
+
+  const finishWith = (steps: StepResult[], status: RunStatus, journalError?: string): RunResult => {
+    const result: RunResult = {
+      mode,
+      status,
+      cancelled: status === "cancelled",
+      steps,
+      durationMs: Math.max(0, now() - t0),
+      ...(journalError !== undefined ? { journalError } : {}),
+    };
+    emit({ type: "run-finished", result });
+    return result;
+  };
+
+  /** Before anything runs: every step skipped, run failed, the journal's problem reported. */
+  const refuse = (journalError: string, why: string): RunResult => {
+    const steps = spec.steps.map((step) => skippedResult(step, `not started: ${why}`));
+    for (const result of steps) emit({ type: "step-finished", result });
+    return finishWith(steps, "failed", journalError);
+  };
+
+  if (journal) {
+    try {
+      await journal.open();
+    } catch (e) {
+      return refuse(errorText(e, redact), "the state record could not be read");
+    }
+    for (const message of journal.warnings) emit({ type: "journal-warning", message: redact(message) });
+    if (mode === "destroy") {
+      try {
+        await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
+      } catch (e) {
+        return refuse(errorText(e, redact), "the state record could not be updated before teardown");
+      }
+    } else {
+      journal.beginRun();
+    }
+  }
+
+  const resolutions = await schedule(spec, opts, emit, redact, now);
+  const steps = spec.steps.map((s) => resolutions.byName.get(s.name)!.result);
+  const anyFailed = steps.some((s) => s.status === "failed");
+  let status: RunStatus = resolutions.cancelled ? "cancelled" : anyFailed ? "failed" : "succeeded";
+
+  let journalError: string | undefined;
+  if (journal) {
+    if (mode === "destroy" && status === "succeeded" && journal.hadRecord) {
+      try {
+        await journal.deleteRecord();
+      } catch (e) {
+        journalError = errorText(e, redact);
+      }
+    } else {
+      journalError = await journal.finish(status);
+      if (journalError !== undefined) journalError = redact(journalError);
+    }
+    if (journalError !== undefined && status === "succeeded") status = "failed";
+  }
+  return finishWith(steps, status, journalError);
+}
+
+function skippedResult(step: LoadedStep, reason: string): StepResult {
+  return { name: step.name, type: step.type, status: "skipped", reason, attempts: 0, durationMs: 0, inputHash: step.inputHash };
+}
+
+interface Scheduled {
+  readonly byName: ReadonlyMap<string, Resolution>;
+  readonly cancelled: boolean;
+}
+
+function schedule(
+  spec: LoadedSpec,
+  opts: RunOptions,
+  emit: (e: RunEvent) => void,
+  redact: (s: string) => string,
+  now: () => number,
+): Promise<Scheduled> {
+  const mode = opts.mode;
+  const journal = opts.journal;
+  const sleep = opts.sleep ?? defaultSleep;
+  const parallelism = Math.max(1, Math.floor(opts.parallelism ?? DEFAULT_PARALLELISM));
+  const runSignal = opts.signal ?? new AbortController().signal;
+
+  // The DAG in this mode's direction: `deps` must resolve before a step; `dependents` wait on it.
+  const steps = spec.steps;
+  const known = new Set(steps.map((s) => s.name));
+  const deps = new Map<string, LoadedStep[]>(steps.map((s) => [s.name, []]));
+  const dependents = new Map<string, LoadedStep[]>(steps.map((s) => [s.name, []]));
+  for (const step of steps) {
+    for (const need of new Set(step.needs)) {
+      if (!known.has(need) || need === step.name) continue;
+      const needed = spec.stepsByName.get(need)!;
+      const [before, after] = mode === "apply" ? [needed, step] : [step, needed];
+      deps.get(after.name)!.push(before);
+      dependents.get(before.name)!.push(after);
+    }
+  }
+  for (const list of deps.values()) list.sort((a, b) => a.index - b.index);
+
+  const remaining = new Map<string, number>(steps.map((s) => [s.name, deps.get(s.name)!.length]));
+  const resolved = new Map<string, Resolution>();
+  const running = new Set<string>();
+  /** Steps whose deps have all resolved, not yet resolved or started; kept in document order. */
+  const ready: LoadedStep[] = steps.filter((s) => remaining.get(s.name) === 0);
+
+  let stopReason: string | undefined;
+  let cancelled = false;
+  let finished = false;
+
+  return new Promise<Scheduled>((resolveRun) => {
+    const onAbort = (): void => {
+      cancelled = true;
+      stopReason ??= CANCELLED_REASON;
+      pump();
+    };
+
+    const resolve = (step: LoadedStep, res: Resolution, executed: boolean): void => {
+      resolved.set(step.name, res);
+      emit({ type: "step-finished", result: res.result });
+      if (executed) journal?.recordStep(step, res.result);
+      for (const d of dependents.get(step.name)!) {
+        const left = remaining.get(d.name)! - 1;
+        remaining.set(d.name, left);
+        if (left === 0) insertInOrder(ready, d);
+      }
+    };
+
+    /** A resolution that needs no executor, or undefined when the step must run. */
+    const instant = (step: LoadedStep): Resolution | undefined => {
+      const blocker = deps
+        .get(step.name)!
+        .map((d) => [d, resolved.get(d.name)!] as const)
+        .find(([, r]) => !r.satisfies);
+      const root = blocker ? (blocker[1].rootFailure ?? blocker[0].name) : undefined;
+      if (!step.included) {
+        return {
+          result: skippedResult(step, excludedReason(step, redact)),
+          satisfies: blocker === undefined,
+          ...(root !== undefined ? { rootFailure: root } : {}),
+        };
+      }
+      if (blocker && root !== undefined) {
+        return { result: skippedResult(step, blockedReason(mode, root, blocker[0].name)), satisfies: false, rootFailure: root };
+      }
+      if (mode === "apply" && journal?.isResumable(step)) {
+        return { result: skippedResult(step, RESUME_REASON), satisfies: true };
+      }
+      return undefined;
+    };
+
+    const start = (step: LoadedStep): void => {
+      running.add(step.name);
+      emit({ type: "step-started", step: step.name, stepType: step.type });
+      void execute(step).then((result) => {
+        running.delete(step.name);
+        const failed = result.status === "failed";
+        resolve(step, { result, satisfies: !failed, ...(failed ? { rootFailure: step.name } : {}) }, true);
+        if (failed && step.onError === "fail") stopReason ??= notStartedReason(step.name);
+        pump();
+      });
+    };
+
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      runSignal.removeEventListener("abort", onAbort);
+      // Whatever never got to run, in document order.
+      for (const step of steps) {
+        if (resolved.has(step.name)) continue;
+        const reason = !step.included
+          ? excludedReason(step, redact)
+          : (stopReason ?? "not started: its dependencies never resolved");
+        resolve(step, { result: skippedResult(step, reason), satisfies: false }, false);
+      }
+      resolveRun({ byName: resolved, cancelled });
+    };
+
+    function pump(): void {
+      if (finished) return;
+      if (stopReason === undefined) {
+        // Phase 1: everything decidable without an executor, to a fixpoint.
+        let changed = true;
+        while (changed) {
+          changed = false;
+          for (let i = 0; i < ready.length; ) {
+            const step = ready[i]!;
+            const res = instant(step);
+            if (res) {
+              ready.splice(i, 1);
+              resolve(step, res, false);
+              changed = true;
+            } else i++;
+          }
+        }
+        // Phase 2: start ready steps in document order, up to the cap.
+        while (running.size < parallelism && ready.length > 0) start(ready.shift()!);
+      }
+      if (running.size === 0 && (stopReason !== undefined || ready.length === 0)) finish();
+    }
+
+    async function execute(step: LoadedStep): Promise<StepResult> {
+      const t = now();
+      const base = { name: step.name, type: step.type, inputHash: step.inputHash };
+      const elapsed = (): number => Math.max(0, now() - t);
+      const cancelledResult = (attempts: number): StepResult => ({
+        ...base,
+        status: "failed",
+        reason: CANCELLED_WHILE_RUNNING_REASON,
+        attempts,
+        durationMs: elapsed(),
+        error: CANCELLED_REASON,
+      });
+      const executor = opts.executors.get(step.type);
+      if (executor === undefined) {
+        return { ...base, status: "failed", reason: failedReason(0), attempts: 0, durationMs: 0, error: `no executor for step type "${step.type}"` };
+      }
+      const of = 1 + Math.max(0, Math.floor(step.retries));
+      let lastError = "";
+      for (let attempt = 1; attempt <= of; attempt++) {
+        if (runSignal.aborted) return cancelledResult(attempt - 1);
+        emit({ type: "attempt-started", step: step.name, attempt, of });
+        try {
+          const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
+            const ctx = makeStepContext({
+              spec,
+              extras: opts.context,
+              signal,
+              deadlineAt,
+              now,
+              log: (message) => emit({ type: "step-log", step: step.name, message }),
+            });
+            return mode === "apply" ? executor.apply(step as never, ctx) : executor.destroy(step as never, ctx);
+          });
+          const status = (outcome as { status?: unknown } | undefined)?.status === "skipped" ? "skipped" : "ok";
+          const reason = redact(String((outcome as { reason?: unknown } | undefined)?.reason ?? ""));
+          return { ...base, status, reason, attempts: attempt, durationMs: elapsed() };
+        } catch (e) {
+          if (isCancelled(e)) {
+            emit({ type: "attempt-failed", step: step.name, attempt, of, error: CANCELLED_REASON, willRetry: false, retryInMs: 0 });
+            return cancelledResult(attempt);
+          }
+          lastError = errorText(e, redact);
+          const willRetry = attempt < of && !runSignal.aborted;
+          const retryInMs = willRetry ? Math.max(0, step.retryDelayMs) : 0;
+          emit({ type: "attempt-failed", step: step.name, attempt, of, error: lastError, willRetry, retryInMs });
+          if (!willRetry) {
+            if (attempt < of) return cancelledResult(attempt);
+            return { ...base, status: "failed", reason: failedReason(attempt), attempts: attempt, durationMs: elapsed(), error: lastError };
+          }
+          if (retryInMs > 0) {
+            try {
+              await sleep(retryInMs, runSignal);
+            } catch {
+              // Only cancellation interrupts the pause.
+            }
+          }
+        }
+      }
+      // Unreachable: the last attempt returns above.
+      return { ...base, status: "failed", reason: failedReason(of), attempts: of, durationMs: elapsed(), error: lastError };
+    }
+
+    if (runSignal.aborted) onAbort();
+    else {
+      runSignal.addEventListener("abort", onAbort, { once: true });
+      pump();
+    }
+  });
+}
+
+function insertInOrder(list: LoadedStep[], step: LoadedStep): void {
+  let i = list.length;
+  while (i > 0 && list[i - 1]!.index > step.index) i--;
+  list.splice(i, 0, step);
+}

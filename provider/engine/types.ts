@@ -1,0 +1,92 @@
+/**
+ * The engine's public shapes: what a run is asked to do (RunOptions), what it
+ * reports while it goes (RunEvent) and what it returns (RunResult). Nothing
+ * here knows about terminals or Pulumi.
+ */
+import type { StepType } from "../spec/types.js";
+import type { StepContext, StepExecutor } from "../steps/types.js";
+import type { Journal } from "../state/journal.js";
+
+export type RunMode = "apply" | "destroy";
+
+/**
+ * The parts of a StepContext the engine does not make itself (today nothing;
+ * the Kubernetes client once `kube` lands on StepContext). Passed through opaque.
+ */
+export type StepContextExtras = Omit<StepContext, "spec" | "signal" | "redactor" | "deadline" | "log">;
+
+/** Sleeps `ms`, rejecting when `signal` aborts. Injectable so tests need no timed assertions. */
+export type SleepFn = (ms: number, signal: AbortSignal) => Promise<void>;
+
+export interface RunOptions {
+  readonly mode: RunMode;
+  readonly executors: ReadonlyMap<StepType, StepExecutor>;
+  /** Merged into every step's context (the kube client, once it exists). */
+  readonly context: StepContextExtras;
+  /** Max steps executing at once (default 8). Resumed and excluded steps take no slot. */
+  readonly parallelism?: number;
+  /** Ctrl-C: stop starting steps, abort running attempts, mark the rest skipped. */
+  readonly signal?: AbortSignal;
+  /** The state record; absent when the spec has no enabled `state:` block. */
+  readonly journal?: Journal;
+  readonly onEvent?: (e: RunEvent) => void;
+  /** Clock for durations (default Date.now). */
+  readonly now?: () => number;
+  /** Pause between attempts (default: an abortable timer). */
+  readonly sleep?: SleepFn;
+}
+
+export type StepStatus = "ok" | "failed" | "skipped";
+
+export interface StepResult {
+  readonly name: string;
+  readonly type: StepType;
+  readonly status: StepStatus;
+  /** Why, for people: the executor's reason, a skip reason, or `failed after N attempts`. Redacted. */
+  readonly reason: string;
+  /** Attempts made (0 when the step never ran). */
+  readonly attempts: number;
+  readonly durationMs: number;
+  readonly inputHash: string;
+  /** The last attempt's error, redacted. Only on `failed`. */
+  readonly error?: string;
+}
+
+export type RunStatus = "succeeded" | "failed" | "cancelled";
+
+export interface RunResult {
+  readonly mode: RunMode;
+  readonly status: RunStatus;
+  /** Same as `status === "cancelled"`. */
+  readonly cancelled: boolean;
+  /** Every step, in document order. */
+  readonly steps: readonly StepResult[];
+  readonly durationMs: number;
+  /**
+   * Set when the state record could not be read or written. A run with a
+   * journalError never has status "succeeded": opting into state makes the
+   * journal part of the contract (exit 1).
+   */
+  readonly journalError?: string;
+}
+
+export type RunEvent =
+  | { readonly type: "run-started"; readonly spec: string; readonly mode: RunMode; readonly steps: number }
+  | { readonly type: "step-started"; readonly step: string; readonly stepType: StepType }
+  | { readonly type: "attempt-started"; readonly step: string; readonly attempt: number; readonly of: number }
+  | {
+      readonly type: "attempt-failed";
+      readonly step: string;
+      readonly attempt: number;
+      readonly of: number;
+      readonly error: string;
+      readonly willRetry: boolean;
+      /** The pause before the next attempt; 0 when there is none. */
+      readonly retryInMs: number;
+    }
+  /** A progress line from an executor's `ctx.log`, already redacted. */
+  | { readonly type: "step-log"; readonly step: string; readonly message: string }
+  | { readonly type: "step-finished"; readonly result: StepResult }
+  /** Something about the state record worth telling people, e.g. an unreadable record being replaced. */
+  | { readonly type: "journal-warning"; readonly message: string }
+  | { readonly type: "run-finished"; readonly result: RunResult };

@@ -1,0 +1,386 @@
+/**
+ * The run-state record, as pure data and pure functions. No I/O here: the
+ * journal (journal.ts) decides when to write, the store (secret-store.ts)
+ * how.
+ *
+ * What is stored — and nothing else: the spec's name and whole-spec hash,
+ * khook's version, timestamps, the run status, and per step its input hash and
+ * outcome (status, reason, attempts, duration, finish time, redacted and
+ * truncated error text). The rendered spec — action blocks, values, manifests,
+ * variables — is never part of a record: the types below have no place for it.
+ *
+ * Entries of steps that are not in the current spec are kept untouched, so
+ * renaming a step back (or toggling between two spec variants sharing one
+ * record) still resumes. They can never cause a resume by themselves: resume
+ * looks up the current spec's step names only. When the record would outgrow
+ * MAX_RECORD_BYTES, those stale entries are dropped, oldest first.
+ */
+
+export const RECORD_FORMAT = 1;
+/** The key of the JSON blob in the Secret's data. */
+export const RECORD_KEY = "record.json";
+/** The reason a resumed step is reported with, verbatim from the spec. */
+export const RESUME_REASON = "unchanged since it succeeded in a previous run (state record)";
+/** Error text per step is truncated to this many UTF-8 bytes. */
+export const MAX_ERROR_BYTES = 2048;
+/** Reason text per step is truncated to this many UTF-8 bytes. */
+export const MAX_REASON_BYTES = 512;
+/** Well below the ~1 MiB object cap; beyond it stale entries are dropped. */
+export const MAX_RECORD_BYTES = 256 * 1024;
+
+export type RecordCommand = "apply" | "destroy";
+
+/**
+ * `running` / `destroying` while a run is in progress (a crash can leave them
+ * behind: a marker for status output, not a lock); `succeeded` / `failed` /
+ * `cancelled` after it. A fully successful destroy deletes the record, so a
+ * finished destroy only ever leaves `failed` or `cancelled` behind.
+ */
+export type RecordRunStatus = "running" | "destroying" | "succeeded" | "failed" | "cancelled";
+
+/**
+ * Per step. Only `ok` resumes (with the same input hash). `destroying` marks a
+ * step whose teardown has started (written before destroy is called for it);
+ * `destroyed` one whose teardown finished; `destroy-failed` one whose teardown
+ * failed.
+ */
+export type StepEntryStatus = "ok" | "failed" | "skipped" | "destroying" | "destroyed" | "destroy-failed";
+
+export interface StepEntry {
+  readonly inputHash: string;
+  readonly status: StepEntryStatus;
+  readonly reason: string;
+  readonly attempts: number;
+  readonly durationMs: number;
+  /** ISO-8601. */
+  readonly finishedAt: string;
+  /** Redacted, then truncated to MAX_ERROR_BYTES. */
+  readonly error?: string;
+}
+
+export interface StateRecord {
+  readonly format: typeof RECORD_FORMAT;
+  /** metadata.name of the spec that last wrote it. */
+  readonly spec: string;
+  readonly specHash: string;
+  readonly khookVersion: string;
+  /** What the last run was. */
+  readonly command: RecordCommand;
+  readonly runStatus: RecordRunStatus;
+  readonly startedAt: string;
+  readonly updatedAt: string;
+  readonly finishedAt?: string;
+  readonly steps: Readonly<Record<string, StepEntry>>;
+}
+
+export interface RunIdentity {
+  readonly spec: string;
+  readonly specHash: string;
+  readonly khookVersion: string;
+}
+
+/** A step as far as the record cares: its name and input hash. */
+export interface StepKey {
+  readonly name: string;
+  readonly inputHash: string;
+}
+
+/** The one resume rule: recorded `ok` with the same input hash. */
+export function isResumable(record: StateRecord | undefined, step: StepKey): boolean {
+  const entry = record ? ownEntry(record, step.name) : undefined;
+  return entry !== undefined && entry.status === "ok" && entry.inputHash === step.inputHash;
+}
+
+/** A record for a run that starts now, carrying the previous record's step entries over. */
+export function beginRecord(
+  previous: StateRecord | undefined,
+  id: RunIdentity,
+  command: RecordCommand,
+  now: Date,
+): StateRecord {
+  const at = now.toISOString();
+  return {
+    format: RECORD_FORMAT,
+    spec: id.spec,
+    specHash: id.specHash,
+    khookVersion: id.khookVersion,
+    command,
+    runStatus: command === "apply" ? "running" : "destroying",
+    startedAt: at,
+    updatedAt: at,
+    steps: { ...(previous?.steps ?? {}) },
+  };
+}
+
+/** What the record needs of a finished step. */
+export interface OutcomeInput {
+  readonly inputHash: string;
+  readonly status: "ok" | "failed" | "skipped";
+  readonly reason: string;
+  readonly attempts: number;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+export interface Redacting {
+  redact(text: string): string;
+}
+
+/**
+ * The entry for a step that executed in this run. Text is redacted before it
+ * is truncated (truncating first could cut a secret in half and leave the
+ * half unmasked).
+ */
+export function entryFromOutcome(
+  outcome: OutcomeInput,
+  redactor: Redacting,
+  now: Date,
+  status: StepEntryStatus = outcome.status,
+): StepEntry {
+  const entry: StepEntry = {
+    inputHash: outcome.inputHash,
+    status,
+    reason: truncateUtf8(redactor.redact(outcome.reason), MAX_REASON_BYTES),
+    attempts: outcome.attempts,
+    durationMs: Math.max(0, Math.round(outcome.durationMs)),
+    finishedAt: now.toISOString(),
+  };
+  if (outcome.error !== undefined) {
+    return { ...entry, error: truncateUtf8(redactor.redact(outcome.error), MAX_ERROR_BYTES) };
+  }
+  return entry;
+}
+
+export function withEntry(record: StateRecord, name: string, entry: StepEntry, now: Date): StateRecord {
+  return { ...record, updatedAt: now.toISOString(), steps: { ...record.steps, [name]: entry } };
+}
+
+/**
+ * Before destroy touches anything, every step about to be torn down loses its
+ * `ok`: a teardown that stops half-way must never leave a record that lets the
+ * next apply resume-skip a step whose objects are gone.
+ */
+export function markDestroying(record: StateRecord, names: Iterable<string>, now: Date): StateRecord {
+  const steps: Record<string, StepEntry> = { ...record.steps };
+  const at = now.toISOString();
+  for (const name of names) {
+    const prev = ownEntry(record, name);
+    if (prev === undefined) continue;
+    const { error: _dropped, ...rest } = prev;
+    steps[name] = { ...rest, status: "destroying", reason: "teardown started", finishedAt: at };
+  }
+  return { ...record, updatedAt: at, steps };
+}
+
+export function finishRecord(record: StateRecord, status: "succeeded" | "failed" | "cancelled", now: Date): StateRecord {
+  const at = now.toISOString();
+  return { ...record, runStatus: status, updatedAt: at, finishedAt: at };
+}
+
+/**
+ * The JSON written to the cluster. Compacts stale entries (names not in
+ * `currentSteps`) oldest-first when the record outgrows `maxBytes`.
+ */
+export function serializeRecord(
+  record: StateRecord,
+  currentSteps: ReadonlySet<string> | undefined = undefined,
+  maxBytes = MAX_RECORD_BYTES,
+): string {
+  let text = JSON.stringify(record);
+  if (Buffer.byteLength(text, "utf8") <= maxBytes || currentSteps === undefined) return text;
+  const stale = Object.entries(record.steps)
+    .filter(([name]) => !currentSteps.has(name))
+    .sort(([, a], [, b]) => a.finishedAt.localeCompare(b.finishedAt));
+  const steps: Record<string, StepEntry> = { ...record.steps };
+  for (const [name] of stale) {
+    delete steps[name];
+    text = JSON.stringify({ ...record, steps });
+    if (Buffer.byteLength(text, "utf8") <= maxBytes) break;
+  }
+  return text;
+}
+
+export type ParsedRecord =
+  | { readonly ok: true; readonly record: StateRecord }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Reads a record, tolerantly: an unreadable or future-format record is
+ * reported as a problem (the journal then starts afresh — the record is a
+ * journal, not an ownership ledger). Entries that do not have the expected
+ * shape are dropped individually.
+ */
+export function parseRecord(text: string): ParsedRecord {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, problem: `not valid JSON (${(e as Error).message})` };
+  }
+  if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
+  if (raw["format"] !== RECORD_FORMAT) {
+    return { ok: false, problem: `unsupported record format ${JSON.stringify(raw["format"])} (this khook reads format ${RECORD_FORMAT})` };
+  }
+  const steps: Record<string, StepEntry> = {};
+  const rawSteps = raw["steps"];
+  if (isObject(rawSteps)) {
+    for (const [name, e] of Object.entries(rawSteps)) {
+      const entry = parseEntry(e);
+      if (entry) Object.defineProperty(steps, name, { value: entry, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  const str = (k: string, d = ""): string => (typeof raw[k] === "string" ? (raw[k] as string) : d);
+  const command: RecordCommand = raw["command"] === "destroy" ? "destroy" : "apply";
+  const runStatus = RUN_STATUSES.has(raw["runStatus"] as RecordRunStatus) ? (raw["runStatus"] as RecordRunStatus) : "failed";
+  const record: StateRecord = {
+    format: RECORD_FORMAT,
+    spec: str("spec"),
+    specHash: str("specHash"),
+    khookVersion: str("khookVersion"),
+    command,
+    runStatus,
+    startedAt: str("startedAt"),
+    updatedAt: str("updatedAt"),
+    ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
+    steps,
+  };
+  return { ok: true, record };
+}
+
+const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);
+const ENTRY_STATUSES = new Set<StepEntryStatus>(["ok", "failed", "skipped", "destroying", "destroyed", "destroy-failed"]);
+
+function parseEntry(e: unknown): StepEntry | undefined {
+  if (!isObject(e)) return undefined;
+  if (typeof e["inputHash"] !== "string" || !ENTRY_STATUSES.has(e["status"] as StepEntryStatus)) return undefined;
+  const entry: StepEntry = {
+    inputHash: e["inputHash"],
+    status: e["status"] as StepEntryStatus,
+    reason: typeof e["reason"] === "string" ? e["reason"] : "",
+    attempts: typeof e["attempts"] === "number" ? e["attempts"] : 0,
+    durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
+    finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
+  };
+  return typeof e["error"] === "string" ? { ...entry, error: e["error"] } : entry;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function ownEntry(record: StateRecord, name: string): StepEntry | undefined {
+  return Object.prototype.hasOwnProperty.call(record.steps, name) ? record.steps[name] : undefined;
+}
+
+const TRUNCATION_MARK = " … [truncated]";
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes (marker included), on a character boundary. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, "utf8") <= maxBytes) return text;
+  const budget = Math.max(0, maxBytes - Buffer.byteLength(TRUNCATION_MARK, "utf8"));
+  let bytes = 0;
+  let out = "";
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch, "utf8");
+    if (bytes + n > budget) break;
+    bytes += n;
+    out += ch;
+  }
+  return out + TRUNCATION_MARK;
+}
+
+// ---------------------------------------------------------------------------
+// Display: `khook status` and Pulumi's read.
+
+export interface StepSummary {
+  readonly name: string;
+  readonly status: StepEntryStatus;
+  readonly reason: string;
+  readonly attempts: number;
+  readonly durationMs: number;
+  readonly finishedAt: string;
+  readonly error?: string;
+  /** Whether the current spec has a step of this name (undefined when no spec was given). */
+  readonly inSpec?: boolean;
+  /** The step is in the spec but its input hash differs from the recorded one. */
+  readonly changed?: boolean;
+  /** The next apply would resume-skip it (ignoring `when:`, which is decided at load). */
+  readonly resumable?: boolean;
+  /** Finished before the last run started: the last run did not execute it. */
+  readonly fromEarlierRun: boolean;
+}
+
+export interface RecordSummary {
+  readonly spec: string;
+  readonly command: RecordCommand;
+  readonly runStatus: RecordRunStatus;
+  readonly khookVersion: string;
+  readonly startedAt: string;
+  readonly updatedAt: string;
+  readonly finishedAt?: string;
+  /** Whether the whole-spec hash matches the given spec's (undefined when no spec was given). */
+  readonly specChanged?: boolean;
+  /** Current spec steps first in document order, then steps only in the record, by name. */
+  readonly steps: readonly StepSummary[];
+  /** Count per entry status, over the steps listed. */
+  readonly counts: Readonly<Partial<Record<StepEntryStatus, number>>>;
+  /** Current spec steps with no entry at all. */
+  readonly unrecorded: readonly string[];
+}
+
+/** A pure summary of a record for display, optionally compared against the current spec. */
+export function summarizeRecord(
+  record: StateRecord,
+  current?: { readonly specHash: string; readonly steps: readonly StepKey[] },
+): RecordSummary {
+  const steps: StepSummary[] = [];
+  const counts: Partial<Record<StepEntryStatus, number>> = {};
+  const unrecorded: string[] = [];
+  const seen = new Set<string>();
+  const add = (name: string, entry: StepEntry, key: StepKey | undefined): void => {
+    const s: StepSummary = {
+      name,
+      status: entry.status,
+      reason: entry.reason,
+      attempts: entry.attempts,
+      durationMs: entry.durationMs,
+      finishedAt: entry.finishedAt,
+      ...(entry.error !== undefined ? { error: entry.error } : {}),
+      ...(current
+        ? {
+            inSpec: key !== undefined,
+            ...(key ? { changed: key.inputHash !== entry.inputHash, resumable: isResumable(record, key) } : {}),
+          }
+        : {}),
+      fromEarlierRun: entry.finishedAt !== "" && record.startedAt !== "" && entry.finishedAt < record.startedAt,
+    };
+    steps.push(s);
+    counts[entry.status] = (counts[entry.status] ?? 0) + 1;
+  };
+  if (current) {
+    for (const key of current.steps) {
+      seen.add(key.name);
+      const entry = ownEntry(record, key.name);
+      if (entry) add(key.name, entry, key);
+      else unrecorded.push(key.name);
+    }
+  }
+  for (const name of Object.keys(record.steps).sort()) {
+    if (seen.has(name)) continue;
+    const entry = ownEntry(record, name);
+    if (entry) add(name, entry, undefined);
+  }
+  return {
+    spec: record.spec,
+    command: record.command,
+    runStatus: record.runStatus,
+    khookVersion: record.khookVersion,
+    startedAt: record.startedAt,
+    updatedAt: record.updatedAt,
+    ...(record.finishedAt !== undefined ? { finishedAt: record.finishedAt } : {}),
+    ...(current ? { specChanged: current.specHash !== record.specHash } : {}),
+    steps,
+    counts,
+    unrecorded,
+  };
+}

@@ -1,0 +1,377 @@
+/**
+ * The run engine's scheduling rules, with stub executors (no cluster).
+ * Test names quote the spec rule they check.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { formatDuration } from "../../provider/engine/duration.js";
+import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
+import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture } from "./support/engine-fixtures.js";
+
+function run(steps: StepFixture[], stubs: StubExecutors, extra: Partial<RunOptions> = {}, secrets: string[] = []): Promise<RunResult> & { events: RunEvent[] } {
+  const events: RunEvent[] = [];
+  const spec = specFixture(steps, { secrets });
+  const p = runSpec(spec, {
+    mode: "apply",
+    executors: stubs.map,
+    context: noExtras,
+    onEvent: (e) => events.push(e),
+    sleep: recordingSleep().sleep,
+    ...extra,
+  }) as Promise<RunResult> & { events: RunEvent[] };
+  p.events = events;
+  return p;
+}
+
+function step(r: RunResult, name: string): StepResult {
+  const s = r.steps.find((x) => x.name === name);
+  assert.ok(s, `no result for ${name}`);
+  return s;
+}
+
+describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
+  test("a step starts the moment all its needs are satisfied (ready queue, not level barriers)", async () => {
+    // Levels: [a, b] then [c]. c needs only a. b is slow: c must start while b is still running.
+    const releaseB = deferred();
+    const stubs = new StubExecutors()
+      .on("b", () => releaseB.promise)
+      .on("c", () => {
+        assert.ok(!stubs.trace.includes("end:b"), "c started only after b ended: level barrier");
+        releaseB.resolve();
+      });
+    const r = await run([{ name: "a" }, { name: "b" }, { name: "c", needs: ["a"] }], stubs);
+    assert.equal(r.status, "succeeded");
+    assert.ok(stubs.trace.indexOf("start:c") < stubs.trace.indexOf("end:b"));
+    assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
+  });
+
+  test("a step runs only when all its needs succeeded", async () => {
+    const stubs = new StubExecutors();
+    const r = await run([{ name: "a" }, { name: "b" }, { name: "c", needs: ["a", "b"] }], stubs);
+    const c = stubs.trace.indexOf("start:c");
+    assert.ok(c > stubs.trace.indexOf("end:a") && c > stubs.trace.indexOf("end:b"));
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("parallelism caps how many steps execute at once", async () => {
+    const stubs = new StubExecutors();
+    for (const n of ["a", "b", "c", "d", "e"]) stubs.on(n, () => tick());
+    const r = await run(["a", "b", "c", "d", "e"].map((name) => ({ name })), stubs, { parallelism: 2 });
+    assert.equal(stubs.maxRunning, 2);
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("parallelism defaults to 8", async () => {
+    const stubs = new StubExecutors();
+    const names = Array.from({ length: 12 }, (_, i) => `s${i}`);
+    for (const n of names) stubs.on(n, () => tick());
+    await run(names.map((name) => ({ name })), stubs);
+    assert.equal(stubs.maxRunning, 8);
+  });
+
+  test("among ready steps, the earlier one in document order starts first", async () => {
+    const stubs = new StubExecutors();
+    await run([{ name: "z" }, { name: "a" }, { name: "m" }, { name: "b", needs: ["z"] }], stubs, { parallelism: 1 });
+    assert.deepEqual(
+      stubs.trace.filter((t) => t.startsWith("start:")),
+      ["start:z", "start:a", "start:m", "start:b"],
+    );
+  });
+
+  test("results are in document order and every step is reported exactly once", async () => {
+    const stubs = new StubExecutors();
+    const p = run([{ name: "c", needs: ["b"] }, { name: "b", needs: ["a"] }, { name: "a" }], stubs);
+    const r = await p;
+    assert.deepEqual(r.steps.map((s) => s.name), ["c", "b", "a"]);
+    const finished = p.events.flatMap((e) => (e.type === "step-finished" ? [e.result.name] : []));
+    assert.deepEqual(finished, ["a", "b", "c"]);
+    assert.deepEqual(stubs.trace.filter((t) => t.startsWith("start:")), ["start:a", "start:b", "start:c"]);
+  });
+});
+
+describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
+  test("a step excluded by when: is reported skipped but satisfies needs", async () => {
+    const stubs = new StubExecutors();
+    const r = await run([{ name: "a", when: 'vars.ENV == "prod"', included: false }, { name: "b", needs: ["a"] }], stubs);
+    assert.equal(step(r, "a").status, "skipped");
+    assert.equal(step(r, "a").reason, 'excluded by when: vars.ENV == "prod"');
+    assert.equal(stubs.started("a"), 0);
+    assert.equal(step(r, "b").status, "ok");
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("exclusion keeps ordering transitive: c needs excluded b needs a, so c waits for a", async () => {
+    const releaseA = deferred();
+    const stubs = new StubExecutors().on("a", () => releaseA.promise);
+    const p = run([{ name: "a" }, { name: "b", needs: ["a"], included: false }, { name: "c", needs: ["b"] }], stubs);
+    await tick();
+    assert.equal(stubs.started("c"), 0, "c started before a finished");
+    releaseA.resolve();
+    const r = await p;
+    assert.ok(stubs.trace.indexOf("start:c") > stubs.trace.indexOf("end:a"));
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("skipIf: a step skipped as success satisfies needs", async () => {
+    const stubs = new StubExecutors().on("a", () => ({ status: "skipped", reason: "release already installed (skipIf: installed)" }));
+    const r = await run([{ name: "a", type: "helm" }, { name: "b", needs: ["a"] }], stubs);
+    assert.equal(step(r, "a").status, "skipped");
+    assert.equal(step(r, "a").reason, "release already installed (skipIf: installed)");
+    assert.equal(step(r, "a").attempts, 1);
+    assert.equal(step(r, "b").status, "ok");
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("a failed step blocks its dependents: they are reported skipped, naming the failed dependency", async () => {
+    const stubs = new StubExecutors().on("a", () => {
+      throw new Error("boom");
+    });
+    const r = await run(
+      [
+        { name: "a", onError: "continue" },
+        { name: "b", needs: ["a"] },
+        { name: "c", needs: ["b"] },
+        { name: "d" },
+      ],
+      stubs,
+    );
+    assert.equal(step(r, "a").status, "failed");
+    assert.equal(step(r, "a").error, "boom");
+    assert.deepEqual([step(r, "b").status, step(r, "b").reason], ["skipped", 'blocked by failed dependency "a"']);
+    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+    assert.equal(step(r, "d").status, "ok");
+    assert.equal(stubs.started("b") + stubs.started("c"), 0);
+    assert.equal(r.status, "failed");
+  });
+
+  test("an excluded step whose dependency failed stays excluded but passes the block on", async () => {
+    const stubs = new StubExecutors().on("a", () => Promise.reject(new Error("boom")));
+    const r = await run(
+      [{ name: "a", onError: "continue" }, { name: "b", needs: ["a"], included: false }, { name: "c", needs: ["b"] }],
+      stubs,
+    );
+    assert.match(step(r, "b").reason, /^excluded by when: /);
+    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+  });
+});
+
+describe("engine: onError", { timeout: 10_000 }, () => {
+  test("onError: fail — running steps finish, nothing new starts, every not-yet-run step is reported skipped", async () => {
+    const releaseB = deferred();
+    const stubs = new StubExecutors()
+      .on("a", async () => {
+        await tick();
+        throw new Error("a broke");
+      })
+      .on("b", () => releaseB.promise);
+    const p = run(
+      [{ name: "a" }, { name: "b" }, { name: "c" }, { name: "d", needs: ["a"] }, { name: "e", needs: ["b"] }, { name: "x", included: false }],
+      stubs,
+      { parallelism: 2 },
+    );
+    // a fails while b is running; b must still be allowed to finish.
+    while (!stubs.trace.includes("fail:a")) await tick();
+    await tick();
+    releaseB.resolve();
+    const r = await p;
+    assert.equal(step(r, "a").status, "failed");
+    assert.equal(step(r, "b").status, "ok", "the running step finished");
+    for (const n of ["c", "d", "e"]) {
+      assert.deepEqual([step(r, n).status, step(r, n).reason], ["skipped", 'not started: step "a" failed'], n);
+      assert.equal(stubs.started(n), 0, `${n} started after the failure`);
+    }
+    assert.match(step(r, "x").reason, /^excluded by when: /);
+    assert.equal(r.status, "failed");
+  });
+
+  test("onError: continue — the step is marked failed and independent branches go on", async () => {
+    const stubs = new StubExecutors().on("a", () => Promise.reject(new Error("nope")));
+    const r = await run(
+      [{ name: "a", onError: "continue" }, { name: "b" }, { name: "c", needs: ["b"] }, { name: "d", needs: ["a"] }],
+      stubs,
+      { parallelism: 1 },
+    );
+    assert.deepEqual(r.steps.map((s) => s.status), ["failed", "ok", "ok", "skipped"]);
+    assert.equal(r.status, "failed");
+  });
+});
+
+describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
+  test("retries: additional attempts after a failed try; a success on the last attempt is a success", async () => {
+    const stubs = new StubExecutors().on("a", ({ attempt }) => {
+      if (attempt < 3) throw new Error(`flake ${attempt}`);
+      return { status: "ok", reason: "third time lucky" };
+    });
+    const p = run([{ name: "a", retries: 2, retryDelayMs: 1 }], stubs);
+    const r = await p;
+    assert.deepEqual([step(r, "a").status, step(r, "a").attempts, step(r, "a").reason], ["ok", 3, "third time lucky"]);
+    const attempts = p.events.filter((e) => e.type === "attempt-started").map((e) => (e.type === "attempt-started" ? `${e.attempt}/${e.of}` : ""));
+    assert.deepEqual(attempts, ["1/3", "2/3", "3/3"]);
+    const failures = p.events.flatMap((e) => (e.type === "attempt-failed" ? [[e.attempt, e.error, e.willRetry]] : []));
+    assert.deepEqual(failures, [
+      [1, "flake 1", true],
+      [2, "flake 2", true],
+    ]);
+  });
+
+  test("retries exhausted: the step fails with the last attempt's error", async () => {
+    const stubs = new StubExecutors().on("a", ({ attempt }) => {
+      throw new Error(`fail ${attempt}`);
+    });
+    const p = run([{ name: "a", retries: 1, retryDelayMs: 1 }], stubs);
+    const r = await p;
+    assert.deepEqual([step(r, "a").status, step(r, "a").attempts, step(r, "a").error, step(r, "a").reason], ["failed", 2, "fail 2", "failed after 2 attempts"]);
+    const last = p.events.filter((e) => e.type === "attempt-failed").at(-1);
+    assert.ok(last && last.type === "attempt-failed" && last.willRetry === false && last.retryInMs === 0);
+  });
+
+  test("retryDelay: the pause between tries is honoured (injected sleep, no timing)", async () => {
+    const rec = recordingSleep();
+    const stubs = new StubExecutors().on("a", ({ attempt }) => {
+      if (attempt < 3) throw new Error("again");
+    });
+    const p = run([{ name: "a", retries: 2, retryDelayMs: 30_000 }], stubs, { sleep: rec.sleep });
+    await p;
+    assert.deepEqual(rec.sleeps, [30_000, 30_000]);
+    const retryIn = p.events.flatMap((e) => (e.type === "attempt-failed" ? [e.retryInMs] : []));
+    assert.deepEqual(retryIn, [30_000, 30_000]);
+  });
+
+  test("timeout is per attempt: an executor that ignores its signal cannot hang the run", async () => {
+    let sawAbort = false;
+    const stubs = new StubExecutors().on("a", ({ ctx }) => {
+      ctx.signal.addEventListener("abort", () => (sawAbort = true));
+      return new Promise(() => undefined); // never settles, ignores the signal
+    });
+    const r = await run([{ name: "a", timeoutMs: 30 }], stubs);
+    assert.equal(step(r, "a").status, "failed");
+    assert.equal(step(r, "a").error, "timed out after 30ms");
+    assert.ok(sawAbort, "the executor's signal fired");
+  });
+
+  test("timeout is per attempt: each retry gets the full timeout again", async () => {
+    const stubs = new StubExecutors().on("a", ({ attempt, ctx }) => {
+      if (attempt === 1) return new Promise(() => undefined);
+      assert.ok(ctx.deadline > 0 && ctx.deadline <= 40, `deadline ${ctx.deadline}`);
+      return { status: "ok", reason: "second attempt in time" };
+    });
+    const p = run([{ name: "a", timeoutMs: 40, retries: 1, retryDelayMs: 5 }], stubs);
+    const r = await p;
+    assert.deepEqual([step(r, "a").status, step(r, "a").attempts], ["ok", 2]);
+    const f = p.events.find((e) => e.type === "attempt-failed");
+    assert.ok(f && f.type === "attempt-failed" && f.error === "timed out after 40ms" && f.willRetry);
+  });
+
+  test("the default timeout reads as in the spec: timed out after 5m", () => {
+    assert.equal(formatDuration(300_000), "5m");
+    assert.equal(formatDuration(90_000), "1m30s");
+    assert.equal(formatDuration(5_400_000), "1h30m");
+    assert.equal(formatDuration(1_500), "1.5s");
+    assert.equal(formatDuration(250), "250ms");
+  });
+});
+
+describe("engine: cancellation", { timeout: 10_000 }, () => {
+  test("cancel: stop starting steps, abort running attempts, mark the rest skipped (cancelled)", async () => {
+    const ac = new AbortController();
+    let aborted = false;
+    const stubs = new StubExecutors()
+      .on("a", ({ ctx }) => {
+        ctx.signal.addEventListener("abort", () => (aborted = true));
+        ac.abort();
+        return new Promise(() => undefined);
+      });
+    const r = await run([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c" }], stubs, { signal: ac.signal, parallelism: 1 });
+    assert.equal(r.status, "cancelled");
+    assert.equal(r.cancelled, true);
+    assert.ok(aborted);
+    assert.deepEqual([step(r, "a").status, step(r, "a").reason, step(r, "a").error], ["failed", "cancelled while running", "cancelled"]);
+    assert.deepEqual([step(r, "b").status, step(r, "b").reason], ["skipped", "cancelled"]);
+    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", "cancelled"]);
+    assert.equal(stubs.started("b") + stubs.started("c"), 0);
+  });
+
+  test("cancel during the pause before a retry ends the step without another attempt", async () => {
+    const ac = new AbortController();
+    const stubs = new StubExecutors().on("a", () => {
+      throw new Error("flaky");
+    });
+    const r = await run([{ name: "a", retries: 5, retryDelayMs: 60_000 }], stubs, {
+      signal: ac.signal,
+      sleep: (_ms, signal) => {
+        ac.abort();
+        return Promise.reject(signal.reason);
+      },
+    });
+    assert.equal(r.status, "cancelled");
+    assert.equal(stubs.started("a"), 1);
+    assert.deepEqual([step(r, "a").status, step(r, "a").reason], ["failed", "cancelled while running"]);
+  });
+
+  test("a signal already aborted before the run starts runs nothing", async () => {
+    const stubs = new StubExecutors();
+    const r = await run([{ name: "a" }], stubs, { signal: AbortSignal.abort() });
+    assert.equal(r.status, "cancelled");
+    assert.equal(stubs.calls.length, 0);
+    assert.equal(step(r, "a").reason, "cancelled");
+  });
+});
+
+describe("engine: errors and events", { timeout: 10_000 }, () => {
+  test("executor errors are redacted before they reach events and results", async () => {
+    const secret = "hunter2-very-secret";
+    const stubs = new StubExecutors().on("a", ({ ctx }) => {
+      ctx.log(`using token ${secret}`);
+      throw new Error(`auth failed for https://user:${secret}@charts.example and token ${secret}`);
+    });
+    const p = run([{ name: "a" }], stubs, {}, [secret]);
+    const r = await p;
+    assert.ok(!JSON.stringify(r).includes(secret), JSON.stringify(r));
+    assert.ok(!JSON.stringify(p.events).includes(secret), JSON.stringify(p.events));
+    assert.match(step(r, "a").error ?? "", /\*\*\*/);
+    assert.ok(p.events.some((e) => e.type === "step-log" && e.message === "using token ***"));
+  });
+
+  test("events: run-started, step-started, attempt-started, step-finished, run-finished", async () => {
+    const stubs = new StubExecutors();
+    const p = run([{ name: "a" }, { name: "b", included: false }], stubs);
+    const r = await p;
+    assert.deepEqual(
+      p.events.map((e) => e.type),
+      ["run-started", "step-finished", "step-started", "attempt-started", "step-finished", "run-finished"],
+    );
+    const last = p.events.at(-1);
+    assert.ok(last?.type === "run-finished" && last.result === r);
+  });
+
+  test("an executor that throws synchronously fails its step, not the run", async () => {
+    const stubs = new StubExecutors();
+    const map = new Map(stubs.map);
+    map.set("apply", {
+      type: "apply",
+      assess: () => Promise.reject(new Error("x")),
+      apply: () => {
+        throw new TypeError("sync bug");
+      },
+      destroy: () => Promise.reject(new Error("x")),
+    });
+    const r = await run([{ name: "a" }], stubs, { executors: map });
+    assert.deepEqual([step(r, "a").status, step(r, "a").error], ["failed", "sync bug"]);
+  });
+
+  test("a throwing event listener does not break the run", async () => {
+    const stubs = new StubExecutors();
+    const r = await run([{ name: "a" }], stubs, {
+      onEvent: () => {
+        throw new Error("listener bug");
+      },
+    });
+    assert.equal(r.status, "succeeded");
+  });
+
+  test("a step type without an executor fails that step", async () => {
+    const r = await run([{ name: "a" }, { name: "b", needs: ["a"] }], new StubExecutors(), { executors: new Map() });
+    assert.deepEqual([step(r, "a").status, step(r, "a").error], ["failed", 'no executor for step type "apply"']);
+    assert.equal(step(r, "b").status, "skipped");
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * LoadedSpec fixtures and stub executors for the engine and state tests.
+ * Specs are built directly (no loader): the engine only consumes LoadedSpec.
+ */
+import { createHash } from "node:crypto";
+import type { StepContextExtras } from "../../../provider/engine/types.js";
+import { Redactor } from "../../../provider/redact.js";
+import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
+import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";
+import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
+
+export interface StepFixture {
+  name: string;
+  type?: StepType;
+  needs?: string[];
+  /** A `when:` expression; the step is excluded when `included` is false. */
+  when?: string;
+  included?: boolean;
+  timeoutMs?: number;
+  retries?: number;
+  retryDelayMs?: number;
+  onError?: OnError;
+  /** Default: derived from the name and `version`. */
+  inputHash?: string;
+  /** Changes the default input hash, like editing the step. */
+  version?: number;
+  action?: unknown;
+}
+
+export interface SpecFixtureOptions {
+  name?: string;
+  state?: { namespace: string; name: string } | false;
+  /** Values registered with the redactor. */
+  secrets?: string[];
+}
+
+export function hashOf(name: string, version = 1): string {
+  return `sha256:${createHash("sha256").update(`${name}#${version}`).digest("hex")}`;
+}
+
+export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = {}): LoadedSpec {
+  const redactor = new Redactor();
+  for (const s of opts.secrets ?? []) redactor.add(s);
+  const levelOf = new Map<string, number>();
+  const byFixture = new Map(fixtures.map((f) => [f.name, f]));
+  const level = (name: string, seen = new Set<string>()): number => {
+    const known = levelOf.get(name);
+    if (known !== undefined) return known;
+    if (seen.has(name)) throw new Error(`fixture cycle at ${name}`);
+    seen.add(name);
+    const f = byFixture.get(name);
+    const l = f && f.needs && f.needs.length > 0 ? 1 + Math.max(...f.needs.map((n) => level(n, seen))) : 0;
+    levelOf.set(name, l);
+    return l;
+  };
+  const steps: LoadedStep[] = fixtures.map(
+    (f, index) =>
+      ({
+        name: f.name,
+        type: f.type ?? "apply",
+        action: f.action ?? { manifests: [{ inline: `# ${f.name}` }] },
+        needs: f.needs ?? [],
+        when: f.when ?? (f.included === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
+        included: f.included ?? true,
+        timeoutMs: f.timeoutMs ?? 300_000,
+        retries: f.retries ?? 0,
+        retryDelayMs: f.retryDelayMs ?? 10_000,
+        onError: f.onError ?? "fail",
+        level: level(f.name),
+        inputHash: f.inputHash ?? hashOf(f.name, f.version),
+        summary: `${f.type ?? "apply"} ${f.name}`,
+        index,
+        position: { line: index + 1, column: 1 },
+      }) as LoadedStep,
+  );
+  const maxLevel = Math.max(0, ...steps.map((s) => s.level));
+  const levels = Array.from({ length: maxLevel + 1 }, (_, l) => steps.filter((s) => s.level === l).map((s) => s.name));
+  const name = opts.name ?? "fixture";
+  const state = opts.state === false ? undefined : (opts.state ?? { namespace: "default", name: `khook-state-${name}` });
+  return {
+    name,
+    file: undefined,
+    baseDir: process.cwd(),
+    steps,
+    stepsByName: new Map(steps.map((s) => [s.name, s])),
+    levels,
+    state,
+    specHash: `sha256:${createHash("sha256").update(steps.map((s) => `${s.name}=${s.inputHash}`).join("\n")).digest("hex")}`,
+    vars: new Map(),
+    redactor,
+    warnings: [],
+  };
+}
+
+/** The context extras a test run needs (nothing today; a kube stub once StepContext grows one). */
+export const noExtras = {} as StepContextExtras;
+
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+export interface CallInfo {
+  readonly step: LoadedStep;
+  readonly ctx: StepContext;
+  readonly kind: "apply" | "destroy" | "assess";
+  /** 1-based, per step and kind. */
+  readonly attempt: number;
+}
+
+export type Handler = (call: CallInfo) => Promise<StepOutcome | DestroyOutcome | Assessment | void> | StepOutcome | DestroyOutcome | Assessment | void;
+
+/**
+ * One stub executor for every step type. `on(name, handler)` scripts a step;
+ * unscripted steps succeed at once. `trace` records `start:x` / `end:x` /
+ * `fail:x` in the order things happened.
+ */
+export class StubExecutors {
+  readonly trace: string[] = [];
+  readonly calls: CallInfo[] = [];
+  private readonly handlers = new Map<string, Handler>();
+  private readonly attempts = new Map<string, number>();
+  running = 0;
+  maxRunning = 0;
+
+  on(name: string, handler: Handler): this {
+    this.handlers.set(name, handler);
+    return this;
+  }
+
+  started(name: string, kind: CallInfo["kind"] = "apply"): number {
+    return this.calls.filter((c) => c.step.name === name && c.kind === kind).length;
+  }
+
+  get map(): ReadonlyMap<StepType, StepExecutor> {
+    const m = new Map<StepType, StepExecutor>();
+    for (const type of STEP_TYPES) m.set(type, this.executor(type));
+    return m;
+  }
+
+  private executor(type: StepType): StepExecutor {
+    const call = async (kind: CallInfo["kind"], step: LoadedStep, ctx: StepContext): Promise<unknown> => {
+      const key = `${kind}:${step.name}`;
+      const attempt = (this.attempts.get(key) ?? 0) + 1;
+      this.attempts.set(key, attempt);
+      const info: CallInfo = { step, ctx, kind, attempt };
+      this.calls.push(info);
+      const prefix = kind === "apply" ? "" : `${kind}-`;
+      this.trace.push(`${prefix}start:${step.name}`);
+      this.running++;
+      this.maxRunning = Math.max(this.maxRunning, this.running);
+      try {
+        const h = this.handlers.get(step.name);
+        const out = h ? await h(info) : undefined;
+        this.trace.push(`${prefix}end:${step.name}`);
+        if (kind === "assess") return out ?? { action: "install", reason: `stub assess of ${step.name}` };
+        return out ?? { status: "ok", reason: `${kind} ${step.name} done` };
+      } catch (e) {
+        this.trace.push(`${prefix}fail:${step.name}`);
+        throw e;
+      } finally {
+        this.running--;
+      }
+    };
+    return {
+      type,
+      assess: (step, ctx) => call("assess", step as LoadedStep, ctx) as Promise<Assessment>,
+      apply: (step, ctx) => call("apply", step as LoadedStep, ctx) as Promise<StepOutcome>,
+      destroy: (step, ctx) => call("destroy", step as LoadedStep, ctx) as Promise<DestroyOutcome>,
+    };
+  }
+}
+
+/** Resolves after pending I/O callbacks and timers of 0ms have run. */
+export function tick(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
+}
+
+/** A sleep that records the requested pauses and returns at once. */
+export function recordingSleep(): { sleeps: number[]; sleep: (ms: number, signal: AbortSignal) => Promise<void> } {
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    sleep: async (ms, signal) => {
+      sleeps.push(ms);
+      if (signal.aborted) throw signal.reason;
+    },
+  };
+}

@@ -3,6 +3,7 @@
  * loaded spec (`when:` is decided at load); the online plan additionally asks
  * each executor's read-only `assess` and consults the state record.
  */
+import { setMaxListeners } from "node:events";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
@@ -76,7 +77,12 @@ export async function planOnline(
 ): Promise<OnlinePlanStep[]> {
   const redact = (s: string): string => spec.redactor.redact(s);
   const now = opts.now ?? Date.now;
-  const runSignal = opts.signal ?? new AbortController().signal;
+  const runAbort = new AbortController();
+  setMaxListeners(0, runAbort.signal);
+  const runSignal = runAbort.signal;
+  const onAbort = (): void => runAbort.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener("abort", onAbort, { once: true });
   const parallelism = Math.max(1, Math.floor(opts.parallelism ?? 8));
   if (journal) await journal.open();
   const offline = planOffline(spec);
@@ -116,6 +122,10 @@ export async function planOnline(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallelism, toAssess.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(parallelism, toAssess.length) }, worker));
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
   return out;
 }

@@ -27,6 +27,7 @@
  * an event, the result, or the journal.
  */
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { boundedAttempt, errorText, isCancelled, makeStepContext } from "./attempt.js";
 import {
@@ -148,7 +149,12 @@ function schedule(
   const journal = opts.journal;
   const sleep = opts.sleep ?? defaultSleep;
   const parallelism = Math.max(1, Math.floor(opts.parallelism ?? DEFAULT_PARALLELISM));
-  const runSignal = opts.signal ?? new AbortController().signal;
+  // One run-scoped signal, linked to the caller's: every attempt and retry pause
+  // listens to it, so it may have more listeners than Node's default warns about.
+  const runAbort = new AbortController();
+  setMaxListeners(0, runAbort.signal);
+  const runSignal = runAbort.signal;
+  const callerSignal = opts.signal;
 
   // The DAG in this mode's direction: `deps` must resolve before a step; `dependents` wait on it.
   const steps = spec.steps;
@@ -178,6 +184,7 @@ function schedule(
 
   return new Promise<Scheduled>((resolveRun) => {
     const onAbort = (): void => {
+      if (!runAbort.signal.aborted) runAbort.abort(callerSignal?.reason);
       cancelled = true;
       stopReason ??= CANCELLED_REASON;
       pump();
@@ -232,7 +239,7 @@ function schedule(
     const finish = (): void => {
       if (finished) return;
       finished = true;
-      runSignal.removeEventListener("abort", onAbort);
+      callerSignal?.removeEventListener("abort", onAbort);
       // Whatever never got to run, in document order.
       for (const step of steps) {
         if (resolved.has(step.name)) continue;
@@ -329,9 +336,9 @@ function schedule(
       return { ...base, status: "failed", reason: failedReason(of), attempts: of, durationMs: elapsed(), error: lastError };
     }
 
-    if (runSignal.aborted) onAbort();
+    if (callerSignal?.aborted) onAbort();
     else {
-      runSignal.addEventListener("abort", onAbort, { once: true });
+      callerSignal?.addEventListener("abort", onAbort, { once: true });
       pump();
     }
   });

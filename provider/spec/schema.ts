@@ -487,6 +487,7 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       if (defName === "duration") return { path: at, message: `${label} must be a duration string like 90s, 5m, 1h30m; found ${describeValue(data)}` };
       let message = `${label} must be ${expectedTypeWords(expected)}; found ${describeValue(data)}`;
       if (custom !== undefined) message = `${custom}; found ${describeValue(data)}`;
+      if (at === "/state" && typeof data === "boolean") message += " (write state: {} to turn the state record on, or leave it out)";
       if (expected === "string" && (typeof data === "number" || typeof data === "boolean")) {
         message += ` (quote it in YAML; unquoted, it is read as a ${typeof data})`;
       } else if (expected === "boolean" && typeof data === "string" && /^(true|false|yes|no|on|off)$/i.test(data)) {

@@ -6,6 +6,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import fc from "fast-check";
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../../provider/errors.js";
 import { loadSchema, validateSchema } from "../../provider/spec/schema.js";
@@ -733,4 +734,55 @@ describe("diagnostics", () => {
   });
 
   test("diagnostics: a valid document has none", () => valid(spec(helmOk, "name: b\nneeds: [cilium]\nwait: {for: condition=Ready, on: pods, namespace: kube-system}")));
+});
+
+describe("non-mapping action blocks", () => {
+  for (const type of ["helm", "apply", "delete", "patch", "wait", "rollout", "job"]) {
+    test(`action key: a ${type} block that is not a mapping gets one type error`, () => {
+      const ds = check(spec(`name: a\n${type}: some-string`));
+      assert.deepEqual(show(ds), `/steps/0/${type}: ${type} must be a mapping; found string "some-string"`);
+    });
+  }
+
+  test("state: a boolean is not a state block", () => {
+    invalid(spec(helmOk).replace("steps:\n", "state: true\nsteps:\n"), "state must be a mapping; found boolean true (write state: {} to turn the state record on, or leave it out)", "/state");
+  });
+});
+
+describe("translation robustness (property-based)", () => {
+  const RAW_AJV = /must match|must NOT|must have required property|must be equal to|oneOf|anyOf|"then" schema|must be object|must be string/;
+
+  const checkAll = (doc: unknown): void => {
+    const ds = validateSchema(doc, () => undefined);
+    for (const d of ds) {
+      assert.equal(d.rule, "schema");
+      assert.ok(d.path === "" || d.path.startsWith("/"), d.path);
+      assert.ok(d.message.length > 0);
+      assert.doesNotMatch(d.message, RAW_AJV, `raw ajv wording leaked: ${d.message}`);
+    }
+    const keys = ds.map((d) => `${d.path} ${d.message}`);
+    assert.equal(new Set(keys).size, keys.length, "no duplicates");
+  };
+
+  test("any JSON value yields readable, deduplicated diagnostics", () => {
+    fc.assert(fc.property(fc.jsonValue(), (v) => checkAll(v)), { numRuns: 300 });
+  });
+
+  test("a valid step with one field replaced by any value yields readable diagnostics", () => {
+    const base = parse(spec(helmOk, "name: b\ndelete: {resource: pods, namespace: x}", "name: c\npatch: {target: a/b, patch: {x: 1}}", "name: d\nrollout: {status: deployment/x, namespace: y}", "name: e\njob: {image: x, env: {A: b}}")).doc as {
+      steps: Record<string, Record<string, unknown>>[];
+    };
+    const stepFields = ["name", "needs", "when", "timeout", "helm", "apply", "delete", "patch", "wait", "rollout", "job", "extra"];
+    fc.assert(
+      fc.property(fc.nat(4), fc.constantFrom(...stepFields), fc.jsonValue(), fc.boolean(), (i, field, value, intoAction) => {
+        const doc = structuredClone(base);
+        const step = doc.steps[i]!;
+        const action = Object.keys(step).find((k) => k !== "name")!;
+        if (intoAction && typeof step[action] === "object") (step[action] as Record<string, unknown>)[field] = value;
+        else (step as Record<string, unknown>)[field] = value;
+        checkAll(doc);
+      }),
+      { numRuns: 400 },
+    );
+  });
 });

@@ -49,6 +49,27 @@ export interface StepContext {
   readonly deadline: number;
   /** Progress lines for people (already safe to print after redaction). */
   log(message: string): void;
+  /**
+   * How subprocesses (helm) reach the cluster: the same kubeconfig and context
+   * the kube client uses, passed to them explicitly. Absent: the default
+   * resolution (KUBECONFIG, ~/.kube/config, in-cluster service account).
+   */
+  readonly connection?: KubeConnection;
+  /** Tool binaries from the provider configuration; else KHOOK_HELM / KHOOK_KUSTOMIZE / KHOOK_KUBECTL, else PATH. */
+  readonly tools?: ToolPaths;
+}
+
+/** Same shape as the kube client's connect options. */
+export interface KubeConnection {
+  readonly kubeconfigPath?: string;
+  readonly kubeconfigContent?: string;
+  readonly context?: string;
+}
+
+export interface ToolPaths {
+  readonly helm?: string;
+  readonly kustomize?: string;
+  readonly kubectl?: string;
 }
 
 export interface DestroyOutcome {

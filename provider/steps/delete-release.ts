@@ -1,0 +1,79 @@
+/**
+ * `delete: { release: ... }` — helm uninstall, then wait until the release's
+ * resources are gone (helm's own `uninstall --wait`), bounded by the step
+ * timeout. An absent release is success unless `ignoreNotFound: false`.
+ *
+ * helm: owns presence and delete: owns absence, so this uninstalls any release
+ * of that name, whoever installed it: the spec asked for its absence.
+ *
+ * The delete executor dispatches here for the release form.
+ */
+import { executionError } from "../errors.js";
+import type { LoadedStep } from "../spec/loaded.js";
+import type { DeleteReleaseAction } from "../spec/types.js";
+import { HelmSession, locateHelm } from "../tools/helm.js";
+import { describeRevision, historyState } from "./helm.js";
+import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "./types.js";
+
+type DeleteStep = Extract<LoadedStep, { type: "delete" }>;
+
+export function isDeleteRelease(action: DeleteStep["action"]): action is DeleteReleaseAction {
+  return "release" in action && typeof (action as DeleteReleaseAction).release === "string";
+}
+
+function releaseAction(step: DeleteStep): DeleteReleaseAction & { namespace: string; ignoreNotFound: boolean } {
+  const a = step.action;
+  if (!isDeleteRelease(a)) throw new Error(`step ${step.name}: not a delete-by-release step`);
+  return { ...a, namespace: a.namespace ?? "default", ignoreNotFound: a.ignoreNotFound ?? true };
+}
+
+async function withSession<T>(ctx: StepContext, fn: (s: HelmSession) => Promise<T>): Promise<T> {
+  const helm = await locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
+  const session = HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
+  try {
+    return await fn(session);
+  } finally {
+    session.close();
+  }
+}
+
+function notFound(a: { release: string; namespace: string }): string {
+  return `release ${a.release} not found in namespace ${a.namespace}`;
+}
+
+async function assess(step: DeleteStep, ctx: StepContext): Promise<Assessment> {
+  const a = releaseAction(step);
+  return withSession(ctx, async (s) => {
+    const state = historyState(await s.history(a.release, a.namespace), a.release, a.namespace);
+    if (state.kind === "absent" || state.kind === "uninstalled") {
+      if (a.ignoreNotFound) return { action: "no-op", reason: `${notFound(a)}; nothing to delete` };
+      return { action: "delete", reason: `${notFound(a)}: the step will fail (ignoreNotFound: false)` };
+    }
+    return { action: "delete", reason: `uninstall release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}` };
+  });
+}
+
+async function apply(step: DeleteStep, ctx: StepContext): Promise<StepOutcome> {
+  const a = releaseAction(step);
+  return withSession(ctx, async (s) => {
+    const state = historyState(await s.history(a.release, a.namespace), a.release, a.namespace);
+    const absent = (): StepOutcome => {
+      if (a.ignoreNotFound) return { status: "ok", reason: `${notFound(a)}; nothing to delete` };
+      throw executionError(`${notFound(a)} (ignoreNotFound: false)`);
+    };
+    if (state.kind === "absent" || state.kind === "uninstalled") return absent();
+    ctx.log(`uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`);
+    // Margin so helm reports its own timeout before the engine aborts it.
+    const timeoutMs = Math.max(1000, ctx.deadline - Math.min(10_000, Math.floor(ctx.deadline / 10)));
+    const removed = await s.uninstall(a.release, a.namespace, timeoutMs);
+    if (!removed) return absent(); // gone between the history read and the uninstall
+    return { status: "ok", reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); its resources are gone` };
+  });
+}
+
+/** A delete step creates nothing, so destroy has nothing to undo. */
+async function destroy(_step: DeleteStep, _ctx: StepContext): Promise<DestroyOutcome> {
+  return { status: "skipped", reason: "a delete: step creates nothing; nothing to undo" };
+}
+
+export const deleteReleaseExecutor = { assess, apply, destroy };

@@ -1,0 +1,120 @@
+/**
+ * The values a helm: step hands to helm: every `valuesFrom` entry in order,
+ * then `values`, deep-merged the way helm merges `-f` files (maps merge
+ * recursively; anything else, lists included, replaces). A `null` is kept, so
+ * that, as in helm, it removes the chart's default for that key.
+ *
+ * The merged map is written to one values file, so the release's
+ * user-supplied values are exactly this map and a later run can compare.
+ */
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { parseAllDocuments } from "yaml";
+import { executionError } from "../errors.js";
+import type { Redactor } from "../redact.js";
+import { describeChartText } from "../spec/chart.js";
+import type { HelmAction } from "../spec/types.js";
+import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "./sources.js";
+
+export type Values = Record<string, unknown>;
+
+export function isPlainMap(v: unknown): v is Values {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** helm's merge: `over` wins; maps merge recursively; everything else replaces. Inputs are not modified. */
+export function mergeValues(base: Values, over: Values): Values {
+  const out: Values = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const prev = out[k];
+    out[k] = isPlainMap(prev) && isPlainMap(v) ? mergeValues(prev, v) : cloneValue(v);
+  }
+  return out;
+}
+
+function cloneValue(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(cloneValue);
+  if (isPlainMap(v)) {
+    const o: Values = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined) o[k] = cloneValue(x);
+    return o;
+  }
+  return v;
+}
+
+/**
+ * Parses a values document like helm does (YAML 1.1 scalars: `yes`/`on` are
+ * booleans). An empty document is an empty map; anything but a map is an error.
+ */
+export function parseValuesText(text: string, origin: string, redactor: Redactor): Values {
+  const docs = parseAllDocuments(text, { version: "1.1", prettyErrors: false });
+  const list = Array.isArray(docs) ? docs : [];
+  const nonEmpty = list.filter((d) => d.contents !== null || d.errors.length > 0);
+  if (nonEmpty.length === 0) return {};
+  const doc = nonEmpty[0]!;
+  const err = doc.errors[0];
+  if (err) throw executionError(redactor.redact(`values from ${origin} are not valid YAML: ${err.message.split("\n")[0]}`));
+  if (nonEmpty.length > 1) throw executionError(`values from ${origin} hold ${nonEmpty.length} YAML documents; a values file is one mapping`);
+  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+  if (value === null || value === undefined) return {};
+  if (!isPlainMap(value)) throw executionError(`values from ${origin} must be a mapping (key: value), not ${Array.isArray(value) ? "a list" : `a ${typeof value}`}`);
+  return value;
+}
+
+export interface ValuesContext {
+  baseDir: string;
+  signal: AbortSignal;
+  redactor: Redactor;
+  /** Milliseconds left in the attempt: a url: fetch is bounded by it too. */
+  deadline: number;
+}
+
+/** Reads one valuesFrom entry. */
+async function readValuesSource(src: { file: string } | { url: string }, ctx: ValuesContext): Promise<Values> {
+  if ("file" in src) {
+    const file = path.resolve(ctx.baseDir, src.file);
+    let text: string;
+    try {
+      text = await fs.readFile(file, "utf8");
+    } catch (e) {
+      throw executionError(`cannot read values file ${src.file} (${file}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    return parseValuesText(text, src.file, ctx.redactor);
+  }
+  const timeout = Math.max(1, Math.min(URL_FETCH_TIMEOUT_MS, ctx.deadline));
+  const text = await fetchUrlText(src.url, ctx, timeout);
+  return parseValuesText(text, describeChartText(src.url), ctx.redactor);
+}
+
+/** valuesFrom (in order, fetched concurrently), then values, merged. */
+export async function computeValues(helm: Pick<HelmAction, "values" | "valuesFrom">, ctx: ValuesContext): Promise<Values> {
+  const layers = await Promise.all((helm.valuesFrom ?? []).map((src) => readValuesSource(src, ctx)));
+  let out: Values = {};
+  for (const layer of layers) out = mergeValues(out, layer);
+  if (helm.values !== undefined && helm.values !== null) {
+    if (!isPlainMap(helm.values)) throw executionError("values: must be a mapping");
+    out = mergeValues(out, helm.values);
+  }
+  return out;
+}
+
+/** JSON-normalized form for comparing computed values with a release's user-supplied values. */
+export function valuesKey(v: Values | null | undefined): string {
+  return canonical(JSON.parse(JSON.stringify(v ?? {})) as unknown);
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (isPlainMap(v)) {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+export function sameValues(a: Values | null | undefined, b: Values | null | undefined): boolean {
+  return valuesKey(a) === valuesKey(b);
+}

@@ -1,0 +1,459 @@
+/**
+ * `helm:` steps: declarative install-or-upgrade of a chart release, driven
+ * through the helm CLI (provider/tools/helm.ts).
+ *
+ * The release history decides:
+ * - no release (or only an uninstalled one) -> install;
+ * - pending-install / pending-upgrade / pending-rollback -> fail, with the
+ *   recovery command;
+ * - deployed with the same chart (name-version) and the same user-supplied
+ *   values -> no-op, and no new revision (a local chart is also rendered with a
+ *   server-side dry run and compared with the deployed manifest, because its
+ *   content can change without its version);
+ * - anything else (deployed but different, failed, superseded) -> upgrade.
+ *
+ * Every release khook installs carries the release labels
+ * `khook.io/managed-by=khook` and `khook.io/spec=<spec name>`; destroy
+ * uninstalls only such releases (of this spec), so a release that
+ * `skipIf: installed` found is left alone.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from "yaml";
+import { unifiedDiff } from "../diff.js";
+import { executionError } from "../errors.js";
+import { classifyChart, describeChartSource, type ChartSource } from "../spec/chart.js";
+import type { LoadedStep } from "../spec/loaded.js";
+import type { HelmAction } from "../spec/types.js";
+import {
+  HelmSession,
+  locateHelm,
+  MANAGED_BY_LABEL,
+  ownershipLabels,
+  SPEC_LABEL,
+  type ChartMeta,
+  type ChartRef,
+  type HelmRevision,
+} from "../tools/helm.js";
+import { computeValues, sameValues, type Values } from "./helm-values.js";
+import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+
+type HelmStep = Extract<LoadedStep, { type: "helm" }>;
+
+export const DEFAULT_NAMESPACE = "default";
+
+/** The release name and namespace a helm: step targets. */
+export function releaseOf(step: { name: string; action: Pick<HelmAction, "release" | "namespace"> }): { release: string; namespace: string } {
+  return { release: step.action.release ?? step.name, namespace: step.action.namespace ?? DEFAULT_NAMESPACE };
+}
+
+// ------------------------------------------------------------------ history
+
+export type HistoryState =
+  | { kind: "absent" }
+  | { kind: "uninstalled"; last: HelmRevision }
+  | { kind: "pending"; last: HelmRevision; recovery: string }
+  | { kind: "present"; last: HelmRevision };
+
+const PENDING = new Set(["pending-install", "pending-upgrade", "pending-rollback"]);
+
+/** Classifies a release's history (oldest first) for the install/upgrade decision. */
+export function historyState(history: readonly HelmRevision[] | undefined, release: string, namespace: string): HistoryState {
+  const last = history?.[history.length - 1];
+  if (history === undefined || last === undefined) return { kind: "absent" };
+  if (last.status === "uninstalled") return { kind: "uninstalled", last };
+  if (PENDING.has(last.status)) return { kind: "pending", last, recovery: recoveryCommand(history, release, namespace) };
+  return { kind: "present", last };
+}
+
+function recoveryCommand(history: readonly HelmRevision[], release: string, namespace: string): string {
+  const last = history[history.length - 1]!;
+  const good = [...history].reverse().find((h) => h.revision !== last.revision && (h.status === "deployed" || h.status === "superseded"));
+  if (last.status === "pending-install" || good === undefined) return `helm uninstall ${release} --namespace ${namespace}`;
+  return `helm rollback ${release} ${good.revision} --namespace ${namespace}`;
+}
+
+export function describeRevision(r: HelmRevision): string {
+  return `revision ${r.revision} (${r.chart}, ${r.status})`;
+}
+
+export function pendingMessage(state: Extract<HistoryState, { kind: "pending" }>, release: string, namespace: string): string {
+  return (
+    `release ${release} (namespace ${namespace}) is ${state.last.status} at ${describeRevision(state.last)}: ` +
+    `a helm operation on it is still running, or was interrupted (helm refuses to change a release in this state). ` +
+    `If no other helm operation is running, recover with: ${state.recovery} — then re-run khook`
+  );
+}
+
+// ------------------------------------------------------------------ chart
+
+/** `name@version`, as plan shows the target. */
+function chartLabel(c: ChartMeta): string {
+  return `${c.name}@${c.version}`;
+}
+
+const EXACT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
+function ociChartName(reference: string): string {
+  return reference.slice(reference.lastIndexOf("/") + 1);
+}
+
+/** OCI tags cannot hold '+', so helm pushes `1.0.0+x` as tag `1.0.0_x`. */
+function tagToVersion(tag: string): string {
+  return tag.replace(/_/g, "+");
+}
+
+function ociHost(reference: string): string {
+  const rest = reference.slice("oci://".length);
+  const slash = rest.indexOf("/");
+  return slash === -1 ? rest : rest.slice(0, slash);
+}
+
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\./.test(h);
+}
+
+interface Target {
+  source: ChartSource;
+  /** Credential-free description: `cilium@1.18.4 from https://helm.cilium.io/`. */
+  described: string;
+  release: string;
+  namespace: string;
+}
+
+function target(step: HelmStep, ctx: StepContext): Target {
+  const { source, problems } = classifyChart(step.action);
+  if (source === undefined || problems.length > 0) {
+    throw executionError(ctx.redactor.redact(`chart source: ${problems.map((p) => p.message).join("; ")}`));
+  }
+  // Inline or auth: credentials are masked everywhere from now on, secret variable or not.
+  if (source.form !== "local" && source.credentials !== undefined) ctx.redactor.add(source.credentials.password);
+  return { source, described: describeChartSource(source), ...releaseOf(step) };
+}
+
+/** How helm finds the chart, registering credentials in the session's private config. */
+async function chartRef(session: HelmSession, t: Target, baseDir: string): Promise<ChartRef> {
+  const s = t.source;
+  switch (s.form) {
+    case "local": {
+      const abs = path.resolve(baseDir, s.path);
+      if (!fs.existsSync(abs)) throw executionError(`chart ${s.path} does not exist (${abs})`);
+      return { chart: abs, flags: [] };
+    }
+    case "repo": {
+      const version = s.version !== undefined ? ["--version", s.version] : [];
+      if (s.credentials !== undefined) {
+        const name = await session.addRepository(s.repoUrl, s.credentials);
+        return { chart: `${name}/${s.name}`, flags: version };
+      }
+      return { chart: s.name, flags: ["--repo", s.repoUrl, ...version] };
+    }
+    case "oci": {
+      const host = ociHost(s.reference);
+      if (s.credentials !== undefined) session.addRegistry(host, s.credentials);
+      const flags: string[] = [];
+      // A registry on the loopback interface is reached over plain HTTP, as docker does for localhost.
+      if (isLoopbackHost(host) && process.env["KHOOK_HELM_OCI_TLS"] !== "1") flags.push("--plain-http");
+      if (s.digest !== undefined) return { chart: `${s.reference}@${s.digest}`, flags };
+      const v = s.tag !== undefined ? tagToVersion(s.tag) : s.version;
+      if (v !== undefined) flags.push("--version", v);
+      return { chart: s.reference, flags };
+    }
+  }
+}
+
+/** The chart (name, version) this step would deploy; resolves "latest", ranges and digests through helm. */
+async function desiredChart(session: HelmSession, t: Target, ref: ChartRef, baseDir: string): Promise<ChartMeta> {
+  const s = t.source;
+  if (s.form === "repo" && s.version !== undefined && EXACT_VERSION.test(s.version)) return { name: s.name, version: s.version };
+  if (s.form === "oci" && s.digest === undefined) {
+    const v = s.tag !== undefined ? tagToVersion(s.tag) : s.version;
+    if (v !== undefined && EXACT_VERSION.test(v)) return { name: ociChartName(s.reference), version: v };
+  }
+  if (s.form === "local" && !s.packaged) {
+    const file = path.join(path.resolve(baseDir, s.path), "Chart.yaml");
+    try {
+      const meta = parseYaml(fs.readFileSync(file, "utf8")) as { name?: unknown; version?: unknown } | null;
+      if (meta && typeof meta.name === "string" && (typeof meta.version === "string" || typeof meta.version === "number")) {
+        return { name: meta.name, version: String(meta.version) };
+      }
+    } catch {
+      // fall through: helm says what is wrong with the chart
+    }
+  }
+  return session.showChart(ref);
+}
+
+// ------------------------------------------------------------------ decision
+
+type Decision =
+  | { action: "skip"; reason: string; last: HelmRevision }
+  | { action: "install"; reason: string; desired: ChartMeta | undefined; state: HistoryState }
+  | { action: "upgrade"; reason: string; desired: ChartMeta; last: HelmRevision }
+  | { action: "no-op"; reason: string; last: HelmRevision };
+
+interface Prepared {
+  session: HelmSession;
+  t: Target;
+  values: Values;
+  ref: ChartRef;
+  decision: Decision;
+}
+
+function helmTimeoutMs(deadline: number): number {
+  // Leave helm room to finish (an atomic rollback, say) before the engine's own timeout fires.
+  const margin = Math.min(10_000, Math.floor(deadline / 10));
+  return Math.max(1000, deadline - margin);
+}
+
+async function openSession(ctx: StepContext): Promise<HelmSession> {
+  const helm = await locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
+  return HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
+}
+
+/**
+ * Opens a session and decides install / upgrade / no-op / skip. `forDiff`
+ * stops before the (possibly costly) local-chart manifest comparison.
+ * The caller closes the session.
+ */
+async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
+  const t = target(step, ctx);
+  const session = await openSession(ctx);
+  try {
+    const history = await session.history(t.release, t.namespace);
+    const state = historyState(history, t.release, t.namespace);
+    if (state.kind === "pending") throw executionError(pendingMessage(state, t.release, t.namespace));
+
+    if (step.action.skipIf === "installed" && state.kind === "present") {
+      const reason = `release ${t.release} (namespace ${t.namespace}) is installed: ${describeRevision(state.last)}; skipIf: installed`;
+      return { session, t, values: {}, ref: { chart: "", flags: [] }, decision: { action: "skip", reason, last: state.last } };
+    }
+
+    const values = await computeValues(step.action, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, deadline: ctx.deadline });
+    const ref = await chartRef(session, t, ctx.spec.baseDir);
+
+    if (state.kind !== "present") {
+      const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
+      const was = state.kind === "uninstalled" ? `${describeRevision(state.last)}` : "not installed";
+      return { session, t, values, ref, decision: { action: "install", reason: `${was} -> ${chartLabel(desired)}`, desired, state } };
+    }
+
+    const last = state.last;
+    const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
+    const sameChart = last.chart === `${desired.name}-${desired.version}`;
+    const upgrade = (why: string): Prepared => ({
+      session,
+      t,
+      values,
+      ref,
+      decision: { action: "upgrade", reason: `${describeRevision(last)} -> ${chartLabel(desired)}${why}`, desired, last },
+    });
+    if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
+    if (!sameChart) return upgrade("");
+    const deployedValues = await session.userValues(t.release, t.namespace);
+    if (!sameValues(deployedValues, values)) return upgrade(" (values changed)");
+    if (t.source.form === "local") {
+      const before = await session.manifest(t.release, t.namespace);
+      const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
+      if (before !== after) return upgrade(" (chart content changed)");
+    }
+    return {
+      session,
+      t,
+      values,
+      ref,
+      decision: { action: "no-op", reason: `${describeRevision(last)} is up to date (same chart and values)`, last },
+    };
+  } catch (e) {
+    session.close();
+    throw e;
+  }
+}
+
+function valuesFile(session: HelmSession, values: Values): string | undefined {
+  return Object.keys(values).length === 0 ? undefined : session.privateFile("values.json", JSON.stringify(values));
+}
+
+async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Values, mode: "install" | "upgrade", step: HelmStep, ctx: StepContext): Promise<string> {
+  const r = await session.installOrUpgrade({
+    mode,
+    release: t.release,
+    namespace: t.namespace,
+    chart: ref,
+    valuesFile: valuesFile(session, values),
+    // On a missing namespace a server-side dry-run install fails; createNamespace makes helm tolerate it.
+    createNamespace: step.action.createNamespace === true,
+    timeoutMs: helmTimeoutMs(ctx.deadline),
+    dryRun: true,
+  });
+  return r.manifest;
+}
+
+// ------------------------------------------------------------------ executor
+
+async function assess(step: HelmStep, ctx: StepContext): Promise<Assessment> {
+  const p = await prepare(step, ctx);
+  p.session.close();
+  return { action: p.decision.action, reason: p.decision.reason };
+}
+
+async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
+  const p = await prepare(step, ctx);
+  const { session, t, decision } = p;
+  try {
+    switch (decision.action) {
+      case "skip":
+        return { status: "skipped", reason: decision.reason };
+      case "no-op":
+        return { status: "ok", reason: `no-op: ${decision.reason}` };
+      case "install":
+      case "upgrade": {
+        ctx.log(`${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`);
+        const r = await session.installOrUpgrade({
+          mode: decision.action,
+          release: t.release,
+          namespace: t.namespace,
+          chart: p.ref,
+          valuesFile: valuesFile(session, p.values),
+          createNamespace: step.action.createNamespace === true,
+          atomic: step.action.atomic === true,
+          wait: step.action.wait === true,
+          timeoutMs: helmTimeoutMs(ctx.deadline),
+          // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
+          // and a release khook did not install must not become khook's by being upgraded.
+          ...(decision.action === "install" ? { labels: ownershipLabels(ctx.spec.name) } : {}),
+        });
+        const verb = decision.action === "install" ? "installed" : "upgraded to";
+        const owned = decision.action === "install" || (await session.hasLabels(t.release, t.namespace, ownershipLabels(ctx.spec.name)));
+        return {
+          status: "ok",
+          reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired ?? { name: "?", version: "?" })}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
+          ...(owned ? { owned: [{ kind: "release" as const, namespace: t.namespace, name: t.release }] } : {}),
+        };
+      }
+    }
+  } finally {
+    session.close();
+  }
+}
+
+async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome> {
+  const { release, namespace } = releaseOf(step);
+  const session = await openSession(ctx);
+  try {
+    const state = historyState(await session.history(release, namespace), release, namespace);
+    if (state.kind === "absent" || state.kind === "uninstalled") {
+      return { status: "skipped", reason: `release ${release} (namespace ${namespace}) is not installed` };
+    }
+    const labels = ownershipLabels(ctx.spec.name);
+    if (!(await session.hasLabels(release, namespace, labels))) {
+      return {
+        status: "skipped",
+        reason: `release ${release} (namespace ${namespace}) was not installed by khook for spec ${ctx.spec.name} (no ${MANAGED_BY_LABEL}=khook, ${SPEC_LABEL}=${labels[SPEC_LABEL]} release labels); left alone`,
+      };
+    }
+    ctx.log(`uninstalling release ${release} (namespace ${namespace}) and waiting for its resources to be gone`);
+    await session.uninstall(release, namespace, helmTimeoutMs(ctx.deadline));
+    return { status: "ok", reason: `uninstalled release ${release} (namespace ${namespace}); its resources are gone` };
+  } finally {
+    session.close();
+  }
+}
+
+async function diff(step: HelmStep, ctx: StepContext): Promise<string> {
+  const p = await prepare(step, ctx);
+  const { session, t, decision } = p;
+  try {
+    if (decision.action === "skip") return "";
+    const mode = decision.action === "install" ? "install" : "upgrade";
+    const before = mode === "install" ? "" : await session.manifest(t.release, t.namespace);
+    const after = await dryRun(session, t, p.ref, p.values, mode, step, ctx);
+    const where = `${t.namespace}/${t.release}`;
+    const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
+    const newLabel = `${where} ${decision.action === "install" || decision.action === "upgrade" ? chartLabel(decision.desired ?? { name: t.described, version: "" }) : "unchanged"} (server dry-run)`;
+    const masked = maskSecretData(before, after);
+    return ctx.redactor.redact(unifiedDiff(masked.before, masked.after, { old: oldLabel, new: newLabel }));
+  } finally {
+    session.close();
+  }
+}
+
+export const helmExecutor: StepExecutor<"helm"> = { type: "helm", assess, apply, destroy, diff };
+
+// ------------------------------------------------------------------ secrets in diffs
+
+/**
+ * Like `kubectl diff`, never shows a Secret's data: each value becomes `***`,
+ * or `*** (before)` / `*** (after)` where it changed. Other documents are kept
+ * as they are.
+ */
+export function maskSecretData(before: string, after: string): { before: string; after: string } {
+  const a = splitManifest(before);
+  const b = splitManifest(after);
+  const valuesOf = (docs: ManifestDoc[]): Map<string, Map<string, unknown>> => {
+    const m = new Map<string, Map<string, unknown>>();
+    for (const d of docs) if (d.secretKey !== undefined) m.set(d.secretKey, d.data);
+    return m;
+  };
+  const av = valuesOf(a);
+  const bv = valuesOf(b);
+  const render = (docs: ManifestDoc[], other: Map<string, Map<string, unknown>>, side: "before" | "after"): string =>
+    docs
+      .map((d) => {
+        if (d.secretKey === undefined || d.parsed === undefined) return d.text;
+        const theirs = other.get(d.secretKey);
+        const obj = d.parsed;
+        for (const field of ["data", "stringData"] as const) {
+          const map = obj[field];
+          if (map === null || typeof map !== "object") continue;
+          for (const k of Object.keys(map as Record<string, unknown>)) {
+            const key = `${field}.${k}`;
+            const same = theirs !== undefined && theirs.has(key) && JSON.stringify(theirs.get(key)) === JSON.stringify(d.data.get(key));
+            (map as Record<string, unknown>)[k] = same || theirs === undefined || !theirs.has(key) ? "***" : `*** (${side})`;
+          }
+        }
+        return `${d.header}${stringifyYaml(obj)}`;
+      })
+      .join("");
+  return { before: render(a, bv, "before"), after: render(b, av, "after") };
+}
+
+interface ManifestDoc {
+  text: string;
+  header: string;
+  parsed: Record<string, unknown> | undefined;
+  secretKey: string | undefined;
+  data: Map<string, unknown>;
+}
+
+function splitManifest(text: string): ManifestDoc[] {
+  if (text === "") return [];
+  const parts = text.split(/(?=^---[ \t]*$)/m);
+  return parts.map((part) => {
+    const doc: ManifestDoc = { text: part, header: "", parsed: undefined, secretKey: undefined, data: new Map() };
+    let parsed: unknown;
+    try {
+      const docs = parseAllDocuments(part);
+      if (!Array.isArray(docs) || docs.length !== 1 || docs[0]!.errors.length > 0) return doc;
+      parsed = docs[0]!.toJS();
+    } catch {
+      return doc;
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return doc;
+    const o = parsed as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+    if (o.kind !== "Secret") return doc;
+    // Keep the `---` line and helm's `# Source:` comment above the object.
+    const lines = part.split("\n");
+    let i = 0;
+    while (i < lines.length && (/^---/.test(lines[i]!) || /^\s*#/.test(lines[i]!) || lines[i]!.trim() === "")) i++;
+    doc.header = lines.slice(0, i).join("\n") + (i > 0 ? "\n" : "");
+    doc.parsed = parsed as Record<string, unknown>;
+    doc.secretKey = `${String(o.metadata?.namespace ?? "")}/${String(o.metadata?.name ?? "")}`;
+    for (const field of ["data", "stringData"]) {
+      const map = (parsed as Record<string, unknown>)[field];
+      if (map !== null && typeof map === "object") for (const [k, v] of Object.entries(map as Record<string, unknown>)) doc.data.set(`${field}.${k}`, v);
+    }
+    return doc;
+  });
+}

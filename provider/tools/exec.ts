@@ -1,0 +1,191 @@
+/**
+ * The one process runner. Everything that spawns a process (helm, kustomize,
+ * kubectl kustomize) goes through `runTool`; nothing else in khook spawns.
+ *
+ * - Arguments are an array (no shell), so nothing is ever re-parsed.
+ * - Secrets never go on argv (other users' `ps` shows argv): callers hand them
+ *   over through `stdin` or through files with restrictive permissions.
+ * - An AbortSignal stops the child: SIGTERM, then SIGKILL after a grace period.
+ * - Output is captured up to a cap; the rest is dropped and `truncated` is set.
+ * - Exit codes and spawn failures are values, not exceptions. The only thing
+ *   that rejects is a programming error (bad arguments).
+ * - Everything returned (stdout, stderr, error text, the command line) is passed
+ *   through the caller's Redactor. A caller that must parse raw output (for
+ *   example, to compare values that contain secrets) asks for `rawStdout`
+ *   explicitly and must never print it.
+ */
+import { spawn } from "node:child_process";
+import type { Redactor } from "../redact.js";
+
+export interface ExecOptions {
+  /** Arguments, without the program itself. */
+  args: readonly string[];
+  /** Masks secrets in everything this function returns. */
+  redactor: Redactor;
+  /** Merged over the environment (`undefined` deletes a variable). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Start from an empty environment instead of process.env. */
+  cleanEnv?: boolean;
+  /** Fed to the child's stdin, which is then closed. Without it stdin is /dev/null. */
+  stdin?: string | Buffer;
+  cwd?: string;
+  signal?: AbortSignal;
+  /** Cap on captured stdout bytes (default 64 MiB). */
+  maxStdoutBytes?: number;
+  /** Cap on captured stderr bytes (default 1 MiB; the *last* bytes are kept). */
+  maxStderrBytes?: number;
+  /** Time between SIGTERM and SIGKILL when the signal aborts (default 5s). */
+  killGraceMs?: number;
+  /** Also return the unredacted stdout as `rawStdout`. Never print it. */
+  keepRawStdout?: boolean;
+}
+
+export interface ExecResult {
+  /** The command line, for messages; redacted. */
+  readonly command: string;
+  /** True when the process ran and exited with code 0. */
+  readonly ok: boolean;
+  /** null when the process did not exit normally (killed, or never started). */
+  readonly exitCode: number | null;
+  readonly exitSignal: NodeJS.Signals | null;
+  /** Redacted. */
+  readonly stdout: string;
+  /** Redacted. */
+  readonly stderr: string;
+  /** Unredacted stdout; only with `keepRawStdout`. */
+  readonly rawStdout?: string;
+  /** Some output was dropped because of the size caps. */
+  readonly truncated: boolean;
+  /** The signal aborted the run and the child was stopped. */
+  readonly aborted: boolean;
+  /** Why the process could not be started (e.g. `ENOENT`), redacted. */
+  readonly spawnError?: { code: string | undefined; message: string };
+}
+
+const DEFAULT_MAX_STDOUT = 64 * 1024 * 1024;
+const DEFAULT_MAX_STDERR = 1024 * 1024;
+const DEFAULT_KILL_GRACE_MS = 5000;
+
+/** Quotes one argument for display (never for execution). */
+export function quoteArg(a: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+export function formatCommand(file: string, args: readonly string[]): string {
+  return [file, ...args].map(quoteArg).join(" ");
+}
+
+export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
+  const redact = (s: string): string => opts.redactor.redact(s);
+  const command = redact(formatCommand(file, opts.args));
+  const maxOut = opts.maxStdoutBytes ?? DEFAULT_MAX_STDOUT;
+  const maxErr = opts.maxStderrBytes ?? DEFAULT_MAX_STDERR;
+  const grace = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+
+  const env: Record<string, string> = {};
+  if (!opts.cleanEnv) for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+
+  return new Promise<ExecResult>((resolve) => {
+    if (opts.signal?.aborted) {
+      resolve({ command, ok: false, exitCode: null, exitSignal: null, stdout: "", stderr: "", truncated: false, aborted: true });
+      return;
+    }
+
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let errBuf = Buffer.alloc(0);
+    let truncated = false;
+    let aborted = false;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let spawnError: { code: string | undefined; message: string } | undefined;
+
+    const child = spawn(file, [...opts.args], {
+      cwd: opts.cwd,
+      env,
+      stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      windowsHide: true,
+    });
+
+    const onAbort = (): void => {
+      if (aborted || child.exitCode !== null || child.signalCode !== null) return;
+      aborted = true;
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      }, grace);
+      killTimer.unref();
+    };
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (outBytes >= maxOut) {
+        truncated = true;
+        return;
+      }
+      const take = Math.min(chunk.length, maxOut - outBytes);
+      if (take < chunk.length) truncated = true;
+      out.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+      outBytes += take;
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      errBuf = Buffer.concat([errBuf, chunk]);
+      if (errBuf.length > maxErr) {
+        truncated = true;
+        errBuf = errBuf.subarray(errBuf.length - maxErr);
+      }
+    });
+    if (child.stdin) {
+      // A child that exits without reading stdin makes the write fail with EPIPE; that is not our error.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(opts.stdin);
+    }
+
+    const finish = (code: number | null, sig: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      if (killTimer) clearTimeout(killTimer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      const raw = Buffer.concat(out).toString("utf8");
+      const stderr = errBuf.toString("utf8");
+      resolve({
+        command,
+        ok: spawnError === undefined && !aborted && code === 0,
+        exitCode: code,
+        exitSignal: sig,
+        stdout: redact(raw),
+        stderr: redact(stderr),
+        ...(opts.keepRawStdout ? { rawStdout: raw } : {}),
+        truncated,
+        aborted,
+        ...(spawnError ? { spawnError } : {}),
+      });
+    };
+
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      spawnError = { code: e.code, message: redact(e.message) };
+      // 'close' does not follow an 'error' when the process never started.
+      if (child.pid === undefined) finish(null, null);
+    });
+    child.on("close", (code, sig) => finish(code, sig));
+  });
+}
+
+/** The last lines of a tool's stderr (or stdout), trimmed for error messages. */
+export function lastLines(text: string, n = 20): string {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  return (lines.length > n ? ["...", ...lines.slice(-n)] : lines).join("\n");
+}
+
+/** One-line-ish description of a failed run, for errors. Already redacted. */
+export function describeFailure(r: ExecResult, what: string): string {
+  if (r.spawnError) return `${what}: could not start ${r.command.split(" ")[0]}: ${r.spawnError.message}`;
+  if (r.aborted) return `${what}: stopped (cancelled or timed out)`;
+  const detail = lastLines(r.stderr.trim() !== "" ? r.stderr : r.stdout);
+  const how = r.exitCode !== null ? `exit code ${r.exitCode}` : `signal ${r.exitSignal ?? "unknown"}`;
+  return `${what} failed (${how})${detail !== "" ? `:\n${detail}` : ""}`;
+}

@@ -20,6 +20,15 @@
  * - `errorMessage` on `then`/`not` subschemas: cross-field rules (chart forms,
  *   namespace vs allNamespaces, patch body vs type) carry their own wording,
  *   which editors that understand the keyword show as well.
+ *
+ * Division of labour with the loader's semantic rules (provider/spec/rules.ts):
+ * the schema spells out every rule it can, for editors. Subschemas that also
+ * have a semantic rule in the loader — with a richer, field-specific message —
+ * are tagged `"x-khook-rule": "<rule id>"` (chart-source, chart-auth,
+ * wait-for-grammar, apply-wait-for-grammar, rollout-kind, namespace-or-all,
+ * resource-reference, patch-body-shape, source-url, local-path). By default
+ * validateSchema leaves those to the loader, so every problem is reported once,
+ * by its best reporter; `{ semanticRules: true }` reports them here too.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -32,6 +41,17 @@ const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
 /** Annotation keywords the schema uses for editors (VS Code / yaml-language-server). */
 const EDITOR_KEYWORDS = ["patternErrorMessage", "errorMessage", "enumDescriptions", "markdownDescription"];
+
+/** Marks a subschema whose rule the loader's semantic pass owns (see the header). */
+const SEMANTIC_RULE_KEYWORD = "x-khook-rule";
+
+export interface ValidateSchemaOptions {
+  /**
+   * Also report the rules tagged `x-khook-rule` in the schema, which the
+   * loader's semantic rules report with more specific messages. Default false.
+   */
+  semanticRules?: boolean;
+}
 
 type SchemaNode = { [key: string]: unknown };
 
@@ -81,7 +101,7 @@ function validator(): { validate: ValidateFunction; index: SchemaIndex } {
       // `patch: { type: [object, array] }`.
       allowUnionTypes: true,
     });
-    ajv.addVocabulary(EDITOR_KEYWORDS);
+    ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD]);
     validatorCache = { validate: ajv.compile(schema), index: indexSchema(schema) };
   }
   return validatorCache;
@@ -576,10 +596,11 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
  * Validates a parsed document against the khook v1 schema. Returns one
  * diagnostic per distinct problem (rule "schema"), ordered by source position.
  */
-export function validateSchema(doc: unknown, positionOf: PositionLookup): Diagnostic[] {
+export function validateSchema(doc: unknown, positionOf: PositionLookup, options: ValidateSchemaOptions = {}): Diagnostic[] {
   const { validate, index } = validator();
   if (validate(doc)) return [];
-  const errors = validate.errors ?? [];
+  const deferred = (e: ErrorObject): boolean => isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
+  const errors = (validate.errors ?? []).filter((e) => options.semanticRules === true || !deferred(e));
 
   // Unions that failed, and which branch (if any) the author meant.
   const unions = new Map<string, UnionFailure>();

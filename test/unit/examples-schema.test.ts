@@ -93,7 +93,7 @@ for (const file of specFiles) {
     const varsFile = path.join(examplesDir, "vars", file.replace(/\.khook\.yaml$/, ".vars.yaml"));
     const vars = fs.existsSync(varsFile) ? (parseYaml(fs.readFileSync(varsFile, "utf8")) as Record<string, string>) : {};
     const { doc, positionOf } = positionLookup(standInSubstitute(text, vars));
-    const ds = validateSchema(doc, positionOf);
+    const ds = validateSchema(doc, positionOf, { semanticRules: true });
     assert.deepEqual(ds.map((d) => `${file}:${d.position?.line ?? "?"}: ${d.path}: ${d.message}`), []);
   });
 }

@@ -50,7 +50,14 @@ function parse(text: string): { doc: unknown; positionOf: PositionLookup } {
   return { doc: document.toJS(), positionOf };
 }
 
+/** Every rule of the schema, including those the loader's semantic pass reports by default. */
 function check(text: string): Diagnostic[] {
+  const { doc, positionOf } = parse(text);
+  return validateSchema(doc, positionOf, { semanticRules: true });
+}
+
+/** What the loader gets: rules tagged x-khook-rule are left to its semantic pass. */
+function checkDefault(text: string): Diagnostic[] {
   const { doc, positionOf } = parse(text);
   return validateSchema(doc, positionOf);
 }
@@ -753,7 +760,10 @@ describe("translation robustness (property-based)", () => {
   const RAW_AJV = /must match|must NOT|must have required property|must be equal to|oneOf|anyOf|"then" schema|must be object|must be string/;
 
   const checkAll = (doc: unknown): void => {
-    const ds = validateSchema(doc, () => undefined);
+    checkOne(validateSchema(doc, () => undefined));
+    checkOne(validateSchema(doc, () => undefined, { semanticRules: true }));
+  };
+  const checkOne = (ds: Diagnostic[]): void => {
     for (const d of ds) {
       assert.equal(d.rule, "schema");
       assert.ok(d.path === "" || d.path.startsWith("/"), d.path);
@@ -784,5 +794,52 @@ describe("translation robustness (property-based)", () => {
       }),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("division of labour with the loader's semantic rules", () => {
+  // Each sample breaks exactly one rule tagged x-khook-rule in the schema.
+  const samples: [rule: string, text: string, message: RegExp][] = [
+    ["chart-source", spec("name: a\nhelm: {chart: cilium}"), /^a bare chart name needs repo:/],
+    ["chart-source", spec("name: a\nhelm: {chart: ./c, repo: https://x.example}"), /^repo: is only for bare chart names/],
+    ["chart-source", spec("name: a\nhelm: {chart: ./c, version: '1'}"), /^a local chart path takes neither/],
+    ["chart-source", spec("name: a\nhelm: {chart: 'c:1', version: '1', repo: https://x.example}"), /^the chart already carries its version inline/],
+    ["chart-auth", spec("name: a\nhelm: {chart: c, repo: 'https://u:p@x.example', auth: {username: u, password: p}}"), /^credentials come either/],
+    ["wait-for-grammar", spec("name: a\nwait: {for: ready, on: pods}"), /is not a wait condition/],
+    ["apply-wait-for-grammar", spec("name: a\napply: {waitFor: delete, manifests: [{file: ./a.yaml}]}"), /is not a wait condition/],
+    ["rollout-kind", spec("name: a\nrollout: {restart: pod/x, namespace: n}"), /is not a rollout target/],
+    ["namespace-or-all", spec("name: a\nwait: {for: delete, on: pods, namespace: n, allNamespaces: true}"), /mutually exclusive/],
+    ["namespace-or-all", spec("name: a\ndelete: {resource: pods, namespace: n, allNamespaces: true}"), /mutually exclusive/],
+    ["resource-reference", spec("name: a\npatch: {target: pods, patch: {a: 1}}"), /is not kind\/name/],
+    ["resource-reference", spec("name: a\nwait: {for: delete, on: 'a/b/c'}"), /is not a resource type/],
+    ["patch-body-shape", spec("name: a\npatch: {target: a/b, patch: [{op: remove, path: /x}]}"), /a list of operations needs type: json/],
+    ["patch-body-shape", spec("name: a\npatch: {target: a/b, type: json, patch: {a: 1}}"), /type: json needs a list/],
+    ["source-url", spec("name: a\napply: {manifests: [{url: 'ftp://x.example/a.yaml'}]}"), /is not an http:\/\/ or https:\/\/ URL/],
+    ["local-path", spec("name: a\napply: {manifests: [{kustomize: overlays/prod}]}"), /is not a local path/],
+  ];
+  for (const [rule, text, message] of samples) {
+    test(`${rule}: reported by the schema only on request; by default left to the loader (${message.source})`, () => {
+      invalid(text, message);
+      assert.deepEqual(checkDefault(text), [], "deferred to the loader by default");
+    });
+  }
+
+  test("tagged rules carry the loader's rule ids", () => {
+    const ids = new Set<string>();
+    const walk = (n: unknown): void => {
+      if (Array.isArray(n)) return n.forEach(walk);
+      if (typeof n !== "object" || n === null) return;
+      const rule = (n as Record<string, unknown>)["x-khook-rule"];
+      if (typeof rule === "string") ids.add(rule);
+      Object.values(n).forEach(walk);
+    };
+    walk(loadSchema());
+    assert.deepEqual([...ids].sort(), [...new Set(samples.map(([r]) => r))].sort());
+  });
+
+  test("structural problems are always reported", () => {
+    assert.equal(checkDefault(spec("name: a\nhelm: {chart: ./c, chrat: x}")).length, 1);
+    assert.equal(checkDefault(spec("name: a\nrollout: {namespace: n}")).length, 1);
+    assert.equal(checkDefault(spec("name: a\njob: {image: x, skipIf: exists}")).length, 1);
   });
 });

@@ -5,6 +5,7 @@
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Redactor } from "../redact.js";
+import type { KubeClient } from "../kube/index.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
@@ -45,6 +46,8 @@ export interface StepContext {
   readonly spec: LoadedSpec;
   readonly signal: AbortSignal;
   readonly redactor: Redactor;
+  /** The cluster connection: discovery, get/list/patch, apply, watch/wait, logs. */
+  readonly kube: KubeClient;
   /** Milliseconds left in this attempt; waits use it as their bound. */
   readonly deadline: number;
   /** Progress lines for people (already safe to print after redaction). */

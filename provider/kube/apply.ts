@@ -1,0 +1,392 @@
+/**
+ * Client-side apply that behaves like `kubectl apply`:
+ *
+ * - create: the object gets `kubectl.kubernetes.io/last-applied-configuration`
+ *   (the manifest itself, encoded the way kubectl encodes it);
+ * - re-apply: a three-way patch from (last-applied, new manifest, live) — a
+ *   strategic merge patch when the server's OpenAPI v3 says the kind accepts one
+ *   (built-in types), else a three-way JSON merge patch (custom resources).
+ *   A field removed from the manifest is removed from the object. Objects last
+ *   applied by kubectl carry the same annotation and are taken over seamlessly.
+ * - `{}` patch → `unchanged`, else `configured`; new → `created`.
+ *
+ * `serverSide: true` uses server-side apply with force instead.
+ */
+import { KhookError } from "../errors.js";
+import type { KubeClient } from "./client.js";
+import { KubeApiError } from "./errors.js";
+import { FIELD_MANAGER, resourcePath } from "./objects.js";
+import {
+  createThreeWayJsonMergePatch,
+  createThreeWayStrategicMergePatch,
+  deepEqual,
+  isMap,
+  PatchComputationError,
+  type JsonMap,
+} from "./threeway.js";
+import { describeObject, groupResource, type ApiResource, type KubeObject } from "./types.js";
+
+export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+export type ApplyAction = "created" | "configured" | "unchanged";
+
+export interface ApplyOptions {
+  signal?: AbortSignal;
+  /** Namespace for namespaced objects that name none. Default: the kubeconfig context's namespace. */
+  defaultNamespace?: string;
+  /** Added to every object's annotations (e.g. `khook.io/owned-by: <spec>/<step>`). */
+  annotations?: Readonly<Record<string, string>>;
+  /** Added to every object's labels. */
+  labels?: Readonly<Record<string, string>>;
+  /** Server-side dry run: nothing is persisted; the result shows what would be. */
+  dryRun?: boolean;
+  /** Server-side apply (force) instead of kubectl's client-side three-way merge. */
+  serverSide?: boolean;
+  /** Default `khook`. */
+  fieldManager?: string;
+}
+
+export interface ApplyResult {
+  action: ApplyAction;
+  resource: ApiResource;
+  name: string;
+  /** Set for namespaced objects. */
+  namespace: string | undefined;
+  /** `deployment.apps/x` — what kubectl prints before the action. */
+  ref: string;
+  /** The object after the apply (the dry-run result when dryRun). */
+  object: KubeObject;
+  /** The live object before the apply; undefined when it did not exist. */
+  before: KubeObject | undefined;
+  /** The patch sent (client-side apply of an existing object). */
+  patch?: { type: "strategic" | "merge"; body: JsonMap };
+}
+
+/** Conflicts are retried like kubectl (which retries a patch 5 times). */
+const MAX_TRIES = 5;
+
+export async function applyObject(client: KubeClient, manifest: KubeObject, opts: ApplyOptions = {}): Promise<ApplyResult> {
+  const apiVersion = manifest.apiVersion;
+  const kind = manifest.kind;
+  if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
+    throw new KhookError("execution", `cannot apply an object without apiVersion and kind: ${summarize(manifest)}`);
+  }
+  const name = manifest.metadata?.name;
+  if (typeof name !== "string" || name === "") {
+    if (manifest.metadata?.generateName) throw new KhookError("execution", `cannot use generateName with apply (${kind} ${manifest.metadata.generateName}...)`);
+    throw new KhookError("execution", `cannot apply a ${kind} without metadata.name`);
+  }
+  const rt = await client.resolveKind(apiVersion, kind, { signal: opts.signal });
+  const obj = prepare(manifest, rt, opts, client.contextNamespace);
+  const namespace = rt.namespaced ? obj.metadata!.namespace : undefined;
+  const result = opts.serverSide ? await applyServerSide(client, rt, obj, name, namespace, opts) : await applyClientSide(client, rt, obj, name, namespace, opts);
+  if (rt.group === "apiextensions.k8s.io" && rt.kind === "CustomResourceDefinition" && !opts.dryRun) noteCrd(client, obj);
+  return result;
+}
+
+/** A copy of the manifest with the namespace decided and khook's labels/annotations added. */
+export function prepare(manifest: KubeObject, rt: ApiResource, opts: ApplyOptions, contextNamespace: string): KubeObject {
+  const obj = structuredClone(manifest);
+  const meta = (obj.metadata ??= {});
+  if (rt.namespaced) {
+    if (typeof meta.namespace !== "string" || meta.namespace === "") meta.namespace = opts.defaultNamespace || contextNamespace || "default";
+  } else {
+    delete meta.namespace;
+  }
+  if (opts.annotations && Object.keys(opts.annotations).length > 0) meta.annotations = { ...(meta.annotations ?? {}), ...opts.annotations };
+  if (opts.labels && Object.keys(opts.labels).length > 0) meta.labels = { ...(meta.labels ?? {}), ...opts.labels };
+  return obj;
+}
+
+async function applyClientSide(
+  client: KubeClient,
+  rt: ApiResource,
+  obj: KubeObject,
+  name: string,
+  namespace: string | undefined,
+  opts: ApplyOptions,
+): Promise<ApplyResult> {
+  const ref = kubectlRef(rt, name);
+  const target = { resource: rt, name, namespace };
+  // kubectl validates fields server-side (--validate=strict): unknown or duplicate fields are errors, not silently dropped.
+  const query = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: "Strict", dryRun: opts.dryRun ? "All" : undefined };
+  for (let attempt = 1; ; attempt++) {
+    const live = await client.get(rt, name, namespace, { signal: opts.signal });
+    if (!live) {
+      const body = withLastApplied(obj);
+      try {
+        const created = await client.requestJson<KubeObject>({
+          method: "POST",
+          path: resourcePath(rt, namespace),
+          query,
+          body,
+          signal: opts.signal,
+          target,
+        });
+        return { action: "created", resource: rt, name, namespace, ref, object: created, before: undefined };
+      } catch (e) {
+        // Someone created it between our GET and POST: patch it instead.
+        if (e instanceof KubeApiError && e.alreadyExists && attempt < MAX_TRIES) continue;
+        throw e;
+      }
+    }
+    const original = parseLastApplied(live);
+    const modified = withLastApplied(obj);
+    const plan = await client.openapi.patchPlan(rt, opts.signal);
+    let patch: JsonMap;
+    try {
+      patch =
+        plan.type === "strategic"
+          ? createThreeWayStrategicMergePatch(original, modified as JsonMap, live as JsonMap, plan.meta)
+          : createThreeWayJsonMergePatch(original, modified as JsonMap, live as JsonMap);
+    } catch (e) {
+      if (e instanceof PatchComputationError) {
+        throw new KhookError("execution", `${describeObject(rt, name, namespace)}: cannot compute the apply patch: ${e.message}`);
+      }
+      throw e;
+    }
+    if (Object.keys(patch).length === 0) {
+      return { action: "unchanged", resource: rt, name, namespace, ref, object: live, before: live };
+    }
+    try {
+      const patched = await client.requestJson<KubeObject>({
+        method: "PATCH",
+        path: resourcePath(rt, namespace, name),
+        query,
+        body: JSON.stringify(patch),
+        contentType: plan.type === "strategic" ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
+        signal: opts.signal,
+        target,
+      });
+      return { action: "configured", resource: rt, name, namespace, ref, object: patched, before: live, patch: { type: plan.type, body: patch } };
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 409 && attempt < MAX_TRIES) continue;
+      if (e instanceof KubeApiError && e.status === 404 && attempt < MAX_TRIES) continue; // deleted meanwhile: create it
+      throw e;
+    }
+  }
+}
+
+async function applyServerSide(
+  client: KubeClient,
+  rt: ApiResource,
+  obj: KubeObject,
+  name: string,
+  namespace: string | undefined,
+  opts: ApplyOptions,
+): Promise<ApplyResult> {
+  const ref = kubectlRef(rt, name);
+  const before = await client.get(rt, name, namespace, { signal: opts.signal });
+  const { object, created } = await client.serverSideApply(rt, obj, {
+    signal: opts.signal,
+    dryRun: opts.dryRun,
+    fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+    force: true,
+  });
+  let action: ApplyAction;
+  if (created || !before) action = "created";
+  else if (opts.dryRun) action = deepEqual(stripVolatile(before), stripVolatile(object)) ? "unchanged" : "configured";
+  else action = before.metadata?.resourceVersion === object.metadata?.resourceVersion ? "unchanged" : "configured";
+  return { action, resource: rt, name, namespace, ref, object, before };
+}
+
+/**
+ * kubectl's GetModifiedConfiguration: the object serialized without the
+ * last-applied annotation (annotations become `{}` when empty, exactly as
+ * kubectl writes them), then set as that annotation. The create body and the
+ * patch's "modified" side are both this object.
+ */
+export function withLastApplied(obj: KubeObject): KubeObject {
+  const copy = structuredClone(obj);
+  const meta = (copy.metadata ??= {});
+  const annots = { ...(meta.annotations ?? {}) };
+  delete annots[LAST_APPLIED_ANNOTATION];
+  meta.annotations = annots;
+  const encoded = lastAppliedJson(copy);
+  meta.annotations = { ...annots, [LAST_APPLIED_ANNOTATION]: encoded };
+  return copy;
+}
+
+/** The last-applied configuration stored on a live object, if any (unparseable → none, like an absent one). */
+export function parseLastApplied(live: KubeObject): JsonMap | undefined {
+  const text = live.metadata?.annotations?.[LAST_APPLIED_ANNOTATION];
+  if (typeof text !== "string" || text === "") return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return isMap(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Encodes like Go's encoding/json on an unstructured object (what kubectl
+ * stores): map keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, and a
+ * trailing newline. Identical manifests thus give identical annotations
+ * whether kubectl or khook applied them.
+ */
+export function lastAppliedJson(v: unknown): string {
+  return `${goJson(v)}\n`;
+}
+
+function goJson(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "string") return goString(v);
+  if (typeof v === "number") return Number.isFinite(v) ? JSON.stringify(v) : "null";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (Array.isArray(v)) return `[${v.map(goJson).join(",")}]`;
+  if (typeof v === "object") {
+    const keys = Object.keys(v as object)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort(compareUtf8);
+    return `{${keys.map((k) => `${goString(k)}:${goJson((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return "null";
+}
+
+function goString(s: string): string {
+  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Go sorts map keys by their UTF-8 bytes. */
+function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+function stripVolatile(o: KubeObject): KubeObject {
+  const c = structuredClone(o);
+  if (c.metadata) {
+    delete c.metadata.managedFields;
+    delete c.metadata.resourceVersion;
+    delete c.metadata.generation;
+  }
+  return c;
+}
+
+/** `deployment.apps/x`, `configmap/y` — kubectl's printed name. */
+export function kubectlRef(rt: ApiResource, name: string): string {
+  const k = rt.kind.toLowerCase();
+  return `${rt.group === "" ? k : `${k}.${rt.group}`}/${name}`;
+}
+
+function noteCrd(client: KubeClient, crd: KubeObject): void {
+  const spec = isMap(crd["spec"]) ? crd["spec"] : {};
+  const names = isMap(spec["names"]) ? spec["names"] : {};
+  const group = typeof spec["group"] === "string" ? spec["group"] : "";
+  const kind = typeof names["kind"] === "string" ? names["kind"] : "";
+  if (group === "" || kind === "") return;
+  client.discovery.expect({
+    group,
+    kind,
+    plural: typeof names["plural"] === "string" ? names["plural"] : undefined,
+    singular: typeof names["singular"] === "string" ? names["singular"] : undefined,
+    shortNames: Array.isArray(names["shortNames"]) ? names["shortNames"].filter((s): s is string => typeof s === "string") : undefined,
+  });
+  client.openapi.invalidate();
+}
+
+function summarize(o: KubeObject): string {
+  const s = JSON.stringify(o);
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+// ------------------------------------------------------------------ many objects
+
+export interface ApplyAllOptions extends ApplyOptions {
+  /**
+   * How many objects are applied at once between barriers. Default 4.
+   * Namespaces, CRDs, APIServices, admission configuration, PriorityClasses,
+   * RuntimeClasses, LimitRanges and ResourceQuotas are barriers: everything
+   * before them finishes first, and nothing after starts until they are applied.
+   */
+  concurrency?: number;
+  /** Keep applying the rest after a failure (like kubectl); the error lists every failure. Default true. */
+  continueOnError?: boolean;
+  /** Called as each object finishes, in completion order. */
+  onResult?: (r: ApplyResult) => void;
+}
+
+/** Several failures from one applyAll; `results` holds what did succeed. */
+export class ApplyAllError extends KhookError {
+  readonly results: readonly (ApplyResult | undefined)[];
+  readonly failures: readonly { index: number; error: unknown }[];
+  constructor(results: (ApplyResult | undefined)[], failures: { index: number; error: unknown }[]) {
+    const lines = failures.map((f) => `  - ${f.error instanceof Error ? f.error.message : String(f.error)}`);
+    super("execution", failures.length === 1 ? lines[0]!.slice(4) : `${failures.length} objects failed to apply:\n${lines.join("\n")}`);
+    this.name = "ApplyAllError";
+    this.results = results;
+    this.failures = failures;
+  }
+}
+
+const BARRIER_KINDS = new Set([
+  "/Namespace",
+  "apiextensions.k8s.io/CustomResourceDefinition",
+  "apiregistration.k8s.io/APIService",
+  "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+  "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+  "admissionregistration.k8s.io/MutatingAdmissionPolicy",
+  "admissionregistration.k8s.io/MutatingAdmissionPolicyBinding",
+  "scheduling.k8s.io/PriorityClass",
+  "node.k8s.io/RuntimeClass",
+  "/LimitRange",
+  "/ResourceQuota",
+]);
+
+function isBarrier(o: KubeObject): boolean {
+  const av = typeof o.apiVersion === "string" ? o.apiVersion : "";
+  const group = av.includes("/") ? av.slice(0, av.indexOf("/")) : "";
+  return BARRIER_KINDS.has(`${group}/${String(o.kind ?? "")}`);
+}
+
+/** Applies objects in order; see ApplyAllOptions for what runs concurrently. Results are in input order. */
+export async function applyAll(client: KubeClient, manifests: readonly KubeObject[], opts: ApplyAllOptions = {}): Promise<ApplyResult[]> {
+  const concurrency = Math.max(1, opts.concurrency ?? 4);
+  const continueOnError = opts.continueOnError ?? true;
+  const results: (ApplyResult | undefined)[] = new Array<ApplyResult | undefined>(manifests.length);
+  const failures: { index: number; error: unknown }[] = [];
+  let stop = false;
+
+  const one = async (i: number): Promise<void> => {
+    if (stop) return;
+    try {
+      const r = await applyObject(client, manifests[i]!, opts);
+      results[i] = r;
+      opts.onResult?.(r);
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      failures.push({ index: i, error: e });
+      if (!continueOnError) stop = true;
+    }
+  };
+
+  let i = 0;
+  while (i < manifests.length && !stop) {
+    if (isBarrier(manifests[i]!)) {
+      await one(i);
+      i++;
+      continue;
+    }
+    // A run of non-barrier objects: a small worker pool, started in order.
+    let j = i;
+    while (j < manifests.length && !isBarrier(manifests[j]!)) j++;
+    let next = i;
+    const end = j;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, end - i) }, async () => {
+        while (!stop && next < end) await one(next++);
+      }),
+    );
+    i = j;
+  }
+  if (failures.length > 0) {
+    failures.sort((a, b) => a.index - b.index);
+    throw new ApplyAllError(results, failures);
+  }
+  return results as ApplyResult[];
+}
+
+export { groupResource };

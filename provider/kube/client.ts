@@ -1,0 +1,589 @@
+/**
+ * The connection to one cluster. Kubeconfig parsing and authentication (tokens,
+ * client certificates, exec plugins, auth providers) come from
+ * @kubernetes/client-node's KubeConfig; every request goes out as raw REST over
+ * one keep-alive HTTP/1.1 agent, so objects round-trip with unknown fields intact.
+ *
+ * Higher-level operations (discovery, get/list/patch, apply, watch, logs) live
+ * in their own modules; KubeClient exposes them as methods so step executors
+ * only need `ctx.kube`.
+ */
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import * as os from "node:os";
+import * as path from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KHOOK_VERSION } from "../version.js";
+import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
+import { Discovery, type ResolveOptions } from "./discovery.js";
+import { OpenApiCache } from "./openapi.js";
+import * as objects from "./objects.js";
+import * as applyMod from "./apply.js";
+import * as watchMod from "./watch.js";
+import * as logsMod from "./logs.js";
+import type { KubeObject, ResourceType, ApiResource } from "./types.js";
+
+export interface KubeConnectOptions {
+  /** An explicit kubeconfig file (like `kubectl --kubeconfig`). */
+  kubeconfigPath?: string;
+  /** Kubeconfig YAML text, e.g. from a Pulumi input. Wins over kubeconfigPath. */
+  kubeconfigContent?: string;
+  /** A context name (like `kubectl --context`); default: the kubeconfig's current-context. */
+  context?: string;
+}
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export type QueryValue = string | number | boolean | undefined | readonly string[];
+
+export interface RequestOptions {
+  method?: HttpMethod;
+  /** Absolute API path, e.g. `/apis/apps/v1/namespaces/x/deployments/y`. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  /** Sent as JSON unless it is already a string or Buffer. */
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Names the object in errors, kubectl-style. */
+  target?: ErrorTarget;
+  /** Socket inactivity timeout; default 60s. 0 disables it (watches). */
+  timeoutMs?: number;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+interface TlsMaterial {
+  ca?: Buffer | string | undefined;
+  cert?: Buffer | string | undefined;
+  key?: Buffer | string | undefined;
+  servername?: string | undefined;
+  rejectUnauthorized?: boolean | undefined;
+}
+
+/** Where the kubeconfig came from, for error messages. */
+type ConfigSource = { kind: "content" } | { kind: "file"; files: string[] } | { kind: "in-cluster" };
+
+export class KubeClient {
+  /** The API server URL, e.g. `https://127.0.0.1:6443`. */
+  readonly server: string;
+  /** The kubeconfig context in use. */
+  readonly contextName: string;
+  /** The context's namespace, else `default` (like kubectl). */
+  readonly contextNamespace: string;
+  readonly discovery: Discovery;
+  readonly openapi: OpenApiCache;
+
+  private readonly kc: KubeConfig;
+  private readonly source: ConfigSource;
+  private readonly base: URL;
+  private readonly isHttps: boolean;
+  private agent: http.Agent;
+  private watchAgent: http.Agent;
+  private tls: TlsMaterial;
+  private staticHeaders: Record<string, string>;
+  private readonly dynamicAuth: boolean;
+  private closed = false;
+
+  private constructor(kc: KubeConfig, source: ConfigSource, auth: { tls: TlsMaterial; headers: Record<string, string> }) {
+    this.kc = kc;
+    this.source = source;
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new KubeConfigError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.contextName = kc.getCurrentContext();
+    this.contextNamespace = kc.getContextObject(this.contextName)?.namespace || "default";
+    try {
+      this.base = new URL(this.server);
+    } catch {
+      throw new KubeConfigError(`cluster "${cluster.name}" has an invalid server URL: ${cluster.server}`);
+    }
+    this.isHttps = this.base.protocol === "https:";
+    const user = kc.getCurrentUser();
+    this.dynamicAuth = !!(user && (user.exec || user.authProvider));
+    this.tls = auth.tls;
+    this.staticHeaders = auth.headers;
+    this.agent = this.makeAgent(32);
+    this.watchAgent = this.makeAgent(Infinity);
+    this.discovery = new Discovery(this);
+    this.openapi = new OpenApiCache(this);
+  }
+
+  /**
+   * Loads the kubeconfig the standard way — explicit content, explicit path,
+   * else `KUBECONFIG` (a path list, first file wins on duplicate names), else
+   * ~/.kube/config, else the in-cluster service account — and prepares
+   * authentication. Does not contact the server.
+   */
+  static async connect(opts: KubeConnectOptions = {}): Promise<KubeClient> {
+    const { kc, source } = loadKubeConfig(opts);
+    if (opts.context !== undefined && opts.context !== "") {
+      if (!kc.getContextObject(opts.context)) {
+        const known = kc.getContexts().map((c) => c.name);
+        throw new KubeConfigError(
+          `context "${opts.context}" does not exist in ${describeSource(source)} (contexts: ${known.join(", ") || "none"})`,
+        );
+      }
+      kc.setCurrentContext(opts.context);
+    }
+    const current = kc.getCurrentContext();
+    if (!current || !kc.getContextObject(current)) {
+      throw new KubeConfigError(
+        `${describeSource(source)} has no current context; set one (kubectl config use-context) or pass a context`,
+      );
+    }
+    if (!kc.getCurrentCluster()) {
+      throw new KubeConfigError(`context "${current}" in ${describeSource(source)} refers to a cluster that is not defined`);
+    }
+    const auth = await resolveAuth(kc);
+    return new KubeClient(kc, source, auth);
+  }
+
+  /** Closes pooled connections. In-flight watches are ended. */
+  close(): void {
+    this.closed = true;
+    this.agent.destroy();
+    this.watchAgent.destroy();
+  }
+
+  // ---------------------------------------------------------------- transport
+
+  /** Sends one request and reads the whole response. Failure statuses become KubeApiError. */
+  async request(opts: RequestOptions): Promise<RawResponse> {
+    const res = await this.send(opts, false);
+    const text = await readBody(res, opts.signal);
+    const status = res.statusCode ?? 0;
+    if (status >= 400) throw this.errorFrom(status, res.headers, text, opts);
+    return { status, headers: res.headers, text };
+  }
+
+  /** Sends a request and parses the JSON response. */
+  async requestJson<T = unknown>(opts: RequestOptions): Promise<T> {
+    const res = await this.request(opts);
+    if (res.text === "") return undefined as T;
+    try {
+      return JSON.parse(res.text) as T;
+    } catch {
+      throw new KubeConnectionError(
+        `the API server at ${this.server} sent a response that is not JSON for ${opts.method ?? "GET"} ${opts.path}: ${res.text.slice(0, 200)}`,
+        this.server,
+        undefined,
+      );
+    }
+  }
+
+  /** Opens a streaming response (watch, follow logs). The caller consumes and destroys it. */
+  async stream(opts: RequestOptions): Promise<http.IncomingMessage> {
+    const res = await this.send({ ...opts, timeoutMs: opts.timeoutMs ?? 0 }, true);
+    const status = res.statusCode ?? 0;
+    if (status >= 400) {
+      const text = await readBody(res, opts.signal);
+      throw this.errorFrom(status, res.headers, text, opts);
+    }
+    return res;
+  }
+
+  private errorFrom(status: number, _headers: http.IncomingHttpHeaders, text: string, opts: RequestOptions): Error {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const target: ErrorTarget = opts.target ?? { what: `${opts.method ?? "GET"} ${opts.path}` };
+    const err = apiErrorFromResponse(status, body, text, target);
+    if (status === 401) {
+      const user = this.kc.getCurrentUser()?.name ?? "?";
+      return apiErrorFromResponse(
+        status,
+        { kind: "Status", reason: "Unauthorized", message: `${err.apiMessage} — the API server at ${this.server} rejected the credentials of user "${user}" (context "${this.contextName}"); check that they are valid and not expired` },
+        text,
+        target,
+      );
+    }
+    return err;
+  }
+
+  private async send(opts: RequestOptions, streaming: boolean): Promise<http.IncomingMessage> {
+    if (this.closed) throw new KubeConnectionError(`the connection to ${this.server} was closed`, this.server, undefined);
+    let attempt = 0;
+    for (;;) {
+      attempt++;
+      try {
+        const res = await this.sendOnce(opts, streaming);
+        const status = res.statusCode ?? 0;
+        // API Priority and Fairness / overload: the request was not processed, so it is safe to retry.
+        if ((status === 429 || (status === 503 && res.headers["retry-after"] !== undefined)) && attempt <= 5) {
+          res.resume();
+          const after = Number(res.headers["retry-after"] ?? "1");
+          await sleep(Math.min(Math.max(Number.isFinite(after) ? after : 1, 0.2), 5) * 1000, opts.signal);
+          continue;
+        }
+        return res;
+      } catch (e) {
+        if (opts.signal?.aborted) throw abortError(opts.signal);
+        // A keep-alive socket the server already closed: Node's documented race; retry once.
+        if (isStaleSocket(e) && attempt <= 2) continue;
+        throw this.connectionError(e, opts);
+      }
+    }
+  }
+
+  private async sendOnce(opts: RequestOptions, streaming: boolean): Promise<http.IncomingMessage> {
+    const headers: Record<string, string> = { ...(await this.authHeaders()) };
+    headers["User-Agent"] = USER_AGENT;
+    headers["Accept"] = opts.accept ?? "application/json";
+    let payload: Buffer | undefined;
+    if (opts.body !== undefined) {
+      payload = Buffer.isBuffer(opts.body)
+        ? opts.body
+        : Buffer.from(typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body), "utf8");
+      headers["Content-Type"] = opts.contentType ?? "application/json";
+      headers["Content-Length"] = String(payload.length);
+    }
+    const url = new URL(this.base.toString());
+    url.pathname = joinPath(this.base.pathname, opts.path);
+    url.search = encodeQuery(opts.query);
+    const signal = opts.signal;
+    if (signal?.aborted) throw abortError(signal);
+    const mod = this.isHttps ? https : http;
+    return await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = mod.request(url, {
+        method: opts.method ?? "GET",
+        headers,
+        agent: streaming ? this.watchAgent : this.agent,
+      });
+      const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      if (timeout > 0) {
+        req.setTimeout(timeout, () => {
+          req.destroy(Object.assign(new Error(`no response within ${Math.round(timeout / 1000)}s`), { code: "ETIMEDOUT" }));
+        });
+      }
+      const onAbort = (): void => {
+        req.destroy(abortError(signal!));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.on("response", (res) => {
+        if (timeout > 0 && !streaming) {
+          // keep the inactivity timeout while the body streams
+        } else {
+          req.setTimeout(0);
+        }
+        res.on("close", () => signal?.removeEventListener("abort", onAbort));
+        resolve(res);
+      });
+      req.on("error", (err) => {
+        signal?.removeEventListener("abort", onAbort);
+        Object.assign(err, { reusedSocket: req.reusedSocket });
+        reject(err);
+      });
+      if (payload) req.end(payload);
+      else req.end();
+    });
+  }
+
+  private connectionError(e: unknown, opts: RequestOptions): Error {
+    if (e instanceof Error && (e.name === "KhookError" || e.name === "AbortError")) return e;
+    const err = e as NodeJS.ErrnoException;
+    const code = err.code ?? "";
+    const what = `${opts.method ?? "GET"} ${opts.path}`;
+    const where = `the Kubernetes API server at ${this.server} (context "${this.contextName}" from ${describeSource(this.source)})`;
+    let hint: string;
+    if (TLS_CODES.has(code) || /certificate|self[- ]signed|SSL|TLS/i.test(err.message ?? "")) {
+      hint = `TLS verification failed; check the cluster's certificate-authority(-data) and server name in the kubeconfig`;
+    } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+      hint = `the host name does not resolve; check the server URL in the kubeconfig`;
+    } else if (code === "ECONNREFUSED") {
+      hint = `nothing is listening there; check that the cluster is running and that the kubeconfig/context point at it`;
+    } else if (code === "ETIMEDOUT" || code === "ECONNRESET" || code === "EHOSTUNREACH" || code === "ENETUNREACH") {
+      hint = `check that the cluster is running and reachable from this machine (network, VPN, firewall)`;
+    } else {
+      hint = `check that the cluster is running and that the kubeconfig/context point at it`;
+    }
+    return new KubeConnectionError(`cannot reach ${where} (${what}): ${code ? code + " " : ""}${err.message ?? String(e)} — ${hint}`, this.server, e);
+  }
+
+  private makeAgent(maxSockets: number): http.Agent {
+    const base = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets, maxFreeSockets: 16, scheduling: "lifo" as const };
+    if (!this.isHttps) return new http.Agent(base);
+    const t = this.tls;
+    return new https.Agent({
+      ...base,
+      ...(t.ca !== undefined ? { ca: t.ca } : {}),
+      ...(t.cert !== undefined ? { cert: t.cert } : {}),
+      ...(t.key !== undefined ? { key: t.key } : {}),
+      ...(t.servername !== undefined ? { servername: t.servername } : {}),
+      ...(t.rejectUnauthorized !== undefined ? { rejectUnauthorized: t.rejectUnauthorized } : {}),
+    });
+  }
+
+  /** Static credentials are computed once; exec plugins / auth providers are asked per request (they cache). */
+  private async authHeaders(): Promise<Record<string, string>> {
+    if (!this.dynamicAuth) return this.staticHeaders;
+    const { tls, headers } = await resolveAuth(this.kc);
+    if (!sameBytes(tls.cert, this.tls.cert) || !sameBytes(tls.key, this.tls.key)) {
+      // An exec plugin rotated the client certificate: new connections must use it.
+      this.tls = tls;
+      const old = [this.agent, this.watchAgent];
+      this.agent = this.makeAgent(32);
+      this.watchAgent = this.makeAgent(Infinity);
+      for (const a of old) setTimeout(() => a.destroy(), 60_000).unref();
+    }
+    return headers;
+  }
+
+  // ---------------------------------------------------------------- discovery
+
+  /** Resolves a kubectl-style resource string (`deploy`, `deployments.apps`, `deployment.v1.apps`). */
+  resolveResource(arg: string, opts?: ResolveOptions): Promise<ApiResource> {
+    return this.discovery.resolveResource(arg, opts);
+  }
+
+  /** Resolves a manifest's `{apiVersion, kind}`. */
+  resolveKind(apiVersion: string, kind: string, opts?: ResolveOptions): Promise<ApiResource> {
+    return this.discovery.resolveKind(apiVersion, kind, opts);
+  }
+
+  /** Resolves `type` or `type/name` (`daemonset/aws-node`, `pods`). */
+  resolveTarget(arg: string, opts?: ResolveOptions): Promise<{ type: ApiResource; name: string | undefined }> {
+    return this.discovery.resolveTarget(arg, opts);
+  }
+
+  // ---------------------------------------------------------------- objects
+
+  get(rt: ResourceType, name: string, namespace?: string, opts?: objects.ReadOptions): Promise<KubeObject | undefined> {
+    return objects.get(this, rt, name, namespace, opts);
+  }
+  list(rt: ResourceType, opts?: objects.ListOptions): Promise<objects.ObjectList> {
+    return objects.list(this, rt, opts);
+  }
+  create(rt: ResourceType, obj: KubeObject, opts?: objects.WriteOptions): Promise<KubeObject> {
+    return objects.create(this, rt, obj, opts);
+  }
+  replace(rt: ResourceType, obj: KubeObject, opts?: objects.WriteOptions): Promise<KubeObject> {
+    return objects.replace(this, rt, obj, opts);
+  }
+  delete(rt: ResourceType, name: string, namespace?: string, opts?: objects.DeleteOptions): Promise<objects.DeleteResult> {
+    return objects.remove(this, rt, name, namespace, opts);
+  }
+  deleteCollection(rt: ResourceType, opts: objects.ListOptions & objects.DeleteOptions): Promise<objects.DeleteResult[]> {
+    return objects.removeMatching(this, rt, opts);
+  }
+  patch(rt: ResourceType, name: string, namespace: string | undefined, type: objects.PatchType, body: unknown, opts?: objects.WriteOptions): Promise<KubeObject> {
+    return objects.patch(this, rt, name, namespace, type, body, opts);
+  }
+  serverSideApply(rt: ResourceType, obj: KubeObject, opts?: objects.ServerSideApplyOptions): Promise<{ object: KubeObject; created: boolean }> {
+    return objects.serverSideApply(this, rt, obj, opts);
+  }
+
+  // ---------------------------------------------------------------- apply
+
+  /** `kubectl apply` of one object: create, or a three-way patch from last-applied / manifest / live. */
+  apply(manifest: KubeObject, opts?: applyMod.ApplyOptions): Promise<applyMod.ApplyResult> {
+    return applyMod.applyObject(this, manifest, opts);
+  }
+  /** Applies several objects in order (namespaces and CRDs act as barriers). */
+  applyAll(manifests: readonly KubeObject[], opts?: applyMod.ApplyAllOptions): Promise<applyMod.ApplyResult[]> {
+    return applyMod.applyAll(this, manifests, opts);
+  }
+
+  // ---------------------------------------------------------------- watch / wait
+
+  watch(rt: ResourceType, opts: watchMod.WatchOptions): AsyncGenerator<watchMod.WatchEvent> {
+    return watchMod.watch(this, rt, opts);
+  }
+  waitFor<T = true>(scope: watchMod.WaitScope, check: watchMod.WaitCheck<T>, opts: watchMod.WaitOptions): Promise<T> {
+    return watchMod.waitFor(this, scope, check, opts);
+  }
+  waitForDeletion(rt: ResourceType, name: string, namespace: string | undefined, opts: watchMod.WaitOptions & { uid?: string }): Promise<void> {
+    return watchMod.waitForDeletion(this, rt, name, namespace, opts);
+  }
+
+  // ---------------------------------------------------------------- logs
+
+  podLogs(namespace: string, pod: string, opts?: logsMod.LogOptions): Promise<string> {
+    return logsMod.podLogs(this, namespace, pod, opts);
+  }
+  jobPods(namespace: string, job: string, opts?: { signal?: AbortSignal }): Promise<KubeObject[]> {
+    return logsMod.jobPods(this, namespace, job, opts);
+  }
+}
+
+// -------------------------------------------------------------------- kubeconfig
+
+function loadKubeConfig(opts: KubeConnectOptions): { kc: KubeConfig; source: ConfigSource } {
+  const kc = new KubeConfig();
+  if (opts.kubeconfigContent !== undefined && opts.kubeconfigContent !== "") {
+    try {
+      kc.loadFromString(opts.kubeconfigContent);
+    } catch (e) {
+      throw new KubeConfigError(`the kubeconfig content is not valid: ${errText(e)}`);
+    }
+    return { kc, source: { kind: "content" } };
+  }
+  const files: string[] = [];
+  if (opts.kubeconfigPath !== undefined && opts.kubeconfigPath !== "") {
+    files.push(opts.kubeconfigPath);
+  } else if (process.env["KUBECONFIG"]) {
+    files.push(...process.env["KUBECONFIG"].split(path.delimiter).filter((f) => f !== ""));
+  } else {
+    const home = os.homedir();
+    const def = path.join(home, ".kube", "config");
+    if (fs.existsSync(def)) files.push(def);
+    else if (process.env["KUBERNETES_SERVICE_HOST"] && fs.existsSync(path.join(SA_DIR, "token"))) {
+      kc.loadFromCluster();
+      const nsFile = path.join(SA_DIR, "namespace");
+      if (fs.existsSync(nsFile)) {
+        const ns = fs.readFileSync(nsFile, "utf8").trim();
+        const ctx = kc.getContextObject(kc.getCurrentContext());
+        if (ctx && ns) kc.contexts = [{ ...ctx, namespace: ns }];
+      }
+      return { kc, source: { kind: "in-cluster" } };
+    } else {
+      throw new KubeConfigError(
+        `no kubeconfig found: pass one explicitly, set KUBECONFIG, or create ${def} (in a pod, the service account is used)`,
+      );
+    }
+  }
+  // Load each file; like kubectl, the first file to define a name wins, and the first current-context wins.
+  let loaded = 0;
+  for (const file of files) {
+    if (!fs.existsSync(file)) {
+      if (opts.kubeconfigPath) throw new KubeConfigError(`kubeconfig ${file} does not exist`);
+      continue; // kubectl ignores missing entries of KUBECONFIG
+    }
+    const one = new KubeConfig();
+    try {
+      one.loadFromFile(file);
+    } catch (e) {
+      throw new KubeConfigError(`kubeconfig ${file} is not valid: ${errText(e)}`);
+    }
+    loaded++;
+    if (loaded === 1) {
+      kc.loadFromOptions({ clusters: [...one.clusters], users: [...one.users], contexts: [...one.contexts], currentContext: one.currentContext });
+      continue;
+    }
+    for (const c of one.clusters) if (!kc.clusters.some((x) => x.name === c.name)) kc.clusters.push(c);
+    for (const u of one.users) if (!kc.users.some((x) => x.name === u.name)) kc.users.push(u);
+    for (const c of one.contexts) if (!kc.contexts.some((x) => x.name === c.name)) kc.contexts.push(c);
+    if (!kc.currentContext && one.currentContext) kc.currentContext = one.currentContext;
+  }
+  if (loaded === 0) throw new KubeConfigError(`none of the kubeconfig files in KUBECONFIG exist: ${files.join(path.delimiter)}`);
+  return { kc, source: { kind: "file", files } };
+}
+
+function describeSource(s: ConfigSource): string {
+  switch (s.kind) {
+    case "content":
+      return "the given kubeconfig content";
+    case "in-cluster":
+      return "the in-cluster service account";
+    case "file":
+      return s.files.length === 1 ? `kubeconfig ${s.files[0]}` : `kubeconfig ${s.files.join(path.delimiter)}`;
+  }
+}
+
+async function resolveAuth(kc: KubeConfig): Promise<{ tls: TlsMaterial; headers: Record<string, string> }> {
+  const o: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };
+  try {
+    await kc.applyToHTTPSOptions(o);
+  } catch (e) {
+    throw new KubeConfigError(`cannot prepare credentials for context "${kc.getCurrentContext()}": ${errText(e)}`);
+  }
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+  if (typeof o.auth === "string" && o.auth !== "" && headers["Authorization"] === undefined) {
+    headers["Authorization"] = `Basic ${Buffer.from(o.auth).toString("base64")}`;
+  }
+  return {
+    tls: {
+      ca: o.ca as Buffer | string | undefined,
+      cert: o.cert as Buffer | string | undefined,
+      key: o.key as Buffer | string | undefined,
+      servername: o.servername ?? undefined,
+      rejectUnauthorized: o.rejectUnauthorized,
+    },
+    headers,
+  };
+}
+
+// -------------------------------------------------------------------- helpers
+
+const TLS_CODES = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "CERT_SIGNATURE_FAILURE",
+  "EPROTO",
+]);
+
+function isStaleSocket(e: unknown): boolean {
+  const err = e as NodeJS.ErrnoException & { reusedSocket?: boolean };
+  return !!err && err.reusedSocket === true && (err.code === "ECONNRESET" || err.code === "EPIPE");
+}
+
+function sameBytes(a: Buffer | string | undefined, b: Buffer | string | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return Buffer.from(a).equals(Buffer.from(b));
+}
+
+function joinPath(basePath: string, p: string): string {
+  const b = basePath.replace(/\/+$/, "");
+  return b + (p.startsWith("/") ? p : `/${p}`);
+}
+
+function encodeQuery(q: Record<string, QueryValue> | undefined): string {
+  if (!q) return "";
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) sp.append(k, x);
+    else sp.append(k, String(v));
+  }
+  const s = sp.toString();
+  return s === "" ? "" : `?${s}`;
+}
+
+async function readBody(res: http.IncomingMessage, signal: AbortSignal | undefined): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+  } catch (e) {
+    if (signal?.aborted) throw abortError(signal);
+    throw e;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(abortError(signal!));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,291 @@
+/**
+ * API discovery: which groups, versions and resources the server serves.
+ *
+ * Uses aggregated discovery (`/api` + `/apis` as APIGroupDiscoveryList, two
+ * requests for the whole catalog) when the server offers it, else the legacy
+ * per-group-version documents. The catalog is cached; an unknown name triggers
+ * a refresh, and names a recently applied CRD defines are polled for briefly
+ * (the server only serves a CRD's resource once it is Established).
+ */
+import { KhookError } from "../errors.js";
+import type { KubeClient } from "./client.js";
+import { sleep } from "./client.js";
+import { abortError } from "./errors.js";
+import { matchKind, matchResource, splitTarget, suggest } from "./resourceref.js";
+import { isObject, splitApiVersion, type ApiResource } from "./types.js";
+
+export interface ResolveOptions {
+  signal?: AbortSignal;
+  /**
+   * Keep refreshing discovery for up to this long while the name is unknown.
+   * Default 0; names of CRDs registered with `expect()` are polled for up to 30s regardless.
+   */
+  waitMs?: number;
+}
+
+/** The resource type is not served by the cluster (typo, or its CRD is not installed). */
+export class UnknownResourceError extends KhookError {
+  constructor(message: string) {
+    super("execution", message);
+    this.name = "UnknownResourceError";
+  }
+}
+
+const AGGREGATED_ACCEPT = [
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+  "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+  "application/json",
+].join(",");
+
+/** How long a CRD that khook just applied may take to become resolvable. */
+const EXPECTED_WAIT_MS = 30_000;
+/** How long an expectation is remembered. */
+const EXPECT_TTL_MS = 10 * 60_000;
+
+interface Expected {
+  group: string;
+  kind: string;
+  names: string[];
+  at: number;
+}
+
+export class Discovery {
+  private readonly client: KubeClient;
+  private cached: readonly ApiResource[] | undefined;
+  private inflight: Promise<readonly ApiResource[]> | undefined;
+  private expected: Expected[] = [];
+  /** Which discovery protocol the server spoke, for diagnostics. */
+  mode: "aggregated" | "legacy" | undefined;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+  }
+
+  /** The whole catalog, most preferred first: core group, then groups in server priority, preferred version first. */
+  async catalog(signal?: AbortSignal): Promise<readonly ApiResource[]> {
+    if (this.cached) return this.cached;
+    return this.refresh(signal);
+  }
+
+  /** Drops the cache and fetches again (concurrent callers share one fetch). */
+  refresh(signal?: AbortSignal): Promise<readonly ApiResource[]> {
+    if (!this.inflight) {
+      this.inflight = this.fetchAll(signal)
+        .then((c) => {
+          this.cached = c;
+          return c;
+        })
+        .finally(() => {
+          this.inflight = undefined;
+        });
+    }
+    return this.inflight;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /**
+   * Tells discovery that a CRD for these names was just created or changed, so
+   * resolving them polls until the server serves them instead of failing.
+   */
+  expect(crd: { group: string; kind: string; plural?: string; singular?: string; shortNames?: readonly string[] }): void {
+    const now = Date.now();
+    this.expected = this.expected.filter((e) => now - e.at < EXPECT_TTL_MS && !(e.group === crd.group && e.kind === crd.kind));
+    const names = [crd.kind.toLowerCase(), crd.plural, crd.singular, ...(crd.shortNames ?? [])].filter(
+      (n): n is string => typeof n === "string" && n !== "",
+    );
+    this.expected.push({ group: crd.group, kind: crd.kind, names: names.map((n) => n.toLowerCase()), at: now });
+    this.invalidate();
+  }
+
+  /** Resolves a kubectl-style resource argument (`pods`, `po`, `deployments.apps`, `deployment.v1.apps`). */
+  async resolveResource(arg: string, opts: ResolveOptions = {}): Promise<ApiResource> {
+    const hit = await this.lookup((c) => matchResource(c, arg), (e) => expectationMatchesArg(e, arg), opts);
+    if (hit) return hit;
+    const cat = this.cached ?? [];
+    const hints = suggest(cat, arg);
+    throw new UnknownResourceError(
+      `the server doesn't have a resource type "${arg}"${hints.length ? ` (did you mean ${hints.join(", ")}?)` : ""}`,
+    );
+  }
+
+  /** Resolves a manifest's apiVersion and kind. */
+  async resolveKind(apiVersion: string, kind: string, opts: ResolveOptions = {}): Promise<ApiResource> {
+    const { group, version } = splitApiVersion(apiVersion);
+    const hit = await this.lookup(
+      (c) => matchKind(c, group, version, kind),
+      (e) => e.group === group && e.kind === kind,
+      opts,
+    );
+    if (hit) return hit;
+    const cat = this.cached ?? [];
+    const sameKind = cat.filter((r) => r.kind === kind).map((r) => (r.group === "" ? r.version : `${r.group}/${r.version}`));
+    const hint = sameKind.length
+      ? `; the server has kind "${kind}" in ${[...new Set(sameKind)].join(", ")}`
+      : group !== "" && !cat.some((r) => r.group === group)
+        ? `; the API group "${group}" is not served — is its CRD installed (and applied before this object)?`
+        : "";
+    throw new UnknownResourceError(`no matches for kind "${kind}" in version "${apiVersion}"${hint}`);
+  }
+
+  /** Resolves `type` or `type/name`. */
+  async resolveTarget(arg: string, opts: ResolveOptions = {}): Promise<{ type: ApiResource; name: string | undefined }> {
+    const p = splitTarget(arg);
+    if (!p.ok) throw new UnknownResourceError(p.message);
+    return { type: await this.resolveResource(p.type, opts), name: p.name };
+  }
+
+  private async lookup(
+    find: (c: readonly ApiResource[]) => ApiResource | undefined,
+    isExpected: (e: Expected) => boolean,
+    opts: ResolveOptions,
+  ): Promise<ApiResource | undefined> {
+    const first = find(await this.catalog(opts.signal));
+    if (first) return first;
+    // Unknown: the catalog may predate a CRD created in this run.
+    const fresh = find(await this.refresh(opts.signal));
+    if (fresh) return fresh;
+    const now = Date.now();
+    const expectedWait = this.expected.some((e) => now - e.at < EXPECT_TTL_MS && isExpected(e)) ? EXPECTED_WAIT_MS : 0;
+    const budget = Math.max(opts.waitMs ?? 0, expectedWait);
+    if (budget <= 0) return undefined;
+    const until = now + budget;
+    let delay = 100;
+    while (Date.now() < until) {
+      if (opts.signal?.aborted) throw abortError(opts.signal);
+      await sleep(Math.min(delay, Math.max(until - Date.now(), 0)), opts.signal);
+      delay = Math.min(delay * 2, 1000);
+      const hit = find(await this.refresh(opts.signal));
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  // ------------------------------------------------------------------ fetching
+
+  private async fetchAll(signal: AbortSignal | undefined): Promise<readonly ApiResource[]> {
+    const [core, groups] = await Promise.all([
+      this.client.requestJson<unknown>({ path: "/api", accept: AGGREGATED_ACCEPT, signal, target: { what: "discovery (GET /api)" } }),
+      this.client.requestJson<unknown>({ path: "/apis", accept: AGGREGATED_ACCEPT, signal, target: { what: "discovery (GET /apis)" } }),
+    ]);
+    if (isAggregated(core) && isAggregated(groups)) {
+      this.mode = "aggregated";
+      return [...parseAggregated(core), ...parseAggregated(groups)];
+    }
+    this.mode = "legacy";
+    return this.fetchLegacy(core, groups, signal);
+  }
+
+  private async fetchLegacy(core: unknown, groups: unknown, signal: AbortSignal | undefined): Promise<ApiResource[]> {
+    const gvs: { group: string; version: string; path: string }[] = [];
+    const coreVersions = isObject(core) && Array.isArray(core["versions"]) ? (core["versions"] as unknown[]) : ["v1"];
+    for (const v of coreVersions) if (typeof v === "string") gvs.push({ group: "", version: v, path: `/api/${v}` });
+    const groupList = isObject(groups) && Array.isArray(groups["groups"]) ? (groups["groups"] as unknown[]) : [];
+    for (const g of groupList) {
+      if (!isObject(g) || typeof g["name"] !== "string") continue;
+      const name = g["name"];
+      const versions = Array.isArray(g["versions"]) ? (g["versions"] as unknown[]) : [];
+      const preferred = isObject(g["preferredVersion"]) ? g["preferredVersion"]["version"] : undefined;
+      const ordered = versions
+        .filter(isObject)
+        .map((v) => String(v["version"]))
+        .sort((a, b) => (a === preferred ? -1 : b === preferred ? 1 : 0));
+      for (const v of ordered) gvs.push({ group: name, version: v, path: `/apis/${name}/${v}` });
+    }
+    const lists = await mapLimit(gvs, 8, async (gv) => {
+      try {
+        return await this.client.requestJson<unknown>({ path: gv.path, signal, target: { what: `discovery (GET ${gv.path})` } });
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        return undefined; // like kubectl: an unavailable aggregated API does not break discovery of the rest
+      }
+    });
+    const out: ApiResource[] = [];
+    gvs.forEach((gv, i) => {
+      const list = lists[i];
+      if (!isObject(list) || !Array.isArray(list["resources"])) return;
+      for (const r of list["resources"] as unknown[]) {
+        if (!isObject(r) || typeof r["name"] !== "string" || r["name"].includes("/")) continue;
+        const kind = String(r["kind"] ?? "");
+        out.push({
+          group: gv.group,
+          version: gv.version,
+          resource: r["name"],
+          kind,
+          namespaced: r["namespaced"] === true,
+          singular: typeof r["singularName"] === "string" && r["singularName"] !== "" ? r["singularName"] : kind.toLowerCase(),
+          shortNames: strings(r["shortNames"]),
+          verbs: strings(r["verbs"]),
+          categories: strings(r["categories"]),
+        });
+      }
+    });
+    return out;
+  }
+}
+
+function isAggregated(v: unknown): v is Record<string, unknown> {
+  return isObject(v) && v["kind"] === "APIGroupDiscoveryList" && Array.isArray(v["items"]);
+}
+
+/** Parses an APIGroupDiscoveryList (v2 and v2beta1 have the same shape). */
+export function parseAggregated(doc: Record<string, unknown>): ApiResource[] {
+  const out: ApiResource[] = [];
+  for (const item of doc["items"] as unknown[]) {
+    if (!isObject(item)) continue;
+    const meta = isObject(item["metadata"]) ? item["metadata"] : {};
+    const group = typeof meta["name"] === "string" ? meta["name"] : "";
+    const versions = Array.isArray(item["versions"]) ? (item["versions"] as unknown[]) : [];
+    for (const v of versions) {
+      if (!isObject(v) || typeof v["version"] !== "string") continue;
+      const version = v["version"];
+      const resources = Array.isArray(v["resources"]) ? (v["resources"] as unknown[]) : [];
+      for (const r of resources) {
+        if (!isObject(r) || typeof r["resource"] !== "string") continue;
+        const rk = isObject(r["responseKind"]) ? r["responseKind"] : {};
+        const kind = typeof rk["kind"] === "string" ? rk["kind"] : "";
+        out.push({
+          group,
+          version,
+          resource: r["resource"],
+          kind,
+          namespaced: r["scope"] === "Namespaced",
+          singular: typeof r["singularResource"] === "string" && r["singularResource"] !== "" ? r["singularResource"] : kind.toLowerCase(),
+          shortNames: strings(r["shortNames"]),
+          verbs: strings(r["verbs"]),
+          categories: strings(r["categories"]),
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function expectationMatchesArg(e: Expected, arg: string): boolean {
+  const type = arg.split("/")[0] ?? arg;
+  const dot = type.indexOf(".");
+  const name = (dot < 0 ? type : type.slice(0, dot)).toLowerCase();
+  const rest = dot < 0 ? "" : type.slice(dot + 1);
+  if (!e.names.includes(name)) return false;
+  return rest === "" || rest === e.group || rest.endsWith(`.${e.group}`);
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      out[i] = await fn(items[i] as T);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}

@@ -1,0 +1,231 @@
+/**
+ * The file bundle: every local file a spec references, read at program time
+ * by the SDK and carried in the resource's inputs (and echoed in its outputs).
+ *
+ * Why content rather than paths: destroy and refresh run from the stored
+ * outputs, possibly after the files changed or moved, on another machine; and
+ * editing a referenced file must show in `pulumi preview`. The provider
+ * materializes the bundle into a private temporary directory with the same
+ * relative layout, so input hashes computed there equal those computed on
+ * the original tree (the hash covers each path as written plus the content,
+ * and a directory's own name).
+ *
+ * Layout: the bundle root is the parent of the deepest directory containing
+ * the spec's base directory and every referenced path; keys are POSIX paths
+ * relative to that root, and `baseDir` is the base directory relative to it.
+ * No absolute path of the machine lands in state. Absolute paths written in a
+ * spec are the exception: they are read live where the provider runs.
+ */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { fileReferences, isRemoteKustomizeReference, kustomizeReferences, readKustomization, walkFiles, type FileReference } from "../spec/hash.js";
+import { SourceText } from "../spec/source.js";
+import { STEP_TYPES, type ActionByType, type StepType } from "../spec/types.js";
+import { mergeVariables, substitute, type VariableSources } from "../spec/vars.js";
+
+export interface Bundle {
+  /** Relative to the bundle root; "." when there are no files. */
+  baseDir: string;
+  files: Record<string, string>;
+  binaryFiles: Record<string, string>;
+}
+
+/**
+ * Finds every local file the spec references and reads it. Lenient on
+ * purpose: an invalid spec still bundles what it can, and `check` reports
+ * the problems (a missing file becomes "cannot read ...").
+ */
+export function collectBundle(specText: string, baseDir: string, sources: VariableSources): Bundle {
+  const absBase = path.resolve(baseDir);
+  const paths = new Set<string>();
+  for (const ref of referencedPaths(specText, absBase, sources)) {
+    if (path.isAbsolute(ref.written)) continue; // read live by the provider
+    for (const file of expand(ref)) paths.add(file);
+  }
+  if (paths.size === 0) return { baseDir: ".", files: {}, binaryFiles: {} };
+
+  let common = absBase;
+  for (const p of paths) while (!isInside(p, common)) common = path.dirname(common);
+  const root = path.dirname(common) === common ? common : path.dirname(common);
+  const files: Record<string, string> = {};
+  const binaryFiles: Record<string, string> = {};
+  for (const p of [...paths].sort()) {
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(p);
+    } catch {
+      continue;
+    }
+    const key = toPosix(path.relative(root, p));
+    const text = asText(data);
+    if (text !== undefined) files[key] = text;
+    else binaryFiles[key] = data.toString("base64");
+  }
+  return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles };
+}
+
+function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
+  let doc: unknown;
+  try {
+    const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
+    doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
+  } catch {
+    return [];
+  }
+  const steps = (doc as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return [];
+  const refs: FileReference[] = [];
+  for (const step of steps) {
+    if (step === null || typeof step !== "object") continue;
+    const types = STEP_TYPES.filter((t) => Object.hasOwn(step, t));
+    if (types.length !== 1) continue;
+    const type = types[0] as StepType;
+    const action = (step as Record<string, unknown>)[type];
+    if (action === null || typeof action !== "object") continue;
+    try {
+      for (const r of fileReferences(type, action as ActionByType[StepType], baseDir)) {
+        if (typeof r.written === "string" && r.written !== "") refs.push(r);
+      }
+    } catch {
+      // A malformed action: check reports it.
+    }
+  }
+  return refs;
+}
+
+/** The regular files a reference stands for. */
+function expand(ref: FileReference): string[] {
+  const p = ref.resolved;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(p);
+  } catch {
+    return [];
+  }
+  if (!st.isDirectory()) return st.isFile() ? [p] : [];
+  const dirs = ref.role === "kustomize" ? kustomizeDirs(p) : [p];
+  const out: string[] = [];
+  for (const d of dirs) {
+    try {
+      for (const rel of walkFiles(d)) out.push(path.join(d, rel));
+    } catch {
+      // unreadable: check reports it
+    }
+  }
+  return out;
+}
+
+/** A kustomize directory plus the local directories its kustomizations reach (the hash covers them too). */
+function kustomizeDirs(start: string): string[] {
+  const seen = new Set<string>();
+  const visit = (dir: string): void => {
+    const real = path.resolve(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
+    let k: Record<string, unknown> | undefined;
+    try {
+      k = readKustomization(real);
+    } catch {
+      return;
+    }
+    if (k === undefined) return;
+    for (const r of kustomizeReferences(k)) {
+      if (isRemoteKustomizeReference(r)) continue;
+      const target = path.resolve(real, r);
+      if (isInside(target, start)) continue;
+      try {
+        if (fs.statSync(target).isDirectory()) visit(target);
+      } catch {
+        // missing: kustomize reports it
+      }
+    }
+  };
+  visit(start);
+  return [...seen];
+}
+
+function isInside(p: string, dir: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+function toPosix(p: string): string {
+  return p.split(path.sep).join("/");
+}
+
+function asText(data: Buffer): string | undefined {
+  if (data.includes(0)) return undefined;
+  const text = data.toString("utf8");
+  return Buffer.from(text, "utf8").equals(data) ? text : undefined;
+}
+
+/** A stable digest of a bundle, for caching and directory names. */
+export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles">): string {
+  const h = createHash("sha256");
+  h.update(`base ${b.baseDir}\n`);
+  for (const [kind, map] of [["t", b.files], ["b", b.binaryFiles]] as const) {
+    for (const key of Object.keys(map).sort()) {
+      h.update(`${kind} ${key}\0`);
+      h.update(map[key]!);
+      h.update("\n");
+    }
+  }
+  return h.digest("hex");
+}
+
+let workRoot: string | undefined;
+const materialized = new Map<string, { root: string; baseDir: string }>();
+
+/** This process's private scratch directory, removed at exit. */
+function scratch(): string {
+  if (workRoot === undefined) {
+    workRoot = fs.mkdtempSync(path.join(os.tmpdir(), "khook-pulumi-"));
+    const dir = workRoot;
+    process.once("exit", () => {
+      try {
+        fs.rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // best effort
+      }
+    });
+  }
+  return workRoot;
+}
+
+/**
+ * Writes the bundle out (once per content, per process) and returns the
+ * directory the spec's relative paths resolve against, and the bundle root
+ * (to turn paths in messages back into bundle-relative ones).
+ */
+export function materializeBundle(b: Bundle): { root: string; baseDir: string } {
+  const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles)];
+  if (keys.length === 0) return { root: process.cwd(), baseDir: process.cwd() };
+  const digest = bundleDigest(b);
+  const hit = materialized.get(digest);
+  if (hit !== undefined && fs.existsSync(hit.baseDir)) return hit;
+  const root = path.join(scratch(), digest.slice(0, 24));
+  const safe = (key: string): string => {
+    const p = path.resolve(root, ...key.split("/"));
+    if (!isInside(p, root)) throw new Error(`the file bundle holds a path outside its root: ${key}`);
+    return p;
+  };
+  fs.mkdirSync(root, { recursive: true });
+  for (const [key, text] of Object.entries(b.files)) {
+    const p = safe(key);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, text, "utf8");
+  }
+  for (const [key, data] of Object.entries(b.binaryFiles)) {
+    const p = safe(key);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, Buffer.from(data, "base64"));
+  }
+  const baseDir = safe(b.baseDir === "" ? "." : b.baseDir);
+  fs.mkdirSync(baseDir, { recursive: true });
+  const out = { root, baseDir };
+  materialized.set(digest, out);
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * `diff`: does `pulumi up` have anything to do?
+ *
+ * Compares the new inputs (as `check` returned them) with the old outputs,
+ * effect by effect — never text against text:
+ *  - the step set (names key the journal; a renamed step is a new step),
+ *  - each step's input hash (action block after substitution + local file contents),
+ *  - each step's `when:` outcome,
+ *  - steps the last run (or the record, after a refresh) did not complete,
+ *  - the variables given as plain values,
+ *  - where the state record lives, and the cluster the resource targets.
+ * Ignored on purpose: `__provider` (the loader's code), the spec's formatting,
+ * scheduling fields (`needs`, `timeout`, `retries`, ...: the spec says they never
+ * re-run a step), `parallelism`, `timeout`, the resource name, and
+ * `engineVersion`: a new khook alone has nothing to apply (step hashes are
+ * versioned, so a hash-format change shows up as changed steps anyway), and the
+ * version output is refreshed by the next real update.
+ *
+ * It never asks for a replacement: an update applies with the journal, which
+ * re-runs exactly the changed steps.
+ */
+import { canonicalJson, sha256Hex } from "../spec/hash.js";
+import type { LoadedSpec } from "../spec/loaded.js";
+import { RESUME_REASON } from "../engine/reasons.js";
+import { loadFromInputs } from "./load.js";
+import { containsUnknown, isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
+import { parse as parseYaml } from "yaml";
+
+export interface DiffResult {
+  changes: boolean;
+  replaces: string[];
+  deleteBeforeReplace: boolean;
+  /** Why, for people and tests (the protocol has no place for it). */
+  reasons: string[];
+}
+
+export type RecordLocator = (spec: LoadedSpec) => { namespace: string; name: string } | undefined;
+
+const NO_REPLACE = { replaces: [] as string[], deleteBeforeReplace: false };
+
+export function diff(olds: Record<string, unknown>, news: Record<string, unknown>, locate: RecordLocator): DiffResult {
+  const raw: Record<string, unknown> = { ...news };
+  delete raw[PROVIDER_KEY];
+  if (containsUnknown(raw)) return { changes: true, ...NO_REPLACE, reasons: ["some inputs are not known until apply"] };
+  const { inputs } = normalizeInputs(raw);
+  const loaded = inputs.spec === undefined ? undefined : loadFromInputs(inputs);
+  if (loaded === undefined || !loaded.ok) return { changes: true, ...NO_REPLACE, reasons: ["the new spec does not load"] };
+  const spec = loaded.spec;
+
+  const reasons: string[] = [];
+  const oldSteps = Array.isArray(olds.steps) ? (olds.steps as StepOutput[]) : undefined;
+  if (oldSteps === undefined) {
+    reasons.push("the state holds no step outcomes");
+  } else {
+    reasons.push(...stepChanges(spec, oldSteps));
+  }
+
+  const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
+  if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
+
+  const location = locate(spec);
+  const oldLocation = typeof olds.recordName === "string" ? `${String(olds.recordNamespace)}/${olds.recordName}` : "";
+  const newLocation = location ? `${location.namespace}/${location.name}` : "";
+  if (oldLocation !== newLocation) reasons.push(`the state record moved: ${oldLocation || "(none)"} -> ${newLocation || "(none)"}`);
+
+  if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
+
+  return { changes: reasons.length > 0, ...NO_REPLACE, reasons };
+}
+
+function withoutProvider(o: Record<string, unknown>): Record<string, unknown> {
+  const c = { ...o };
+  delete c[PROVIDER_KEY];
+  return c;
+}
+
+/** Step-level differences between the new spec and the old outcomes, one line per step. */
+export function stepChanges(spec: LoadedSpec, oldSteps: readonly StepOutput[]): string[] {
+  const out: string[] = [];
+  const old = new Map(oldSteps.map((s) => [s.name, s]));
+  for (const step of spec.steps) {
+    const o = old.get(step.name);
+    const when = step.included ? "included" : "excluded";
+    if (o === undefined) {
+      out.push(`step ${step.name}: new`);
+      continue;
+    }
+    if (o.when !== when) {
+      out.push(`step ${step.name}: when: now ${when}`);
+      continue;
+    }
+    if (!step.included) continue;
+    if (o.inputHash !== step.inputHash) out.push(`step ${step.name}: inputs changed`);
+    else if (!isDone(o)) out.push(`step ${step.name}: not completed (${o.status}${o.reason ? `: ${o.reason}` : ""})`);
+  }
+  const current = new Set(spec.steps.map((s) => s.name));
+  for (const o of oldSteps) if (!current.has(o.name)) out.push(`step ${o.name}: removed`);
+  return out;
+}
+
+/**
+ * Whether an outcome needs no further work: ok; skipped by its skipIf (it
+ * ran: attempts > 0) or resumed from the record; or excluded by `when:`.
+ * Failed steps, and steps blocked, not started or cancelled, are not done.
+ */
+export function isDone(o: StepOutput): boolean {
+  if (o.when === "excluded") return true;
+  if (o.status === "ok") return true;
+  if (o.status === "skipped") return o.attempts > 0 || o.reason === RESUME_REASON;
+  return false;
+}
+
+/** The variables given in plain text (secret ones only matter through the steps they change). */
+function plainVariables(i: KhookInputs): string {
+  return canonicalJson({ vars: i.vars ?? {}, varFiles: (i.varFiles ?? []).map((f) => f.values), envVars: i.envVars ?? {} });
+}
+
+/**
+ * Which cluster: the context name and the selected cluster's server URL when
+ * the kubeconfig is inline content (credentials rotating inside it are not a
+ * change), the path otherwise. Ambient credentials cannot be compared.
+ */
+export function targetIdentity(i: KhookInputs): string {
+  const context = i.context ?? "";
+  const kc = i.kubeconfig;
+  if (kc === undefined) return canonicalJson({ context, kubeconfig: null });
+  if (!isKubeconfigContent(kc)) return canonicalJson({ context, path: kc });
+  try {
+    const doc = parseYaml(kc) as {
+      "current-context"?: string;
+      contexts?: { name?: string; context?: { cluster?: string } }[];
+      clusters?: { name?: string; cluster?: { server?: string } }[];
+    };
+    const ctxName = context || doc["current-context"] || "";
+    const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
+    const server = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster?.server;
+    if (server !== undefined) return canonicalJson({ context: ctxName, server });
+  } catch {
+    // not YAML: fall through
+  }
+  return canonicalJson({ context, content: sha256Hex(kc) });
+}

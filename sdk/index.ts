@@ -1,0 +1,224 @@
+/**
+ * khook for Pulumi: the `Khook` resource.
+ *
+ * ```ts
+ * import { Khook } from "khook";
+ * const boot = new Khook("bootstrap", {
+ *   specFile: "./bootstrap.khook.yaml",
+ *   vars: { ENV: "prod" },
+ *   secretVars: { ECR_TOKEN: token },
+ *   kubeconfig: cluster.kubeconfig,
+ * });
+ * export const steps = boot.steps;
+ * ```
+ *
+ * `pulumi preview` validates the spec offline and shows the plan (one line per
+ * step), `pulumi up` applies with the state journal on, `pulumi destroy` tears
+ * down, and `pulumi refresh` reads the journal.
+ *
+ * The spec file, var files and every local file the spec references are read
+ * here, at program time, and travel as inputs: editing any of them shows in
+ * preview, and destroy/refresh work from state alone.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
+import { DEFAULT_SECRET_PREFIX, DEFAULT_VAR_PREFIX } from "../provider/spec/vars.js";
+import { khookProvider } from "./provider.js";
+
+export { khookProvider };
+
+export interface KhookArgs {
+  /** The spec text. Exactly one of `spec` and `specFile`. */
+  spec?: pulumi.Input<string>;
+  /** The spec file, relative to the program's directory. Read at program time. */
+  specFile?: string;
+  /** Where relative paths in an inline `spec` resolve (default: the program's directory). */
+  baseDir?: string;
+  /** Variables, like `--set` (highest precedence). */
+  vars?: pulumi.Input<Record<string, pulumi.Input<string | number | boolean>>>;
+  /** Var files (flat `NAME: value` YAML maps), like `--var-file`; read at program time. Later files win. */
+  varFiles?: string[];
+  /**
+   * Secret variables: stored as Pulumi secrets, and redacted from every line
+   * khook prints and every output, like KHOOK_SECRET_* values.
+   */
+  secretVars?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Read KHOOK_VAR_* and KHOOK_SECRET_* (or the prefixes below) from the
+   * program's environment, like the CLI does. Off unless set (or a prefix is given):
+   * a Pulumi program's environment is usually not meant for the spec.
+   */
+  fromEnvironment?: boolean;
+  /** Environment prefix for variables (default KHOOK_VAR_); giving it opts into `fromEnvironment`. */
+  varPrefix?: string;
+  /** Environment prefix for secret variables (default KHOOK_SECRET_); giving it opts into `fromEnvironment`. */
+  secretPrefix?: string;
+  /**
+   * Kubeconfig content (or a path to a kubeconfig file). Stored as a secret.
+   * Default: the stack config `khook:kubeconfig`, else the ambient kubeconfig
+   * (KUBECONFIG, ~/.kube/config, in-cluster).
+   */
+  kubeconfig?: pulumi.Input<string>;
+  /** The kubeconfig context (default: stack config `khook:context`, else the current context). */
+  context?: pulumi.Input<string>;
+  /** Steps to run at once (default 8). */
+  parallelism?: pulumi.Input<number>;
+  /**
+   * An overall bound on one apply or destroy, as a duration (`30m`). Pulumi's
+   * customTimeouts do not reach dynamic providers; this does. When it runs
+   * out, running steps are cancelled and the journal keeps what completed.
+   */
+  timeout?: pulumi.Input<string>;
+}
+
+/** One step's outcome. */
+export interface KhookStep {
+  name: string;
+  /** helm | apply | delete | patch | wait | rollout | job */
+  type: string;
+  /** ok | failed | skipped; after a refresh also pending (not in the record) or the record's destroy states. */
+  status: string;
+  /** Why, for people (redacted). */
+  reason: string;
+  attempts: number;
+  durationMs: number;
+  /** `sha256:<hex>` over the step's action block and the local files it references. */
+  inputHash: string;
+  /** The `when:` outcome. */
+  when: "included" | "excluded";
+  /** The last error (redacted), on failed steps. */
+  error?: string;
+}
+
+/** The Khook resource: a khook spec applied to a cluster. */
+export class Khook extends pulumi.dynamic.Resource {
+  /** Per step, in document order. */
+  declare readonly steps: pulumi.Output<KhookStep[]>;
+  /** succeeded | failed | cancelled (after a refresh: the record's status). */
+  declare readonly runStatus: pulumi.Output<string>;
+  /** The state record Secret's namespace and name; undefined when the spec sets `state.enabled: false`. */
+  declare readonly recordNamespace: pulumi.Output<string | undefined>;
+  declare readonly recordName: pulumi.Output<string | undefined>;
+  /** When the record was last written (after a refresh). */
+  declare readonly recordUpdatedAt: pulumi.Output<string | undefined>;
+  /** The khook version that last applied. */
+  declare readonly engineVersion: pulumi.Output<string>;
+  /** The offline plan, one line per step. */
+  declare readonly plan: pulumi.Output<string[]>;
+  /** The spec's metadata.name. */
+  declare readonly specName: pulumi.Output<string>;
+
+  constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
+    const inputs = khookInputs(name, args);
+    super(
+      khookProvider,
+      name,
+      {
+        ...inputs,
+        steps: undefined,
+        runStatus: undefined,
+        recordNamespace: undefined,
+        recordName: undefined,
+        recordUpdatedAt: undefined,
+        engineVersion: undefined,
+        plan: undefined,
+        specName: undefined,
+      },
+      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig"])] },
+      "khook",
+      "Khook",
+    );
+  }
+}
+
+/** The provider inputs for the given arguments; exported for tests. */
+export function khookInputs(name: string, args: KhookArgs): Record<string, pulumi.Input<unknown> | undefined> {
+  if ((args.spec === undefined) === (args.specFile === undefined)) {
+    throw new Error(`Khook ${name}: give exactly one of spec and specFile`);
+  }
+  let specText: pulumi.Input<string>;
+  let baseDir: string;
+  if (args.specFile !== undefined) {
+    const file = path.resolve(args.specFile);
+    try {
+      specText = fs.readFileSync(file, "utf8");
+    } catch (e) {
+      throw new Error(`Khook ${name}: cannot read the spec ${args.specFile}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    }
+    baseDir = path.dirname(file);
+  } else {
+    specText = args.spec!;
+    baseDir = path.resolve(args.baseDir ?? ".");
+  }
+
+  const readEnv = args.fromEnvironment ?? (args.varPrefix !== undefined || args.secretPrefix !== undefined);
+  const envVars: Record<string, string> = {};
+  const envSecrets: Record<string, string> = {};
+  if (readEnv) {
+    const varPrefix = args.varPrefix ?? DEFAULT_VAR_PREFIX;
+    const secretPrefix = args.secretPrefix ?? DEFAULT_SECRET_PREFIX;
+    for (const [k, v] of Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (v === undefined) continue;
+      if (k.startsWith(secretPrefix) && k.length > secretPrefix.length) envSecrets[k.slice(secretPrefix.length)] = v;
+      else if (k.startsWith(varPrefix) && k.length > varPrefix.length) envVars[k.slice(varPrefix.length)] = v;
+    }
+  }
+
+  const varFiles = (args.varFiles ?? []).map((f) => {
+    // Lazily: the loader (and its schema validator) is only needed for var files.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { readVarFile } = require("../provider/spec/load.js") as typeof import("../provider/spec/load.js");
+    try {
+      return readVarFile(f);
+    } catch (e) {
+      throw new Error(`Khook ${name}: ${(e as Error).message}`);
+    }
+  });
+
+  const vars = pulumi.output(args.vars ?? {}).apply(stringMap);
+  const secretVars = pulumi.output(args.secretVars ?? {}).apply((sv) => ({ ...envSecrets, ...stringMap(sv) }));
+  const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
+
+  // The local files the spec references. File paths can use variables, so this
+  // needs their values; a path built from a secret keeps the bundle secret.
+  const bundle: pulumi.Output<Bundle> = pulumi
+    .all([pulumi.output(specText), vars, pulumi.unsecret(secretVars)])
+    .apply(([text, v, secrets]) => {
+      const b = collectBundle(text, baseDir, { set: Object.entries(v), varFiles, secretVars: secrets, env: prefixed(envVars) });
+      const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
+      const secretValues = Object.values(secrets).filter((s) => s.length >= 3);
+      const leaks = keys.some((k) => secretValues.some((s) => k.includes(s)));
+      return leaks ? pulumi.secret(b) : pulumi.output(b);
+    });
+
+  return {
+    resourceName: name,
+    spec: specText,
+    ...(args.specFile !== undefined ? { specFile: args.specFile } : {}),
+    baseDir: bundle.apply((b) => b.baseDir),
+    files: bundle.apply((b) => b.files),
+    binaryFiles: bundle.apply((b) => b.binaryFiles),
+    vars,
+    ...(varFiles.length > 0 ? { varFiles } : {}),
+    ...(hasSecrets ? { secretVars: pulumi.secret(secretVars) } : {}),
+    ...(Object.keys(envVars).length > 0 ? { envVars } : {}),
+    ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.kubeconfig) } : {}),
+    ...(args.context !== undefined ? { context: args.context } : {}),
+    ...(args.parallelism !== undefined ? { parallelism: args.parallelism } : {}),
+    ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
+  };
+}
+
+function stringMap(m: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null) out[k] = String(v);
+  return out;
+}
+
+function prefixed(vars: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(vars)) out[`${DEFAULT_VAR_PREFIX}${k}`] = v;
+  return out;
+}

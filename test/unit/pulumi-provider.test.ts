@@ -1,0 +1,524 @@
+/**
+ * The Pulumi dynamic provider's logic, without Pulumi: the serialized loader,
+ * check (validation + plan), diff, the file bundle, and the handlers against a
+ * fake operations layer.
+ */
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, test } from "node:test";
+import type { RunEvent, RunResult, StepResult } from "../../provider/engine/types.js";
+import { RESUME_REASON } from "../../provider/engine/reasons.js";
+import { loadSpec } from "../../provider/spec/load.js";
+import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import { collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
+import { check, planLines } from "../../provider/pulumi/check.js";
+import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
+import * as handlers from "../../provider/pulumi/handlers.js";
+import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/load.js";
+import { runOutputs } from "../../provider/pulumi/outputs.js";
+import { UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
+import { KHOOK_VERSION } from "../../provider/version.js";
+import { specText, tempSpecDir } from "./support/spec-files.js";
+
+const CM = (name: string, value = "1"): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
+
+const STEPS = `  - name: ns
+    apply:
+      manifests:
+        - inline: |
+            apiVersion: v1
+            kind: Namespace
+            metadata:
+              name: demo
+  - name: config
+    needs: [ns]
+    apply:
+      namespace: \${NS:-demo}
+      manifests:
+        - file: ./manifests/config.yaml
+  - name: flags
+    needs: [ns]
+    when: vars.get("FLAGS", "on") == "on"
+    patch:
+      target: configmap/app
+      namespace: demo
+      type: merge
+      patch:
+        data:
+          level: "\${LEVEL:-1}"
+`;
+
+/** A project dir with the spec and its files, and the provider inputs the SDK would send for it. */
+function project(files: Record<string, string> = {}, sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {}): { dir: string; inputs: KhookInputs } {
+  const dir = tempSpecDir({ "boot.khook.yaml": specText(STEPS), "manifests/config.yaml": CM("app"), ...files });
+  return { dir, inputs: inputsFor(dir, sources) };
+}
+
+function inputsFor(dir: string, sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {}): KhookInputs {
+  const text = fs.readFileSync(path.join(dir, "boot.khook.yaml"), "utf8");
+  const b = collectBundle(text, dir, { set: Object.entries(sources.vars ?? {}), secretVars: sources.secretVars ?? {} });
+  return {
+    resourceName: "boot",
+    spec: text,
+    specFile: "./boot.khook.yaml",
+    baseDir: b.baseDir,
+    files: b.files,
+    binaryFiles: b.binaryFiles,
+    ...(sources.vars ? { vars: sources.vars } : {}),
+    ...(sources.secretVars ? { secretVars: sources.secretVars } : {}),
+  };
+}
+
+function checked(inputs: KhookInputs): Record<string, unknown> {
+  const r = check({}, { ...inputs, __provider: "exports.handler = ..." });
+  assert.deepEqual(r.failures, []);
+  return r.inputs;
+}
+
+function loaded(inputs: KhookInputs): LoadedSpec {
+  const l = loadFromInputs(inputs);
+  assert.ok(l.ok, l.ok ? "" : l.message);
+  return l.spec;
+}
+
+function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult> = () => ({})): RunResult {
+  return {
+    mode: "apply",
+    status: "succeeded",
+    cancelled: false,
+    durationMs: 5,
+    steps: spec.steps.map((s) => ({
+      name: s.name,
+      type: s.type,
+      status: s.included ? "ok" : "skipped",
+      reason: s.included ? "applied" : `excluded by when: ${s.when}`,
+      attempts: s.included ? 1 : 0,
+      durationMs: 1,
+      inputHash: s.inputHash,
+      ...status(s.name),
+    })),
+  };
+}
+
+const LOCATION = { namespace: "default", name: "khook-state-test" };
+const locate = (): { namespace: string; name: string } => LOCATION;
+
+/** The old outputs after a successful apply of `inputs`. */
+function appliedOutputs(inputs: KhookInputs): KhookOutputs {
+  const spec = loaded(inputs);
+  return { ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION), __provider: "old code" } as KhookOutputs;
+}
+
+describe("the serialized provider", () => {
+  test("is a thin loader: small, requires the engine by package name, captures no path and no secret", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
+      serializeFunction(f: () => unknown, o: { allowSecrets: boolean }): Promise<{ text: string; containsSecrets: boolean }>;
+    };
+    const { khookProvider } = await import("../../sdk/provider.js");
+    const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
+    assert.ok(sf.text.length < 4096, `serialized provider is ${sf.text.length} bytes`);
+    assert.equal(sf.containsSecrets, false);
+    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) {
+      assert.match(sf.text, new RegExp(`require\\("khook/provider/pulumi/handlers"\\)\\.${method}\\(`));
+    }
+    assert.ok(!sf.text.includes(path.resolve(__dirname, "../../..")), "no absolute path of this checkout");
+    assert.ok(!/\/(home|root|tmp|work)\//.test(sf.text), "no machine path at all");
+  });
+
+  test("the package name resolves to the handlers, with every method the loader calls", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const h = require("khook/provider/pulumi/handlers") as Record<string, unknown>;
+    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) assert.equal(typeof h[method], "function", method);
+  });
+});
+
+describe("check", () => {
+  test("returns normalized inputs and a deterministic plan: one line per step with action, when outcome and input hash", () => {
+    const { inputs } = project();
+    const a = checked(inputs);
+    const b = checked(JSON.parse(JSON.stringify(inputs)) as KhookInputs);
+    assert.deepEqual(a, b);
+    const plan = a.plan as string[];
+    assert.equal(plan.length, 3);
+    const spec = loaded(inputs);
+    spec.steps.forEach((s, i) => {
+      assert.ok(plan[i]!.startsWith(`${s.name}: run (${s.type}: `), plan[i]);
+      assert.ok(plan[i]!.includes(`[inputs: ${s.inputHash.slice(7, 19)}]`), plan[i]);
+      assert.ok(plan[i]!.includes("[when: included]"), plan[i]);
+    });
+    assert.equal("__provider" in a, false, "check leaves __provider to the protocol");
+  });
+
+  test("a when: that excludes a step shows as skip with the reason", () => {
+    const { inputs } = project({}, { vars: { FLAGS: "off" } });
+    const plan = checked(inputs).plan as string[];
+    assert.match(plan[2]!, /^flags: skip \(patch: .*\) - excluded by when: .*\[when: excluded\]/);
+  });
+
+  test("editing one step's values changes exactly that step's plan line", () => {
+    const { inputs } = project();
+    const before = checked(inputs).plan as string[];
+    const after = checked({ ...inputs, vars: { LEVEL: "2" } }).plan as string[];
+    const changed = before.map((l, i) => (l === after[i] ? undefined : i)).filter((i) => i !== undefined);
+    assert.deepEqual(changed, [2]);
+  });
+
+  test("editing a referenced file changes exactly that step's plan line", () => {
+    const { dir, inputs } = project();
+    fs.writeFileSync(path.join(dir, "manifests/config.yaml"), CM("app", "2"));
+    const edited = inputsFor(dir);
+    assert.notDeepEqual(edited.files, inputs.files);
+    const before = checked(inputs).plan as string[];
+    const after = checked(edited).plan as string[];
+    assert.deepEqual(
+      before.map((l, i) => (l === after[i] ? undefined : i)).filter((i) => i !== undefined),
+      [1],
+    );
+  });
+
+  test("an invalid spec fails with every problem at once, each with a property path and a located reason", () => {
+    const bad = specText(`  - name: a
+    apply:
+      manifests:
+        - file: ./missing.yaml
+  - name: a
+    wait: { for: sideways, on: pods }
+  - name: c
+    needs: [nope]
+    rollout: { restart: deployment/x, namespace: demo }
+`);
+    const dir = tempSpecDir({ "boot.khook.yaml": bad });
+    const r = check({}, { ...inputsFor(dir), parallelism: 0, timeout: "soon" });
+    const props = r.failures.map((f) => f.property);
+    assert.ok(r.failures.length >= 5, JSON.stringify(r.failures, null, 2));
+    assert.ok(props.includes("parallelism"));
+    assert.ok(props.includes("timeout"));
+    assert.ok(props.some((p) => p.startsWith("spec.steps[0].apply.manifests[0]")), props.join(", "));
+    assert.ok(props.some((p) => p.startsWith("spec.steps[1]")), props.join(", "));
+    assert.ok(props.some((p) => p.startsWith("spec.steps[2].needs")), props.join(", "));
+    for (const f of r.failures.filter((x) => x.property.startsWith("spec"))) {
+      assert.match(f.reason, /^\.\/boot\.khook\.yaml:\d+:\d+: /, f.reason);
+      assert.ok(!f.reason.includes("khook-pulumi-"), `no scratch path in: ${f.reason}`);
+    }
+    assert.equal(r.inputs.plan, undefined);
+  });
+
+  test("a missing variable is a located, document-level failure", () => {
+    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n") });
+    const r = check({}, inputsFor(dir) as unknown as Record<string, unknown>);
+    assert.equal(r.failures.length, 1);
+    assert.equal(r.failures[0]!.property, "");
+    assert.match(r.failures[0]!.reason, /^\.\/boot\.khook\.yaml:7:\d+: variable NS is not set/);
+  });
+
+  test("with inputs not known yet (preview), it validates nothing and leaves the plan unknown", () => {
+    const { inputs } = project();
+    const r = check({}, { ...inputs, secretVars: UNKNOWN });
+    assert.deepEqual(r.failures, []);
+    assert.equal(r.inputs.plan, UNKNOWN);
+  });
+
+  test("secret values never reach the plan", () => {
+    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n") });
+    const plan = checked(inputsFor(dir, { secretVars: { NS: "topsecret-ns" } })).plan as string[];
+    assert.ok(!plan.join("\n").includes("topsecret-ns"), plan.join("\n"));
+    assert.match(plan[0]!, /\*\*\*/);
+  });
+
+  test("property paths follow Pulumi's syntax", () => {
+    assert.equal(pointerToPropertyPath("/steps/2/helm/chart"), "spec.steps[2].helm.chart");
+    assert.equal(pointerToPropertyPath("/steps/0/apply/manifests/1/file"), "spec.steps[0].apply.manifests[1].file");
+    assert.equal(pointerToPropertyPath(""), "");
+    assert.equal(pointerToPropertyPath("/metadata/a.b"), 'spec.metadata["a.b"]');
+  });
+});
+
+describe("diff", () => {
+  test("no changes when nothing effective changed; __provider, engineVersion, formatting and scheduling are ignored", () => {
+    const { inputs } = project();
+    const olds = appliedOutputs(inputs);
+    assert.deepEqual(diff(olds as unknown as Record<string, unknown>, checked(inputs), locate), { changes: false, replaces: [], deleteBeforeReplace: false, reasons: [] });
+    const cosmetic = inputs.spec.replace("  - name: ns\n", "  # a comment\n  - name: ns\n").replace("needs: [ns]\n    apply", "needs: [ns]\n    timeout: 9m\n    retries: 3\n    apply");
+    const news = checked({ ...inputs, spec: cosmetic, parallelism: 2, timeout: "1h", resourceName: "renamed" });
+    const oldWithOtherVersion = { ...olds, engineVersion: "0.0.1", __provider: "different code" };
+    const d = diff(oldWithOtherVersion as unknown as Record<string, unknown>, { ...news, __provider: "new code" }, locate);
+    assert.equal(d.changes, false, d.reasons.join("; "));
+  });
+
+  test("an edited step, a new step, a removed step, a flipped when: and changed vars are changes; never a replacement", () => {
+    const { inputs } = project();
+    const olds = appliedOutputs(inputs) as unknown as Record<string, unknown>;
+    const cases: [string, KhookInputs, RegExp][] = [
+      ["edit", { ...inputs, vars: { LEVEL: "2" } }, /step flags: inputs changed/],
+      ["when", { ...inputs, vars: { FLAGS: "off" } }, /step flags: when: now excluded/],
+      ["new", { ...inputs, spec: `${inputs.spec}  - name: extra\n    rollout: { status: deployment/x, namespace: demo }\n` }, /step extra: new/],
+      ["removed", { ...inputs, spec: inputs.spec.slice(0, inputs.spec.indexOf("  - name: flags")) }, /step flags: removed/],
+      ["vars", { ...inputs, vars: { UNUSED: "x" } }, /variables changed/],
+    ];
+    for (const [what, news, reason] of cases) {
+      const d = diff(olds, checked(news), locate);
+      assert.equal(d.changes, true, what);
+      assert.deepEqual(d.replaces, [], what);
+      assert.equal(d.deleteBeforeReplace, false, what);
+      assert.ok(d.reasons.some((r) => reason.test(r)), `${what}: ${d.reasons.join("; ")}`);
+    }
+  });
+
+  test("an edited step reports exactly that step", () => {
+    const { inputs } = project();
+    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, checked({ ...inputs, vars: { LEVEL: "3" } }), locate);
+    assert.deepEqual(
+      d.reasons.filter((r) => r.startsWith("step ")),
+      ["step flags: inputs changed"],
+    );
+  });
+
+  test("steps the last run did not complete are changes; resumed, skipIf-skipped and excluded steps are done", () => {
+    const { inputs } = project();
+    const spec = loaded(inputs);
+    const failedRun = { ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "boom" } : n === "flags" ? { status: "skipped", attempts: 0, reason: 'blocked by failed dependency "config"' } : {})), status: "failed" as const };
+    const olds = runOutputs(checked(inputs) as unknown as KhookInputs, spec, failedRun, LOCATION);
+    const d = diff(olds as unknown as Record<string, unknown>, checked(inputs), locate);
+    assert.equal(d.changes, true);
+    assert.deepEqual(
+      d.reasons.map((r) => r.split(":")[0]),
+      ["step config", "step flags"],
+    );
+    const base = { name: "x", type: "apply", durationMs: 0, inputHash: "h", when: "included" as const, reason: "" };
+    assert.equal(isDone({ ...base, status: "skipped", attempts: 0, reason: RESUME_REASON }), true);
+    assert.equal(isDone({ ...base, status: "skipped", attempts: 1, reason: "already exists" }), true);
+    assert.equal(isDone({ ...base, status: "skipped", attempts: 0, when: "excluded" }), true);
+    assert.equal(isDone({ ...base, status: "pending", attempts: 0 }), false);
+  });
+
+  test("a moved record and another cluster are changes; a rotated credential is not", () => {
+    const { inputs } = project();
+    const kc = (server: string, token: string): string =>
+      `apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n  cluster: {server: "${server}"}\nusers:\n- name: u\n  user: {token: "${token}"}\n`;
+    const withKc = { ...inputs, kubeconfig: kc("https://a:6443", "t1") };
+    const olds = appliedOutputs(withKc) as unknown as Record<string, unknown>;
+    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://a:6443", "t2") }), locate).changes, false);
+    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://b:6443", "t1") }), locate).changes, true);
+    assert.equal(diff(olds, checked({ ...withKc, context: "other" }), locate).changes, true);
+    assert.equal(diff(olds, checked(withKc), () => ({ namespace: "kube-system", name: "x" })).changes, true);
+    assert.equal(diff(olds, checked(withKc), () => undefined).changes, true);
+    assert.notEqual(targetIdentity({ spec: "", kubeconfig: "./a" }), targetIdentity({ spec: "", kubeconfig: "./b" }));
+  });
+
+  test("unknown inputs (preview) are a change", () => {
+    const { inputs } = project();
+    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, { ...checked(inputs), vars: UNKNOWN }, locate);
+    assert.equal(d.changes, true);
+  });
+});
+
+describe("the file bundle", () => {
+  test("carries every referenced file relative to a root above the spec, and loads to the same hashes as the files on disk", () => {
+    const dir = tempSpecDir({
+      "proj/boot.khook.yaml": specText(`  - name: a
+    apply:
+      manifests:
+        - file: ./manifests/a.yaml
+        - kustomize: ./kust
+  - name: b
+    apply:
+      manifests:
+        - file: ../shared/\${WHICH}.yaml
+  - name: c
+    helm:
+      chart: ./charts/tiny
+`),
+      "proj/manifests/a.yaml": CM("a"),
+      "proj/kust/kustomization.yaml": "resources:\n  - cm.yaml\n  - ../kbase\n",
+      "proj/kust/cm.yaml": CM("k"),
+      "proj/kbase/kustomization.yaml": "resources:\n  - base.yaml\n",
+      "proj/kbase/base.yaml": CM("base"),
+      "shared/one.yaml": CM("one"),
+      "shared/two.yaml": CM("two"),
+      "proj/charts/tiny/Chart.yaml": "apiVersion: v2\nname: tiny\nversion: 0.1.0\n",
+      "proj/charts/tiny/templates/cm.yaml": CM("tiny"),
+    });
+    fs.writeFileSync(path.join(dir, "proj/charts/tiny/blob.bin"), Buffer.from([0, 1, 2, 255]));
+    const base = path.join(dir, "proj");
+    const text = fs.readFileSync(path.join(base, "boot.khook.yaml"), "utf8");
+    const b = collectBundle(text, base, { set: [["WHICH", "one"]] });
+    const name = path.basename(dir);
+    assert.equal(b.baseDir, `${name}/proj`);
+    assert.deepEqual(Object.keys(b.files).sort(), [
+      `${name}/proj/charts/tiny/Chart.yaml`,
+      `${name}/proj/charts/tiny/templates/cm.yaml`,
+      `${name}/proj/kbase/base.yaml`,
+      `${name}/proj/kbase/kustomization.yaml`,
+      `${name}/proj/kust/cm.yaml`,
+      `${name}/proj/kust/kustomization.yaml`,
+      `${name}/proj/manifests/a.yaml`,
+      `${name}/shared/one.yaml`,
+    ]);
+    assert.deepEqual(Object.keys(b.binaryFiles), [`${name}/proj/charts/tiny/blob.bin`]);
+    for (const k of Object.keys(b.files)) assert.ok(!k.startsWith("/") && !k.includes(".."), k);
+
+    const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), set: [["WHICH", "one"]], env: {} });
+    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", ...b, vars: { WHICH: "one" } });
+    assert.deepEqual(
+      fromBundle.steps.map((s) => s.inputHash),
+      onDisk.steps.map((s) => s.inputHash),
+    );
+    const m = materializeBundle(b);
+    assert.equal(fs.readFileSync(path.join(m.baseDir, "../shared/one.yaml"), "utf8"), CM("one"));
+    assert.deepEqual([...fs.readFileSync(path.join(m.baseDir, "charts/tiny/blob.bin"))], [0, 1, 2, 255]);
+  });
+
+  test("an invalid spec still bundles what it can; a spec without files bundles nothing", () => {
+    assert.deepEqual(collectBundle("not: [valid", "/tmp", {}), { baseDir: ".", files: {}, binaryFiles: {} });
+    const dir = tempSpecDir({ "x.yaml": CM("x") });
+    const b = collectBundle(specText("  - name: a\n    apply:\n      manifests:\n        - file: ./x.yaml\n        - file: ./missing.yaml\n  - name: b\n    bogus: {}\n"), dir, {});
+    assert.equal(Object.keys(b.files).length, 1);
+  });
+
+  test("refuses a bundle that escapes its root", () => {
+    assert.throws(() => materializeBundle({ baseDir: ".", files: { "../../etc/x": "no" }, binaryFiles: {} }), /outside its root/);
+  });
+});
+
+describe("handlers (with a fake operations layer)", () => {
+  const lines: string[] = [];
+  afterEach(() => {
+    handlers.setTestHooks();
+    lines.length = 0;
+  });
+
+  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, location: { namespace: string; name: string } | null = LOCATION) {
+    const calls: { op: string; target: unknown; journal: unknown }[] = [];
+    const ops: handlers.Operations = {
+      recordLocation: () => location ?? undefined,
+      applyOperation: async (spec, o) => {
+        calls.push({ op: "apply", target: o.target, journal: o.journal });
+        const r = run(spec, o.onEvent);
+        for (const s of r.steps) o.onEvent?.({ type: "step-finished", result: s });
+        o.onEvent?.({ type: "run-finished", result: r });
+        return r;
+      },
+      destroyOperation: async (spec, o) => {
+        calls.push({ op: "destroy", target: o.target, journal: o.journal });
+        return { ...run(spec), mode: "destroy" };
+      },
+      statusOperation: async (spec, o) => {
+        calls.push({ op: "status", target: o.target, journal: o.journal });
+        return {
+          runStatus: "failed",
+          namespace: LOCATION.namespace,
+          name: LOCATION.name,
+          updatedAt: "2025-01-01T00:00:00Z",
+          steps: [{ name: spec.steps[0]!.name, status: "ok", reason: "applied", attempts: 1, durationMs: 3, inputHash: spec.steps[0]!.inputHash }],
+        };
+      },
+    };
+    handlers.setTestHooks({ operations: ops, sink: (l) => lines.push(l) });
+    return calls;
+  }
+
+  test("create applies with the journal on by default and returns the full outputs", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const news = { ...checked({ ...inputs, kubeconfig: "./kubeconfig.yaml", context: "kind" }), __provider: "code" };
+    const { id, outs } = await handlers.create(news);
+    assert.equal(id, "default/khook-state-test");
+    assert.deepEqual(calls, [{ op: "apply", target: { kubeconfigPath: path.resolve("./kubeconfig.yaml"), context: "kind" }, journal: "default-on" }]);
+    assert.equal(outs.runStatus, "succeeded");
+    assert.equal(outs.engineVersion, KHOOK_VERSION);
+    assert.equal(outs.recordNamespace, "default");
+    assert.equal(outs.recordName, "khook-state-test");
+    assert.equal(outs.specName, "test");
+    assert.equal(outs.spec, inputs.spec);
+    assert.deepEqual(outs.files, inputs.files);
+    assert.deepEqual(
+      outs.steps.map((s) => [s.name, s.status, s.when]),
+      [["ns", "ok", "included"], ["config", "ok", "included"], ["flags", "ok", "included"]],
+    );
+    assert.equal("__provider" in outs, false);
+    assert.ok(lines.every((l) => l.startsWith("[boot] ")), lines.join("\n"));
+    assert.ok(lines.some((l) => /apply succeeded: 3 ok/.test(l)), lines.join("\n"));
+    assert.deepEqual(JSON.parse(JSON.stringify(outs)), outs, "outputs are plain JSON");
+  });
+
+  test("a failed step rejects with a partial state that includes __provider, and the step's error, redacted", async () => {
+    fakeOps((spec) => ({ ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "denied for s3cr3t-value" } : {})), status: "failed" }));
+    const { inputs } = project({}, { secretVars: { TOKEN: "s3cr3t-value" } });
+    const news = { ...checked(inputs), __provider: "code" };
+    await assert.rejects(handlers.update("default/khook-state-test", {}, news), (e: unknown) => {
+      const err = e as handlers.PartialFailure;
+      assert.equal(err.id, "default/khook-state-test");
+      assert.equal(err.properties.__provider, "code");
+      assert.equal(err.properties.runStatus, "failed");
+      assert.match(err.message, /step "config" failed: denied for \*\*\*/);
+      assert.match(err.message, /resume/);
+      assert.ok(!JSON.stringify(err.properties.steps).includes("s3cr3t-value"));
+      assert.ok(err.reasons.length > 0);
+      return true;
+    });
+    assert.ok(!lines.join("\n").includes("s3cr3t-value"), lines.join("\n"));
+    assert.ok(lines.some((l) => l.includes("config: FAILED")), lines.join("\n"));
+  });
+
+  test("state.enabled: false turns the journal off with a warning", async () => {
+    fakeOps((spec) => okResult(spec), null);
+    const { inputs } = project();
+    const { id, outs } = await handlers.create({ ...checked(inputs), __provider: "code" });
+    assert.equal(id, "test");
+    assert.equal(outs.recordName, undefined);
+    assert.ok(lines.some((l) => /warning: state\.enabled is false/.test(l)), lines.join("\n"));
+  });
+
+  test("stack config supplies the kubeconfig when the input does not; the input wins", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    await handlers.configure({ config: { get: (k: string) => ({ "khook:kubeconfig": "apiVersion: v1\nkind: Config\n", "khook:context": "from-config" })[k] } });
+    try {
+      const { inputs } = project();
+      await handlers.create({ ...checked(inputs), __provider: "code" });
+      await handlers.create({ ...checked({ ...inputs, context: "from-input" }), __provider: "code" });
+      assert.deepEqual(calls[0]!.target, { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-config" });
+      assert.deepEqual(calls[1]!.target, { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-input" });
+    } finally {
+      await handlers.configure({ config: { get: () => undefined } });
+    }
+  });
+
+  test("delete destroys and fails loudly when a step fails to tear down", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const props = { ...appliedOutputs(inputs) };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.equal(calls[0]!.op, "destroy");
+    fakeOps((spec) => ({ ...okResult(spec, (n) => (n === "ns" ? { status: "failed", error: "stuck" } : {})), status: "failed" }));
+    await assert.rejects(handlers.delete("id", props as unknown as Record<string, unknown>), /step "ns" failed: stuck/);
+  });
+
+  test("read (refresh) takes steps and runStatus from the record", async () => {
+    fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const props = appliedOutputs(inputs);
+    const { id, props: after } = await handlers.read("default/khook-state-test", props as unknown as Record<string, unknown>);
+    const outs = after as unknown as KhookOutputs;
+    assert.equal(id, "default/khook-state-test");
+    assert.equal(outs.runStatus, "failed");
+    assert.equal(outs.recordUpdatedAt, "2025-01-01T00:00:00Z");
+    assert.deepEqual(
+      outs.steps.map((s) => [s.name, s.status]),
+      [["ns", "ok"], ["config", "pending"], ["flags", "pending"]],
+    );
+    assert.equal(outs.spec, props.spec, "the inputs stay");
+    // ...and the next diff sees the pending steps.
+    const d = diff(after, checked(inputs), locate);
+    assert.deepEqual(d.reasons.map((r) => r.split(":")[0]), ["step config", "step flags"]);
+  });
+});
+
+describe("planLines", () => {
+  test("is redacted and stable", () => {
+    const { inputs } = project();
+    const spec = loaded(inputs);
+    assert.deepEqual(planLines(spec), planLines(spec));
+  });
+});

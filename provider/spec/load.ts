@@ -97,6 +97,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
     stepsByName,
     levels,
     state,
+    stateDeclared: doc.state === undefined || doc.state === null ? "absent" : doc.state.enabled === false ? "disabled" : "enabled",
     specHash: specHash(doc.metadata.name, steps, state),
     vars: plainVars,
     redactor: vars.redactor,

@@ -51,6 +51,8 @@ export interface LoadedSpec {
   readonly levels: readonly (readonly string[])[];
   /** undefined when the spec has no enabled `state:` block. */
   readonly state: StateSettings | undefined;
+  /** Whether the document has a `state:` block, and whether it is enabled: Pulumi journals by default unless it is disabled. */
+  readonly stateDeclared: "absent" | "enabled" | "disabled";
   /** Hash over every step's name and input hash, plus the state settings. */
   readonly specHash: string;
   /** The merged variable map (values may be secret: never print it unredacted). */

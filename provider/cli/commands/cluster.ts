@@ -1,0 +1,158 @@
+/** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status. */
+import { EXIT_CODES, formatDiagnostic } from "../../errors.js";
+import type { RunResult } from "../../engine/run.js";
+import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, type OperationOptions } from "../../operations.js";
+import { formatDuration } from "../../spec/duration.js";
+import type { LoadedSpec } from "../../spec/loaded.js";
+import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
+import { table, type Output } from "../output.js";
+import { createProgressView, runJson, summaryTable } from "../progress.js";
+import { loadFromFlags } from "../spec-input.js";
+
+const OPTIONS = { ...COMMON_OPTIONS, ...CLUSTER_OPTIONS } as const;
+
+function operationOptions(values: { kubeconfig?: string | undefined; context?: string | undefined; parallelism?: string | undefined }, command: string): OperationOptions {
+  return {
+    target: {
+      ...(values.kubeconfig !== undefined ? { kubeconfigPath: values.kubeconfig } : {}),
+      ...(values.context !== undefined ? { context: values.context } : {}),
+    },
+    parallelism: parsePositiveInt(values.parallelism, "--parallelism", command, 8),
+    journal: "spec",
+  };
+}
+
+/**
+ * Ctrl-C / SIGTERM: the first one stops starting steps, cancels running attempts and lets
+ * the journal be written; a second one exits at once.
+ */
+function interruptible(out: Output): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (name: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) {
+      out.err(`\n${name}: stopping — no new steps start, running steps are cancelled, and the state record is written. Press Ctrl-C again to exit at once.`);
+      controller.abort(new Error(`interrupted by ${name}`));
+    } else {
+      out.err(`${name} again: exiting now; the state record may miss the steps that were running.`);
+      process.exit(EXIT_CODES.cancelled);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}
+
+function printWarnings(spec: LoadedSpec, out: Output): void {
+  for (const w of spec.warnings) out.err(formatDiagnostic(w, spec.file));
+}
+
+function exitCodeOf(result: RunResult): number {
+  if (result.status === "succeeded") return 0;
+  if (result.status === "cancelled") return EXIT_CODES.cancelled;
+  return EXIT_CODES.execution;
+}
+
+async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs(name, argv, OPTIONS);
+  const format = outputFormat(values.output, name);
+  const spec = await loadFromFlags(name, values, out);
+  printWarnings(spec, out);
+  const opts = operationOptions(values, name);
+  const view = format === "json" ? undefined : createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying");
+  const interrupt = interruptible(out);
+  let result: RunResult;
+  try {
+    const run = name === "apply" ? applyOperation : destroyOperation;
+    result = await run(spec, { ...opts, signal: interrupt.signal, ...(view ? { onEvent: (e) => view.onEvent(e) } : {}) });
+  } finally {
+    view?.finish();
+    interrupt.dispose();
+  }
+  if (format === "json") {
+    out.json(runJson(result, spec.name));
+  } else {
+    out.out(summaryTable(result));
+    const counts = { ok: 0, failed: 0, skipped: 0 };
+    for (const s of result.steps) counts[s.status]++;
+    const headline =
+      result.status === "succeeded" ? `${name === "apply" ? "Apply" : "Destroy"} complete`
+      : result.status === "cancelled" ? `${name === "apply" ? "Apply" : "Destroy"} interrupted`
+      : `${name === "apply" ? "Apply" : "Destroy"} failed`;
+    out.out(`\n${headline} in ${formatDuration(result.durationMs)}: ${counts.ok} ok, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    if (result.journalError !== undefined) out.err(`Error: the state record could not be written: ${result.journalError}`);
+    const failed = result.steps.filter((s) => s.status === "failed");
+    for (const s of failed) out.err(`Error: step ${s.name} failed: ${s.error ?? s.reason}`);
+    if (result.status === "cancelled") out.err(`The run was interrupted. Run khook ${name} again to ${spec.state ? "resume from the state record" : "continue"}.`);
+    else if (failed.length > 0 && name === "apply") out.err(spec.state ? "Fix the cause and run khook apply again: steps that succeeded resume from the state record." : "Fix the cause and run khook apply again.");
+  }
+  return exitCodeOf(result);
+}
+
+export async function onlinePlanCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("plan", argv, { ...OPTIONS, offline: { type: "boolean" }, diff: { type: "boolean" } });
+  const format = outputFormat(values.output, "plan");
+  const spec = await loadFromFlags("plan", values, out);
+  printWarnings(spec, out);
+  const report = await planOperation(spec, { ...operationOptions(values, "plan"), diff: values.diff === true });
+  if (format === "json") {
+    out.json({ name: spec.name, specHash: spec.specHash, offline: false, steps: report.steps.map((s) => ({ ...s, ...(report.diffs.has(s.name) ? { diff: report.diffs.get(s.name) } : {}) })) });
+    return 0;
+  }
+  out.out(table(["LEVEL", "STEP", "TYPE", "ACTION", "REASON"], report.steps.map((s) => [String(s.level), s.name, s.type, s.action, s.reason.split("\n")[0] ?? ""])));
+  if (values.diff) {
+    for (const s of report.steps) {
+      const d = report.diffs.get(s.name);
+      if (d !== undefined && d !== "") out.out(`\n# ${s.name}\n${d.trimEnd()}`);
+    }
+  }
+  const changing = report.steps.filter((s) => s.action !== "skip" && s.action !== "no-op").length;
+  out.out(`\nPlan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op. Nothing was changed.`);
+  return 0;
+}
+
+export async function statusCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("status", argv, OPTIONS);
+  const format = outputFormat(values.output, "status");
+  const spec = await loadFromFlags("status", values, out);
+  const location = recordLocation(spec, "spec");
+  if (location === undefined) {
+    out.err(`${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`);
+    return EXIT_CODES.execution;
+  }
+  const report = await statusOperation(spec, operationOptions(values, "status"));
+  if (report === undefined) {
+    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null });
+    else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
+    return 0;
+  }
+  const s = report.summary;
+  if (format === "json") {
+    out.json({ namespace: report.namespace, name: report.name, ...s });
+    return 0;
+  }
+  out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
+  out.out(`Spec:     ${s.spec}${s.specChanged ? " (the spec changed since the last run)" : ""}`);
+  out.out(`Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})\n`);
+  out.out(
+    table(
+      ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
+      s.steps.map((x) => [x.name, x.status, String(x.attempts), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+    ),
+  );
+  if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);
+  return 0;
+}
+
+export const clusterCommands = {
+  apply: (argv: string[], out: Output) => runCommand("apply", argv, out),
+  destroy: (argv: string[], out: Output) => runCommand("destroy", argv, out),
+  status: statusCommand,
+};

@@ -1,0 +1,139 @@
+/**
+ * The operations the CLI and the Pulumi provider share: connect, pick the
+ * journal, run the engine, read the record. Both adapters stay thin.
+ */
+import { makeStepContext } from "./engine/attempt.js";
+import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
+import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
+import { KubeClient } from "./kube/index.js";
+import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
+import { SPEC_DEFAULTS } from "./spec/types.js";
+import { Journal, SecretRecordStore, summarizeRecord, type RecordSummary } from "./state/index.js";
+import { EXECUTORS } from "./steps/index.js";
+import type { KubeConnection, StepExecutor, ToolPaths } from "./steps/types.js";
+import type { StepType } from "./spec/types.js";
+
+export type ClusterTarget = KubeConnection;
+
+/**
+ * "spec": journal only when the spec has an enabled `state:` block (the CLI).
+ * "default-on": journal unless `state.enabled` is false (the Pulumi resource).
+ */
+export type JournalPolicy = "spec" | "default-on";
+
+export interface OperationOptions {
+  target: ClusterTarget;
+  parallelism?: number;
+  signal?: AbortSignal;
+  onEvent?: (e: RunEvent) => void;
+  journal?: JournalPolicy;
+  tools?: ToolPaths;
+  /** For tests: replace executors by type. */
+  executors?: ReadonlyMap<StepType, StepExecutor>;
+}
+
+/** Where the record lives under a policy; undefined when there is no journal. */
+export function recordLocation(spec: LoadedSpec, policy: JournalPolicy = "spec"): StateSettings | undefined {
+  if (spec.state !== undefined) return spec.state;
+  if (policy === "default-on" && spec.stateDeclared === "absent") {
+    return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
+  }
+  return undefined;
+}
+
+export async function connect(target: ClusterTarget): Promise<KubeClient> {
+  return KubeClient.connect({
+    ...(target.kubeconfigPath !== undefined ? { kubeconfigPath: target.kubeconfigPath } : {}),
+    ...(target.kubeconfigContent !== undefined ? { kubeconfigContent: target.kubeconfigContent } : {}),
+    ...(target.context !== undefined ? { context: target.context } : {}),
+  });
+}
+
+function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined): Journal | undefined {
+  const location = recordLocation(spec, policy);
+  if (location === undefined) return undefined;
+  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
+}
+
+async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient) => Promise<T>): Promise<T> {
+  const kube = await connect(opts.target);
+  try {
+    return await fn(kube);
+  } finally {
+    kube.close();
+  }
+}
+
+function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
+  return withCluster(opts, (kube) => {
+    const journal = journalFor(spec, kube, opts.journal);
+    return runSpec(spec, {
+      mode,
+      executors: opts.executors ?? EXECUTORS,
+      context: { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) },
+      ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(journal ? { journal } : {}),
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    });
+  });
+}
+
+export function applyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult> {
+  return run(spec, opts, "apply");
+}
+
+export function destroyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult> {
+  return run(spec, opts, "destroy");
+}
+
+export interface PlanReport {
+  steps: OnlinePlanStep[];
+  /** Per step name, a unified diff from a server-side dry run (only with `diff: true`). */
+  diffs: Map<string, string>;
+}
+
+/** Never changes the cluster: assess and dry runs only. */
+export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?: boolean }): Promise<PlanReport> {
+  return withCluster(opts, async (kube) => {
+    const executors = opts.executors ?? EXECUTORS;
+    const context = { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) };
+    const journal = journalFor(spec, kube, opts.journal);
+    const steps = await planOnline(spec, executors, context, journal, { ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const diffs = new Map<string, string>();
+    if (opts.diff) {
+      const signal = opts.signal ?? new AbortController().signal;
+      for (const p of steps) {
+        const step = spec.stepsByName.get(p.name)!;
+        const executor = executors.get(step.type);
+        if (p.action === "skip" || p.action === "no-op" || executor?.diff === undefined) continue;
+        try {
+          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined });
+          const text = await executor.diff(step as never, ctx);
+          diffs.set(p.name, spec.redactor.redact(text));
+        } catch (e) {
+          diffs.set(p.name, spec.redactor.redact(`# cannot compute the diff: ${(e as Error).message}`));
+        }
+      }
+    }
+    return { steps, diffs };
+  });
+}
+
+export interface StatusReport {
+  namespace: string;
+  name: string;
+  summary: RecordSummary;
+}
+
+/** The record of the last run, summarized against the current spec; undefined when there is none. */
+export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promise<StatusReport | undefined> {
+  return withCluster(opts, async (kube) => {
+    const location = recordLocation(spec, opts.journal);
+    if (location === undefined) return undefined;
+    const journal = Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
+    const record = await journal.readRecord();
+    if (record === undefined) return undefined;
+    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps }) };
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * Ownership: khook never replaces or deletes what it does not own.
+ *
+ * - `khook.io/owned-by: <spec>/<step>` is set when khook *creates* an object, and kept
+ *   on later applies. Destroy deletes only objects carrying it for this spec and step.
+ * - `khook.io/applied-by: <spec>/<step>` records which step last applied an object,
+ *   including objects khook adopted (they existed before), which destroy leaves alone.
+ * - Jobs and the state record carry the label `app.kubernetes.io/managed-by: khook`.
+ */
+import type { KubeObject } from "./kube/index.js";
+
+export const OWNED_BY = "khook.io/owned-by";
+export const APPLIED_BY = "khook.io/applied-by";
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+export const MANAGED_BY_VALUE = "khook";
+export const SPEC_LABEL = "khook.io/spec";
+export const STEP_LABEL = "khook.io/step";
+
+export function ownerValue(spec: string, step: string): string {
+  return `${spec}/${step}`;
+}
+
+export function isOwnedBy(obj: KubeObject | undefined, spec: string, step: string): boolean {
+  return obj?.metadata?.annotations?.[OWNED_BY] === ownerValue(spec, step);
+}
+
+export function isManagedByKhook(obj: KubeObject | undefined): boolean {
+  return obj?.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+}
+
+/** Label values are at most 63 characters. */
+export function labelValue(s: string): string {
+  return s.length <= 63 ? s : s.slice(0, 63).replace(/[^A-Za-z0-9]+$/, "");
+}

@@ -1,0 +1,153 @@
+/**
+ * `apply:` — `kubectl apply` of every manifest source, then optionally
+ * `kubectl wait --for=... ` on exactly the applied objects.
+ */
+import { unifiedDiff } from "../diff.js";
+import { executionError } from "../errors.js";
+import { ApplyAllError, waitForObjects, type ApplyResult, type KubeClient } from "../kube/index.js";
+import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
+import type { LoadedStepBase } from "../spec/loaded.js";
+import { parseWaitFor } from "../spec/waitfor.js";
+import { ensureNamespace } from "./namespace.js";
+import { countSummary, forDiff, isUnknownKind, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
+import { readManifestSources } from "./sources.js";
+import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
+
+type ApplyStep = LoadedStepBase<"apply">;
+
+async function readObjects(step: ApplyStep, ctx: StepContext) {
+  const sourced = await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor });
+  return { sourced, resolved: await resolveObjects(ctx.kube, sourced, step.action.namespace, ctx.signal) };
+}
+
+/** Every object exists already: the `skipIf: exists` predicate. */
+async function allExist(kube: KubeClient, resolved: Awaited<ReturnType<typeof resolveObjects>>, signal: AbortSignal): Promise<boolean> {
+  if (resolved.length === 0 || resolved.some(isUnknownKind)) return false;
+  const found = await Promise.all((resolved as ResolvedObject[]).map((o) => kube.get(o.resource, o.name, o.namespace, { signal })));
+  return found.every((o) => o !== undefined);
+}
+
+async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readonly { resource: ResolvedObject["resource"]; name: string; namespace: string | undefined }[]): Promise<void> {
+  if (step.action.waitFor === undefined) return;
+  const parsed = parseWaitFor(step.action.waitFor, { allowDelete: false });
+  if (!parsed.ok) throw executionError(`waitFor: ${parsed.message}`);
+  ctx.log(`waiting for ${step.action.waitFor} on ${objects.length} object${objects.length === 1 ? "" : "s"}`);
+  await waitForObjects(
+    ctx.kube,
+    objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
+    parsed.condition,
+    { signal: ctx.signal, timeoutMs: ctx.deadline, onProgress: (m) => ctx.log(m) },
+  );
+}
+
+function applyOptions(step: ApplyStep, ctx: StepContext, dryRun: boolean) {
+  const owner = ownerValue(ctx.spec.name, step.name);
+  return {
+    signal: ctx.signal,
+    ...(step.action.namespace !== undefined ? { defaultNamespace: step.action.namespace } : {}),
+    annotations: { [APPLIED_BY]: owner },
+    createAnnotations: { [OWNED_BY]: owner },
+    serverSide: step.action.serverSide === true,
+    dryRun,
+  };
+}
+
+export const applyExecutor: StepExecutor<"apply"> = {
+  type: "apply",
+
+  async assess(step, ctx) {
+    const { resolved } = await readObjects(step, ctx);
+    if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
+      return { action: "skip", reason: `skipIf: exists — all ${resolved.length} objects already exist${step.action.waitFor ? `; will wait for ${step.action.waitFor}` : ""}` };
+    }
+    const unknown = resolved.filter(isUnknownKind);
+    const known = resolved.filter((o): o is ResolvedObject => !isUnknownKind(o));
+    const results = await Promise.all(known.map((o) => ctx.kube.apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" }).catch((e: unknown) => e as Error)));
+    const counts: Record<string, number> = { "to create": unknown.length, "to configure": 0, unchanged: 0 };
+    const changed: string[] = unknown.map((u) => `${String(u.manifest.kind).toLowerCase()}/${u.name}`);
+    for (const [i, r] of results.entries()) {
+      if (r instanceof Error) {
+        // A namespace created earlier in this step does not exist yet in a plan: that object will be created.
+        counts["to create"]!++;
+        changed.push(objectLabel(known[i]!));
+        continue;
+      }
+      const key = r.action === "created" ? "to create" : r.action === "configured" ? "to configure" : "unchanged";
+      counts[key]!++;
+      if (r.action !== "unchanged") changed.push(objectLabel(known[i]!));
+    }
+    const action = counts["to create"]! > 0 ? "create" : counts["to configure"]! > 0 ? "configure" : step.action.waitFor ? "wait" : "no-op";
+    const list = changed.length > 0 ? ` (${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ", ..." : ""})` : "";
+    return { action, reason: `${countSummary(counts, ["to create", "to configure", "unchanged"])}${list}` };
+  },
+
+  async apply(step, ctx): Promise<StepOutcome> {
+    if (step.action.createNamespace === true && step.action.namespace !== undefined) {
+      if (await ensureNamespace(ctx.kube, step.action.namespace, ctx.signal)) ctx.log(`namespace/${step.action.namespace} created`);
+    }
+    const { resolved } = await readObjects(step, ctx);
+    if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
+      const known = resolved as ResolvedObject[];
+      await waitForApplied(step, ctx, known);
+      return { status: "skipped", reason: `skipIf: exists — all ${known.length} object${known.length === 1 ? "" : "s"} already exist${step.action.waitFor ? `, and meet ${step.action.waitFor}` : ""}` };
+    }
+    const manifests = resolved.map((o) => o.manifest);
+    let results: ApplyResult[];
+    try {
+      results = await ctx.kube.applyAll(manifests, { ...applyOptions(step, ctx, false), onResult: (r) => ctx.log(`${r.ref} ${r.action}`) });
+    } catch (e) {
+      if (e instanceof ApplyAllError) throw executionError(ctx.redactor.redact(e.message));
+      throw e;
+    }
+    const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0 };
+    for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
+    await waitForApplied(step, ctx, results.map((r) => ({ resource: r.resource, name: r.name, namespace: r.namespace })));
+    return { status: "ok", reason: `${countSummary(counts, ["created", "configured", "unchanged"])}${step.action.waitFor ? `; ${step.action.waitFor} met` : ""}` };
+  },
+
+  async destroy(step, ctx) {
+    const { resolved } = await readObjects(step, ctx);
+    let deleted = 0;
+    let absent = 0;
+    const foreign: string[] = [];
+    // Reverse order: a namespace or CRD listed first goes last.
+    for (const o of [...resolved].reverse()) {
+      if (isUnknownKind(o)) {
+        absent++;
+        continue;
+      }
+      const live = await ctx.kube.get(o.resource, o.name, o.namespace, { signal: ctx.signal });
+      if (live === undefined) {
+        absent++;
+        continue;
+      }
+      if (!isOwnedBy(live, ctx.spec.name, step.name)) {
+        foreign.push(objectLabel(o));
+        continue;
+      }
+      await ctx.kube.delete(o.resource, o.name, o.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
+      await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) });
+      ctx.log(`${objectLabel(o)} deleted`);
+      deleted++;
+    }
+    const parts = [`${deleted} deleted`];
+    if (absent > 0) parts.push(`${absent} already absent`);
+    if (foreign.length > 0) parts.push(`${foreign.length} left alone (not created by this step: ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", ..." : ""})`);
+    return { status: deleted > 0 ? "ok" : "skipped", reason: parts.join(", ") };
+  },
+
+  async diff(step, ctx) {
+    const { resolved } = await readObjects(step, ctx);
+    const chunks: string[] = [];
+    for (const o of resolved) {
+      if (isUnknownKind(o)) {
+        chunks.push(`# ${String(o.manifest.kind)}/${o.name}: ${o.message} (it will be created once its CRD exists)`);
+        continue;
+      }
+      const r = await ctx.kube.apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" });
+      const label = objectLabel(o);
+      chunks.push(unifiedDiff(forDiff(r.before), forDiff(r.object), { old: `${label} (live)`, new: `${label} (after apply)` }));
+    }
+    return chunks.filter((c) => c !== "").join("\n");
+  },
+};

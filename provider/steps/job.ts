@@ -1,0 +1,147 @@
+/**
+ * `job:` — run a container to completion as a batch/v1 Job named after the step.
+ *
+ * - labelled app.kubernetes.io/managed-by: khook; a same-named Job without it is never touched;
+ * - each run replaces the previous run's Job (delete, wait until gone, create) unless
+ *   `skipIf: succeeded` finds it completed;
+ * - backoffLimit 0 and restartPolicy Never: every khook attempt is a fresh Job;
+ * - activeDeadlineSeconds = the step timeout, so a Job khook stopped waiting on stops too;
+ * - on failure the pod's last log lines go into the step error.
+ */
+import { executionError } from "../errors.js";
+import { JOBS, type KubeObject } from "../kube/index.js";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, isManagedByKhook, labelValue } from "../ownership.js";
+import type { LoadedStepBase } from "../spec/loaded.js";
+import { SPEC_DEFAULTS } from "../spec/types.js";
+import { ensureNamespace } from "./namespace.js";
+import type { StepContext, StepExecutor } from "./types.js";
+
+type JobStep = LoadedStepBase<"job">;
+
+export const LOG_TAIL_LINES = 20;
+
+function jobNamespace(step: JobStep): string {
+  return step.action.namespace ?? SPEC_DEFAULTS.namespace;
+}
+
+type Condition = { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string };
+
+function finished(job: KubeObject | undefined): { state: "complete" | "failed"; condition: Condition } | undefined {
+  const conditions = ((job?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).filter((c) => c.status === "True");
+  const failed = conditions.find((c) => c.type === "Failed");
+  if (failed) return { state: "failed", condition: failed };
+  const complete = conditions.find((c) => c.type === "Complete");
+  if (complete) return { state: "complete", condition: complete };
+  return undefined;
+}
+
+/** Refuses a same-named Job that khook does not own. */
+function assertOwned(step: JobStep, job: KubeObject | undefined): void {
+  if (job !== undefined && !isManagedByKhook(job)) {
+    throw executionError(
+      `job ${step.name} in namespace ${jobNamespace(step)} exists but is not managed by khook (it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}); khook never replaces a Job it does not own. Rename the step or delete that Job yourself`,
+    );
+  }
+}
+
+export function jobManifest(step: JobStep, specName: string): KubeObject {
+  const a = step.action;
+  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: labelValue(specName), [STEP_LABEL]: labelValue(step.name) };
+  const container: Record<string, unknown> = { name: "main", image: a.image };
+  if (a.command && a.command.length > 0) container.command = a.command;
+  if (a.args && a.args.length > 0) container.args = a.args;
+  if (a.env && Object.keys(a.env).length > 0) container.env = Object.entries(a.env).map(([name, value]) => ({ name, value }));
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: step.name, namespace: jobNamespace(step), labels },
+    spec: {
+      backoffLimit: 0,
+      activeDeadlineSeconds: Math.max(1, Math.ceil(step.timeoutMs / 1000)),
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          ...(a.serviceAccount !== undefined ? { serviceAccountName: a.serviceAccount } : {}),
+          containers: [container],
+        },
+      },
+    },
+  };
+}
+
+/** The last log lines of the Job's pods, or a sentence saying why there are none. */
+async function failureLogs(step: JobStep, ctx: StepContext): Promise<string> {
+  const ns = jobNamespace(step);
+  try {
+    const pods = await ctx.kube.jobPods(ns, step.name, { signal: ctx.signal });
+    if (pods.length === 0) return "no logs could be read: the Job has no pods";
+    const pod = pods[pods.length - 1]!;
+    const name = String(pod.metadata?.name);
+    const logs = (await ctx.kube.podLogs(ns, name, { tailLines: LOG_TAIL_LINES, signal: ctx.signal })).trimEnd();
+    return logs === "" ? `pod ${name} wrote no logs` : `last ${LOG_TAIL_LINES} log lines of pod ${name}:\n${logs}`;
+  } catch (e) {
+    return `no logs could be read: ${ctx.redactor.redact((e as Error).message)}`;
+  }
+}
+
+async function getJob(step: JobStep, ctx: StepContext): Promise<KubeObject | undefined> {
+  return ctx.kube.get(JOBS, step.name, jobNamespace(step), { signal: ctx.signal });
+}
+
+export const jobExecutor: StepExecutor<"job"> = {
+  type: "job",
+
+  async assess(step, ctx) {
+    const job = await getJob(step, ctx);
+    assertOwned(step, job);
+    const done = finished(job);
+    if (step.action.skipIf === "succeeded" && done?.state === "complete") {
+      return { action: "skip", reason: `skipIf: succeeded — job ${step.name} completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
+    }
+    return { action: "run", reason: job === undefined ? `create job ${step.name} (${step.action.image})` : `replace the previous run's job ${step.name} (${done?.state ?? "still running"})` };
+  },
+
+  async apply(step, ctx) {
+    const ns = jobNamespace(step);
+    if (step.action.createNamespace === true && (await ensureNamespace(ctx.kube, ns, ctx.signal))) ctx.log(`namespace/${ns} created`);
+    const previous = await getJob(step, ctx);
+    assertOwned(step, previous);
+    const done = finished(previous);
+    if (step.action.skipIf === "succeeded" && done?.state === "complete") {
+      return { status: "skipped", reason: `skipIf: succeeded — job ${step.name} already completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
+    }
+    if (previous !== undefined) {
+      ctx.log(`replacing the previous run's job ${step.name}`);
+      await ctx.kube.delete(JOBS, step.name, ns, { signal: ctx.signal, propagationPolicy: "Background" });
+      await ctx.kube.waitForDeletion(JOBS, step.name, ns, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(previous.metadata?.uid ? { uid: previous.metadata.uid } : {}) });
+    }
+    const created = await ctx.kube.create(JOBS, jobManifest(step, ctx.spec.name), { signal: ctx.signal });
+    ctx.log(`job ${step.name} created; waiting for it to finish`);
+    const uid = created.metadata?.uid;
+    const result = await ctx.kube.waitFor(
+      { resource: JOBS, name: step.name, namespace: ns },
+      (objs) => {
+        const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
+        if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
+        const f = finished(job);
+        if (f !== undefined) return { state: "done", value: f };
+        const active = (job.status as { active?: number } | undefined)?.active ?? 0;
+        return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
+      },
+      { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
+    );
+    if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed`, owned: [{ kind: "job", namespace: ns, name: step.name }] };
+    const why = [result.condition.reason, result.condition.message].filter(Boolean).join(": ");
+    throw executionError(ctx.redactor.redact(`job ${step.name} failed${why ? ` (${why})` : ""}; ${await failureLogs(step, ctx)}`));
+  },
+
+  async destroy(step, ctx) {
+    const job = await getJob(step, ctx);
+    if (job === undefined) return { status: "skipped", reason: `job ${step.name} is already gone` };
+    if (!isManagedByKhook(job)) return { status: "skipped", reason: `job ${step.name} is not managed by khook; left alone` };
+    await ctx.kube.delete(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, propagationPolicy: "Background" });
+    await ctx.kube.waitForDeletion(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, timeoutMs: ctx.deadline, ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}) });
+    return { status: "ok", reason: `job ${step.name} deleted` };
+  },
+};

@@ -1,0 +1,68 @@
+/** Helpers shared by the executors that work on manifest objects (apply, delete by manifests). */
+import { stringify } from "yaml";
+import type { ApiResource, KubeClient, KubeObject } from "../kube/index.js";
+import { UnknownResourceError } from "../kube/index.js";
+import type { SourcedObject } from "./sources.js";
+
+export interface ResolvedObject {
+  manifest: KubeObject;
+  origin: string;
+  resource: ApiResource;
+  name: string;
+  namespace: string | undefined;
+}
+
+/** Resolves each manifest's kind and effective namespace (namespace-less namespaced objects get `defaultNamespace`). */
+export async function resolveObjects(kube: KubeClient, objects: readonly SourcedObject[], defaultNamespace: string | undefined, signal: AbortSignal): Promise<(ResolvedObject | UnknownKind)[]> {
+  return Promise.all(
+    objects.map(async ({ object, origin }) => {
+      const manifest = object as KubeObject;
+      const name = String(manifest.metadata?.name ?? "");
+      try {
+        const resource = await kube.resolveKind(String(manifest.apiVersion), String(manifest.kind), { signal });
+        const namespace = resource.namespaced ? (manifest.metadata?.namespace ?? defaultNamespace ?? kube.contextNamespace) : undefined;
+        return { manifest, origin, resource, name, namespace };
+      } catch (e) {
+        if (e instanceof UnknownResourceError) return { unknown: true as const, manifest, origin, name, message: e.message };
+        throw e;
+      }
+    }),
+  );
+}
+
+export interface UnknownKind {
+  unknown: true;
+  manifest: KubeObject;
+  origin: string;
+  name: string;
+  message: string;
+}
+
+export function isUnknownKind(o: ResolvedObject | UnknownKind): o is UnknownKind {
+  return "unknown" in o;
+}
+
+/** `configmap/x` or `configmap/x -n ns` for progress lines. */
+export function objectLabel(o: { resource: { kind: string }; name: string; namespace: string | undefined }): string {
+  return `${o.resource.kind.toLowerCase()}/${o.name}${o.namespace ? ` -n ${o.namespace}` : ""}`;
+}
+
+/** The fields that change on every write and would drown a diff. */
+export function forDiff(obj: KubeObject | undefined): string {
+  if (obj === undefined) return "";
+  const copy = structuredClone(obj) as KubeObject & { status?: unknown };
+  const meta = copy.metadata ?? {};
+  for (const k of ["managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"]) delete meta[k];
+  if (meta.annotations) {
+    delete meta.annotations["kubectl.kubernetes.io/last-applied-configuration"];
+    if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
+  }
+  delete copy.status;
+  return stringify(copy, { sortMapEntries: true });
+}
+
+/** `3 created, 1 configured, 2 unchanged` — zero counts are left out. */
+export function countSummary(counts: Readonly<Record<string, number>>, order: readonly string[]): string {
+  const parts = order.filter((k) => (counts[k] ?? 0) > 0).map((k) => `${counts[k]} ${k}`);
+  return parts.length > 0 ? parts.join(", ") : "nothing to do";
+}

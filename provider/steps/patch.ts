@@ -1,0 +1,75 @@
+/**
+ * `patch:` — `kubectl patch` of one existing object: strategic (the default),
+ * merge (RFC 7386) or json (RFC 6902). The target must exist.
+ */
+import { unifiedDiff } from "../diff.js";
+import { executionError } from "../errors.js";
+import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
+import type { LoadedStepBase } from "../spec/loaded.js";
+import { SPEC_DEFAULTS } from "../spec/types.js";
+import { forDiff } from "./objects.js";
+import type { StepContext, StepExecutor } from "./types.js";
+
+type PatchStep = LoadedStepBase<"patch">;
+
+interface Target {
+  resource: ApiResource;
+  name: string;
+  namespace: string | undefined;
+  live: KubeObject;
+}
+
+async function findTarget(step: PatchStep, ctx: StepContext): Promise<Target> {
+  const { type, name } = await ctx.kube.resolveTarget(step.action.target, { signal: ctx.signal });
+  if (name === undefined) throw executionError(`patch target ${step.action.target} must be kind/name`);
+  const namespace = type.namespaced ? (step.action.namespace ?? SPEC_DEFAULTS.namespace) : undefined;
+  const live = await ctx.kube.get(type, name, namespace, { signal: ctx.signal });
+  if (live === undefined) {
+    throw executionError(`${step.action.target}${namespace ? ` in namespace ${namespace}` : ""} does not exist; a patch target must exist (order this step after whatever creates it with needs:)`);
+  }
+  return { resource: type, name, namespace, live };
+}
+
+async function sendPatch(step: PatchStep, ctx: StepContext, t: Target, dryRun: boolean): Promise<KubeObject> {
+  const type = step.action.type ?? "strategic";
+  try {
+    return await ctx.kube.patch(t.resource, t.name, t.namespace, type, step.action.patch, { signal: ctx.signal, dryRun });
+  } catch (e) {
+    if (type === "strategic" && isKubeApiError(e) && (e.status === 415 || /strategic merge patch/i.test(e.apiMessage))) {
+      throw executionError(`${e.message}\nhint: strategic merge patches do not work on custom resources; use type: merge`);
+    }
+    throw e;
+  }
+}
+
+function changed(before: KubeObject, after: KubeObject): boolean {
+  return forDiff(before) !== forDiff(after);
+}
+
+export const patchExecutor: StepExecutor<"patch"> = {
+  type: "patch",
+
+  async assess(step, ctx) {
+    const t = await findTarget(step, ctx);
+    const after = await sendPatch(step, ctx, t, true);
+    return changed(t.live, after)
+      ? { action: "configure", reason: `${step.action.type ?? "strategic"} patch changes ${step.action.target}` }
+      : { action: "no-op", reason: `${step.action.target} already matches the patch` };
+  },
+
+  async apply(step, ctx) {
+    const t = await findTarget(step, ctx);
+    const after = await sendPatch(step, ctx, t, false);
+    return { status: "ok", reason: changed(t.live, after) ? `${step.action.target} patched` : `${step.action.target} already matched the patch (no change)` };
+  },
+
+  async destroy() {
+    return { status: "skipped", reason: "a patch: step changes an object it does not own; nothing to undo" };
+  },
+
+  async diff(step, ctx) {
+    const t = await findTarget(step, ctx);
+    const after = await sendPatch(step, ctx, t, true);
+    return unifiedDiff(forDiff(t.live), forDiff(after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` });
+  },
+};

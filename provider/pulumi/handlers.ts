@@ -20,39 +20,22 @@
  */
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import type { RunEvent, RunResult } from "../engine/types.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";
 import type { Redactor } from "../redact.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { loadFromInputs } from "./load.js";
-import { failureMessage, refreshedOutputs, runOutputs, type RecordReport } from "./outputs.js";
+import { journalLocation } from "./location.js";
+import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs } from "./wire.js";
 
-// ---- the operations layer, as the CLI uses it (provider/operations.ts) ----
+// ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
-export interface ClusterTarget {
-  kubeconfigPath?: string;
-  kubeconfigContent?: string;
-  context?: string;
-}
-
-export interface OperationOptions {
-  target: ClusterTarget;
-  parallelism?: number;
-  signal?: AbortSignal;
-  onEvent?: (e: RunEvent) => void;
-  journal?: "spec" | "default-on";
-}
-
-export interface Operations {
-  applyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult>;
-  destroyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult>;
-  statusOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RecordReport | undefined>;
-  recordLocation(spec: LoadedSpec, journal: "spec" | "default-on"): { namespace: string; name: string } | undefined;
-}
+type OperationsModule = typeof import("../operations.js");
+export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation">;
+export type ClusterTarget = import("../operations.js").ClusterTarget;
 
 let operationsOverride: Operations | undefined;
 
@@ -94,7 +77,7 @@ export async function check(olds: Record<string, unknown>, news: Record<string, 
 }
 
 export async function diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult> {
-  return diffInputs(olds ?? {}, news ?? {}, (spec) => operations().recordLocation(spec, "default-on"));
+  return diffInputs(olds ?? {}, news ?? {}, journalLocation);
 }
 
 // ---- create / update / delete / read ----
@@ -127,7 +110,7 @@ export async function update(id: string, _olds: Record<string, unknown>, news: R
 async function applyRun(existingId: string | undefined, news: Record<string, unknown>): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name } = prepare(news);
   const ops = operations();
-  const location = ops.recordLocation(spec, "default-on");
+  const location = journalLocation(spec);
   const id = existingId ?? resourceId(spec, location);
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   for (const w of spec.warnings) say(`warning: ${w.path ? `${w.path}: ` : ""}${w.message}`);
@@ -176,9 +159,9 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
   const { inputs, spec } = prepare(raw);
-  const ops = operations();
-  const location = ops.recordLocation(spec, "default-on");
+  const location = journalLocation(spec);
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
+  const ops = operations();
   const report = await ops.statusOperation(spec, { target: target(inputs), journal: "default-on" });
   const previous = { ...raw } as unknown as KhookOutputs;
   delete (previous as unknown as Record<string, unknown>)[PROVIDER_KEY];
@@ -207,13 +190,10 @@ export function resourceId(spec: LoadedSpec, location: { namespace: string; name
 export function target(inputs: KhookInputs): ClusterTarget {
   const kubeconfig = inputs.kubeconfig ?? configured.kubeconfig;
   const context = inputs.context ?? configured.context;
-  const t: ClusterTarget = {};
-  if (kubeconfig !== undefined) {
-    if (isKubeconfigContent(kubeconfig)) t.kubeconfigContent = kubeconfig;
-    else t.kubeconfigPath = path.resolve(kubeconfig);
-  }
-  if (context !== undefined) t.context = context;
-  return t;
+  return {
+    ...(kubeconfig !== undefined ? (isKubeconfigContent(kubeconfig) ? { kubeconfigContent: kubeconfig } : { kubeconfigPath: path.resolve(kubeconfig) }) : {}),
+    ...(context !== undefined ? { context } : {}),
+  };
 }
 
 function deadline(inputs: KhookInputs): { signal?: AbortSignal; timeoutMs?: number } {

@@ -4,27 +4,10 @@
  * every text redacted with the spec's redactor.
  */
 import type { RunResult, StepResult } from "../engine/types.js";
+import type { StatusReport } from "../operations.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
 import type { KhookInputs, KhookOutputs, StepOutput, StepOutputStatus } from "./wire.js";
-
-export interface RecordStepReport {
-  name: string;
-  status: string;
-  reason: string;
-  attempts: number;
-  durationMs: number;
-  inputHash: string;
-}
-
-/** The record as `statusOperation` reports it. */
-export interface RecordReport {
-  runStatus: string;
-  steps: readonly RecordStepReport[];
-  namespace: string;
-  name: string;
-  updatedAt?: string;
-}
 
 export type RecordLocation = { namespace: string; name: string } | undefined;
 
@@ -74,15 +57,19 @@ export function runOutputs(inputs: KhookInputs, spec: LoadedSpec, result: RunRes
 
 const RECORD_STATUSES = new Set<StepOutputStatus>(["ok", "failed", "skipped", "destroying", "destroyed", "destroy-failed"]);
 
+/** What a refreshed step's input hash says when the record holds another version of the step. */
+export const OTHER_INPUTS = "recorded-for-other-inputs";
+
 /**
  * Outputs after a refresh: the previous outputs with `steps` and `runStatus`
  * taken from the record. A step without an entry is `pending`; with no record
  * at all (deleted out of band: the next run re-converges everything) every
- * step is.
+ * step is. A step recorded with other inputs than the spec's keeps its
+ * recorded status but not the spec's hash, so the next diff sees it.
  */
-export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, report: RecordReport | undefined, location: RecordLocation): KhookOutputs {
+export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, report: StatusReport | undefined, location: RecordLocation): KhookOutputs {
   const redact = (s: string): string => spec.redactor.redact(s);
-  const entries = new Map((report?.steps ?? []).map((s) => [s.name, s]));
+  const entries = new Map((report?.summary.steps ?? []).filter((s) => s.inSpec !== false).map((s) => [s.name, s]));
   const steps: StepOutput[] = spec.steps.map((step) => {
     const when = step.included ? ("included" as const) : ("excluded" as const);
     const e = entries.get(step.name);
@@ -98,6 +85,7 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
         when,
       };
     }
+    const recordedHash = (e as { inputHash?: unknown }).inputHash;
     const status = RECORD_STATUSES.has(e.status as StepOutputStatus) ? (e.status as StepOutputStatus) : "pending";
     return {
       name: step.name,
@@ -106,19 +94,20 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
       reason: redact(e.reason),
       attempts: e.attempts,
       durationMs: Math.round(e.durationMs),
-      inputHash: e.inputHash,
+      inputHash: typeof recordedHash === "string" ? recordedHash : e.changed ? OTHER_INPUTS : step.inputHash,
       when,
+      ...(e.error !== undefined ? { error: redact(e.error) } : {}),
     };
   });
   const o: KhookOutputs = {
     ...previous,
     specName: spec.name,
     steps,
-    runStatus: report?.runStatus ?? "unknown",
+    runStatus: report?.summary.runStatus ?? "unknown",
     engineVersion: previous.engineVersion ?? KHOOK_VERSION,
   };
   delete o.recordUpdatedAt;
-  if (report?.updatedAt !== undefined) o.recordUpdatedAt = report.updatedAt;
+  if (report !== undefined) o.recordUpdatedAt = report.summary.updatedAt;
   return withLocation(o, location);
 }
 

@@ -389,10 +389,9 @@ describe("handlers (with a fake operations layer)", () => {
     lines.length = 0;
   });
 
-  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, location: { namespace: string; name: string } | null = LOCATION) {
+  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult) {
     const calls: { op: string; target: unknown; journal: unknown }[] = [];
     const ops: handlers.Operations = {
-      recordLocation: () => location ?? undefined,
       applyOperation: async (spec, o) => {
         calls.push({ op: "apply", target: o.target, journal: o.journal });
         const r = run(spec, o.onEvent);
@@ -406,12 +405,24 @@ describe("handlers (with a fake operations layer)", () => {
       },
       statusOperation: async (spec, o) => {
         calls.push({ op: "status", target: o.target, journal: o.journal });
+        const first = spec.steps[0]!;
         return {
-          runStatus: "failed",
-          namespace: LOCATION.namespace,
-          name: LOCATION.name,
-          updatedAt: "2025-01-01T00:00:00Z",
-          steps: [{ name: spec.steps[0]!.name, status: "ok", reason: "applied", attempts: 1, durationMs: 3, inputHash: spec.steps[0]!.inputHash }],
+          ...LOCATION,
+          summary: {
+            spec: spec.name,
+            command: "apply",
+            runStatus: "failed",
+            khookVersion: KHOOK_VERSION,
+            startedAt: "2025-01-01T00:00:00Z",
+            updatedAt: "2025-01-01T00:00:01Z",
+            steps: [
+              { name: first.name, status: "ok", reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: false, resumable: true, fromEarlierRun: false },
+              { name: spec.steps[1]!.name, status: "ok", reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: true, resumable: false, fromEarlierRun: false },
+              { name: "gone", status: "ok", reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: false, fromEarlierRun: false },
+            ],
+            counts: { ok: 3 },
+            unrecorded: [spec.steps[2]!.name],
+          },
         };
       },
     };
@@ -463,8 +474,9 @@ describe("handlers (with a fake operations layer)", () => {
   });
 
   test("state.enabled: false turns the journal off with a warning", async () => {
-    fakeOps((spec) => okResult(spec), null);
-    const { inputs } = project();
+    fakeOps((spec) => okResult(spec));
+    const dir = tempSpecDir({ "boot.khook.yaml": specText(STEPS, "state:\n  enabled: false\n"), "manifests/config.yaml": CM("app") });
+    const inputs = inputsFor(dir);
     const { id, outs } = await handlers.create({ ...checked(inputs), __provider: "code" });
     assert.equal(id, "test");
     assert.equal(outs.recordName, undefined);
@@ -503,15 +515,42 @@ describe("handlers (with a fake operations layer)", () => {
     const outs = after as unknown as KhookOutputs;
     assert.equal(id, "default/khook-state-test");
     assert.equal(outs.runStatus, "failed");
-    assert.equal(outs.recordUpdatedAt, "2025-01-01T00:00:00Z");
+    assert.equal(outs.recordUpdatedAt, "2025-01-01T00:00:01Z");
     assert.deepEqual(
-      outs.steps.map((s) => [s.name, s.status]),
-      [["ns", "ok"], ["config", "pending"], ["flags", "pending"]],
+      outs.steps.map((s) => [s.name, s.status, s.inputHash === loaded(inputs).stepsByName.get(s.name)!.inputHash]),
+      [["ns", "ok", true], ["config", "ok", false], ["flags", "pending", true]],
     );
     assert.equal(outs.spec, props.spec, "the inputs stay");
     // ...and the next diff sees the pending steps.
     const d = diff(after, checked(inputs), locate);
-    assert.deepEqual(d.reasons.map((r) => r.split(":")[0]), ["step config", "step flags"]);
+    assert.deepEqual(d.reasons, ["step config: inputs changed", "step flags: not completed (pending: not in the state record: the next apply runs it)"]);
+  });
+
+  test("read without a record marks every step pending", async () => {
+    const ops = fakeOps((spec) => okResult(spec));
+    void ops;
+    handlers.setTestHooks({
+      operations: { applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined },
+      sink: () => undefined,
+    });
+    const { inputs } = project();
+    const { props } = await handlers.read("x", appliedOutputs(inputs) as unknown as Record<string, unknown>);
+    const outs = props as unknown as KhookOutputs;
+    assert.equal(outs.runStatus, "unknown");
+    assert.deepEqual(new Set(outs.steps.map((s) => s.status)), new Set(["pending"]));
+  });
+});
+
+describe("journal location", () => {
+  test("matches operations.recordLocation(spec, \"default-on\") for an absent, an enabled and a disabled state: block", async () => {
+    const { recordLocation } = await import("../../provider/operations.js");
+    const { journalLocation } = await import("../../provider/pulumi/location.js");
+    for (const extra of ["", "state: {}\n", "state:\n  namespace: kube-system\n  name: rec\n", "state:\n  enabled: false\n"]) {
+      const spec = loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra), env: {} });
+      assert.deepEqual(journalLocation(spec), recordLocation(spec, "default-on"), extra);
+    }
+    const off = loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"), env: {} });
+    assert.equal(journalLocation(off), undefined);
   });
 });
 

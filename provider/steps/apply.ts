@@ -9,7 +9,7 @@ import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { parseWaitFor } from "../spec/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
-import { countSummary, forDiff, isUnknownKind, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
+import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
 import { readManifestSources } from "./sources.js";
 import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
 
@@ -146,7 +146,8 @@ export const applyExecutor: StepExecutor<"apply"> = {
       }
       const r = await ctx.kube.apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" });
       const label = objectLabel(o);
-      chunks.push(unifiedDiff(forDiff(r.before), forDiff(r.object), { old: `${label} (live)`, new: `${label} (after apply)` }));
+      const masked = maskSecretPair(r.before, r.object);
+      chunks.push(unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${label} (live)`, new: `${label} (after apply)` }));
     }
     return chunks.filter((c) => c !== "").join("\n");
   },

@@ -61,6 +61,33 @@ export function forDiff(obj: KubeObject | undefined): string {
   return stringify(copy, { sortMapEntries: true });
 }
 
+/**
+ * Secret values never reach a diff (kubectl diff does the same): each data/stringData value
+ * becomes `***`, or `*** (before)` / `*** (after)` where the two sides differ.
+ */
+export function maskSecretPair(before: KubeObject | undefined, after: KubeObject | undefined): { before: KubeObject | undefined; after: KubeObject | undefined } {
+  const isSecret = (o: KubeObject | undefined) => o?.kind === "Secret";
+  if (!isSecret(before) && !isSecret(after)) return { before, after };
+  const fieldsOf = (o: KubeObject | undefined, field: string): Record<string, unknown> => {
+    const v = (o as Record<string, unknown> | undefined)?.[field];
+    return v !== null && typeof v === "object" ? (v as Record<string, unknown>) : {};
+  };
+  const mask = (o: KubeObject | undefined, other: KubeObject | undefined, side: "before" | "after"): KubeObject | undefined => {
+    if (o === undefined) return undefined;
+    const copy = structuredClone(o) as Record<string, unknown>;
+    for (const field of ["data", "stringData"]) {
+      const mine = fieldsOf(o, field);
+      const theirs = fieldsOf(other, field);
+      if (Object.keys(mine).length === 0) continue;
+      copy[field] = Object.fromEntries(
+        Object.keys(mine).map((k) => [k, other === undefined || !(k in theirs) || JSON.stringify(theirs[k]) === JSON.stringify(mine[k]) ? "***" : `*** (${side})`]),
+      );
+    }
+    return copy as KubeObject;
+  };
+  return { before: mask(before, after, "before"), after: mask(after, before, "after") };
+}
+
 /** `3 created, 1 configured, 2 unchanged` — zero counts are left out. */
 export function countSummary(counts: Readonly<Record<string, number>>, order: readonly string[]): string {
   const parts = order.filter((k) => (counts[k] ?? 0) > 0).map((k) => `${counts[k]} ${k}`);

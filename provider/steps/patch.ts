@@ -7,7 +7,7 @@ import { executionError } from "../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { SPEC_DEFAULTS } from "../spec/types.js";
-import { forDiff } from "./objects.js";
+import { forDiff, maskSecretPair } from "./objects.js";
 import type { StepContext, StepExecutor } from "./types.js";
 
 type PatchStep = LoadedStepBase<"patch">;
@@ -70,6 +70,7 @@ export const patchExecutor: StepExecutor<"patch"> = {
   async diff(step, ctx) {
     const t = await findTarget(step, ctx);
     const after = await sendPatch(step, ctx, t, true);
-    return unifiedDiff(forDiff(t.live), forDiff(after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` });
+    const masked = maskSecretPair(t.live, after);
+    return unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` });
   },
 };

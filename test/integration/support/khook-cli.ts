@@ -1,0 +1,83 @@
+/** Runs the real khook CLI (bin/khook) as a subprocess, the way a person or CI does. */
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, "bin", "khook"))) dir = path.dirname(dir);
+  return dir;
+}
+
+export const KHOOK_BIN = path.join(repoRoot(), "bin", "khook");
+
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  input?: string;
+}
+
+/** The environment a test gives khook: only what it sets, plus PATH and the kubeconfig. */
+export function cliEnv(kubeconfig: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig, CI: "true", NO_COLOR: "1", ...extra };
+}
+
+export function startKhook(args: string[], opts: CliOptions = {}): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
+  const child = spawn(process.execPath, [KHOOK_BIN, ...args], { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdin!.end(opts.input ?? "");
+  const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 + 9 : 1), stdout, stderr })));
+  return { child, done, output: () => stdout + stderr };
+}
+
+export function runKhook(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  return startKhook(args, opts).done;
+}
+
+/** A temp directory holding `spec.yaml` and the files it references. */
+export function specDir(spec: string, files: Record<string, string> = {}): { dir: string; file: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-it-"));
+  for (const [rel, content] of Object.entries({ "spec.yaml": spec, ...files })) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), content);
+  }
+  return { dir, file: path.join(dir, "spec.yaml") };
+}
+
+export function khookSpec(name: string, steps: string, extra = ""): string {
+  return `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${name}\n${extra}steps:\n${steps}`;
+}
+
+export interface JsonStep {
+  name: string;
+  type: string;
+  status: "ok" | "failed" | "skipped";
+  reason: string;
+  attempts: number;
+  durationMs: number;
+  error?: string;
+}
+
+export function parseRun(r: CliResult): { status: string; steps: JsonStep[] } {
+  try {
+    return JSON.parse(r.stdout) as { status: string; steps: JsonStep[] };
+  } catch {
+    throw new Error(`khook did not print JSON (exit ${r.code}):\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  }
+}
+
+export function stepOf(run: { steps: JsonStep[] }, name: string): JsonStep {
+  const s = run.steps.find((x) => x.name === name);
+  if (s === undefined) throw new Error(`no step ${name} in ${JSON.stringify(run.steps.map((x) => x.name))}`);
+  return s;
+}

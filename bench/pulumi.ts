@@ -1,0 +1,153 @@
+/**
+ * Benchmark: `pulumi preview` and a no-op `pulumi up` of a 100-step Khook,
+ * against the same commands on a baseline program with one trivial dynamic
+ * resource. The difference is what khook adds (program-time spec reading and
+ * bundling, the provider's check and diff). Target: at most 1 s extra.
+ *
+ * Real pulumi CLI, file backend, the local test cluster (the 100 steps are
+ * applied once, so the no-op up has state to compare against).
+ */
+import { performance } from "node:perf_hooks";
+import { clusterAlive, clusterDir, readClusterState, startCluster, stopCluster } from "../test/harness/cluster.js";
+import { testCluster } from "../test/harness/index.js";
+import { ensureToolchain } from "../test/harness/toolchain.js";
+import { pulumiTools } from "../test/integration/support/pulumi-env.js";
+import { ClusterView } from "../test/integration/support/pulumi-kube.js";
+import { KHOOK_PROGRAM, programArgs, PulumiProject } from "../test/integration/support/pulumi-project.js";
+import { configMapStep, spec } from "../test/integration/support/pulumi-specs.js";
+
+const STEPS = 100;
+const RUNS = Number(process.env.KHOOK_BENCH_RUNS ?? "3");
+const TARGET_EXTRA_MS = 1000;
+
+const BASELINE_PROGRAM = `"use strict";
+const pulumi = require("@pulumi/pulumi");
+const provider = {
+  async create(inputs) { return { id: "trivial", outs: inputs }; },
+  async diff() { return { changes: false }; },
+};
+class Trivial extends pulumi.dynamic.Resource {
+  constructor(name, props, opts) { super(provider, name, props, opts); }
+}
+exports.value = new Trivial("trivial", { value: "x" }).id;
+`;
+
+/** A realistic 100-step spec: ConfigMaps in ten chains of ten. */
+export function hundredStepSpec(): string {
+  let steps = "";
+  for (let i = 0; i < STEPS; i++) {
+    const name = `step-${String(i).padStart(3, "0")}`;
+    const needs = i >= 10 ? `    needs: [step-${String(i - 10).padStart(3, "0")}]\n` : "";
+    steps += configMapStep(name, { index: String(i), chain: String(i % 10) }, needs);
+  }
+  return spec("bench-hundred", steps);
+}
+
+async function timed(project: PulumiProject, args: string[]): Promise<number> {
+  const t0 = performance.now();
+  await project.ok(args);
+  return performance.now() - t0;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function measure(project: PulumiProject): Promise<{ preview: number; up: number }> {
+  await timed(project, ["preview"]); // warm caches
+  const preview: number[] = [];
+  const up: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    preview.push(await timed(project, ["preview", "--expect-no-changes"]));
+    up.push(await timed(project, ["up", "--yes", "--expect-no-changes"]));
+  }
+  return { preview: median(preview), up: median(up) };
+}
+
+/** The provider's own work for the 100-step spec, in process: check + diff, cold and warm. */
+async function inProcess(project: PulumiProject): Promise<{ coldMs: number; warmMs: number }> {
+  const [res] = await project.khookResources();
+  if (!res) throw new Error("no Khook in the stack");
+  const t0 = performance.now();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const h = require("../provider/pulumi/handlers.js") as typeof import("../provider/pulumi/handlers.js");
+  const inputs = { ...res.inputs };
+  delete inputs.plan;
+  const checked = await h.check(res.inputs, inputs);
+  await h.diff("id", res.outputs, { ...checked.inputs, __provider: "x" });
+  const coldMs = performance.now() - t0;
+  const t1 = performance.now();
+  const again = await h.check(res.inputs, inputs);
+  await h.diff("id", res.outputs, { ...again.inputs, __provider: "x" });
+  return { coldMs, warmMs: performance.now() - t1 };
+}
+
+const s = (ms: number): string => `${(ms / 1000).toFixed(2)}s`;
+const signed = (ms: number): string => `${ms >= 0 ? "+" : "-"}${(Math.abs(ms) / 1000).toFixed(2)}s`;
+
+/** The test cluster when one is running (npm test's global setup, the demo's), else a private one. */
+async function benchCluster(): Promise<{ kubeconfig: string; stop: () => Promise<void> }> {
+  try {
+    const { kubeconfig } = await testCluster();
+    return { kubeconfig, stop: async () => undefined };
+  } catch {
+    const demo = readClusterState(clusterDir("demo"));
+    if (demo && clusterAlive(demo)) return { kubeconfig: demo.kubeconfig, stop: async () => undefined };
+    await ensureToolchain({ only: ["etcd", "kubernetes", "kwok", "pulumi"] });
+    const c = await startCluster({ name: `bench-${process.pid}`, watchPid: process.pid });
+    return { kubeconfig: c.kubeconfig, stop: () => stopCluster(c) };
+  }
+}
+
+export async function benchPulumi(): Promise<void> {
+  const { kubeconfig, stop } = await benchCluster();
+  const tools = pulumiTools();
+  const cluster = await ClusterView.open(kubeconfig);
+  const ns = `khook-bench-${process.pid}`;
+  const baseline = new PulumiProject(tools, { name: "khook-bench-baseline", program: BASELINE_PROGRAM });
+  const khook = new PulumiProject(tools, { name: "khook-bench", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
+  try {
+    await cluster.createNamespace(ns);
+    khook.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns }, parallelism: 16 }, kubeconfigFile: kubeconfig }));
+    await baseline.init();
+    await khook.init();
+    await baseline.ok(["up", "--yes", "--skip-preview"]);
+    const t0 = performance.now();
+    await khook.ok(["up", "--yes", "--skip-preview"]);
+    const firstUp = performance.now() - t0;
+
+    const b = await measure(baseline);
+    const k = await measure(khook);
+    const p = await inProcess(khook);
+    const stateBytes = (await khook.exportText()).length;
+
+    const rows: [string, number, number][] = [
+      ["pulumi preview", b.preview, k.preview],
+      ["pulumi up (no-op)", b.up, k.up],
+    ];
+    process.stdout.write(`\npulumi: ${STEPS}-step Khook vs one trivial dynamic resource (median of ${RUNS}; target: at most ${s(TARGET_EXTRA_MS)} extra)\n`);
+    process.stdout.write(`  ${"command".padEnd(20)} ${"baseline".padStart(9)} ${"khook".padStart(9)} ${"extra".padStart(9)}\n`);
+    for (const [name, base, kh] of rows) {
+      const extra = kh - base;
+      process.stdout.write(`  ${name.padEnd(20)} ${s(base).padStart(9)} ${s(kh).padStart(9)} ${signed(extra).padStart(9)}  ${extra <= TARGET_EXTRA_MS ? "ok" : "OVER TARGET"}\n`);
+    }
+    process.stdout.write(`  first apply of ${STEPS} steps: ${s(firstUp)}\n`);
+    process.stdout.write(`  provider check+diff in process: ${s(p.coldMs)} cold (module loading included), ${(p.warmMs).toFixed(0)}ms warm\n`);
+    process.stdout.write(`  state size (stack export): ${(stateBytes / 1024).toFixed(0)} KiB\n`);
+    await khook.ok(["destroy", "--yes", "--skip-preview"]);
+  } finally {
+    await baseline.cleanup();
+    await khook.cleanup();
+    await cluster.deleteNamespace(ns).catch(() => undefined);
+    cluster.close();
+    await stop();
+  }
+}
+
+if (require.main === module) {
+  benchPulumi().catch((e) => {
+    process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,190 @@
+/**
+ * `npm run demo`: the Khook Pulumi resource, end to end, on a fresh machine.
+ *
+ *   1. builds (or reuses) the toolchain: the pulumi CLI and a local Kubernetes control plane
+ *   2. starts (or reuses) the local cluster (kwok: fake nodes, no images pulled)
+ *   3. logs in to a local file backend under ~/.cache/khook/demo
+ *   4. creates (or selects) the stack `dev` of the example program (examples/pulumi/index.ts)
+ *   5. runs `pulumi up --yes`: examples/demo.khook.yaml, applied through the Khook resource
+ *   6. prints the step table and how to clean up
+ *
+ * `npm run demo -- down` destroys the stack and stops the cluster.
+ * Nothing reaches the network: automatic plugin acquisition is off.
+ */
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { clusterAlive, clusterDir, readClusterState, startCluster, stopCluster, type ClusterState } from "../../test/harness/cluster";
+import { ensureToolchain, toolBinDirs, toolPath } from "../../test/harness/toolchain";
+import { cacheDir } from "../../test/harness/util";
+
+const REPO = path.resolve(__dirname, "..", "..", "..");
+const DEMO = path.join(cacheDir(), "demo");
+const STATE = path.join(DEMO, "state");
+const PROJECT = path.join(DEMO, "project");
+const STACK = "dev";
+const PASSPHRASE = "khook-demo";
+const CLUSTER = "demo";
+
+interface StepRow {
+  name: string;
+  type: string;
+  status: string;
+  reason: string;
+  attempts: number;
+  durationMs: number;
+}
+
+function say(line: string): void {
+  process.stdout.write(`\x1b[1m==> ${line}\x1b[0m\n`);
+}
+
+function pulumiEnv(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: [...toolBinDirs(), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+    PULUMI_HOME: path.join(DEMO, "pulumi-home"),
+    PULUMI_BACKEND_URL: `file://${STATE}`,
+    PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
+  };
+}
+
+/** Runs pulumi in the demo project; `show` streams its output to the terminal. */
+function pulumi(args: string[], show = true): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(toolPath("pulumi"), args, { cwd: PROJECT, env: pulumiEnv(), stdio: ["inherit", "pipe", show ? "inherit" : "pipe"] });
+    let stdout = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      if (show) process.stdout.write(d);
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout }));
+  });
+}
+
+async function mustPulumi(args: string[], show = true): Promise<string> {
+  const r = await pulumi(args, show);
+  if (r.code !== 0) throw new Error(`pulumi ${args.join(" ")} failed (exit ${r.code})`);
+  return r.stdout;
+}
+
+async function cluster(): Promise<ClusterState> {
+  const existing = readClusterState(clusterDir(CLUSTER));
+  if (existing && clusterAlive(existing)) {
+    say(`2/6 reusing the local cluster at ${existing.server}`);
+    return existing;
+  }
+  say("2/6 starting the local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
+  return startCluster({ name: CLUSTER, log: (l) => process.stdout.write(`    ${l}\n`) });
+}
+
+/** The demo's own Pulumi project: the example program, with stack config kept out of the repository. */
+function writeProject(): void {
+  fs.mkdirSync(PROJECT, { recursive: true });
+  const main = path.join(REPO, "dist", "examples", "pulumi", "index.js");
+  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
+  fs.writeFileSync(
+    path.join(PROJECT, "Pulumi.yaml"),
+    [
+      "name: khook-demo",
+      "description: Bootstrap a Kubernetes cluster with a khook spec (the Khook dynamic resource)",
+      "runtime:",
+      "  name: nodejs",
+      "  options:",
+      "    typescript: false",
+      `main: ${JSON.stringify(main)}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+function table(rows: StepRow[]): string {
+  const head = ["STEP", "TYPE", "STATUS", "TRIES", "TIME", "REASON"];
+  const cells = rows.map((r) => [r.name, r.type, r.status, String(r.attempts), `${(r.durationMs / 1000).toFixed(1)}s`, r.reason]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const fmt = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join("  ");
+  return [fmt(head), ...cells.map(fmt)].join("\n");
+}
+
+function cleanupText(): string {
+  return [
+    "Clean up (destroy the stack, stop the cluster):",
+    "  npm run demo -- down",
+    "",
+    "Or drive the stack yourself:",
+    `  export PULUMI_HOME=${path.join(DEMO, "pulumi-home")} PULUMI_BACKEND_URL=file://${STATE} PULUMI_CONFIG_PASSPHRASE=${PASSPHRASE}`,
+    `  export PATH=${toolBinDirs().join(path.delimiter)}:$PATH PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true`,
+    `  pulumi -C ${PROJECT} preview --diff      # the plan: one line per step`,
+    `  pulumi -C ${PROJECT} refresh --yes       # read the journal back into the outputs`,
+    `  pulumi -C ${PROJECT} destroy --yes       # tear down and remove the journal`,
+  ].join("\n");
+}
+
+async function up(): Promise<void> {
+  say("1/6 building or reusing the toolchain (pulumi, kube-apiserver, etcd, kwok) under ~/.cache/khook/tools");
+  await ensureToolchain({ only: ["etcd", "kubernetes", "kwok", "pulumi"], log: (l) => process.stdout.write(`    ${l}\n`) });
+  const c = await cluster();
+
+  say(`3/6 logging in to the local file backend ${STATE}`);
+  fs.mkdirSync(STATE, { recursive: true });
+  writeProject();
+  await mustPulumi(["login", `file://${STATE}`]);
+
+  say(`4/6 selecting the stack ${STACK} (created if missing)`);
+  await mustPulumi(["stack", "select", "--create", STACK]);
+  await mustPulumi(["config", "set", "kubeconfigFile", c.kubeconfig]);
+
+  say("5/6 pulumi up --yes");
+  const r = await pulumi(["up", "--yes"]);
+
+  say("6/6 the steps");
+  const out = await pulumi(["stack", "output", "steps", "--json"], false);
+  try {
+    const rows = JSON.parse(out.stdout) as StepRow[];
+    process.stdout.write(`${table(rows)}\n\n`);
+  } catch {
+    process.stdout.write("(no step outputs yet)\n\n");
+  }
+  process.stdout.write(`${cleanupText()}\n`);
+  if (r.code !== 0) {
+    process.stdout.write("\npulumi up failed: fix the cause and run `npm run demo` again; it resumes from the journal.\n");
+    process.exitCode = r.code;
+  }
+}
+
+async function down(): Promise<void> {
+  if (fs.existsSync(path.join(PROJECT, "Pulumi.yaml")) && fs.existsSync(STATE)) {
+    const existing = readClusterState(clusterDir(CLUSTER));
+    if (existing && clusterAlive(existing)) {
+      say("destroying the stack");
+      const r = await pulumi(["destroy", "--yes", "--stack", STACK]);
+      if (r.code !== 0) throw new Error("pulumi destroy failed; the cluster is left running");
+    }
+    await pulumi(["stack", "rm", "--yes", "--force", STACK], false);
+  }
+  say("stopping the local cluster");
+  await stopCluster(clusterDir(CLUSTER)).catch(() => undefined);
+  fs.rmSync(DEMO, { recursive: true, force: true });
+  say(`removed ${DEMO}`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const cmd = argv[0] ?? "up";
+  if (cmd === "up") await up();
+  else if (cmd === "down") await down();
+  else {
+    process.stderr.write("usage: npm run demo [-- up|down]\n");
+    process.exitCode = 2;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((e) => {
+    process.stderr.write(`demo: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}

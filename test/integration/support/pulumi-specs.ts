@@ -1,0 +1,67 @@
+/** Specs and preview parsing shared by the Pulumi integration tests. */
+
+export const KHOOK_TYPE = "pulumi-nodejs:dynamic/khook:Khook";
+
+/** An apply step that puts one ConfigMap into `${NS}`. */
+export function configMapStep(name: string, data: Record<string, string>, extra = ""): string {
+  const body = Object.entries(data)
+    .map(([k, v]) => `                ${k}: ${JSON.stringify(v)}`)
+    .join("\n");
+  return `  - name: ${name}
+${extra}    apply:
+      namespace: \${NS}
+      manifests:
+        - inline: |
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: ${name}
+            data:
+${body}
+`;
+}
+
+export function spec(name: string, steps: string, head = ""): string {
+  return `apiVersion: khook.io/v1
+kind: Khook
+metadata:
+  name: ${name}
+state:
+  namespace: \${NS}
+${head}steps:
+${steps}`;
+}
+
+export interface PreviewStep {
+  op: string;
+  urn: string;
+  type?: string;
+  oldState?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+  newState?: { inputs?: Record<string, unknown> };
+  diffReasons?: string[];
+}
+
+export interface PreviewJson {
+  steps?: PreviewStep[];
+  changeSummary?: Record<string, number>;
+  diagnostics?: { message: string; severity: string; urn?: string }[];
+}
+
+/** `pulumi preview --json` output (the JSON document on stdout). */
+export function parsePreview(stdout: string): PreviewJson {
+  const start = stdout.indexOf("{");
+  return JSON.parse(stdout.slice(start)) as PreviewJson;
+}
+
+export function khookStep(p: PreviewJson): PreviewStep | undefined {
+  return p.steps?.find((s) => s.urn.includes(`::${KHOOK_TYPE}::`) || s.type === KHOOK_TYPE);
+}
+
+/** Indexes of the plan lines that differ between the old and the new inputs of a preview step. */
+export function changedPlanLines(step: PreviewStep): number[] {
+  const before = (step.oldState?.inputs?.plan ?? []) as string[];
+  const after = (step.newState?.inputs?.plan ?? []) as string[];
+  const out: number[] = [];
+  for (let i = 0; i < Math.max(before.length, after.length); i++) if (before[i] !== after[i]) out.push(i);
+  return out;
+}

@@ -1,0 +1,500 @@
+// The test toolchain: every tool khook's integration tests and demo drive, built from pinned Go
+// modules into ~/.cache/khook/tools/<tool>-<version>/bin and reused from there.
+//
+// - Pinned: every tool is an exact module version; wrapper modules (go.mod + go.sum committed
+//   under scripts/toolchain/<tool>/) pin the complete dependency graph where upstream's own
+//   go.mod cannot be used directly (replace lines).
+// - Reproducible: -trimpath, CGO_ENABLED=0, -buildvcs=false, -ldflags "-s -w -X <version vars>",
+//   GOTOOLCHAIN=local, GOFLAGS=-mod=readonly.
+// - Atomic: a tool is built into <dir>.partial and renamed to <dir> only once complete; a
+//   finished dir carries .khook-tool.json (its recipe hash). Anything else is rebuilt.
+// - Locked: <toolsDir>/.build.lock serialises builders across processes (two concurrent test
+//   runs never build twice; the second waits and then finds the cache).
+// - Budgeted: the whole cold build must finish within KHOOK_TOOLCHAIN_BUDGET_MIN minutes
+//   (default 60, leaving CI's 90-minute cap room for the tests); past it, the build is stopped.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { isAlive, repoRoot, sleep, toolsDir, writeFileAtomic } from "./util";
+
+export type ToolName =
+  | "kube-apiserver"
+  | "kube-controller-manager"
+  | "kube-scheduler"
+  | "kubectl"
+  | "etcd"
+  | "kwok"
+  | "helm"
+  | "kustomize"
+  | "registry"
+  | "khook-htpasswd"
+  | "pulumi"
+  | "pulumi-language-nodejs"
+  | "pulumi-resource-pulumi-nodejs";
+
+export const K8S_VERSION = "1.35.4";
+const K8S_COMMIT = "7b8c6cf0edd376b3d7c2f255142977c7f93db258";
+const K8S_DATE = "2026-04-15T18:01:22Z";
+export const ETCD_VERSION = "3.6.16";
+export const KWOK_VERSION = "0.8.0";
+export const HELM_VERSION = "3.22.0";
+const HELM_COMMIT = "144ca65f8501953fa8b41cd1d37c7223051c85b7";
+export const KUSTOMIZE_VERSION = "5.8.2";
+export const REGISTRY_VERSION = "3.1.2";
+/**
+ * The npm package @pulumi/pulumi is 3.270.0, but the Go module proxy reachable here serves
+ * github.com/pulumi/pulumi/pkg/v3 only up to v3.259.0 (newer versions answer 403) and never
+ * serves the pulumi-language-nodejs module. 3.259.0 is the newest buildable CLI; the engine
+ * protocol is compatible with the 3.270 Node.js SDK. See docs/toolchain.md.
+ */
+export const PULUMI_VERSION = "3.259.0";
+
+interface Unit {
+  /** Directory name prefix under toolsDir. */
+  id: string;
+  version: string;
+  bins: ToolName[];
+  /** Hash input besides the version: anything that changes the produced binaries. */
+  recipe: () => string;
+  build: (ctx: BuildCtx) => Promise<void>;
+}
+
+interface BuildCtx {
+  binDir: string;
+  log: (line: string) => void;
+  deadline: number;
+}
+
+function k8sLdflags(): string {
+  const [major, minor] = K8S_VERSION.split(".");
+  const vars = (pkg: string) =>
+    [
+      `-X ${pkg}.gitVersion=v${K8S_VERSION}`,
+      `-X ${pkg}.gitMajor=${major}`,
+      `-X ${pkg}.gitMinor=${minor}`,
+      `-X ${pkg}.gitCommit=${K8S_COMMIT}`,
+      `-X ${pkg}.gitTreeState=clean`,
+      `-X ${pkg}.buildDate=${K8S_DATE}`,
+    ].join(" ");
+  return `-s -w ${vars("k8s.io/component-base/version")} ${vars("k8s.io/client-go/pkg/version")}`;
+}
+
+function wrapperDir(name: string): string {
+  return path.join(repoRoot(), "scripts", "toolchain", name);
+}
+
+function hashFiles(dir: string): string {
+  const h = createHash("sha256");
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else {
+        h.update(path.relative(dir, p));
+        h.update(fs.readFileSync(p));
+      }
+    }
+  };
+  walk(dir);
+  return h.digest("hex");
+}
+
+const SHIM = `#!/bin/sh
+# pulumi-resource-pulumi-nodejs: the provider plugin behind Pulumi dynamic resources.
+# Runs @pulumi/pulumi/cmd/dynamic-provider, resolved (like Node would) from the directory the
+# engine starts plugins in: the Pulumi program's directory.
+set -e
+entry="$(node -e 'process.stdout.write(require.resolve("@pulumi/pulumi/cmd/dynamic-provider"))' 2>/dev/null)" || {
+  echo "pulumi-resource-pulumi-nodejs: cannot resolve @pulumi/pulumi/cmd/dynamic-provider from $(pwd); run npm install" >&2
+  exit 1
+}
+exec node "$entry" "$@"
+`;
+
+const UNITS: Unit[] = [
+  {
+    id: "etcd",
+    version: ETCD_VERSION,
+    bins: ["etcd"],
+    recipe: () => hashFiles(wrapperDir("etcd")),
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("etcd"),
+        ldflags: `-s -w`,
+        pkgs: ["."],
+        out: path.join(ctx.binDir, "etcd"),
+      }),
+  },
+  {
+    id: "kubernetes",
+    version: K8S_VERSION,
+    bins: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"],
+    recipe: () => hashFiles(wrapperDir("kubernetes")) + k8sLdflags(),
+    // One go build for all four binaries: they share most of their compile work.
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("kubernetes"),
+        ldflags: k8sLdflags(),
+        pkgs: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"].map(
+          (c) => `k8s.io/kubernetes/cmd/${c}`,
+        ),
+        out: ctx.binDir + path.sep,
+      }),
+  },
+  {
+    // Only kubectl: what a run against an existing cluster (KHOOK_TEST_KUBECONFIG) needs.
+    id: "kubectl",
+    version: K8S_VERSION,
+    bins: ["kubectl"],
+    recipe: () => hashFiles(wrapperDir("kubernetes")) + k8sLdflags(),
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("kubernetes"),
+        ldflags: k8sLdflags(),
+        pkgs: ["k8s.io/kubernetes/cmd/kubectl"],
+        out: path.join(ctx.binDir, "kubectl"),
+      }),
+  },
+  {
+    id: "kwok",
+    version: KWOK_VERSION,
+    bins: ["kwok"],
+    recipe: () => "",
+    build: (ctx) => goInstall(ctx, `sigs.k8s.io/kwok/cmd/kwok@v${KWOK_VERSION}`, "-s -w"),
+  },
+  {
+    id: "helm",
+    version: HELM_VERSION,
+    bins: ["helm"],
+    recipe: () => "",
+    build: (ctx) => {
+      const [kMaj, kMin] = K8S_VERSION.split(".");
+      const v = "helm.sh/helm/v3/internal/version";
+      return goInstall(
+        ctx,
+        `helm.sh/helm/v3/cmd/helm@v${HELM_VERSION}`,
+        [
+          "-s -w",
+          `-X ${v}.version=v${HELM_VERSION}`,
+          `-X ${v}.metadata=`,
+          `-X ${v}.gitCommit=${HELM_COMMIT}`,
+          `-X ${v}.gitTreeState=clean`,
+          // The Kubernetes version helm assumes for `helm template` without a cluster.
+          `-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=${kMaj}`,
+          `-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${kMin}`,
+          `-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=${kMaj}`,
+          `-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${kMin}`,
+        ].join(" "),
+      );
+    },
+  },
+  {
+    id: "kustomize",
+    version: KUSTOMIZE_VERSION,
+    bins: ["kustomize"],
+    recipe: () => "",
+    build: (ctx) =>
+      goInstall(
+        ctx,
+        `sigs.k8s.io/kustomize/kustomize/v5@v${KUSTOMIZE_VERSION}`,
+        `-s -w -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/v${KUSTOMIZE_VERSION}`,
+      ),
+  },
+  {
+    id: "registry",
+    version: REGISTRY_VERSION,
+    bins: ["registry", "khook-htpasswd"],
+    recipe: () => hashFiles(wrapperDir("registry")),
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("registry"),
+        ldflags: `-s -w -X github.com/distribution/distribution/v3/version.version=v${REGISTRY_VERSION}`,
+        pkgs: ["github.com/distribution/distribution/v3/cmd/registry", "./cmd/khook-htpasswd"],
+        out: ctx.binDir + path.sep,
+      }),
+  },
+  {
+    id: "pulumi",
+    version: PULUMI_VERSION,
+    bins: ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"],
+    recipe: () => hashFiles(wrapperDir("pulumi")) + SHIM,
+    build: async (ctx) => {
+      await goBuild(ctx, {
+        cwd: wrapperDir("pulumi"),
+        ldflags: `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v${PULUMI_VERSION}`,
+        pkgs: ["github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", "./cmd/pulumi-language-nodejs"],
+        out: ctx.binDir + path.sep,
+      });
+      fs.writeFileSync(path.join(ctx.binDir, "pulumi-resource-pulumi-nodejs"), SHIM, { mode: 0o755 });
+    },
+  },
+];
+
+/** Tool groups, for `toolchain --only` and for ensureToolchain(). */
+export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
+export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi"];
+
+function unit(id: string): Unit {
+  const u = UNITS.find((x) => x.id === id);
+  if (!u) throw new Error(`khook toolchain: unknown tool '${id}' (known: ${UNITS.map((x) => x.id).join(", ")})`);
+  return u;
+}
+
+export function unitIds(): string[] {
+  return UNITS.map((u) => u.id);
+}
+
+function unitDir(u: Unit): string {
+  return path.join(toolsDir(), `${u.id}-${u.version}`);
+}
+
+function recipeHash(u: Unit): string {
+  return createHash("sha256")
+    .update(`${u.id}@${u.version}\n${u.recipe()}\n${goVersionCached()}`)
+    .digest("hex")
+    .slice(0, 16);
+}
+
+let goVersionMemo: string | undefined;
+function goVersionCached(): string {
+  if (goVersionMemo === undefined) {
+    try {
+      goVersionMemo = require("node:child_process").execFileSync("go", ["env", "GOVERSION"], {
+        encoding: "utf8",
+        env: goEnv(),
+      }).trim();
+    } catch {
+      goVersionMemo = "no-go";
+    }
+  }
+  return goVersionMemo as string;
+}
+
+interface Stamp {
+  id: string;
+  version: string;
+  recipe: string;
+  builtAt: string;
+  seconds: number;
+}
+
+function isCached(u: Unit): boolean {
+  const dir = unitDir(u);
+  try {
+    const stamp = JSON.parse(fs.readFileSync(path.join(dir, ".khook-tool.json"), "utf8")) as Stamp;
+    if (stamp.version !== u.version) return false;
+    // The recipe hash includes the Go version; a cached tool stays valid when Go is missing
+    // (e.g. a CI image that ships the cache but not Go).
+    if (goVersionCached() !== "no-go" && stamp.recipe !== recipeHash(u)) return false;
+    return u.bins.every((b) => fs.existsSync(path.join(dir, "bin", b)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The path of a built tool. Does not build; throws when the tool is missing. kubectl comes
+ * from the full Kubernetes build when present, else from the kubectl-only build.
+ */
+export function toolPath(name: ToolName | string): string {
+  if (name === "node") return process.execPath;
+  for (const u of UNITS) {
+    if (!(u.bins as string[]).includes(name)) continue;
+    const p = path.join(unitDir(u), "bin", name);
+    if (isCached(u)) return p;
+  }
+  throw new Error(
+    `khook toolchain: '${name}' is not built. Run \`./dev toolchain\` (or the test command, which builds it).`,
+  );
+}
+
+/** Bin directories of every cached tool, in PATH order. */
+export function toolBinDirs(): string[] {
+  return UNITS.filter((u) => isCached(u)).map((u) => path.join(unitDir(u), "bin"));
+}
+
+function goEnv(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    CGO_ENABLED: "0",
+    GOTOOLCHAIN: "local",
+    GOFLAGS: "-mod=readonly -buildvcs=false -trimpath",
+    GO111MODULE: "on",
+  };
+}
+
+async function goRun(ctx: BuildCtx, args: string[], cwd: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+  const remaining = ctx.deadline - Date.now();
+  if (remaining <= 0) throw new Error("khook toolchain: cold-build budget exhausted");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn("go", args, { cwd, env: { ...goEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.length > 200_000) out = out.slice(-100_000);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const timer = setTimeout(() => {
+      out += "\n[khook toolchain: cold-build budget exhausted; go stopped]";
+      child.kill("SIGKILL");
+    }, remaining);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(new Error(`khook toolchain: cannot run go (is Go installed and on PATH?): ${e.message}`));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`khook toolchain: go ${args.join(" ")} failed (exit ${code}) in ${cwd}\n${out.trim()}`));
+    });
+  });
+}
+
+function goBuild(ctx: BuildCtx, o: { cwd: string; ldflags: string; pkgs: string[]; out: string }): Promise<void> {
+  return goRun(ctx, ["build", "-trimpath", "-ldflags", o.ldflags, "-o", o.out, ...o.pkgs], o.cwd);
+}
+
+function goInstall(ctx: BuildCtx, pkgAtVersion: string, ldflags: string): Promise<void> {
+  // `go install pkg@version` uses the module's own go.mod/go.sum, verified against the checksum DB.
+  return goRun(ctx, ["install", "-trimpath", "-ldflags", ldflags, pkgAtVersion], ctx.binDir, {
+    GOBIN: ctx.binDir,
+    GOFLAGS: "-buildvcs=false -trimpath",
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locking
+
+const LOCK_NAME = ".build.lock";
+
+async function withLock<T>(log: (s: string) => void, fn: () => Promise<T>): Promise<T> {
+  const dir = toolsDir();
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = path.join(dir, LOCK_NAME);
+  let announced = false;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, `${process.pid}\n`, { flag: "wx" });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const holder = Number.parseInt(fs.readFileSync(lock, "utf8").trim(), 10);
+      if (!Number.isFinite(holder) || !isAlive(holder)) {
+        // Stale lock from a builder that died; take it over.
+        try {
+          fs.unlinkSync(lock);
+        } catch {
+          /* raced with another waiter */
+        }
+        continue;
+      }
+      if (!announced) {
+        log(`khook toolchain: another build (pid ${holder}) holds ${lock}; waiting for it`);
+        announced = true;
+      }
+      await sleep(1000);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    try {
+      if (fs.readFileSync(lock, "utf8").trim() === String(process.pid)) fs.unlinkSync(lock);
+    } catch {
+      /* ignore */
+    }
+  }
+}
+
+export interface EnsureOptions {
+  /** Unit ids to ensure; default: everything the smoke tests need. */
+  only?: string[];
+  /** Rebuild even when cached. */
+  force?: boolean;
+  log?: (line: string) => void;
+  /** Cold-build budget in minutes (default KHOOK_TOOLCHAIN_BUDGET_MIN or 60). */
+  budgetMinutes?: number;
+}
+
+export interface EnsureResult {
+  built: { id: string; version: string; seconds: number }[];
+  cached: { id: string; version: string }[];
+  binDirs: string[];
+}
+
+/** Which units a test run needs: everything, or only client tools against an existing cluster. */
+export function defaultUnits(externalCluster: boolean): string[] {
+  if (!externalCluster) return [...CONTROL_PLANE, ...CLIENT_TOOLS];
+  const kubectl = isCached(unit("kubernetes")) ? "kubernetes" : "kubectl";
+  return [kubectl, ...CLIENT_TOOLS];
+}
+
+/** Builds whatever is missing; a warm run does nothing but stat a few files. */
+export async function ensureToolchain(opts: EnsureOptions = {}): Promise<EnsureResult> {
+  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
+  const ids = opts.only ?? defaultUnits(false);
+  const units = ids.map(unit);
+  const result: EnsureResult = { built: [], cached: [], binDirs: [] };
+  const missing = units.filter((u) => opts.force || !isCached(u));
+  if (missing.length > 0) {
+    const budgetMin = opts.budgetMinutes ?? Number(process.env["KHOOK_TOOLCHAIN_BUDGET_MIN"] ?? "60");
+    await withLock(log, async () => {
+      const started = Date.now();
+      const deadline = started + budgetMin * 60_000;
+      const todo = units.filter((u) => opts.force || !isCached(u));
+      if (todo.length > 0) {
+        log(
+          `khook toolchain: building ${todo.map((u) => `${u.id}-${u.version}`).join(", ")} into ${toolsDir()} ` +
+            `(cold-build budget ${budgetMin} min)`,
+        );
+      }
+      for (const u of todo) {
+        const t0 = Date.now();
+        log(`khook toolchain: building ${u.id} ${u.version} ...`);
+        const dir = unitDir(u);
+        const partial = `${dir}.partial`;
+        fs.rmSync(partial, { recursive: true, force: true });
+        const binDir = path.join(partial, "bin");
+        fs.mkdirSync(binDir, { recursive: true });
+        try {
+          await u.build({ binDir, log, deadline });
+        } catch (e) {
+          fs.rmSync(partial, { recursive: true, force: true });
+          const spent = ((Date.now() - started) / 60_000).toFixed(1);
+          throw new Error(`${(e as Error).message}\n(khook toolchain: ${u.id} failed after ${spent} min of building)`);
+        }
+        const seconds = Math.round((Date.now() - t0) / 100) / 10;
+        const stamp: Stamp = { id: u.id, version: u.version, recipe: recipeHash(u), builtAt: new Date().toISOString(), seconds };
+        writeFileAtomic(path.join(partial, ".khook-tool.json"), `${JSON.stringify(stamp, null, 2)}\n`);
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.renameSync(partial, dir);
+        log(`khook toolchain: built ${u.id} ${u.version} in ${seconds}s`);
+        result.built.push({ id: u.id, version: u.version, seconds });
+      }
+      if (todo.length > 0) {
+        log(`khook toolchain: cold build took ${Math.round((Date.now() - started) / 1000)}s in total`);
+      }
+    });
+  }
+  for (const u of units) {
+    if (!result.built.some((b) => b.id === u.id)) result.cached.push({ id: u.id, version: u.version });
+  }
+  result.binDirs = toolBinDirs();
+  return result;
+}
+
+/** A listing of every unit: id, version, binaries, cached or not, and its build time. */
+export function describeToolchain(): { id: string; version: string; dir: string; cached: boolean; bins: string[]; seconds?: number }[] {
+  return UNITS.map((u) => {
+    const dir = unitDir(u);
+    let seconds: number | undefined;
+    try {
+      seconds = (JSON.parse(fs.readFileSync(path.join(dir, ".khook-tool.json"), "utf8")) as Stamp).seconds;
+    } catch {
+      /* not built */
+    }
+    return { id: u.id, version: u.version, dir, cached: isCached(u), bins: u.bins, ...(seconds === undefined ? {} : { seconds }) };
+  });
+}

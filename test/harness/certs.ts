@@ -1,0 +1,97 @@
+// Certificates for a throwaway test cluster: a CA, the apiserver's serving certificate, an admin
+// client certificate (O=system:masters) and the service-account signing key. openssl CLI, EC P-256.
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { runOk } from "./util";
+
+export interface ClusterCerts {
+  dir: string;
+  caCrt: string;
+  caKey: string;
+  serverCrt: string;
+  serverKey: string;
+  adminCrt: string;
+  adminKey: string;
+  saKey: string;
+  saPub: string;
+}
+
+async function openssl(args: string[], cwd: string): Promise<void> {
+  await runOk("openssl", args, { cwd });
+}
+
+async function ecKey(file: string, cwd: string): Promise<void> {
+  await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file], cwd);
+}
+
+async function signed(
+  cwd: string,
+  name: string,
+  subject: string,
+  ext: string,
+): Promise<void> {
+  await ecKey(`${name}.key`, cwd);
+  await openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], cwd);
+  fs.writeFileSync(path.join(cwd, `${name}.ext`), ext);
+  await openssl(
+    [
+      "x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", `0x${randomBytes(12).toString("hex")}`,
+      "-days", "3650", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`,
+    ],
+    cwd,
+  );
+}
+
+export async function generateClusterCerts(dir: string, extraSans: string[] = []): Promise<ClusterCerts> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await ecKey("ca.key", dir);
+  await openssl(
+    [
+      "req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=khook-test-ca", "-days", "3650", "-sha256",
+      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+      "-out", "ca.crt",
+    ],
+    dir,
+  );
+  const sans = [
+    "IP:127.0.0.1",
+    "IP:10.96.0.1",
+    "DNS:localhost",
+    "DNS:kubernetes",
+    "DNS:kubernetes.default",
+    "DNS:kubernetes.default.svc",
+    "DNS:kubernetes.default.svc.cluster.local",
+    ...extraSans,
+  ];
+  await Promise.all([
+    signed(
+      dir,
+      "apiserver",
+      "/CN=kube-apiserver",
+      `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`,
+    ),
+    signed(
+      dir,
+      "admin",
+      "/O=system:masters/CN=khook-admin",
+      "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+    ),
+    (async () => {
+      await ecKey("sa.key", dir);
+      await openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
+    })(),
+  ]);
+  const p = (f: string) => path.join(dir, f);
+  return {
+    dir,
+    caCrt: p("ca.crt"),
+    caKey: p("ca.key"),
+    serverCrt: p("apiserver.crt"),
+    serverKey: p("apiserver.key"),
+    adminCrt: p("admin.crt"),
+    adminKey: p("admin.key"),
+    saKey: p("sa.key"),
+    saPub: p("sa.pub"),
+  };
+}

@@ -1,0 +1,401 @@
+// A real, local Kubernetes control plane for tests: etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok (fake Nodes and pod lifecycles), on loopback at free ports, with its own
+// certificates. Every process is recorded in <dir>/cluster.json so any process can stop it.
+import * as fs from "node:fs";
+import * as https from "node:https";
+import * as path from "node:path";
+import { generateClusterCerts } from "./certs";
+import { toolPath } from "./toolchain";
+import {
+  freePort,
+  isAlive,
+  killGroup,
+  repoRoot,
+  runDir,
+  sleep,
+  spawnDaemon,
+  tailFile,
+  waitFor,
+  writeFileAtomic,
+} from "./util";
+
+export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
+export type Component = (typeof COMPONENTS)[number];
+
+export interface ClusterState {
+  dir: string;
+  kubeconfig: string;
+  server: string;
+  logsDir: string;
+  etcdDataDir: string;
+  nodes: string[];
+  pids: Partial<Record<Component | "watchdog", number>>;
+  startedAt: string;
+  startSeconds?: number;
+}
+
+export interface StartClusterOptions {
+  /** Directory for certificates, kubeconfig, logs and state. Default: <run>/clusters/<name>. */
+  dir?: string;
+  name?: string;
+  /** Number of fake kwok Nodes (default 1). */
+  nodes?: number;
+  log?: (line: string) => void;
+  /** Stop the cluster automatically when this pid exits (a detached watchdog process). */
+  watchPid?: number;
+  timeoutMs?: number;
+}
+
+const STATE_FILE = "cluster.json";
+
+export function clusterDir(name: string): string {
+  return path.join(runDir(), "clusters", name);
+}
+
+export function readClusterState(dir: string): ClusterState | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, STATE_FILE), "utf8")) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeState(s: ClusterState): void {
+  writeFileAtomic(path.join(s.dir, STATE_FILE), `${JSON.stringify(s, null, 2)}\n`);
+}
+
+/** Is every component of the recorded cluster still running? */
+export function clusterAlive(s: ClusterState): boolean {
+  return COMPONENTS.every((c) => {
+    const pid = s.pids[c];
+    return pid !== undefined && isAlive(pid);
+  });
+}
+
+function kubeconfigYaml(server: string, caCrt: string, crt: string, key: string): string {
+  const b64 = (f: string) => fs.readFileSync(f).toString("base64");
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- name: khook-test",
+    "  cluster:",
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64(caCrt)}`,
+    "users:",
+    "- name: khook-admin",
+    "  user:",
+    `    client-certificate-data: ${b64(crt)}`,
+    `    client-key-data: ${b64(key)}`,
+    "contexts:",
+    "- name: khook-test",
+    "  context:",
+    "    cluster: khook-test",
+    "    user: khook-admin",
+    "current-context: khook-test",
+    "",
+  ].join("\n");
+}
+
+interface ApiClient {
+  request(method: string, p: string, body?: unknown): Promise<{ status: number; body: string }>;
+}
+
+function apiClient(server: string, certsDir: string): ApiClient {
+  const agent = new https.Agent({
+    ca: fs.readFileSync(path.join(certsDir, "ca.crt")),
+    cert: fs.readFileSync(path.join(certsDir, "admin.crt")),
+    key: fs.readFileSync(path.join(certsDir, "admin.key")),
+    keepAlive: true,
+  });
+  return {
+    request(method, p, body) {
+      return new Promise((resolve, reject) => {
+        const data = body === undefined ? undefined : JSON.stringify(body);
+        const req = https.request(
+          `${server}${p}`,
+          {
+            method,
+            agent,
+            headers: data ? { "content-type": "application/json", "content-length": Buffer.byteLength(data) } : {},
+            timeout: 5000,
+          },
+          (res) => {
+            let out = "";
+            res.setEncoding("utf8");
+            res.on("data", (d: string) => (out += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: out }));
+          },
+        );
+        req.on("timeout", () => req.destroy(new Error("request timed out")));
+        req.on("error", reject);
+        req.end(data);
+      });
+    },
+  };
+}
+
+function fakeNode(name: string): unknown {
+  const resources = { cpu: "32", memory: "256Gi", pods: "110", "ephemeral-storage": "1Ti" };
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        type: "kwok",
+      },
+    },
+    spec: {},
+    status: { allocatable: resources, capacity: resources },
+  };
+}
+
+/** Starts a fresh cluster and waits until it is healthy (Nodes Ready, default ServiceAccount exists). */
+export async function startCluster(opts: StartClusterOptions = {}): Promise<ClusterState> {
+  const t0 = Date.now();
+  const log = opts.log ?? (() => undefined);
+  const dir = opts.dir ?? clusterDir(opts.name ?? `run-${process.pid}`);
+  const old = readClusterState(dir);
+  if (old) await stopCluster(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const logsDir = path.join(dir, "logs");
+  fs.mkdirSync(logsDir, { recursive: true });
+
+  const bins = {
+    etcd: toolPath("etcd"),
+    apiserver: toolPath("kube-apiserver"),
+    cm: toolPath("kube-controller-manager"),
+    scheduler: toolPath("kube-scheduler"),
+    kwok: toolPath("kwok"),
+  };
+
+  const certsP = generateClusterCerts(path.join(dir, "pki"));
+  const [etcdClient, etcdPeer, apiPort, kwokPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const server = `https://127.0.0.1:${apiPort}`;
+  // etcd on tmpfs when available: no fsync, no disk wear, noticeably faster writes.
+  const shm = fs.existsSync("/dev/shm") ? "/dev/shm" : dir;
+  const etcdDataDir = fs.mkdtempSync(path.join(shm, "khook-etcd-"));
+  const nodeCount = Math.max(1, opts.nodes ?? 1);
+  const state: ClusterState = {
+    dir,
+    kubeconfig: path.join(dir, "kubeconfig"),
+    server,
+    logsDir,
+    etcdDataDir,
+    nodes: Array.from({ length: nodeCount }, (_, i) => `kwok-node-${i}`),
+    pids: {},
+    startedAt: new Date().toISOString(),
+  };
+  writeState(state);
+
+  const fail = async (e: unknown): Promise<never> => {
+    const logs = componentLogs(state, 40);
+    await stopCluster(dir).catch(() => undefined);
+    throw new Error(`khook harness: the test cluster did not start: ${(e as Error).message}\n${logs}`);
+  };
+
+  try {
+    state.pids.etcd = spawnDaemon(
+      bins.etcd,
+      [
+        "--name=khook",
+        `--data-dir=${etcdDataDir}`,
+        `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+        `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-cluster=khook=http://127.0.0.1:${etcdPeer}`,
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+        "--quota-backend-bytes=2147483648",
+      ],
+      path.join(logsDir, "etcd.log"),
+    );
+    writeState(state);
+    const certs = await certsP;
+    fs.writeFileSync(state.kubeconfig, kubeconfigYaml(server, certs.caCrt, certs.adminCrt, certs.adminKey), {
+      mode: 0o600,
+    });
+
+    state.pids["kube-apiserver"] = spawnDaemon(
+      bins.apiserver,
+      [
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${path.join(dir, "pki")}`,
+        `--tls-cert-file=${certs.serverCrt}`,
+        `--tls-private-key-file=${certs.serverKey}`,
+        `--client-ca-file=${certs.caCrt}`,
+        `--service-account-key-file=${certs.saPub}`,
+        `--service-account-signing-key-file=${certs.saKey}`,
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        "--service-cluster-ip-range=10.96.0.0/16",
+        "--authorization-mode=RBAC",
+        "--endpoint-reconciler-type=none",
+        "--allow-privileged=true",
+        "--enable-priority-and-fairness=false",
+        "--profiling=false",
+        "--event-ttl=30m",
+        "--v=1",
+      ],
+      path.join(logsDir, "kube-apiserver.log"),
+    );
+    writeState(state);
+
+    const api = apiClient(server, certs.dir);
+    await waitFor(
+      "kube-apiserver /readyz",
+      async () => {
+        for (const c of ["etcd", "kube-apiserver"] as const) {
+          if (!isAlive(state.pids[c]!)) throw new Error(`${c} exited`);
+        }
+        const r = await api.request("GET", "/readyz");
+        return r.status === 200;
+      },
+      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: 100 },
+    );
+    log(`khook cluster: apiserver ready after ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+
+    // Nodes first, so kwok and the scheduler see them as soon as they start.
+    await Promise.all(
+      state.nodes.map(async (n) => {
+        const r = await api.request("POST", "/api/v1/nodes", fakeNode(n));
+        if (r.status !== 201 && r.status !== 409) throw new Error(`creating node ${n}: ${r.status} ${r.body}`);
+      }),
+    );
+
+    const kc = state.kubeconfig;
+    state.pids["kube-controller-manager"] = spawnDaemon(
+      bins.cm,
+      [
+        `--kubeconfig=${kc}`,
+        `--authentication-kubeconfig=${kc}`,
+        `--authorization-kubeconfig=${kc}`,
+        "--secure-port=0",
+        "--leader-elect=false",
+        `--service-account-private-key-file=${certs.saKey}`,
+        `--root-ca-file=${certs.caCrt}`,
+        `--cluster-signing-cert-file=${certs.caCrt}`,
+        `--cluster-signing-key-file=${certs.caKey}`,
+        "--use-service-account-credentials=false",
+        "--cluster-name=khook-test",
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+        "--v=1",
+      ],
+      path.join(logsDir, "kube-controller-manager.log"),
+    );
+    state.pids["kube-scheduler"] = spawnDaemon(
+      bins.scheduler,
+      [
+        `--kubeconfig=${kc}`,
+        `--authentication-kubeconfig=${kc}`,
+        `--authorization-kubeconfig=${kc}`,
+        "--secure-port=0",
+        "--leader-elect=false",
+        "--v=1",
+      ],
+      path.join(logsDir, "kube-scheduler.log"),
+    );
+    state.pids.kwok = spawnDaemon(
+      bins.kwok,
+      [
+        `--kubeconfig=${kc}`,
+        `--config=${path.join(repoRoot(), "test", "harness", "kwok", "stages.yaml")}`,
+        "--manage-all-nodes=false",
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        "--cidr=10.244.0.0/16",
+        "--node-ip=10.0.0.1",
+        `--server-address=127.0.0.1:${kwokPort}`,
+      ],
+      path.join(logsDir, "kwok.log"),
+      { env: { ...process.env, HOME: dir } },
+    );
+    writeState(state);
+
+    if (opts.watchPid) state.pids.watchdog = startWatchdog(opts.watchPid, dir);
+    writeState(state);
+
+    await waitFor(
+      "the Nodes to be Ready and the default ServiceAccount to exist",
+      async () => {
+        for (const c of COMPONENTS) {
+          if (!isAlive(state.pids[c]!)) throw new Error(`${c} exited`);
+        }
+        for (const n of state.nodes) {
+          const r = await api.request("GET", `/api/v1/nodes/${n}`);
+          if (r.status !== 200) return false;
+          const node = JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } };
+          if (!node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return false;
+        }
+        const sa = await api.request("GET", "/api/v1/namespaces/default/serviceaccounts/default");
+        if (sa.status !== 200) return false;
+        const ca = await api.request("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt");
+        return ca.status === 200;
+      },
+      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: 150 },
+    );
+    state.startSeconds = Math.round((Date.now() - t0) / 100) / 10;
+    writeState(state);
+    log(`khook cluster: healthy after ${state.startSeconds}s (kubeconfig ${state.kubeconfig})`);
+    return state;
+  } catch (e) {
+    return fail(e);
+  }
+}
+
+/** The watchdog stops the cluster when `parentPid` exits without tearing it down (e.g. killed). */
+function startWatchdog(parentPid: number, dir: string): number {
+  const script = path.join(__dirname, "watchdog.js");
+  return spawnDaemon(process.execPath, [script, String(parentPid), dir], path.join(dir, "logs", "watchdog.log"));
+}
+
+/** Stops every process of the cluster recorded in `dir` and removes its etcd data. Idempotent. */
+export async function stopCluster(dirOrState: string | ClusterState, opts: { keepDir?: boolean } = {}): Promise<void> {
+  const dir = typeof dirOrState === "string" ? dirOrState : dirOrState.dir;
+  const s = readClusterState(dir);
+  if (!s) return;
+  const order: (Component | "watchdog")[] = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"];
+  await Promise.all(
+    order.map(async (c) => {
+      const pid = s.pids[c];
+      if (pid !== undefined) await killGroup(pid, 3000);
+    }),
+  );
+  fs.rmSync(s.etcdDataDir, { recursive: true, force: true });
+  // The watchdog last: it may be the caller (it exits right after).
+  const wd = s.pids.watchdog;
+  if (wd !== undefined && wd !== process.pid) await killGroup(wd, 1000);
+  if (!opts.keepDir) {
+    // Keep logs of failed runs around; the state file goes so nobody thinks it still runs.
+    fs.rmSync(path.join(dir, STATE_FILE), { force: true });
+  }
+}
+
+/** The tail of every component's log, for failure reports. */
+export function componentLogs(s: Pick<ClusterState, "logsDir">, lines = 60): string {
+  const parts: string[] = [];
+  for (const c of COMPONENTS) {
+    const f = path.join(s.logsDir, `${c}.log`);
+    const t = tailFile(f, lines);
+    if (t.trim()) parts.push(`----- ${c} (${f}, last ${lines} lines) -----\n${t}`);
+  }
+  return parts.join("\n");
+}
+
+export async function waitGone(pids: number[], timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (pids.every((p) => !isAlive(p))) return true;
+    await sleep(50);
+  }
+  return false;
+}

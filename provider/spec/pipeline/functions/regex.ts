@@ -1,0 +1,50 @@
+/** sprig's regex functions over Go's regexp (see goregexp.ts). The regex is the first argument. */
+import { def } from "../conv";
+import * as re from "../goregexp";
+import { type FuncDef, GoCallError, GoInt, GoSlice, type GoValue, stringsOf, T_INT, T_SLICE_STRING, T_STRING } from "../values";
+
+const S = T_STRING;
+
+function compile(expr: string, must: boolean): re.GoRegexp {
+  try {
+    return re.compile(expr);
+  } catch (e) {
+    if (e instanceof re.RegexSyntaxError) {
+      // regexp.MustCompile panics with "regexp: Compile(`...`): <err>"; the pattern is left out here
+      throw new GoCallError(must ? e.message : "regexp: Compile: " + e.message);
+    }
+    throw e;
+  }
+}
+
+const strs = (xs: string[] | null): GoSlice => (xs === null ? new GoSlice(T_SLICE_STRING, [], true) : stringsOf(xs));
+const n = (v: GoValue): number => Number((v as GoInt).v);
+
+export const regexFunctions: Record<string, FuncDef> = {
+  regexMatch: def([S, S], ([r, s]) => {
+    try {
+      return re.matchString(re.compile(r as string), s as string);
+    } catch (e) {
+      if (e instanceof re.RegexSyntaxError) return false;
+      throw e;
+    }
+  }),
+  mustRegexMatch: def([S, S], ([r, s]) => re.matchString(compile(r as string, true), s as string)),
+  regexFindAll: def([S, S, T_INT], ([r, s, k]) => strs(re.findAllString(compile(r as string, false), s as string, n(k!)))),
+  mustRegexFindAll: def([S, S, T_INT], ([r, s, k]) => strs(re.findAllString(compile(r as string, true), s as string, n(k!)))),
+  regexFind: def([S, S], ([r, s]) => re.findString(compile(r as string, false), s as string)),
+  mustRegexFind: def([S, S], ([r, s]) => re.findString(compile(r as string, true), s as string)),
+  regexReplaceAll: def([S, S, S], ([r, s, repl]) => re.replaceAllString(compile(r as string, false), s as string, repl as string)),
+  mustRegexReplaceAll: def([S, S, S], ([r, s, repl]) =>
+    re.replaceAllString(compile(r as string, true), s as string, repl as string),
+  ),
+  regexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) =>
+    re.replaceAllLiteralString(compile(r as string, false), s as string, repl as string),
+  ),
+  mustRegexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) =>
+    re.replaceAllLiteralString(compile(r as string, true), s as string, repl as string),
+  ),
+  regexSplit: def([S, S, T_INT], ([r, s, k]) => strs(re.split(compile(r as string, false), s as string, n(k!)))),
+  mustRegexSplit: def([S, S, T_INT], ([r, s, k]) => strs(re.split(compile(r as string, true), s as string, n(k!)))),
+  regexQuoteMeta: def([S], ([s]) => re.quoteMeta(s as string)),
+};

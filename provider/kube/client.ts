@@ -13,7 +13,8 @@ import * as http from "node:http";
 import * as https from "node:https";
 import * as os from "node:os";
 import * as path from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+// Loaded on first connect: the package is large, and commands that never reach a cluster should not pay for it.
+import type { KubeConfig } from "@kubernetes/client-node";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
 import { Discovery, type ResolveOptions } from "./discovery.js";
@@ -126,7 +127,8 @@ export class KubeClient {
    * authentication. Does not contact the server.
    */
   static async connect(opts: KubeConnectOptions = {}): Promise<KubeClient> {
-    const { kc, source } = loadKubeConfig(opts);
+    const { KubeConfig: KubeConfigClass } = await import("@kubernetes/client-node");
+    const { kc, source } = loadKubeConfig(opts, KubeConfigClass);
     if (opts.context !== undefined && opts.context !== "") {
       if (!kc.getContextObject(opts.context)) {
         const known = kc.getContexts().map((c) => c.name);
@@ -274,11 +276,8 @@ export class KubeClient {
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       req.on("response", (res) => {
-        if (timeout > 0 && !streaming) {
-          // keep the inactivity timeout while the body streams
-        } else {
-          req.setTimeout(0);
-        }
+        // Non-streaming requests keep the inactivity timeout while the body arrives; streams have none.
+        if (streaming) req.setTimeout(0);
         res.on("close", () => signal?.removeEventListener("abort", onAbort));
         resolve(res);
       });
@@ -421,8 +420,8 @@ export class KubeClient {
 
 // -------------------------------------------------------------------- kubeconfig
 
-function loadKubeConfig(opts: KubeConnectOptions): { kc: KubeConfig; source: ConfigSource } {
-  const kc = new KubeConfig();
+function loadKubeConfig(opts: KubeConnectOptions, KubeConfigClass: new () => KubeConfig): { kc: KubeConfig; source: ConfigSource } {
+  const kc = new KubeConfigClass();
   if (opts.kubeconfigContent !== undefined && opts.kubeconfigContent !== "") {
     try {
       kc.loadFromString(opts.kubeconfigContent);
@@ -462,7 +461,7 @@ function loadKubeConfig(opts: KubeConnectOptions): { kc: KubeConfig; source: Con
       if (opts.kubeconfigPath) throw new KubeConfigError(`kubeconfig ${file} does not exist`);
       continue; // kubectl ignores missing entries of KUBECONFIG
     }
-    const one = new KubeConfig();
+    const one = new KubeConfigClass();
     try {
       one.loadFromFile(file);
     } catch (e) {

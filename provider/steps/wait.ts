@@ -12,7 +12,8 @@
  *   earlier step) is given up to 30s to appear in discovery.
  *
  * A namespaced target without `namespace` / `allNamespaces` is looked up in
- * `default`, like every other step type's namespace default.
+ * the kubeconfig context's namespace (`default` unless the context sets one),
+ * as kubectl wait and the delete: step do.
  */
 import { invalidInput } from "../errors.js";
 import { checkObjects, waitForCondition } from "../kube/conditions.js";
@@ -20,7 +21,6 @@ import { UnknownResourceError } from "../kube/discovery.js";
 import type { KubeObject } from "../kube/types.js";
 import type { WaitScope } from "../kube/watch.js";
 import type { LoadedStep } from "../spec/loaded.js";
-import { SPEC_DEFAULTS } from "../spec/types.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../spec/waitfor.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
@@ -59,7 +59,7 @@ async function resolveTarget(step: WaitStep, ctx: StepContext, waitForType: bool
   if (name !== undefined && a.selector) {
     throw invalidInput(`step ${step.name}: wait.on names one object (${a.on}); it cannot be combined with selector`, []);
   }
-  const namespace = type.namespaced && !a.allNamespaces ? (a.namespace ?? SPEC_DEFAULTS.namespace) : undefined;
+  const namespace = type.namespaced && !a.allNamespaces ? (a.namespace ?? ctx.kube.contextNamespace) : undefined;
   const scope: WaitScope = {
     resource: type,
     namespace,

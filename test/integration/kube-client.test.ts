@@ -1,0 +1,310 @@
+/**
+ * The raw-REST client against the real cluster: connection, errors, discovery,
+ * CRUD, patch types, watches and deletion waits.
+ */
+import assert from "node:assert/strict";
+import * as net from "node:net";
+import { after, describe, test, type TestContext } from "node:test";
+import { testCluster, withNamespace } from "../harness/index.js";
+import {
+  KubeApiError,
+  KubeClient,
+  KubeConnectionError,
+  UnknownResourceError,
+  WaitTimeoutError,
+  type KubeObject,
+  type ResourceType,
+} from "../../provider/kube/index.js";
+
+let shared: KubeClient | undefined;
+after(() => shared?.close());
+
+async function setup(t: TestContext) {
+  const cluster = await testCluster();
+  const ns = await withNamespace(t, "kclient");
+  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
+  const kube = shared;
+  const kubectl = async (args: string[]): Promise<string> => {
+    const r = await cluster.kubectl(args);
+    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  return { cluster, ns, kube, kubectl };
+}
+
+const CM: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
+
+const cm = (name: string, ns: string, extra: Partial<KubeObject> = {}, meta: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: ns, ...meta },
+  data: { a: "1" },
+  ...extra,
+});
+
+describe("connecting", () => {
+  test("loads the kubeconfig (explicit path, or content) and names its context and server", async (t) => {
+    const { cluster, kube } = await setup(t);
+    assert.match(kube.server, /^https:\/\//);
+    assert.equal(kube.contextNamespace, "default");
+    const { readFileSync } = await import("node:fs");
+    const fromContent = await KubeClient.connect({ kubeconfigContent: readFileSync(cluster.kubeconfig, "utf8") });
+    try {
+      assert.equal(fromContent.server, kube.server);
+      assert.ok((await fromContent.list(CM, { namespace: "kube-system" })).resourceVersion !== "");
+    } finally {
+      fromContent.close();
+    }
+    await assert.rejects(KubeClient.connect({ kubeconfigPath: cluster.kubeconfig, context: "no-such-context" }), /context "no-such-context" does not exist/);
+  });
+
+  test("an unreachable cluster gives a clear error naming the server and what to check", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer();
+      srv.listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const kc = `apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: abc}}]
+contexts: [{name: gone, context: {cluster: gone, user: u}}]
+current-context: gone
+`;
+    const kube = await KubeClient.connect({ kubeconfigContent: kc });
+    try {
+      await assert.rejects(kube.list(CM, { namespace: "default" }), (e: unknown) => {
+        assert.ok(e instanceof KubeConnectionError, String(e));
+        assert.match(e.message, new RegExp(`https://127\\.0\\.0\\.1:${port}`));
+        assert.match(e.message, /ECONNREFUSED/);
+        assert.match(e.message, /context "gone"/);
+        assert.match(e.message, /check that the cluster is running/);
+        return true;
+      });
+    } finally {
+      kube.close();
+    }
+  });
+});
+
+describe("errors name the object the way kubectl does", () => {
+  test("not found, invalid, already exists", async (t) => {
+    const { ns, kube } = await setup(t);
+    assert.equal(await kube.get(CM, "nope", ns), undefined, "get of a missing object is undefined, not an error");
+    await assert.rejects(kube.patch(CM, "nope", ns, "merge", { data: { a: "2" } }), (e: unknown) => {
+      assert.ok(e instanceof KubeApiError);
+      assert.equal(e.status, 404);
+      assert.equal(e.reason, "NotFound");
+      assert.match(e.message, new RegExp(`^configmaps "nope" in namespace "${ns}": configmaps "nope" not found`));
+      return true;
+    });
+    const DEPLOY = await kube.resolveResource("deployments.apps");
+    await assert.rejects(kube.create(DEPLOY, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "bad", namespace: ns }, spec: {} }), (e: unknown) => {
+      assert.ok(e instanceof KubeApiError);
+      assert.equal(e.status, 422);
+      assert.equal(e.reason, "Invalid");
+      assert.match(e.message, new RegExp(`^deployments\\.apps "bad" in namespace "${ns}": .*spec\\.selector`));
+      return true;
+    });
+    await kube.create(CM, cm("twice", ns));
+    await assert.rejects(kube.create(CM, cm("twice", ns)), (e: unknown) => e instanceof KubeApiError && e.alreadyExists);
+  });
+});
+
+describe("discovery", () => {
+  test("resolves kubectl-style resource strings against the real server", async (t) => {
+    const { kube } = await setup(t);
+    const cases: [string, string][] = [
+      ["pods", "/v1/pods"],
+      ["pod", "/v1/pods"],
+      ["po", "/v1/pods"],
+      ["deployment", "apps/v1/deployments"],
+      ["deploy", "apps/v1/deployments"],
+      ["deployments.apps", "apps/v1/deployments"],
+      ["deployment.v1.apps", "apps/v1/deployments"],
+      ["ds", "apps/v1/daemonsets"],
+      ["storageclass", "storage.k8s.io/v1/storageclasses"],
+      ["sc", "storage.k8s.io/v1/storageclasses"],
+      ["events", "/v1/events"],
+      ["crd", "apiextensions.k8s.io/v1/customresourcedefinitions"],
+      ["ns", "/v1/namespaces"],
+    ];
+    for (const [arg, want] of cases) {
+      const r = await kube.resolveResource(arg);
+      assert.equal(`${r.group}/${r.version}/${r.resource}`, want, arg);
+    }
+    assert.equal((await kube.resolveResource("ns")).namespaced, false);
+    const target = await kube.resolveTarget("daemonset/kube-proxy");
+    assert.equal(target.type.kind, "DaemonSet");
+    assert.equal(target.name, "kube-proxy");
+    assert.equal(kube.discovery.mode, "aggregated");
+    await assert.rejects(kube.resolveResource("gizmos"), (e: unknown) => e instanceof UnknownResourceError && /doesn't have a resource type "gizmos"/.test(e.message));
+    await assert.rejects(kube.resolveKind("apps/v1", "Deploymnt"), /no matches for kind "Deploymnt" in version "apps\/v1"/);
+  });
+
+  test("a CRD created mid-run (after discovery was cached) resolves", async (t) => {
+    const { kube, kubectl } = await setup(t);
+    await kube.discovery.catalog(); // cached before the CRD exists
+    const group = `kclient${process.pid}.khook.test`;
+    t.after(async () => {
+      await kubectl(["delete", "crd", `gadgets.${group}`, "--ignore-not-found", "--wait=false"]);
+    });
+    const crd = {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: `gadgets.${group}` },
+      spec: {
+        group,
+        scope: "Cluster",
+        names: { plural: "gadgets", singular: "gadget", kind: "Gadget", shortNames: ["gdg"] },
+        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      },
+    };
+    // Created behind khook's back, by kubectl:
+    const { writeFileSync, mkdtempSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const file = join(mkdtempSync(join(tmpdir(), "khook-crd-")), "crd.json");
+    writeFileSync(file, JSON.stringify(crd));
+    await kubectl(["create", "-f", file]);
+    await kubectl(["wait", "--for=condition=Established", `crd/gadgets.${group}`, "--timeout=60s"]);
+    const byKind = await kube.resolveKind(`${group}/v1`, "Gadget", { waitMs: 30_000 });
+    assert.equal(byKind.resource, "gadgets");
+    assert.equal(byKind.namespaced, false);
+    assert.equal((await kube.resolveResource("gdg")).kind, "Gadget");
+    assert.equal((await kube.resolveResource(`gadget.v1.${group}`)).kind, "Gadget");
+  });
+});
+
+describe("objects", () => {
+  test("list with label and field selectors, in one namespace and across all", async (t) => {
+    const { ns, kube } = await setup(t);
+    for (const [name, tier] of [["l-a", "db"], ["l-b", "web"], ["l-c", "web"]] as const) {
+      await kube.create(CM, cm(name, ns, {}, { labels: { tier, suite: ns } }));
+    }
+    const web = await kube.list(CM, { namespace: ns, labelSelector: "tier=web" });
+    assert.deepEqual(web.items.map((i) => i.metadata?.name).sort(), ["l-b", "l-c"]);
+    assert.equal(web.items[0]!.kind, "ConfigMap", "list items carry their kind");
+    const one = await kube.list(CM, { namespace: ns, fieldSelector: "metadata.name=l-a" });
+    assert.deepEqual(one.items.map((i) => i.metadata?.name), ["l-a"]);
+    const all = await kube.list(CM, { allNamespaces: true, labelSelector: `suite=${ns}` });
+    assert.equal(all.items.length, 3);
+    const paged = await kube.list(CM, { namespace: ns, labelSelector: `suite=${ns}`, limit: 1 });
+    assert.equal(paged.items.length, 3, "continue tokens are followed");
+  });
+
+  test("patch: strategic (merge keys), merge, json, and dry run", async (t) => {
+    const { ns, kube, kubectl } = await setup(t);
+    const DEPLOY = await kube.resolveResource("deploy");
+    await kube.create(DEPLOY, {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "p", namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "p" } },
+        template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "a", image: "nginx:1" }, { name: "b", image: "busybox:1" }] } },
+      },
+    });
+    const s = await kube.patch(DEPLOY, "p", ns, "strategic", { spec: { template: { spec: { containers: [{ name: "b", image: "busybox:2" }] } } } });
+    const containers = (s["spec"] as { template: { spec: { containers: { name: string; image: string }[] } } }).template.spec.containers;
+    assert.deepEqual(containers.map((c) => `${c.name}=${c.image}`), ["a=nginx:1", "b=busybox:2"], "strategic merges containers by name");
+    const m = await kube.patch(DEPLOY, "p", ns, "merge", { metadata: { labels: { x: "1" } } });
+    assert.equal(m.metadata?.labels?.["x"], "1");
+    const j = await kube.patch(DEPLOY, "p", ns, "json", [{ op: "remove", path: "/metadata/labels/x" }, { op: "replace", path: "/spec/replicas", value: 3 }]);
+    assert.equal(j.metadata?.labels?.["x"], undefined);
+    assert.equal((j["spec"] as { replicas: number }).replicas, 3);
+    const dry = await kube.patch(DEPLOY, "p", ns, "merge", { spec: { replicas: 7 } }, { dryRun: true });
+    assert.equal((dry["spec"] as { replicas: number }).replicas, 7);
+    assert.equal(await kubectl(["get", "deploy", "p", "-n", ns, "-o", "jsonpath={.spec.replicas}"]), "3", "dry run persisted nothing");
+    const mf = (await kube.get(DEPLOY, "p", ns))?.metadata?.managedFields as { manager: string }[];
+    assert.ok(mf.some((f) => f.manager === "khook"), "writes use fieldManager khook");
+  });
+
+  test("server-side apply creates (201) and updates", async (t) => {
+    const { ns, kube } = await setup(t);
+    const r1 = await kube.serverSideApply(CM, cm("ssa", ns));
+    assert.equal(r1.created, true);
+    const r2 = await kube.serverSideApply(CM, cm("ssa", ns, { data: { a: "2" } }));
+    assert.equal(r2.created, false);
+    assert.deepEqual(r2.object["data"], { a: "2" });
+  });
+
+  test("delete, and wait (by watch) until an object held by a finalizer is really gone", async (t) => {
+    const { ns, kube, kubectl } = await setup(t);
+    await kube.create(CM, cm("held", ns, {}, { finalizers: ["khook.test/hold"] }));
+    const d = await kube.delete(CM, "held", ns);
+    assert.equal(d.status, "deleted");
+    const progress: string[] = [];
+    const gone = kube.waitForDeletion(CM, "held", ns, { timeoutMs: 120_000, onProgress: (m) => progress.push(m) });
+    // The finalizer holds it: the wait must still be pending once it has seen the object.
+    while (progress.length === 0) await new Promise((r) => setTimeout(r, 50));
+    assert.match(progress[0]!, /still exists \(finalizers: khook\.test\/hold\)/);
+    await kubectl(["patch", "configmap", "held", "-n", ns, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}']);
+    await gone;
+    assert.equal(await kube.get(CM, "held", ns), undefined);
+    assert.equal((await kube.delete(CM, "held", ns)).status, "not-found");
+  });
+
+  test("a wait that cannot be satisfied times out with what it last saw", async (t) => {
+    const { ns, kube } = await setup(t);
+    await kube.create(CM, cm("stays", ns));
+    await assert.rejects(kube.waitForDeletion(CM, "stays", ns, { timeoutMs: 1500 }), (e: unknown) => {
+      assert.ok(e instanceof WaitTimeoutError);
+      assert.match(e.message, new RegExp(`timed out after 2s waiting for configmaps "stays" in namespace "${ns}" to be deleted: .*still exists`));
+      return true;
+    });
+  });
+
+  test("a wait is cancelled by its AbortSignal", async (t) => {
+    const { ns, kube } = await setup(t);
+    await kube.create(CM, cm("cancel", ns));
+    const ac = new AbortController();
+    const p = kube.waitForDeletion(CM, "cancel", ns, { timeoutMs: 120_000, signal: ac.signal, onProgress: () => ac.abort(new Error("stop now")) });
+    await assert.rejects(p, /stop now/);
+  });
+
+  test("watch streams events from a resourceVersion", async (t) => {
+    const { ns, kube } = await setup(t);
+    const start = await kube.list(CM, { namespace: ns });
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const consumer = (async () => {
+      for await (const ev of kube.watch(CM, { namespace: ns, resourceVersion: start.resourceVersion, signal: ac.signal })) {
+        if (ev.type === "BOOKMARK") continue;
+        seen.push(`${ev.type} ${ev.object.metadata?.name}`);
+        if (seen.length === 3) return;
+      }
+    })();
+    await kube.create(CM, cm("w1", ns));
+    await kube.patch(CM, "w1", ns, "merge", { data: { a: "2" } });
+    await kube.delete(CM, "w1", ns);
+    await consumer;
+    ac.abort();
+    assert.deepEqual(seen, ["ADDED w1", "MODIFIED w1", "DELETED w1"]);
+  });
+});
+
+describe("logs", () => {
+  test("a Job's pods are found through the Job's selector", async (t) => {
+    const { ns, kube } = await setup(t);
+    const JOB = await kube.resolveResource("jobs.batch");
+    await kube.create(JOB, {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "j", namespace: ns },
+      spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox:1.36", command: ["true"] }] } } },
+    });
+    const pods = await kube.waitFor(
+      { resource: await kube.resolveResource("pods"), namespace: ns, labelSelector: "job-name=j" },
+      (objs) => (objs.length > 0 ? { state: "done", value: objs } : { state: "pending", message: "no pod yet" }),
+      { timeoutMs: 60_000 },
+    );
+    const found = await kube.jobPods(ns, "j");
+    assert.deepEqual(found.map((p) => p.metadata?.name), pods.map((p) => p.metadata?.name));
+    // kwok runs no containers, so there is no log text; the call must still succeed.
+    assert.equal(typeof (await kube.podLogs(ns, found[0]!.metadata!.name!, { tailLines: 10 })), "string");
+  });
+});

@@ -56,6 +56,8 @@ export class Discovery {
   private expected: Expected[] = [];
   /** Which discovery protocol the server spoke, for diagnostics. */
   mode: "aggregated" | "legacy" | undefined;
+  /** Ask for aggregated discovery first (default). False forces the per-group-version documents. */
+  preferAggregated = true;
 
   constructor(client: KubeClient) {
     this.client = client;
@@ -166,9 +168,10 @@ export class Discovery {
   // ------------------------------------------------------------------ fetching
 
   private async fetchAll(signal: AbortSignal | undefined): Promise<readonly ApiResource[]> {
+    const accept = this.preferAggregated ? AGGREGATED_ACCEPT : "application/json";
     const [core, groups] = await Promise.all([
-      this.client.requestJson<unknown>({ path: "/api", accept: AGGREGATED_ACCEPT, signal, target: { what: "discovery (GET /api)" } }),
-      this.client.requestJson<unknown>({ path: "/apis", accept: AGGREGATED_ACCEPT, signal, target: { what: "discovery (GET /apis)" } }),
+      this.client.requestJson<unknown>({ path: "/api", accept, signal, target: { what: "discovery (GET /api)" } }),
+      this.client.requestJson<unknown>({ path: "/apis", accept, signal, target: { what: "discovery (GET /apis)" } }),
     ]);
     if (isAggregated(core) && isAggregated(groups)) {
       this.mode = "aggregated";

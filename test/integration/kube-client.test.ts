@@ -58,6 +58,83 @@ describe("connecting", () => {
     await assert.rejects(KubeClient.connect({ kubeconfigPath: cluster.kubeconfig, context: "no-such-context" }), /context "no-such-context" does not exist/);
   });
 
+  test("KUBECONFIG is a path list: missing entries are skipped and the first file defining a name wins", async (t) => {
+    const { cluster, kube } = await setup(t);
+    const { readFileSync, writeFileSync, mkdtempSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "khook-kubeconfig-"));
+    // A second file that redefines the same cluster name with a dead server: it must lose.
+    const shadow = readFileSync(cluster.kubeconfig, "utf8").replace(/server: .*/g, "server: https://127.0.0.1:1");
+    writeFileSync(join(dir, "shadow"), shadow);
+    const saved = process.env["KUBECONFIG"];
+    process.env["KUBECONFIG"] = [join(dir, "missing"), cluster.kubeconfig, join(dir, "shadow")].join(":");
+    try {
+      const c = await KubeClient.connect({});
+      try {
+        assert.equal(c.server, kube.server);
+        await c.list(CM, { namespace: "default" });
+      } finally {
+        c.close();
+      }
+    } finally {
+      if (saved === undefined) delete process.env["KUBECONFIG"];
+      else process.env["KUBECONFIG"] = saved;
+    }
+  });
+
+  test("authenticates with a bearer token and through an exec credential plugin", async (t) => {
+    const { cluster, ns, kube, kubectl } = await setup(t);
+    await kubectl(["create", "serviceaccount", "reader", "-n", ns]);
+    await kubectl(["create", "rolebinding", "reader", "-n", ns, "--clusterrole=view", `--serviceaccount=${ns}:reader`]);
+    const token = await kubectl(["create", "token", "reader", "-n", ns]);
+    const { readFileSync, writeFileSync, mkdtempSync, chmodSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const ca = /certificate-authority-data: (\S+)/.exec(readFileSync(cluster.kubeconfig, "utf8"))?.[1];
+    assert.ok(ca, "the test kubeconfig embeds its CA");
+    const kc = (user: string) => `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${kube.server}", certificate-authority-data: ${ca}}}]
+users: [{name: u, user: ${user}}]
+contexts: [{name: x, context: {cluster: c, user: u, namespace: ${ns}}}]
+current-context: x
+`;
+    const withToken = await KubeClient.connect({ kubeconfigContent: kc(`{token: "${token}"}`) });
+    try {
+      assert.equal(withToken.contextNamespace, ns);
+      await withToken.list(CM, { namespace: ns });
+      await assert.rejects(withToken.create(CM, cm("denied", ns)), (e: unknown) => e instanceof KubeApiError && e.status === 403 && /forbidden/i.test(e.message));
+    } finally {
+      withToken.close();
+    }
+    const dir = mkdtempSync(join(tmpdir(), "khook-exec-"));
+    const plugin = join(dir, "cred.sh");
+    const calls = join(dir, "calls");
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\necho x >> "${calls}"\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
+    );
+    chmodSync(plugin, 0o755);
+    const viaExec = await KubeClient.connect({
+      kubeconfigContent: kc(`{exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}}`),
+    });
+    try {
+      const l = await viaExec.list(CM, { namespace: ns });
+      assert.ok(l.items.some((i) => i.metadata?.name === "kube-root-ca.crt"));
+      assert.ok(readFileSync(calls, "utf8").length > 0, "the exec plugin was run");
+    } finally {
+      viaExec.close();
+    }
+    const badExec = await KubeClient.connect({ kubeconfigContent: kc(`{exec: {apiVersion: client.authentication.k8s.io/v1, command: "/bin/false", interactiveMode: Never}}`) }).catch((e: Error) => e);
+    if (badExec instanceof KubeClient) {
+      await assert.rejects(badExec.list(CM, { namespace: ns }));
+      badExec.close();
+    } else {
+      assert.match(badExec.message, /credentials|exec|false/i);
+    }
+  });
+
   test("an unreachable cluster gives a clear error naming the server and what to check", async () => {
     const port = await new Promise<number>((resolve) => {
       const srv = net.createServer();
@@ -142,6 +219,26 @@ describe("discovery", () => {
     assert.equal(kube.discovery.mode, "aggregated");
     await assert.rejects(kube.resolveResource("gizmos"), (e: unknown) => e instanceof UnknownResourceError && /doesn't have a resource type "gizmos"/.test(e.message));
     await assert.rejects(kube.resolveKind("apps/v1", "Deploymnt"), /no matches for kind "Deploymnt" in version "apps\/v1"/);
+  });
+
+  test("legacy per-group discovery finds the same resources as aggregated discovery", async (t) => {
+    const { cluster, kube } = await setup(t);
+    const legacy = await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
+    try {
+      legacy.discovery.preferAggregated = false;
+      const l = await legacy.discovery.refresh();
+      assert.equal(legacy.discovery.mode, "legacy");
+      const a = await kube.discovery.catalog();
+      const key = (r: { group: string; version: string; resource: string; kind: string; namespaced: boolean }) => `${r.group}/${r.version}/${r.resource}/${r.kind}/${r.namespaced}`;
+      // Only built-in groups: other tests create CRDs on the shared cluster meanwhile.
+      const builtin = (r: { group: string }) => r.group === "" || !r.group.includes(".") || r.group.endsWith(".k8s.io");
+      assert.deepEqual(new Set(l.filter(builtin).map(key)), new Set(a.filter(builtin).map(key)));
+      for (const arg of ["deploy", "po", "events", "hpa", "sc"]) {
+        assert.deepEqual(key(await legacy.resolveResource(arg)), key(await kube.resolveResource(arg)), arg);
+      }
+    } finally {
+      legacy.close();
+    }
   });
 
   test("a CRD created mid-run (after discovery was cached) resolves", async (t) => {

@@ -85,6 +85,7 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
     stepsByName: new Map(steps.map((s) => [s.name, s])),
     levels,
     state,
+    stateDeclared: state === undefined ? "absent" : "enabled",
     specHash: `sha256:${createHash("sha256").update(steps.map((s) => `${s.name}=${s.inputHash}`).join("\n")).digest("hex")}`,
     vars: new Map(),
     redactor,

@@ -79,7 +79,16 @@ export async function applyObject(client: KubeClient, manifest: KubeObject, opts
   const rt = await client.resolveKind(apiVersion, kind, { signal: opts.signal });
   const obj = prepare(manifest, rt, opts, client.contextNamespace);
   const namespace = rt.namespaced ? obj.metadata!.namespace : undefined;
-  const result = opts.serverSide ? await applyServerSide(client, rt, obj, name, namespace, opts) : await applyClientSide(client, rt, obj, name, namespace, opts);
+  let result: ApplyResult;
+  try {
+    result = opts.serverSide ? await applyServerSide(client, rt, obj, name, namespace, opts) : await applyClientSide(client, rt, obj, name, namespace, opts);
+  } catch (e) {
+    // kubectl's well-known limit: the last-applied copy of a very large object (big CRDs) overflows the 256 KiB of annotations.
+    if (!opts.serverSide && e instanceof KubeApiError && e.status === 422 && /annotations: Too long/.test(e.apiMessage)) {
+      throw new KhookError("execution", `${e.message} — the object is too large for client-side apply's last-applied annotation; use apply.serverSide: true (kubectl apply --server-side)`);
+    }
+    throw e;
+  }
   if (rt.group === "apiextensions.k8s.io" && rt.kind === "CustomResourceDefinition" && !opts.dryRun) noteCrd(client, obj);
   return result;
 }
@@ -181,6 +190,7 @@ async function applyServerSide(
     signal: opts.signal,
     dryRun: opts.dryRun,
     fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+    fieldValidation: "Strict",
     force: true,
   });
   let action: ApplyAction;

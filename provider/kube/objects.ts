@@ -28,6 +28,8 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Default `khook`. */
   fieldManager?: string;
+  /** Server-side field validation (`Strict` rejects unknown and duplicate fields, like kubectl's default). */
+  fieldValidation?: "Strict" | "Warn" | "Ignore";
 }
 
 export interface ServerSideApplyOptions extends WriteOptions {
@@ -130,7 +132,7 @@ export async function list(client: KubeClient, rt: ResourceType, opts: ListOptio
 }
 
 function writeQuery(opts: WriteOptions, extra: Record<string, QueryValue> = {}): Record<string, QueryValue> {
-  return { ...extra, fieldManager: opts.fieldManager ?? FIELD_MANAGER, dryRun: opts.dryRun ? "All" : undefined };
+  return { ...extra, fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: opts.fieldValidation, dryRun: opts.dryRun ? "All" : undefined };
 }
 
 export async function create(client: KubeClient, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {

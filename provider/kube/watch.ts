@@ -187,8 +187,11 @@ export async function* observe(client: KubeClient, scope: WaitScope, signal: Abo
         rv = l.resourceVersion;
         yield [...store.values()];
       }
+      const opened = Date.now();
+      let events = 0;
       for await (const ev of watch(client, rt, { ...sel, resourceVersion: rv, signal })) {
         failures = 0;
+        events++;
         if (ev.type === "ERROR") {
           const st = ev.object as Record<string, unknown>;
           if (st["code"] === 410) {
@@ -204,7 +207,9 @@ export async function* observe(client: KubeClient, scope: WaitScope, signal: Abo
         else store.set(key(ev.object), ev.object);
         yield [...store.values()];
       }
-      // The server ended the stream (timeoutSeconds): watch again from rv.
+      // The server ended the stream (timeoutSeconds): watch again from rv — after a pause if it
+      // closed at once with nothing to say, so a misbehaving proxy cannot make this spin.
+      if (rv !== undefined && events === 0 && Date.now() - opened < 1000) await sleep(1000, signal);
     } catch (e) {
       if (signal.aborted) throw abortError(signal);
       if (e instanceof KubeApiError && e.status === 410) {

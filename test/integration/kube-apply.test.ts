@@ -229,6 +229,14 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
     assert.deepEqual((await getJson("configmap", "ssa"))["data"], { a: "1" });
   });
 
+  test("an object too large for the last-applied annotation fails with the server-side hint, and applies server-side", async (t) => {
+    const { ns, kube } = await setup(t);
+    const big = cm("big", { blob: "x".repeat(300 * 1024) }, { namespace: ns });
+    await assert.rejects(kube.apply(big), /Too long.*use apply\.serverSide: true/s);
+    assert.equal((await kube.apply(big, { serverSide: true })).action, "created");
+    assert.equal((await kube.apply(big, { serverSide: true })).action, "unchanged");
+  });
+
   test("dry run shows the result and persists nothing", async (t) => {
     const { ns, kube, cluster } = await setup(t);
     const r1 = await kube.apply(cm("dry", { a: "1" }), { defaultNamespace: ns, dryRun: true });

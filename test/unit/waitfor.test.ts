@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { evaluateCondition } from "../../provider/kube/conditions.js";
+import { restartPatch, rfc3339, rolloutStatus } from "../../provider/kube/rollout.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../provider/spec/waitfor.js";
 
 function ok(text: string, allowDelete = true): WaitCondition {
@@ -150,5 +151,43 @@ describe("evaluating a condition on an object", () => {
     assert.equal(evaluateCondition(ok("delete"), undefined).met, true);
     assert.equal(evaluateCondition(ok("delete"), obj({})).met, false);
     assert.equal(evaluateCondition(ok("condition=Ready"), undefined).met, false);
+  });
+});
+
+describe("rollout status: kubectl's completeness rules (the rollout step's wait condition)", () => {
+  const deploy = (generation: number, spec: Record<string, unknown>, status: Record<string, unknown>) => ({ kind: "Deployment", metadata: { name: "d", generation }, spec, status });
+  test("Deployment", () => {
+    assert.equal(rolloutStatus(deploy(2, { replicas: 3 }, { observedGeneration: 1 })).message, "Waiting for deployment spec update to be observed...");
+    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 1, replicas: 3 })).message, /1 out of 3 new replicas have been updated/);
+    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 4, availableReplicas: 3 })).message, /1 old replicas are pending termination/);
+    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 2 })).message, /2 of 3 updated replicas are available/);
+    assert.deepEqual(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 3 })), { state: "done", message: 'deployment "d" successfully rolled out' });
+    assert.equal(rolloutStatus(deploy(1, { replicas: 0 }, { observedGeneration: 1 })).state, "done");
+    const stuck = deploy(1, { replicas: 3 }, { observedGeneration: 1, conditions: [{ type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded" }] });
+    assert.deepEqual(rolloutStatus(stuck), { state: "failed", message: 'deployment "d" exceeded its progress deadline' });
+  });
+  test("DaemonSet", () => {
+    const ds = (strategy: string, generation: number, status: Record<string, unknown>) => ({ kind: "DaemonSet", metadata: { name: "a", generation }, spec: { updateStrategy: { type: strategy } }, status });
+    assert.equal(rolloutStatus(ds("OnDelete", 1, {})).state, "failed");
+    assert.equal(rolloutStatus(ds("RollingUpdate", 2, { observedGeneration: 1 })).message, "Waiting for daemon set spec update to be observed...");
+    assert.match(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 2 })).message, /2 out of 3 new pods have been updated/);
+    assert.match(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 1 })).message, /1 of 3 updated pods are available/);
+    assert.equal(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3 })).state, "done");
+  });
+  test("StatefulSet", () => {
+    const sts = (spec: Record<string, unknown>, status: Record<string, unknown>, generation = 1) => ({ kind: "StatefulSet", metadata: { name: "s", generation }, spec, status });
+    const ru = (partition?: number) => ({ type: "RollingUpdate", ...(partition === undefined ? {} : { rollingUpdate: { partition } }) });
+    assert.equal(rolloutStatus(sts({ updateStrategy: { type: "OnDelete" } }, {})).state, "failed");
+    assert.equal(rolloutStatus(sts({ replicas: 2, updateStrategy: ru(0) }, { observedGeneration: 0 })).message, "Waiting for statefulset spec update to be observed...");
+    assert.equal(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(0) }, { observedGeneration: 1, readyReplicas: 1 })).message, "Waiting for 2 pods to be ready...");
+    assert.match(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 1 })).message, /1 out of 2 new pods have been updated/);
+    assert.deepEqual(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 2 })), { state: "done", message: "partitioned roll out complete: 2 new pods have been updated..." });
+    assert.match(rolloutStatus(sts({ replicas: 2, updateStrategy: ru() }, { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "a", updatedReplicas: 1 })).message, /waiting for statefulset rolling update to complete 1 pods at revision b/);
+    assert.equal(rolloutStatus(sts({ replicas: 2, updateStrategy: ru() }, { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "b", currentReplicas: 2 })).state, "done");
+  });
+  test("restart patch and timestamp", () => {
+    const d = new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678));
+    assert.equal(rfc3339(d), "2025-01-02T03:04:05Z");
+    assert.deepEqual(restartPatch(d), { spec: { template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": "2025-01-02T03:04:05Z" } } } } });
   });
 });

@@ -256,7 +256,7 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     if (t.source.form === "local") {
       const before = await session.manifest(t.release, t.namespace);
       const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
-      if (before !== after) return upgrade(" (chart content changed)");
+      if (normalizeManifest(before) !== normalizeManifest(after)) return upgrade(" (chart content changed)");
     }
     return {
       session,
@@ -269,6 +269,11 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     session.close();
     throw e;
   }
+}
+
+/** `helm get manifest` ends with an extra newline the release JSON's manifest does not have. */
+function normalizeManifest(m: string): string {
+  return m.replace(/\s+$/, "") + "\n";
 }
 
 function valuesFile(session: HelmSession, values: Values): string | undefined {
@@ -367,8 +372,8 @@ async function diff(step: HelmStep, ctx: StepContext): Promise<string> {
   try {
     if (decision.action === "skip") return "";
     const mode = decision.action === "install" ? "install" : "upgrade";
-    const before = mode === "install" ? "" : await session.manifest(t.release, t.namespace);
-    const after = await dryRun(session, t, p.ref, p.values, mode, step, ctx);
+    const before = mode === "install" ? "" : normalizeManifest(await session.manifest(t.release, t.namespace));
+    const after = normalizeManifest(await dryRun(session, t, p.ref, p.values, mode, step, ctx));
     const where = `${t.namespace}/${t.release}`;
     const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
     const newLabel = `${where} ${decision.action === "install" || decision.action === "upgrade" ? chartLabel(decision.desired ?? { name: t.described, version: "" }) : "unchanged"} (server dry-run)`;

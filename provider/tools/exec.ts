@@ -145,9 +145,11 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
       child.stdin.end(opts.stdin);
     }
 
+    const started = Date.now();
     const finish = (code: number | null, sig: NodeJS.Signals | null): void => {
       if (settled) return;
       settled = true;
+      if (process.env["KHOOK_DEBUG_EXEC"]) process.stderr.write(`khook exec: ${command} -> ${code ?? sig ?? "error"} in ${Date.now() - started}ms\n`);
       if (killTimer) clearTimeout(killTimer);
       opts.signal?.removeEventListener("abort", onAbort);
       const raw = Buffer.concat(out).toString("utf8");

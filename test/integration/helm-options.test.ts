@@ -1,0 +1,172 @@
+/**
+ * helm: options against the real cluster with the real helm: atomic rollback
+ * of a failing upgrade, wait (kwok makes the Deployment Available),
+ * createNamespace, and skipIf: installed.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
+import { run } from "../harness/util.js";
+import { KubeClient } from "../../provider/kube/index.js";
+import { loadSpec } from "../../provider/spec/load.js";
+import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
+import { helmExecutor } from "../../provider/steps/helm.js";
+import type { StepContext } from "../../provider/steps/types.js";
+
+let kube: KubeClient | undefined;
+after(() => kube?.close());
+
+type HelmStep = Extract<LoadedStep, { type: "helm" }>;
+
+function loadStep(stepYaml: string, env: Record<string, string> = {}): { spec: LoadedSpec; step: HelmStep } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-it-"));
+  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: helm-it\nsteps:\n${stepYaml}`);
+  const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env });
+  return { spec, step: spec.steps[0] as HelmStep };
+}
+
+async function context(spec: LoadedSpec, deadline = 180_000): Promise<StepContext> {
+  const cluster = await testCluster();
+  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
+  return {
+    spec,
+    kube,
+    signal: new AbortController().signal,
+    redactor: spec.redactor,
+    deadline,
+    log: () => undefined,
+    connection: { kubeconfigPath: cluster.kubeconfig },
+    tools: { helm: toolPath("helm") },
+  };
+}
+
+async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cluster = await testCluster();
+  return run(toolPath("helm"), [...args, "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
+}
+
+async function history(release: string, ns: string): Promise<{ revision: number; status: string; description: string }[]> {
+  const r = await helm(["history", release, "-n", ns, "-o", "json"]);
+  if (r.code !== 0 && /not found/.test(r.stderr)) return [];
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as { revision: number; status: string; description: string }[];
+}
+
+async function kubectlOut(args: string[]): Promise<string> {
+  const r = await (await testCluster()).kubectl(args);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
+}
+
+const DEMO = testChartPath("khook-demo");
+
+function demoStep(ns: string, extra: string, values: Record<string, string>): string {
+  const v = Object.entries(values)
+    .map(([k, x]) => `        ${k}: ${JSON.stringify(x)}\n`)
+    .join("");
+  return `  - name: demo\n    helm:\n      chart: ${DEMO}\n      namespace: ${ns}\n${extra}      values:\n${v}`;
+}
+
+describe("helm: atomic, and failed releases", () => {
+  test("atomic: a failing upgrade is rolled back, and the step fails with helm's reason", async (t) => {
+    const ns = await withNamespace(t, "helm-atomic");
+    const good = loadStep(demoStep(ns, "      atomic: true\n", { message: "good", extraName: "demo-extra" }));
+    await helmExecutor.apply(good.step, await context(good.spec));
+
+    // An object name the API server rejects: helm has recorded revision 2 by then.
+    const bad = loadStep(demoStep(ns, "      atomic: true\n", { message: "bad", extraName: "Invalid_Name" }));
+    await assert.rejects(helmExecutor.apply(bad.step, await context(bad.spec)), (e: Error) => {
+      assert.match(e.message, /helm upgrade demo \(namespace .*\) failed/);
+      assert.match(e.message, /rolled back/i);
+      assert.match(e.message, /Invalid_Name/);
+      return true;
+    });
+    const h = await history("demo", ns);
+    assert.deepEqual(
+      h.map((r) => [r.revision, r.status]),
+      [
+        [1, "superseded"],
+        [2, "failed"],
+        [3, "deployed"],
+      ],
+    );
+    assert.match(h[2]!.description, /Rollback to 1/);
+    assert.equal(await kubectlOut(["-n", ns, "get", "configmap", "demo-config", "-o", "jsonpath={.data.message}"]), "good");
+  });
+
+  test("without atomic the failed revision stays, and a failed release is upgraded on the next run", async (t) => {
+    const ns = await withNamespace(t, "helm-failed");
+    const good = loadStep(demoStep(ns, "", { message: "good", extraName: "demo-extra" }));
+    await helmExecutor.apply(good.step, await context(good.spec));
+    const bad = loadStep(demoStep(ns, "", { message: "bad", extraName: "Invalid_Name" }));
+    await assert.rejects(helmExecutor.apply(bad.step, await context(bad.spec)), /helm upgrade demo .*failed/);
+    assert.deepEqual((await history("demo", ns)).map((r) => r.status), ["deployed", "failed"]);
+
+    const fixed = loadStep(demoStep(ns, "", { message: "fixed", extraName: "demo-extra" }));
+    const plan = await helmExecutor.assess(fixed.step, await context(fixed.spec));
+    assert.deepEqual(plan, { action: "upgrade", reason: "revision 2 (khook-demo-0.1.0, failed) -> khook-demo@0.1.0 (the last revision failed)" });
+    const out = await helmExecutor.apply(fixed.step, await context(fixed.spec));
+    assert.match(out.reason, /^upgraded to revision 3 \(khook-demo-0\.1\.0, deployed\)/);
+    assert.equal(await kubectlOut(["-n", ns, "get", "configmap", "demo-config", "-o", "jsonpath={.data.message}"]), "fixed");
+  });
+});
+
+describe("helm: wait", () => {
+  test("wait: the step succeeds only once the chart's Deployment is Available (kwok runs its pod)", async (t) => {
+    const ns = await withNamespace(t, "helm-wait");
+    const { spec, step } = loadStep(`  - name: web\n    helm:\n      chart: ${testChartPath("khook-deploy")}\n      namespace: ${ns}\n      wait: true\n`);
+    const out = await helmExecutor.apply(step, await context(spec));
+    assert.match(out.reason, /^installed revision 1 \(khook-deploy-0\.1\.0, deployed\)/);
+    // Read right after the step returned: no polling here.
+    const available = await kubectlOut(["-n", ns, "get", "deployment", "web", "-o", 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
+    assert.equal(available, "True");
+    assert.equal(await kubectlOut(["-n", ns, "get", "deployment", "web", "-o", "jsonpath={.status.availableReplicas}"]), "1");
+  });
+});
+
+describe("helm: createNamespace", () => {
+  test("createNamespace: true creates the missing namespace; without it, the install fails saying the namespace is missing", async (t) => {
+    const cluster = await testCluster();
+    const ns = `helm-newns-${randomBytes(4).toString("hex")}`;
+    t.after(async () => {
+      await cluster.kubectl(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]);
+    });
+    const without = loadStep(demoStep(ns, "", { message: "x", extraName: "demo-extra" }));
+    await assert.rejects(helmExecutor.apply(without.step, await context(without.spec)), new RegExp(`namespaces? "${ns}" not found`));
+
+    const withNs = loadStep(demoStep(ns, "      createNamespace: true\n", { message: "x", extraName: "demo-extra" }));
+    const out = await helmExecutor.apply(withNs.step, await context(withNs.spec));
+    assert.match(out.reason, /^installed revision 1/);
+    assert.equal(await kubectlOut(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]), "Active");
+  });
+});
+
+describe("helm: skipIf: installed", () => {
+  test("an existing release is skipped, any version, any values, with its revision in the reason; it is not touched", async (t) => {
+    const ns = await withNamespace(t, "helm-skip");
+    const pre = await helm(["install", "demo", DEMO, "-n", ns, "--set", "message=pre-existing"]);
+    assert.equal(pre.code, 0, pre.stderr);
+    const { spec, step } = loadStep(demoStep(ns, "      skipIf: installed\n", { message: "from-khook" }));
+    const plan = await helmExecutor.assess(step, await context(spec));
+    assert.equal(plan.action, "skip");
+    assert.equal(plan.reason, `release demo (namespace ${ns}) is installed: revision 1 (khook-demo-0.1.0, deployed); skipIf: installed`);
+    const out = await helmExecutor.apply(step, await context(spec));
+    assert.equal(out.status, "skipped");
+    assert.match(out.reason, /revision 1 \(khook-demo-0\.1\.0, deployed\)/);
+    assert.equal((await history("demo", ns)).length, 1);
+    assert.equal(await kubectlOut(["-n", ns, "get", "configmap", "demo-config", "-o", "jsonpath={.data.message}"]), "pre-existing");
+  });
+
+  test("skipIf: installed still installs a release that does not exist", async (t) => {
+    const ns = await withNamespace(t, "helm-skip");
+    const { spec, step } = loadStep(demoStep(ns, "      skipIf: installed\n", { message: "fresh" }));
+    assert.equal((await helmExecutor.assess(step, await context(spec))).action, "install");
+    const out = await helmExecutor.apply(step, await context(spec));
+    assert.equal(out.status, "ok");
+    assert.match(out.reason, /^installed revision 1/);
+  });
+});

@@ -174,6 +174,16 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
       if (child.pid === undefined) finish(null, null);
     });
     child.on("close", (code, sig) => finish(code, sig));
+    // A stopped child's own children can keep the output pipes open (and 'close' from firing):
+    // once the child itself has exited after an abort, stop waiting for them.
+    child.on("exit", (code, sig) => {
+      if (!aborted) return;
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, sig);
+      }, 100).unref();
+    });
   });
 }
 

@@ -170,3 +170,36 @@ describe("helm: skipIf: installed", () => {
     assert.match(out.reason, /^installed revision 1/);
   });
 });
+
+describe("helm: cancellation", () => {
+  test("an abort stops a running helm, removes the run's helm directory, and the next run recovers the release", async (t) => {
+    const ns = await withNamespace(t, "helm-cancel");
+    const yaml = (values: string) => `  - name: web\n    helm:\n      chart: ${testChartPath("khook-deploy")}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n`;
+    // No node carries this label: the pod stays Pending and `wait` keeps helm running until it is stopped.
+    const { spec, step } = loadStep(yaml(`{ nodeSelector: { khook.io/nowhere: "true" } }`));
+    const privateTmp = fs.mkdtempSync(path.join(os.tmpdir(), "khook-cancel-"));
+    const savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = privateTmp;
+    const ctl = new AbortController();
+    try {
+      const base = await context(spec);
+      const ctx: StepContext = {
+        ...base,
+        signal: ctl.signal,
+        // helm is started right after this line; it then waits (for minutes) on the pod.
+        log: (m: string) => void (/^installing release/.test(m) && setTimeout(() => ctl.abort(new Error("cancelled by the test")), 1000)),
+      };
+      await assert.rejects(helmExecutor.apply(step, ctx), /cancelled by the test/);
+    } finally {
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
+    }
+    assert.deepEqual(fs.readdirSync(privateTmp), [], "the run's helm directory (and any credentials in it) is gone");
+    const h = await history("web", ns);
+    assert.deepEqual(h.map((r) => r.status), ["failed"], "helm was stopped (SIGTERM) and recorded the release as failed, not pending");
+
+    const fixed = loadStep(yaml("{}"));
+    const out = await helmExecutor.apply(fixed.step, await context(fixed.spec));
+    assert.match(out.reason, /^upgraded to revision 2 \(khook-deploy-0\.1\.0, deployed\)/);
+  });
+});

@@ -4,7 +4,7 @@
  * rendering (printValue).
  */
 import { PipelineError } from "./errors";
-import { sprint, stringerOf } from "./gofmt";
+import { sprint } from "./gofmt";
 import { toJs } from "./gostring";
 import { type CommandNode, type Node, nodeString, type NumberNode, type PipeNode } from "./parser";
 import { truth } from "./conv";
@@ -25,7 +25,6 @@ import {
   T_ANY,
   T_INT,
   typeOf,
-  typeString,
   UINT_KINDS,
   zeroOf,
 } from "./values";
@@ -158,7 +157,7 @@ export class State {
     return this.evalFieldChain(dot, value, v, v.idents.slice(1), args, final);
   }
 
-  private evalFieldChain(dot: GoValue, receiver: GoValue, node: Node, idents: string[], args: Node[] | null, final: Final): GoValue {
+  private evalFieldChain(dot: GoValue, receiver: GoValue, _node: Node, idents: string[], args: Node[] | null, final: Final): GoValue {
     const n = idents.length;
     for (let i = 0; i < n - 1; i++) receiver = this.evalField(dot, idents[i]!, null, MISSING, receiver);
     return this.evalField(dot, idents[n - 1]!, args, final, receiver);
@@ -343,10 +342,8 @@ export class State {
 /** text/template's printValue: how the final value of the action is rendered (a Go byte string). */
 export function printResult(v: GoValue): string {
   if (v instanceof GoPtr) {
-    if (v.elem === null) {
-      // fmt prints a nil pointer whose String method panics as <nil>
-      return stringerOf(v) ? "<nil>" : "<nil>";
-    }
+    // fmt prints a nil pointer (whose String method would panic) as <nil>
+    if (v.elem === null) return "<nil>";
     v = v.elem;
   }
   if (v === null) return "<no value>";
@@ -357,8 +354,7 @@ export function wrapExecError(e: unknown): PipelineError {
   if (e instanceof PipelineError) return e;
   if (e instanceof ExecError) return new PipelineError(e.message);
   if (e instanceof GoCallError) return new PipelineError(e.message);
-  if (e instanceof RangeError) return new PipelineError("pipeline result too large");
+  if (e instanceof RangeError) return new PipelineError("pipeline too deeply nested or result too large");
   return new PipelineError("internal error while evaluating the pipeline");
 }
 
-export { typeString };

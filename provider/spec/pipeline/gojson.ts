@@ -141,8 +141,28 @@ export class JSONSyntaxError extends Error {}
  * numbers → float64. Returns the value and whether an error occurred (Go still returns the partial
  * value for type errors such as numbers out of float64 range).
  */
+/** Go's decoder allows 10000 levels; khook stops at 1000 so deep data cannot exhaust the JS stack. */
+export const MAX_JSON_DEPTH = 1000;
+
+function tooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 export function unmarshal(data: string): { value: GoValue; error?: string } {
   const text = toJs(data);
+  if (tooDeep(text)) return { value: null, error: "exceeded max depth (khook allows 1000 levels)" };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

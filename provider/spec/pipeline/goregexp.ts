@@ -7,9 +7,10 @@
  * as plain numbered groups with Go's names recorded. Matching runs on the UTF-8 decoding of the Go
  * byte string and positions are mapped back to byte offsets, so results are byte-exact like Go.
  */
-import { decodeRune, RUNE_ERROR, validString } from "./gostring";
+import * as vm from "node:vm";
+import { decodeRune, validString } from "./gostring";
 import { isDigit, isLetter, toLower, toUpper } from "./unicode";
-import { FOLD_ORBITS } from "./unicode-tables";
+import { CASE_RANGES, FOLD_ORBITS } from "./unicode-tables";
 
 export class RegexSyntaxError extends Error {}
 
@@ -74,6 +75,43 @@ function foldOrbit(r: number): number[] {
   if (l !== r) out.push(l);
   if (u !== r && u !== l) out.push(u);
   return out;
+}
+
+let casedOrbits: number[][] | undefined;
+/** Every case-folding orbit with more than one member (the only runes folding can add). */
+function allOrbits(): number[][] {
+  if (casedOrbits) return casedOrbits;
+  const seen = new Set<number>();
+  const out: number[][] = [];
+  for (const o of FOLD_ORBITS) {
+    out.push([...o]);
+    for (const x of o) seen.add(x);
+  }
+  for (const [lo, hi] of CASE_RANGES) {
+    for (let r = lo; r <= hi; r++) {
+      if (seen.has(r)) continue;
+      const o = foldOrbit(r);
+      for (const x of o) seen.add(x);
+      if (o.length > 1) out.push(o);
+    }
+  }
+  casedOrbits = out;
+  return out;
+}
+
+const foldExtrasCache = new Map<string, Range[]>();
+/** Runes outside a JS class operand whose case-folding orbit meets it. */
+function foldExtras(operand: string): Range[] {
+  const hit = foldExtrasCache.get(operand);
+  if (hit) return hit;
+  const re = new RegExp("^[" + operand + "]$", "v");
+  const extras: Range[] = [];
+  for (const o of allOrbits()) {
+    const inside = o.map((r) => re.test(String.fromCodePoint(r)));
+    if (inside.some(Boolean)) o.forEach((r, i) => inside[i] || extras.push([r, r]));
+  }
+  foldExtrasCache.set(operand, extras);
+  return extras;
 }
 
 const MIN_FOLD = 0x41;
@@ -232,6 +270,9 @@ class Translator {
   private flags: Flags = { i: false, m: false, s: false, U: false };
   numCap = 0;
   readonly names: string[] = [""];
+  /** Number of quantifiers, and whether one applies to a group (backtracking risk in JS). */
+  quantifiers = 0;
+  quantifiedGroup = false;
 
   constructor(pattern: string) {
     this.cs = [...pattern].map((c) => c.codePointAt(0)!);
@@ -410,6 +451,9 @@ class Translator {
     const last = cur.items[cur.items.length - 1];
     if (!last) this.err("missing argument to repetition operator");
     if (this.flags.U) lazy = !lazy;
+    this.quantifiers++;
+    if (last.src.startsWith("(") && !last.src.startsWith("(?:^") && !last.src.startsWith("(?:$") && !last.src.startsWith("(?:\\b") && !last.src.startsWith("(?:\\B"))
+      this.quantifiedGroup = true;
     const src = last.isRepeat ? "(?:" + last.src + ")" : last.src;
     cur.items[cur.items.length - 1] = { src: src + q + (lazy ? "?" : ""), isRepeat: true };
   }
@@ -554,9 +598,12 @@ class Translator {
       negated = !negated;
       name = name.slice(1);
     }
-    const src = unicodeClass(name, negated);
-    if (src === undefined) this.err("invalid character class range");
-    return src;
+    const positive = unicodeClass(name, false);
+    if (positive === undefined) this.err("invalid character class range");
+    if (!this.fold()) return negated ? "[^" + positive + "]" : positive;
+    // (?i): add the case variants of the cased letters in the class, like Go's fold tables do
+    const extras = rangesSrc(normalize(foldExtras(positive)));
+    return negated ? "[^" + positive + extras + "]" : "[" + positive + extras + "]";
   }
 
   private parseEscape(): number {
@@ -694,6 +741,8 @@ class Translator {
 
 export interface GoRegexp {
   readonly re: RegExp;
+  /** JavaScript's engine backtracks; patterns that can blow up run under a time limit. */
+  readonly risky: boolean;
   readonly numSubexp: number;
   readonly names: readonly string[];
   /** The Go pattern (bytes). */
@@ -724,10 +773,43 @@ export function compile(expr: string): GoRegexp {
   } catch {
     throw new RegexSyntaxError("error parsing regexp: invalid character class range");
   }
-  const out: GoRegexp = { re, numSubexp: t.numCap, names: t.names, expr };
+  const out: GoRegexp = { re, numSubexp: t.numCap, names: t.names, expr, risky: t.quantifiers >= 2 || t.quantifiedGroup };
   if (cache.size > 500) cache.clear();
   cache.set(expr, out);
   return out;
+}
+
+export class RegexTimeoutError extends Error {}
+
+/** Time limit for one regex function call on a risky pattern or a long subject (Go needs microseconds). */
+export const REGEX_TIME_LIMIT_MS = 2000;
+const LONG_SUBJECT = 4096;
+
+let guardContext: vm.Context | undefined;
+let guardScript: vm.Script | undefined;
+
+/**
+ * Runs f (regex matching) under a time limit when the pattern can backtrack catastrophically in
+ * JavaScript (Go's RE2 engine is linear-time, so it never hangs): nested or repeated quantifiers, or
+ * long subjects. Other patterns run directly.
+ */
+export function guarded<T>(g: GoRegexp, subjectLength: number, f: () => T): T {
+  if (!g.risky && subjectLength <= LONG_SUBJECT) return f();
+  guardContext ??= vm.createContext({});
+  guardScript ??= new vm.Script("f()");
+  const ctx = guardContext as { f?: () => T };
+  ctx.f = f;
+  try {
+    return guardScript.runInContext(guardContext, { timeout: REGEX_TIME_LIMIT_MS }) as T;
+  } catch (e) {
+    if ((e as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT")
+      throw new RegexTimeoutError(
+        `regular expression evaluation exceeded ${REGEX_TIME_LIMIT_MS}ms (catastrophic backtracking in the JavaScript engine; simplify the pattern)`,
+      );
+    throw e;
+  } finally {
+    ctx.f = undefined;
+  }
 }
 
 /** A Go byte string prepared for matching: its UTF-8 decoding and index maps. */
@@ -941,4 +1023,3 @@ export function quoteMeta(s: string): string {
   return out;
 }
 
-export { RUNE_ERROR };

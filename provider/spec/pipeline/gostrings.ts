@@ -1,5 +1,5 @@
 /** Ports of Go's strings package functions used by sprig (on Go byte strings). */
-import { decodeLastRune, decodeRune, encodeRune, mapRunes, RUNE_ERROR, runeCount, runesOf } from "./gostring";
+import { decodeLastRune, decodeRune, mapRunes, RUNE_ERROR, runeCount, runesOf } from "./gostring";
 import { isDigit, isLetter, isSpace, toLower, toTitle, toUpper } from "./unicode";
 
 export function toUpperStr(s: string): string {
@@ -170,4 +170,3 @@ export function fields(s: string): string[] {
   return out;
 }
 
-export { encodeRune };

@@ -3,7 +3,7 @@
  * operands (literals, `.`, `$`, fields, chains, parenthesized pipelines) and Go's checks
  * (unknown functions, undefined variables, non-executable stages) at parse time.
  */
-import { encodeRune, toJs } from "./gostring";
+import { toJs } from "./gostring";
 import { lex, type Token, tokenString } from "./lexer";
 import { NumError, parseFloat as goParseFloat, parseInt as goParseInt, parseUint as goParseUint, unquote, unquoteChar } from "./strconv";
 
@@ -194,7 +194,11 @@ function newNumber(text: string, typ: "number" | "complex" | "charConstant"): Nu
   return n;
 }
 
-const MAX_STACK_DEPTH = 10000;
+/**
+ * Go allows 10000 nested parenthesized pipelines; khook stops at 256 so that evaluation can never
+ * run out of JavaScript stack (which would make the outcome depend on the engine's state).
+ */
+export const MAX_STACK_DEPTH = 256;
 
 export interface ParseOptions {
   /** Is a function name defined (at parse time, like Go's funcs check)? */
@@ -375,7 +379,7 @@ export class Parser {
       case "number":
         return newNumber(token.val, token.type);
       case "leftParen": {
-        if (this.depth >= MAX_STACK_DEPTH) this.errorf("max expression depth exceeded");
+        if (this.depth >= MAX_STACK_DEPTH) this.errorf(`max expression depth exceeded (khook allows ${MAX_STACK_DEPTH} nested parentheses)`);
         this.depth++;
         try {
           return this.pipeline("parenthesized pipeline", "rightParen");
@@ -399,4 +403,3 @@ export class Parser {
   }
 }
 
-export { encodeRune };

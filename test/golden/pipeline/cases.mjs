@@ -2,7 +2,12 @@
 //
 //   node cases.mjs > cases.json && go run . vectors
 //
+// Hand-written cases first (by function family and by the pitfalls listed in
+// docs/spec pipeline-functions.md), then seeded random cases from random-cases.mjs.
+//
 // Each case is [value, pipeline] or [value, pipeline, errorContains] (errorContains must occur in Go's error).
+import { randomCases } from "./random-cases.mjs";
+
 const C = [];
 const add = (value, pipeline, errorContains) => C.push(errorContains ? { value, pipeline, errorContains } : { value, pipeline });
 const each = (values, pipeline) => values.forEach((v) => add(v, pipeline));
@@ -939,6 +944,9 @@ pipes("  mixed Case  ", ["trim | upper", "nospace", "trim | title | quote", "tri
 pipes("my-app_v2", ["upper | lower | trunc 63", "snakecase", "camelcase", "kebabcase", "replace \"_\" \"-\" | upper"]);
 pipes("token", ["b64enc", "b64enc | b64dec", "b32enc | b32dec", "sha1sum | trunc 8", "printf \"%sm\"", "quote | squote"]);
 pipes("5", ["printf \"%sm\"", "printf \"%d\" (atoi .)", "atoi | printf \"%03d\"", "int | mul 60 | printf \"%ds\""]);
+
+// ---- seeded random cases (differential testing) -----------------------------------------------
+for (const c of randomCases()) add(c.value, c.pipeline);
 
 const seen = new Set();
 const unique = C.filter((c) => {

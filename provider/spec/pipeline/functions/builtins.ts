@@ -117,7 +117,7 @@ function indexArg(index: GoValue, cap: number): number {
   if (index === null) throw new GoCallError("cannot index slice/array with nil");
   if (!(index instanceof GoInt)) throw new GoCallError("cannot index slice/array with type " + typeString(index));
   const x = index.signed ? index.v : BigInt.asIntN(64, index.v);
-  if (x < 0n || x > BigInt(cap)) throw new GoCallError("index out of range: " + x.toString());
+  if (x < 0n || x > BigInt(cap)) throw new GoCallError("index out of range");
   return Number(x);
 }
 

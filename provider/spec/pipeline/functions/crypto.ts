@@ -69,7 +69,7 @@ function decryptAES(password: string, crypt64: string): string {
   } catch (e) {
     throw new GoCallError((e as Error).message);
   }
-  if (crypt.length < 16) throw new GoCallError(`runtime error: slice bounds out of range [:16] with capacity ${crypt.length}`);
+  if (crypt.length < 16) throw new GoCallError("runtime error: slice bounds out of range (ciphertext shorter than one block)");
   const iv = crypt.subarray(0, 16);
   const body = crypt.subarray(16);
   if (body.length % 16 !== 0) throw new GoCallError("crypto/cipher: input not full blocks");
@@ -79,7 +79,7 @@ function decryptAES(password: string, crypt64: string): string {
   if (decrypted.length === 0) throw new GoCallError("runtime error: index out of range [-1]");
   const padding = decrypted[decrypted.length - 1]!;
   const end = decrypted.length - padding;
-  if (end < 0) throw new GoCallError(`runtime error: slice bounds out of range [:${end}]`);
+  if (end < 0) throw new GoCallError("runtime error: slice bounds out of range (bad padding)");
   return fromBytes(decrypted.subarray(0, end));
 }
 

@@ -3,7 +3,6 @@ import { def, strval } from "../conv";
 import {
   type FuncDef,
   GoCallError,
-  GoComplex,
   GoInt,
   GoMap,
   GoPtr,
@@ -48,6 +47,14 @@ const ERR_DIFFERENT_TYPES = "src and dst must be of same type";
 /** mergo.deepMerge for dst and src maps (dst is settable only at the top level). */
 function mergeMaps(dst: GoMap, src: GoMap, overwrite: boolean): void {
   const srcIface = src.type.elem?.kind === "interface";
+  // reflect.Value.SetMapIndex: the value must be assignable to the destination's element type
+  const setChecked = (key: string, v: GoValue, staticType: string): void => {
+    const elem = dst.type.elem!;
+    if (elem.kind !== "interface" && staticType !== elem.str)
+      throw new GoCallError(`reflect.Value.SetMapIndex: value of type ${staticType} is not assignable to type ${elem.str}`);
+    set(dst, key, v);
+  };
+  const elemType = (v: GoValue): string => (srcIface ? "interface {}" : typeString(v));
   for (const key of sortedKeys(src)) {
     const srcElement = src.m.get(key) ?? null;
     const hasDst = dst.m.has(key);
@@ -57,7 +64,7 @@ function mergeMaps(dst: GoMap, src: GoMap, overwrite: boolean): void {
       ? srcElement === null
       : (srcElement instanceof GoMap || srcElement instanceof GoSlice) && srcElement.isNil;
     if (srcNil) {
-      if (overwrite) set(dst, key, srcElement);
+      if (overwrite) setChecked(key, srcElement, elemType(srcElement));
       continue;
     }
     const concrete = kindOf(srcElement);
@@ -67,13 +74,13 @@ function mergeMaps(dst: GoMap, src: GoMap, overwrite: boolean): void {
       const srcSlice = srcElement as GoSlice;
       let dstSlice: GoValue = !hasDst || dstElement === null ? new GoSlice(srcSlice.type, []) : dstElement;
       if (src.m.size > 0 && (overwrite || dst.m.size === 0)) dstSlice = srcSlice;
-      set(dst, key, dstSlice);
+      setChecked(key, dstSlice, typeString(dstSlice));
     }
     if (hasDst && !mergoEmpty(dstElement)) {
       if (concrete === "slice") continue;
       if (concrete === "map" && kindOf(dstElement) === "map") continue;
     }
-    if (overwrite || !hasDst || mergoEmpty(dstElement)) set(dst, key, srcElement);
+    if (overwrite || !hasDst || mergoEmpty(dstElement)) setChecked(key, srcElement, elemType(srcElement));
   }
 }
 
@@ -251,4 +258,3 @@ export const dictFunctions: Record<string, FuncDef> = {
   ),
 };
 
-export { GoComplex };

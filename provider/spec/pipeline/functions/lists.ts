@@ -76,7 +76,7 @@ export const listFunctions: Record<string, FuncDef> = {
       const row: GoValue[] = [];
       for (let j = 0; j < clen; j++) {
         const ix = i * size + j;
-        if (ix >= n) throw new GoCallError(`runtime error: index out of range [${ix}] with length ${n}`);
+        if (ix >= n) throw new GoCallError("runtime error: index out of range");
         row.push(list.items[ix] ?? null);
       }
       out.push(listOf(row));

@@ -17,34 +17,74 @@ function compile(expr: string, must: boolean): re.GoRegexp {
   }
 }
 
+/** Runs matching under goregexp's time guard; a timeout becomes the function's error. */
+function run<T>(g: re.GoRegexp, subject: string, f: () => T): T {
+  try {
+    return re.guarded(g, subject.length, f);
+  } catch (e) {
+    if (e instanceof re.RegexTimeoutError) throw new GoCallError(e.message);
+    throw e;
+  }
+}
+
 const strs = (xs: string[] | null): GoSlice => (xs === null ? new GoSlice(T_SLICE_STRING, [], true) : stringsOf(xs));
 const n = (v: GoValue): number => Number((v as GoInt).v);
 
 export const regexFunctions: Record<string, FuncDef> = {
-  regexMatch: def([S, S], ([r, s]) => {
+  regexMatch: def([S, S], ([r, sv]) => {
+    const s = sv as string;
+    let g: re.GoRegexp;
     try {
-      return re.matchString(re.compile(r as string), s as string);
+      g = re.compile(r as string);
     } catch (e) {
       if (e instanceof re.RegexSyntaxError) return false;
       throw e;
     }
+    return run(g, s, () => re.matchString(g, s));
   }),
-  mustRegexMatch: def([S, S], ([r, s]) => re.matchString(compile(r as string, true), s as string)),
-  regexFindAll: def([S, S, T_INT], ([r, s, k]) => strs(re.findAllString(compile(r as string, false), s as string, n(k!)))),
-  mustRegexFindAll: def([S, S, T_INT], ([r, s, k]) => strs(re.findAllString(compile(r as string, true), s as string, n(k!)))),
-  regexFind: def([S, S], ([r, s]) => re.findString(compile(r as string, false), s as string)),
-  mustRegexFind: def([S, S], ([r, s]) => re.findString(compile(r as string, true), s as string)),
-  regexReplaceAll: def([S, S, S], ([r, s, repl]) => re.replaceAllString(compile(r as string, false), s as string, repl as string)),
-  mustRegexReplaceAll: def([S, S, S], ([r, s, repl]) =>
-    re.replaceAllString(compile(r as string, true), s as string, repl as string),
-  ),
-  regexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) =>
-    re.replaceAllLiteralString(compile(r as string, false), s as string, repl as string),
-  ),
-  mustRegexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) =>
-    re.replaceAllLiteralString(compile(r as string, true), s as string, repl as string),
-  ),
-  regexSplit: def([S, S, T_INT], ([r, s, k]) => strs(re.split(compile(r as string, false), s as string, n(k!)))),
-  mustRegexSplit: def([S, S, T_INT], ([r, s, k]) => strs(re.split(compile(r as string, true), s as string, n(k!)))),
+  mustRegexMatch: def([S, S], ([r, s]) => {
+    const g = compile(r as string, true);
+    return run(g, s as string, () => re.matchString(g, s as string));
+  }),
+  regexFindAll: def([S, S, T_INT], ([r, s, k]) => {
+    const g = compile(r as string, false);
+    return strs(run(g, s as string, () => re.findAllString(g, s as string, n(k!))));
+  }),
+  mustRegexFindAll: def([S, S, T_INT], ([r, s, k]) => {
+    const g = compile(r as string, true);
+    return strs(run(g, s as string, () => re.findAllString(g, s as string, n(k!))));
+  }),
+  regexFind: def([S, S], ([r, s]) => {
+    const g = compile(r as string, false);
+    return run(g, s as string, () => re.findString(g, s as string));
+  }),
+  mustRegexFind: def([S, S], ([r, s]) => {
+    const g = compile(r as string, true);
+    return run(g, s as string, () => re.findString(g, s as string));
+  }),
+  regexReplaceAll: def([S, S, S], ([r, s, repl]) => {
+    const g = compile(r as string, false);
+    return run(g, s as string, () => re.replaceAllString(g, s as string, repl as string));
+  }),
+  mustRegexReplaceAll: def([S, S, S], ([r, s, repl]) => {
+    const g = compile(r as string, true);
+    return run(g, s as string, () => re.replaceAllString(g, s as string, repl as string));
+  }),
+  regexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) => {
+    const g = compile(r as string, false);
+    return run(g, s as string, () => re.replaceAllLiteralString(g, s as string, repl as string));
+  }),
+  mustRegexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) => {
+    const g = compile(r as string, true);
+    return run(g, s as string, () => re.replaceAllLiteralString(g, s as string, repl as string));
+  }),
+  regexSplit: def([S, S, T_INT], ([r, s, k]) => {
+    const g = compile(r as string, false);
+    return strs(run(g, s as string, () => re.split(g, s as string, n(k!))));
+  }),
+  mustRegexSplit: def([S, S, T_INT], ([r, s, k]) => {
+    const g = compile(r as string, true);
+    return strs(run(g, s as string, () => re.split(g, s as string, n(k!))));
+  }),
   regexQuoteMeta: def([S], ([s]) => re.quoteMeta(s as string)),
 };

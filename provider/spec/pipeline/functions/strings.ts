@@ -32,8 +32,9 @@ function negativeRepeat(): never {
   throw new GoCallError("strings: negative Repeat count");
 }
 
-function sliceBounds(msg: string): never {
-  throw new GoCallError("runtime error: slice bounds out of range " + msg);
+function sliceBounds(): never {
+  // Go also prints the indexes and the length; they may be derived from the value, so they are left out
+  throw new GoCallError("runtime error: slice bounds out of range");
 }
 
 /** goutils.AbbreviateFull (errors → ""). */
@@ -99,6 +100,8 @@ export function strslice(v: GoValue): GoSlice {
 }
 
 function indent(spaces: number, v: string): string {
+  if (spaces < 0) negativeRepeat();
+  checkSize(v.length + (gs.count(v, "\n") + 1) * spaces);
   const pad = gs.repeat(" ", spaces, negativeRepeat);
   const out = pad + gs.replace(v, "\n", "\n" + pad, -1);
   checkSize(out.length);
@@ -150,15 +153,15 @@ export const stringFunctions: Record<string, FuncDef> = {
     const end = int(b!);
     const s = str(sv!);
     if (start < 0) {
-      if (end < 0) sliceBounds(`[:${end}]`);
-      if (end > s.length) sliceBounds(`[:${end}] with length ${s.length}`);
+      if (end < 0) sliceBounds();
+      if (end > s.length) sliceBounds();
       return s.slice(0, end);
     }
     if (end < 0 || end > s.length) {
-      if (start > s.length) sliceBounds(`[${start}:${s.length}]`);
+      if (start > s.length) sliceBounds();
       return s.slice(start);
     }
-    if (start > end) sliceBounds(`[${start}:${end}]`);
+    if (start > end) sliceBounds();
     return s.slice(start, end);
   }),
   repeat: def([I, S], ([c, s]) => {
@@ -266,9 +269,11 @@ export const stringFunctions: Record<string, FuncDef> = {
   indent: def([I, S], ([n, s]) => indent(int(n!), str(s!))),
   nindent: def([I, S], ([n, s]) => "\n" + indent(int(n!), str(s!))),
   replace: def([S, S, S], ([o, n, s]) => {
-    const out = gs.replace(str(s!), str(o!), str(n!), -1);
-    checkSize(out.length);
-    return out;
+    const src = str(s!);
+    const old = str(o!);
+    const nw = str(n!);
+    if (old !== nw) checkSize(src.length + gs.count(src, old) * (nw.length - old.length));
+    return gs.replace(src, old, nw, -1);
   }),
   plural: def([S, S, I], ([one, many, c]) => ((c as GoInt).v === 1n ? str(one!) : str(many!))),
   toString: def([A], ([v]) => strval(v!)),
@@ -290,4 +295,3 @@ export const stringFunctions: Record<string, FuncDef> = {
   }),
 };
 
-export { isSpace };

@@ -24,8 +24,8 @@ export interface ProgressView {
   finish(): void;
 }
 
-export function createProgressView(out: Output, steps: readonly { name: string; type: string }[], verb: string): ProgressView {
-  if (out.streams.stderr.isTTY && out.streams.env.CI === undefined && out.streams.env.TERM !== "dumb") return new LiveView(out, steps);
+export function createProgressView(out: Output, steps: readonly { name: string; type: string }[], verb: string, mode: "auto" | "lines" = "auto"): ProgressView {
+  if (mode === "auto" && out.streams.stderr.isTTY && out.streams.env.CI === undefined && out.streams.env.TERM !== "dumb") return new LiveView(out, steps);
   return new LineView(out, verb);
 }
 

@@ -36,6 +36,11 @@ export interface ApplyOptions {
   defaultNamespace?: string;
   /** Added to every object's annotations (e.g. `khook.io/owned-by: <spec>/<step>`). */
   annotations?: Readonly<Record<string, string>>;
+  /**
+   * Added only when the object is created, and kept on later applies while the live object
+   * still carries the same value: how khook marks what it owns (and never claims what it adopts).
+   */
+  createAnnotations?: Readonly<Record<string, string>>;
   /** Added to every object's labels. */
   labels?: Readonly<Record<string, string>>;
   /** Server-side dry run: nothing is persisted; the result shows what would be. */
@@ -107,6 +112,18 @@ export function prepare(manifest: KubeObject, rt: ApiResource, opts: ApplyOption
   return obj;
 }
 
+/** The manifest plus the create-only annotations that apply to this incarnation (see ApplyOptions.createAnnotations). */
+function withCreateAnnotations(obj: KubeObject, live: KubeObject | undefined, opts: ApplyOptions): KubeObject {
+  const extra = opts.createAnnotations;
+  if (extra === undefined) return obj;
+  const keep = Object.entries(extra).filter(([k, v]) => live === undefined || live.metadata?.annotations?.[k] === v);
+  if (keep.length === 0) return obj;
+  const copy = structuredClone(obj);
+  const meta = (copy.metadata ??= {});
+  meta.annotations = { ...(meta.annotations ?? {}), ...Object.fromEntries(keep) };
+  return copy;
+}
+
 async function applyClientSide(
   client: KubeClient,
   rt: ApiResource,
@@ -121,8 +138,9 @@ async function applyClientSide(
   const query = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: "Strict", dryRun: opts.dryRun ? "All" : undefined };
   for (let attempt = 1; ; attempt++) {
     const live = await client.get(rt, name, namespace, { signal: opts.signal });
+    const desired = withCreateAnnotations(obj, live, opts);
     if (!live) {
-      const body = withLastApplied(obj);
+      const body = withLastApplied(desired);
       try {
         const created = await client.requestJson<KubeObject>({
           method: "POST",
@@ -140,7 +158,7 @@ async function applyClientSide(
       }
     }
     const original = parseLastApplied(live);
-    const modified = withLastApplied(obj);
+    const modified = withLastApplied(desired);
     const plan = await client.openapi.patchPlan(rt, opts.signal);
     let patch: JsonMap;
     try {
@@ -186,7 +204,7 @@ async function applyServerSide(
 ): Promise<ApplyResult> {
   const ref = kubectlRef(rt, name);
   const before = await client.get(rt, name, namespace, { signal: opts.signal });
-  const { object, created } = await client.serverSideApply(rt, obj, {
+  const { object, created } = await client.serverSideApply(rt, withCreateAnnotations(obj, before, opts), {
     signal: opts.signal,
     dryRun: opts.dryRun,
     fieldManager: opts.fieldManager ?? FIELD_MANAGER,

@@ -66,14 +66,15 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
   const opts = operationOptions(values, name);
-  const view = format === "json" ? undefined : createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying");
+  // With -o json, stdout holds only the JSON; progress still goes to stderr, one line per event.
+  const view = createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying", format === "json" ? "lines" : "auto");
   const interrupt = interruptible(out);
   let result: RunResult;
   try {
     const run = name === "apply" ? applyOperation : destroyOperation;
-    result = await run(spec, { ...opts, signal: interrupt.signal, ...(view ? { onEvent: (e) => view.onEvent(e) } : {}) });
+    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e) });
   } finally {
-    view?.finish();
+    view.finish();
     interrupt.dispose();
   }
   if (format === "json") {

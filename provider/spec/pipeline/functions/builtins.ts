@@ -1,4 +1,7 @@
-/** text/template's builtin functions (sprig's `slice` replaces the builtin one). */
+/**
+ * text/template's builtin functions (sprig's `slice` replaces the builtin one). `call` is not offered:
+ * it only calls function values, which no pipeline can produce (in Go it always fails there too).
+ */
 import { def, truth } from "../conv";
 import { sprint, sprintf, sprintln, stringerOf } from "../gofmt";
 import { decodeRune } from "../gostring";
@@ -223,17 +226,6 @@ export const builtinFunctions: Record<string, FuncDef> = {
   ge: { ...def([RV, RV], ([a, b]) => !lt(a!, b!)), builtin: true },
   index: { ...def([RV], ([a, ...rest]) => index(a!, rest), RV), builtin: true },
   len: { ...def([RV], ([a]) => length(a!)), builtin: true },
-  call: {
-    ...def(
-      [RV],
-      ([fn]) => {
-        if (fn === null) throw new GoCallError("call of nil");
-        throw new GoCallError("non-function of type " + typeString(fn ?? null));
-      },
-      RV,
-    ),
-    builtin: true,
-  },
   print: { ...def([], (a) => sprint(a), T_ANY), builtin: true },
   printf: { ...def([T_STRING], ([f, ...a]) => sprintf(f as string, a), T_ANY), builtin: true },
   println: { ...def([], (a) => sprintln(a), T_ANY), builtin: true },

@@ -25,6 +25,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { classifyChart } from "./chart.js";
+import { parseYamlStream } from "./yaml-stream.js";
 import type { ActionByType, ManifestSource, StepType } from "./types.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
@@ -266,9 +267,7 @@ function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
 
 function normalizeManifestSource(m: ManifestSource): unknown {
   if ("inline" in m) {
-    const docs = parseAllDocuments(m.inline);
-    const list = Array.isArray(docs) ? docs : [];
-    return { inline: list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined) };
+    return { inline: parseYamlStream(m.inline).map((d) => d.value).filter((v) => v !== null && v !== undefined) };
   }
   return m;
 }

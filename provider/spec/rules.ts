@@ -28,7 +28,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseAllDocuments } from "yaml";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "./chart.js";
 import { checkGraph } from "./dag.js";
@@ -36,6 +35,7 @@ import { parseDuration } from "./duration.js";
 import { findRemoteKustomizeBases } from "./hash.js";
 import { checkDnsSubdomain } from "./names.js";
 import { pointer } from "./yaml.js";
+import { parseYamlStream } from "./yaml-stream.js";
 import { parseWaitFor } from "./waitfor.js";
 import type { JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
 import { SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
@@ -243,16 +243,13 @@ function checkManifests(manifests: readonly ManifestSource[] | undefined, at: (.
 
 /** Each document must be a Kubernetes object; empty documents are allowed (like kubectl). */
 function checkManifestText(text: string, p: string, report: Report, file?: string): void {
-  const docs = parseAllDocuments(text, { prettyErrors: false });
-  const list = Array.isArray(docs) ? docs : [];
   const where = file ? ` in ${file}` : "";
-  list.forEach((d, k) => {
-    const err = d.errors[0];
-    if (err) {
-      report(p, `manifest document ${k + 1}${where} is not valid YAML: ${err.message.split("\n")[0]}`, "manifest-shape");
+  parseYamlStream(text).forEach((d, k) => {
+    if (d.error !== undefined) {
+      report(p, `manifest document ${k + 1}${where} is not valid YAML: ${d.error}`, "manifest-shape");
       return;
     }
-    const v: unknown = d.toJS();
+    const v = d.value;
     if (v === null || v === undefined) return;
     if (typeof v !== "object" || Array.isArray(v)) {
       report(p, `manifest document ${k + 1}${where} is not a mapping`, "manifest-shape");

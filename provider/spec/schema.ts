@@ -32,6 +32,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { createHash } from "node:crypto";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
@@ -88,21 +89,48 @@ export function loadSchema(): object {
   return structuredClone(schemaObject());
 }
 
+/** The one Ajv configuration, shared by the runtime compile and the build-time code generator. */
+export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    strict: true,
+    // `oneOf: [{ required: [helm] }, ...]` is the idiomatic "exactly one key" form;
+    // the keys are declared in the parent's `properties`, which strictRequired does not see.
+    strictRequired: false,
+    // `patch: { type: [object, array] }`.
+    allowUnionTypes: true,
+    ...extra,
+  });
+  ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD]);
+  return ajv;
+}
+
+/** The committed schema's text and its sha256, which ties a generated validator to the schema it was built from. */
+export function schemaSource(): { text: string; sha256: string } {
+  const text = fs.readFileSync(schemaFile(), "utf8");
+  return { text, sha256: createHash("sha256").update(text).digest("hex") };
+}
+
+export const GENERATED_VALIDATOR = "schema-validator.generated.js";
+
+/**
+ * The build precompiles the validator (ajv standalone code), which saves a ~200 ms
+ * compile on every CLI start; without it, or when the schema changed since, compile now.
+ */
+function compiledValidator(): ValidateFunction {
+  const generated = path.join(__dirname, GENERATED_VALIDATOR);
+  if (fs.existsSync(generated)) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require(generated) as ValidateFunction & { schemaSha256?: string };
+    if (mod.schemaSha256 === schemaSource().sha256) return mod;
+  }
+  return createAjv().compile(schemaObject());
+}
+
 function validator(): { validate: ValidateFunction; index: SchemaIndex } {
   if (validatorCache === undefined) {
-    const schema = schemaObject();
-    const ajv = new Ajv2020({
-      allErrors: true,
-      verbose: true,
-      strict: true,
-      // `oneOf: [{ required: [helm] }, ...]` is the idiomatic "exactly one key" form;
-      // the keys are declared in the parent's `properties`, which strictRequired does not see.
-      strictRequired: false,
-      // `patch: { type: [object, array] }`.
-      allowUnionTypes: true,
-    });
-    ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD]);
-    validatorCache = { validate: ajv.compile(schema), index: indexSchema(schema) };
+    validatorCache = { validate: compiledValidator(), index: indexSchema(schemaObject()) };
   }
   return validatorCache;
 }
@@ -596,11 +624,41 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
  * Validates a parsed document against the khook v1 schema. Returns one
  * diagnostic per distinct problem (rule "schema"), ordered by source position.
  */
+/**
+ * The schema index is keyed by node identity, but a precompiled validator reports literal
+ * copies of the nodes: map each error's parentSchema back to the committed schema's node
+ * with the same JSON text (built on the first error; valid specs never pay for it).
+ */
+let nodesByJson: Map<string, SchemaNode> | undefined;
+
+function canonicalNodes(): Map<string, SchemaNode> {
+  if (nodesByJson === undefined) {
+    const map = new Map<string, SchemaNode>();
+    const visit = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(visit);
+      else if (isNode(v)) {
+        const key = JSON.stringify(v);
+        if (!map.has(key)) map.set(key, v);
+        Object.values(v).forEach(visit);
+      }
+    };
+    visit(schemaObject());
+    nodesByJson = map;
+  }
+  return nodesByJson;
+}
+
+function withCanonicalParent(e: ErrorObject): ErrorObject {
+  if (!isNode(e.parentSchema)) return e;
+  const node = canonicalNodes().get(JSON.stringify(e.parentSchema));
+  return node === undefined || node === e.parentSchema ? e : { ...e, parentSchema: node };
+}
+
 export function validateSchema(doc: unknown, positionOf: PositionLookup, options: ValidateSchemaOptions = {}): Diagnostic[] {
   const { validate, index } = validator();
   if (validate(doc)) return [];
   const deferred = (e: ErrorObject): boolean => isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
-  const errors = (validate.errors ?? []).filter((e) => options.semanticRules === true || !deferred(e));
+  const errors = (validate.errors ?? []).map(withCanonicalParent).filter((e) => options.semanticRules === true || !deferred(e));
 
   // Unions that failed, and which branch (if any) the author meant.
   const unions = new Map<string, UnionFailure>();

@@ -4,11 +4,11 @@
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { parseAllDocuments } from "yaml";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import { describeChartText, splitUserinfo } from "../spec/chart.js";
 import type { ManifestSource } from "../spec/types.js";
+import { parseYamlStream } from "../spec/yaml-stream.js";
 import { renderKustomize } from "../tools/kustomize.js";
 
 /** Remote sources are fetched with this bound unless the step's own deadline is sooner. */
@@ -71,13 +71,11 @@ async function readOneSource(source: ManifestSource, index: number, ctx: SourceC
 }
 
 export function parseManifestText(text: string, origin: string, redactor: Redactor): SourcedObject[] {
-  const docs = parseAllDocuments(text, { prettyErrors: false });
-  const list = Array.isArray(docs) ? docs : [];
   const out: SourcedObject[] = [];
-  list.forEach((doc, i) => {
-    const err = doc.errors[0];
-    if (err) throw executionError(redactor.redact(`${origin}: document ${i + 1} is not valid YAML: ${err.message.split("\n")[0]}`));
-    const value: unknown = doc.toJS();
+  parseYamlStream(text).forEach((doc, i) => {
+    if (doc.error !== undefined) throw executionError(redactor.redact(`${origin}: document ${i + 1} is not valid YAML: ${doc.error}`));
+    // The parsed values are shared with the loader's cache: executors get their own copy.
+    const value: unknown = structuredClone(doc.value);
     if (value === null || value === undefined) return;
     if (typeof value !== "object" || Array.isArray(value)) throw executionError(`${origin}: document ${i + 1} is not a Kubernetes object`);
     const obj = value as Record<string, unknown>;

@@ -1,0 +1,142 @@
+// The test harness API for khook's integration tests. See docs/toolchain.md.
+//
+//   const c = await testCluster();             // fails loudly when no cluster is available
+//   const ns = await withNamespace(t, "helm");  // unique namespace, deleted after the test
+//   await c.kubectl(["-n", ns, "get", "pods"]);
+//   toolPath("helm"), toolEnv(), pulumiEnv(dir)
+//   startChartRepo(), startOciRegistry({ username, password }), startHttpServer({ "/a.yaml": "..." })
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { TestContext } from "node:test";
+import { componentLogs } from "./cluster";
+import { ensureTestEnv, toolEnv } from "./env";
+import { toolPath } from "./toolchain";
+import { run, type RunResult } from "./util";
+
+export { toolPath, type ToolName } from "./toolchain";
+export { toolEnv } from "./env";
+export {
+  startChartRepo,
+  startHttpServer,
+  startOciRegistry,
+  packagedTestCharts,
+  testChartNames,
+  testChartPath,
+  helmEnv,
+  type BasicAuth,
+  type ChartRepoFixture,
+  type HttpFixture,
+  type HttpServerOptions,
+  type OciRegistryFixture,
+  type RecordedRequest,
+} from "./fixtures";
+export type { RunResult } from "./util";
+
+/** The kwok annotation that makes a Job's pod fail (put it on the pod template). */
+export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";
+
+export interface KubectlOptions {
+  /** stdin for the command (e.g. a manifest for `apply -f -`). */
+  input?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+export interface TestCluster {
+  /** Path of a kubeconfig with cluster-admin on the shared test cluster. */
+  kubeconfig: string;
+  /** Runs kubectl against the test cluster. Never throws on a non-zero exit: check `code`. */
+  kubectl(args: string[], opts?: KubectlOptions): Promise<RunResult>;
+}
+
+/**
+ * The shared test cluster. Throws (the test fails) when global setup could not provide one;
+ * integration tests never skip silently.
+ */
+export async function testCluster(): Promise<TestCluster> {
+  ensureTestEnv();
+  const setupError = process.env["KHOOK_TEST_SETUP_ERROR"];
+  if (setupError) {
+    throw new Error(`khook: no test cluster: global setup failed:\n${setupError}`);
+  }
+  const kubeconfig = process.env["KHOOK_TEST_KUBECONFIG"];
+  if (!kubeconfig) {
+    throw new Error(
+      "khook: no test cluster: KHOOK_TEST_KUBECONFIG is not set. Run integration tests through " +
+        "`./dev test` / `npm test` (node --test --test-global-setup=dist/test/harness/global-setup.js), " +
+        "or set KHOOK_TEST_KUBECONFIG to the kubeconfig of an existing cluster.",
+    );
+  }
+  if (!fs.existsSync(kubeconfig)) throw new Error(`khook: KHOOK_TEST_KUBECONFIG=${kubeconfig} does not exist`);
+  const kubectl = toolPath("kubectl");
+  return {
+    kubeconfig,
+    kubectl: (args, opts = {}) =>
+      run(kubectl, ["--kubeconfig", kubeconfig, ...args], {
+        env: opts.env ?? toolEnv(),
+        ...(opts.cwd ? { cwd: opts.cwd } : {}),
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+        timeoutMs: opts.timeoutMs ?? 120_000,
+      }),
+  };
+}
+
+type AfterContext = Pick<TestContext, "after"> & { passed?: boolean; name?: string };
+
+/**
+ * Creates a uniquely named namespace for the test (`<prefix>-<random>`) and deletes it after the
+ * test. When the test failed, the namespace's objects and events and the control plane's log
+ * tails are printed first.
+ */
+export async function withNamespace(t: AfterContext, prefix = "khook-test"): Promise<string> {
+  const c = await testCluster();
+  const clean = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 48) || "khook-test";
+  const name = `${clean}-${randomBytes(4).toString("hex")}`;
+  const manifest = JSON.stringify({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "khook.io/test": "true" } },
+  });
+  const r = await c.kubectl(["create", "-f", "-"], { input: manifest });
+  if (r.code !== 0) throw new Error(`khook: cannot create namespace ${name}: ${r.stderr || r.stdout}`);
+  t.after(async () => {
+    if (t.passed === false) {
+      const objs = await c.kubectl(["-n", name, "get", "all,configmaps,secrets,jobs,events", "-o", "wide"]);
+      const report = [`----- namespace ${name} (test "${t.name ?? "?"}" failed) -----`, objs.stdout, objs.stderr];
+      const logs = process.env["KHOOK_TEST_CLUSTER_LOGS"];
+      if (logs) report.push(componentLogs({ logsDir: logs }, 30));
+      process.stderr.write(`${report.join("\n")}\n`);
+    }
+    await c.kubectl(["delete", "namespace", name, "--wait=false", "--ignore-not-found"]);
+  });
+  return name;
+}
+
+/**
+ * Environment for running the pulumi CLI (or the Automation API) fully offline: a file backend
+ * and PULUMI_HOME under workDir, a fixed passphrase, no plugin downloads, no update check, and
+ * the toolchain (pulumi, pulumi-language-nodejs, pulumi-resource-pulumi-nodejs, node) on PATH.
+ */
+export function pulumiEnv(workDir: string): NodeJS.ProcessEnv {
+  const state = path.join(workDir, ".pulumi-state");
+  const home = path.join(workDir, ".pulumi-home");
+  fs.mkdirSync(state, { recursive: true });
+  fs.mkdirSync(home, { recursive: true });
+  return {
+    ...toolEnv(),
+    PULUMI_HOME: home,
+    PULUMI_BACKEND_URL: `file://${state}`,
+    PULUMI_CONFIG_PASSPHRASE: "khook-test-passphrase",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+    PULUMI_SKIP_CONFIRMATIONS: "true",
+    PULUMI_SELF_MANAGED_STATE_NO_LEGACY_WARNING: "true",
+    PULUMI_DIY_BACKEND_NO_LEGACY_WARNING: "true",
+    PULUMI_COPILOT: "false",
+    PULUMI_SUPPRESS_COPILOT_LINK: "true",
+    NO_COLOR: "1",
+  };
+}

@@ -28,6 +28,8 @@ export interface OperationOptions {
   onEvent?: (e: RunEvent) => void;
   journal?: JournalPolicy;
   tools?: ToolPaths;
+  /** An already-connected client to use (and leave open) instead of connecting to `target`. */
+  client?: KubeClient;
   /** For tests: replace executors by type. */
   executors?: ReadonlyMap<StepType, StepExecutor>;
 }
@@ -56,6 +58,7 @@ function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | 
 }
 
 async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient) => Promise<T>): Promise<T> {
+  if (opts.client !== undefined) return fn(opts.client);
   const kube = await connect(opts.target);
   try {
     return await fn(kube);

@@ -83,6 +83,8 @@ export class KubeClient {
   /** The context's namespace, else `default` (like kubectl). */
   readonly contextNamespace: string;
   readonly discovery: Discovery;
+  /** Requests sent, per `METHOD path` (bounded by the distinct paths): the benchmark counts API calls with it. */
+  readonly requestCounts = new Map<string, number>();
   readonly openapi: OpenApiCache;
 
   private readonly kc: KubeConfig;
@@ -242,6 +244,8 @@ export class KubeClient {
   }
 
   private async sendOnce(opts: RequestOptions, streaming: boolean): Promise<http.IncomingMessage> {
+    const key = `${opts.method ?? "GET"} ${opts.path}`;
+    this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
     const headers: Record<string, string> = { ...(await this.authHeaders()) };
     headers["User-Agent"] = USER_AGENT;
     headers["Accept"] = opts.accept ?? "application/json";

@@ -92,11 +92,11 @@ test("lifecycle: up creates, preview is quiet, an edit re-runs exactly that step
   assert.equal((await cluster.configMap(ns, "beta"))?.data?.value, "two");
   assert.equal((await project.run(["preview", "--expect-no-changes"])).code, 0);
 
-  // refresh: the outputs come from the journal.
-  const before = await project.outputs();
-  assert.equal(before.recordUpdatedAt, undefined);
+  // refresh: the resource's outputs come from the journal (stack exports only change on up).
+  const [before] = await project.khookResources();
+  assert.equal(before!.outputs.recordUpdatedAt, undefined);
   await project.ok(["refresh", "--yes", "--skip-preview"]);
-  out = await project.outputs();
+  out = (await project.khookResources())[0]!.outputs;
   const rec3 = await cluster.record(ns, recordName);
   assert.equal(out.recordUpdatedAt, rec3!.updatedAt);
   assert.equal(out.runStatus, rec3!.runStatus);

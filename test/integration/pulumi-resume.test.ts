@@ -36,7 +36,7 @@ test("failure and resume: up fails with the step's error and a partial state; af
 
   const failed = await project.run(["up", "--yes", "--skip-preview"]);
   assert.notEqual(failed.code, 0, failed.output);
-  assert.match(failed.output, /step "flip" failed: .*trigger.*not found/i, failed.output);
+  assert.match(failed.output, /step "flip" failed: configmap\/trigger in namespace \S+ does not exist/, failed.output);
   assert.match(failed.output, /\[boot\] flip: FAILED/, failed.output);
 
   // The stack holds a partial state: the resource, with its init errors and the per-step outcomes.

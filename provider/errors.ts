@@ -69,9 +69,15 @@ export function errorsOnly(ds: readonly Diagnostic[]): Diagnostic[] {
   return ds.filter((d) => d.severity === "error");
 }
 
+/** Source order: line, then column; problems without a position go last. */
+export function sortByPosition(ds: readonly Diagnostic[]): Diagnostic[] {
+  const key = (d: Diagnostic): number => (d.position ? d.position.line * 100_000 + d.position.column : Number.MAX_SAFE_INTEGER);
+  return [...ds].sort((a, b) => key(a) - key(b));
+}
+
 /** Turns a list of diagnostics into the one error the spec asks for, listing every problem. */
 export function diagnosticsError(ds: readonly Diagnostic[], file?: string): KhookError {
-  const errors = errorsOnly(ds);
+  const errors = sortByPosition(errorsOnly(ds));
   const n = errors.length;
   const header = `${file ?? "spec"} is invalid: ${n} problem${n === 1 ? "" : "s"}`;
   const body = errors.map((d) => `  - ${formatDiagnostic(d, file)}`).join("\n");

@@ -1,33 +1,11 @@
 /**
- * The step graph: unknown `needs`, cycles (reported with their path), and levels.
+ * The step graph: cycles (reported with their path) and levels.
  * Level = 0 without needs, else 1 + the highest level among needs.
  */
 
 export interface GraphNode {
   name: string;
   needs: readonly string[];
-}
-
-export type GraphProblem =
-  | { kind: "unknown-need"; step: string; needIndex: number; need: string }
-  | { kind: "self-need"; step: string; needIndex: number }
-  | { kind: "duplicate-need"; step: string; needIndex: number; need: string }
-  | { kind: "cycle"; path: string[] };
-
-export function checkGraph(nodes: readonly GraphNode[]): GraphProblem[] {
-  const names = new Set(nodes.map((n) => n.name));
-  const problems: GraphProblem[] = [];
-  for (const n of nodes) {
-    const seen = new Set<string>();
-    n.needs.forEach((need, i) => {
-      if (need === n.name) problems.push({ kind: "self-need", step: n.name, needIndex: i });
-      else if (!names.has(need)) problems.push({ kind: "unknown-need", step: n.name, needIndex: i, need });
-      else if (seen.has(need)) problems.push({ kind: "duplicate-need", step: n.name, needIndex: i, need });
-      seen.add(need);
-    });
-  }
-  problems.push(...findCycles(nodes).map((path) => ({ kind: "cycle" as const, path })));
-  return problems;
 }
 
 /** Each distinct cycle once, as `a -> b -> c -> a`, starting from its first step in document order. */

@@ -30,7 +30,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "./chart.js";
-import { checkGraph } from "./dag.js";
+import { findCycles } from "./dag.js";
 import { parseDuration } from "./duration.js";
 import { findRemoteKustomizeBases } from "./hash.js";
 import { checkDnsSubdomain } from "./names.js";
@@ -79,29 +79,27 @@ function checkNames(steps: readonly StepSpec[], report: Report): void {
 }
 
 function checkNeeds(steps: readonly StepSpec[], report: Report): void {
-  const nodes = steps
-    .map((s, i) => ({ s, i }))
-    .filter(({ s }) => typeof s?.name === "string")
-    .map(({ s, i }) => ({ name: s.name, index: i, needs: Array.isArray(s.needs) ? s.needs.filter((n): n is string => typeof n === "string") : [] }));
-  const indexOf = new Map(nodes.map((n) => [n.name, n.index]));
-  const names = [...indexOf.keys()];
-  for (const p of checkGraph(nodes)) {
-    switch (p.kind) {
-      case "unknown-need": {
-        const hint = closest(p.need, names);
-        report(pointer("steps", indexOf.get(p.step)!, "needs", p.needIndex), `step "${p.step}" needs "${p.need}", which is not a step in this spec${hint ? ` (did you mean "${hint}"?)` : ""}`, "needs-exist");
-        break;
-      }
-      case "self-need":
-        report(pointer("steps", indexOf.get(p.step)!, "needs", p.needIndex), `step "${p.step}" needs itself`, "needs-not-self");
-        break;
-      case "duplicate-need":
-        report(pointer("steps", indexOf.get(p.step)!, "needs", p.needIndex), `step "${p.step}" lists "${p.need}" in needs more than once`, "needs-no-duplicates", "warning");
-        break;
-      case "cycle":
-        report(pointer("steps", indexOf.get(p.path[0]!)!, "needs"), `needs form a cycle: ${p.path.join(" -> ")}; steps run in dependency order, so a cycle can never start`, "needs-acyclic");
-        break;
-    }
+  const named = steps.map((s, index) => ({ s, index })).filter(({ s }) => typeof s?.name === "string");
+  const names = new Set(named.map(({ s }) => s.name));
+  const firstIndex = new Map<string, number>();
+  for (const { s, index } of named) if (!firstIndex.has(s.name)) firstIndex.set(s.name, index);
+  // Per step (by index, so duplicate names still point at the right step).
+  for (const { s, index } of named) {
+    const seen = new Set<string>();
+    (Array.isArray(s.needs) ? s.needs : []).forEach((need, i) => {
+      if (typeof need !== "string") return;
+      const at = pointer("steps", index, "needs", i);
+      if (need === s.name) report(at, `step "${s.name}" needs itself`, "needs-not-self");
+      else if (!names.has(need)) {
+        const hint = closest(need, [...names]);
+        report(at, `step "${s.name}" needs "${need}", which is not a step in this spec${hint ? ` (did you mean "${hint}"?)` : ""}`, "needs-exist");
+      } else if (seen.has(need)) report(at, `step "${s.name}" lists "${need}" in needs more than once`, "needs-no-duplicates", "warning");
+      seen.add(need);
+    });
+  }
+  const nodes = named.map(({ s }) => ({ name: s.name, needs: Array.isArray(s.needs) ? s.needs.filter((n): n is string => typeof n === "string") : [] }));
+  for (const path of findCycles(nodes)) {
+    report(pointer("steps", firstIndex.get(path[0]!)!, "needs"), `needs form a cycle: ${path.join(" -> ")}; steps run in dependency order, so a cycle can never start`, "needs-acyclic");
   }
 }
 

@@ -90,7 +90,11 @@ export class PulumiProject {
     this.pulumiBin = tools.pulumi;
     fs.mkdirSync(this.stateDir, { recursive: true });
     fs.mkdirSync(this.dir, { recursive: true });
-    fs.writeFileSync(path.join(this.dir, "Pulumi.yaml"), `name: ${opts.name ?? "khook-it"}\nruntime: nodejs\ndescription: khook integration test\n`);
+    // A CommonJS program: no ts-node.
+    fs.writeFileSync(
+      path.join(this.dir, "Pulumi.yaml"),
+      `name: ${opts.name ?? "khook-it"}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\ndescription: khook integration test\n`,
+    );
     fs.writeFileSync(path.join(this.dir, "index.js"), opts.program);
     fs.writeFileSync(path.join(this.dir, "package.json"), `${JSON.stringify({ name: opts.name ?? "khook-it", private: true, main: "index.js" }, null, 2)}\n`);
     for (const [rel, content] of Object.entries(opts.files ?? {})) this.write(rel, content);

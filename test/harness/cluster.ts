@@ -380,6 +380,28 @@ export async function stopCluster(dirOrState: string | ClusterState, opts: { kee
   }
 }
 
+/**
+ * Removes leftovers of earlier test runs: cluster dirs named `test-<pid>` whose owner is gone and
+ * that no longer run (kept logs of failed or killed runs), and their /dev/shm etcd data.
+ * A cluster that still runs with a dead owner (no watchdog) is stopped first.
+ */
+export async function pruneStaleTestClusters(): Promise<void> {
+  const root = path.join(runDir(), "clusters");
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const m = /^test-(\d+)$/.exec(name);
+    if (!m || isAlive(Number(m[1]))) continue;
+    const dir = path.join(root, name);
+    if (readClusterState(dir)) await stopCluster(dir).catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The tail of every component's log, for failure reports. */
 export function componentLogs(s: Pick<ClusterState, "logsDir">, lines = 60): string {
   const parts: string[] = [];

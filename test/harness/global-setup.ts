@@ -8,7 +8,7 @@
 // so unit tests still run and every integration test fails with the reason.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { componentLogs, readClusterState, startCluster, stopCluster, type ClusterState } from "./cluster";
+import { componentLogs, pruneStaleTestClusters, readClusterState, startCluster, stopCluster, type ClusterState } from "./cluster";
 import { defaultEnvFile, toolPathVar, writeTestEnv } from "./env";
 import { defaultUnits, ensureToolchain } from "./toolchain";
 import { runDir } from "./util";
@@ -45,6 +45,7 @@ export async function globalSetup(): Promise<void> {
       kubeconfig = path.resolve(userKubeconfig!);
       log(`khook test setup: using the existing cluster in KHOOK_TEST_KUBECONFIG=${kubeconfig}`);
     } else {
+      await pruneStaleTestClusters();
       cluster = await startCluster({
         name: `test-${process.pid}`,
         watchPid: process.pid,
@@ -84,7 +85,7 @@ export async function globalSetup(): Promise<void> {
     },
     envFile,
   );
-  log(`khook test setup: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  if (!exported["KHOOK_TEST_SETUP_ERROR"]) log(`khook test setup: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }
 
 export async function globalTeardown(): Promise<void> {

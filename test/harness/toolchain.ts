@@ -468,8 +468,12 @@ export async function ensureToolchain(opts: EnsureOptions = {}): Promise<EnsureR
         const seconds = Math.round((Date.now() - t0) / 100) / 10;
         const stamp: Stamp = { id: u.id, version: u.version, recipe: recipeHash(u), builtAt: new Date().toISOString(), seconds };
         writeFileAtomic(path.join(partial, ".khook-tool.json"), `${JSON.stringify(stamp, null, 2)}\n`);
-        fs.rmSync(dir, { recursive: true, force: true });
+        // Swap in the new build; a previous build (forced rebuild, recipe change) goes last,
+        // so concurrent users of the old binaries see a gap of one rename at most.
+        const old = `${dir}.old-${process.pid}`;
+        if (fs.existsSync(dir)) fs.renameSync(dir, old);
         fs.renameSync(partial, dir);
+        fs.rmSync(old, { recursive: true, force: true });
         log(`khook toolchain: built ${u.id} ${u.version} in ${seconds}s`);
         result.built.push({ id: u.id, version: u.version, seconds });
       }

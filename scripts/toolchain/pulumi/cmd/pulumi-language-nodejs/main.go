@@ -300,9 +300,11 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		"PULUMI_CONFIG="+string(cfgJSON),
 		"PULUMI_CONFIG_SECRET_KEYS="+string(secretJSON),
 	)
+	// As upstream: TypeScript support (ts-node) is on unless Pulumi.yaml sets typescript: false.
+	typescript := true
 	if opts := req.GetInfo().GetOptions(); opts != nil {
 		if v, ok := opts.GetFields()["typescript"]; ok {
-			env = append(env, fmt.Sprintf("PULUMI_NODEJS_TYPESCRIPT=%v", v.GetBoolValue()))
+			typescript = v.GetBoolValue()
 		}
 		if v, ok := opts.GetFields()["tsconfig"]; ok && v.GetStringValue() != "" {
 			env = append(env, "PULUMI_NODEJS_TSCONFIG_PATH="+v.GetStringValue())
@@ -311,6 +313,8 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 			args = append(strings.Fields(v.GetStringValue()), args...)
 		}
 	}
+
+	env = append(env, fmt.Sprintf("PULUMI_NODEJS_TYPESCRIPT=%v", typescript))
 
 	cmd := exec.Command(node, args...)
 	cmd.Dir = dir

@@ -118,3 +118,24 @@ function canonical(v: unknown): string {
 export function sameValues(a: Values | null | undefined, b: Values | null | undefined): boolean {
   return valuesKey(a) === valuesKey(b);
 }
+
+/**
+ * A release's previous values can hold secrets the current spec no longer
+ * produces (a rotated secret variable, or a different pipeline over it), and
+ * those would show in the clear in a diff against the deployed manifest. So
+ * wherever the current values carry a secret, the deployed value at the same
+ * path is registered with the redactor too.
+ */
+export function registerPreviousSecrets(redactor: Redactor, current: unknown, deployed: unknown): void {
+  if (typeof current === "string") {
+    if (typeof deployed === "string" && deployed !== current && redactor.redact(current) !== current) redactor.add(deployed);
+    return;
+  }
+  if (Array.isArray(current) && Array.isArray(deployed)) {
+    current.forEach((c, i) => registerPreviousSecrets(redactor, c, deployed[i]));
+    return;
+  }
+  if (isPlainMap(current) && isPlainMap(deployed)) {
+    for (const [k, v] of Object.entries(current)) registerPreviousSecrets(redactor, v, deployed[k]);
+  }
+}

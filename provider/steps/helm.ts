@@ -35,7 +35,7 @@ import {
   type ChartRef,
   type HelmRevision,
 } from "../tools/helm.js";
-import { computeValues, sameValues, type Values } from "./helm-values.js";
+import { computeValues, registerPreviousSecrets, sameValues, type Values } from "./helm-values.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
@@ -240,6 +240,8 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     }
 
     const last = state.last;
+    const deployedValues = await session.userValues(t.release, t.namespace);
+    registerPreviousSecrets(ctx.redactor, values, deployedValues);
     const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
     const sameChart = last.chart === `${desired.name}-${desired.version}`;
     const upgrade = (why: string): Prepared => ({
@@ -251,10 +253,9 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     });
     if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
     if (!sameChart) return upgrade("");
-    const deployedValues = await session.userValues(t.release, t.namespace);
     if (!sameValues(deployedValues, values)) return upgrade(" (values changed)");
     if (t.source.form === "local") {
-      const before = await session.manifest(t.release, t.namespace);
+      const before = await session.rawManifest(t.release, t.namespace);
       const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
       if (normalizeManifest(before) !== normalizeManifest(after)) return upgrade(" (chart content changed)");
     }
@@ -292,7 +293,7 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
     timeoutMs: helmTimeoutMs(ctx.deadline),
     dryRun: true,
   });
-  return r.manifest;
+  return r.rawManifest;
 }
 
 // ------------------------------------------------------------------ executor
@@ -372,7 +373,8 @@ async function diff(step: HelmStep, ctx: StepContext): Promise<string> {
   try {
     if (decision.action === "skip") return "";
     const mode = decision.action === "install" ? "install" : "upgrade";
-    const before = mode === "install" ? "" : normalizeManifest(await session.manifest(t.release, t.namespace));
+    // Raw texts, so that a changed secret still shows as a changed line; the diff is redacted as a whole.
+    const before = mode === "install" ? "" : normalizeManifest(await session.rawManifest(t.release, t.namespace));
     const after = normalizeManifest(await dryRun(session, t, p.ref, p.values, mode, step, ctx));
     const where = `${t.namespace}/${t.release}`;
     const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;

@@ -312,7 +312,17 @@ export class HelmSession {
     const file = this.env["HELM_REPOSITORY_CONFIG"]!;
     fs.writeFileSync(file, JSON.stringify({ apiVersion: "", generated: "0001-01-01T00:00:00Z", repositories }), { mode: 0o600 });
     fs.chmodSync(file, 0o600);
-    await this.must(["repo", "update", name], `fetching the chart repository index of ${url}`, { cluster: false });
+    const r = await this.run(["repo", "update", name, "--fail-on-repo-update-fail"], { cluster: false });
+    if (!r.ok) {
+      if (r.aborted) throw this.failure(r, "helm repo update");
+      // helm says why on stdout ("...Unable to get an update ...: <reason>"), and only that it failed on stderr.
+      const why = r.stdout
+        .split("\n")
+        .filter((l) => !/^Hang tight/.test(l) && l.trim() !== "")
+        .map((l) => l.trim())
+        .join(" ");
+      throw new HelmError(`cannot fetch the chart repository index of ${url}: ${why || r.stderr.trim()}`, r);
+    }
     return name;
   }
 
@@ -352,10 +362,14 @@ export class HelmSession {
     return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   }
 
-  /** The manifest of the release's latest revision (redacted). */
-  async manifest(release: string, namespace: string): Promise<string> {
-    const r = await this.must(["get", "manifest", release, "--namespace", namespace], `helm get manifest ${release}`);
-    return r.stdout;
+  /**
+   * The manifest of the release's latest revision, unredacted: for comparing
+   * and diffing (a diff of redacted texts would hide a changed secret), so the
+   * caller redacts what it prints.
+   */
+  async rawManifest(release: string, namespace: string): Promise<string> {
+    const r = await this.must(["get", "manifest", release, "--namespace", namespace], `helm get manifest ${release}`, { keepRawStdout: true });
+    return r.rawStdout ?? "";
   }
 
   /** Whether the release's latest revision carries every given label. */
@@ -381,7 +395,7 @@ export class HelmSession {
   async installOrUpgrade(req: InstallRequest): Promise<InstallResult> {
     const r = await this.run(buildInstallArgs(req), { keepRawStdout: true });
     if (!r.ok) throw this.failure(r, `helm ${req.mode}${req.dryRun ? " --dry-run=server" : ""} ${req.release} (namespace ${req.namespace})`);
-    return parseReleaseJson(r.rawStdout ?? "", this.redactor);
+    return parseReleaseJson(r.rawStdout ?? "");
   }
 
   /** helm uninstall, waiting for the release's resources to be gone. false when the release was not found. */
@@ -400,24 +414,24 @@ export interface InstallResult {
   status: string;
   /** `<name>-<version>` of the deployed chart, when helm said. */
   chart: string | undefined;
-  /** The rendered manifest (redacted). */
-  manifest: string;
+  /** The rendered manifest, unredacted (see rawManifest). */
+  rawManifest: string;
 }
 
 /** The few fields khook reads from `helm install/upgrade -o json` (the rest, values included, is dropped). */
-export function parseReleaseJson(raw: string, redactor: Redactor): InstallResult {
+export function parseReleaseJson(raw: string): InstallResult {
   let rel: { version?: unknown; info?: { status?: unknown }; manifest?: unknown; chart?: { metadata?: { name?: unknown; version?: unknown } } };
   try {
     rel = JSON.parse(raw) as typeof rel;
   } catch {
-    return { revision: 0, status: "unknown", chart: undefined, manifest: "" };
+    return { revision: 0, status: "unknown", chart: undefined, rawManifest: "" };
   }
   const meta = rel.chart?.metadata;
   return {
     revision: typeof rel.version === "number" ? rel.version : 0,
     status: typeof rel.info?.status === "string" ? rel.info.status : "unknown",
     chart: typeof meta?.name === "string" && typeof meta.version === "string" ? `${meta.name}-${meta.version}` : undefined,
-    manifest: redactor.redact(typeof rel.manifest === "string" ? rel.manifest : ""),
+    rawManifest: typeof rel.manifest === "string" ? rel.manifest : "",
   };
 }
 

@@ -88,7 +88,7 @@ async function privateRepo(): Promise<ChartRepoFixture> {
 const env = { KHOOK_SECRET_REPO_PASS: REPO_PASS, KHOOK_SECRET_TOKEN: TOKEN, KHOOK_SECRET_OCI_PASS: OCI_PASS };
 
 function stepYaml(ns: string, source: string, values: string): string {
-  return `  - name: demo\n    helm:\n${source}      namespace: ${ns}\n      values:\n${values}`;
+  return `  - name: demo\n    helm:\n${source}      namespace: ${ns}\n${values === "" ? "" : `      values:\n${values}`}`;
 }
 
 const SECRET_VALUES = `        token: "\${TOKEN}"\n        message: "\${TOKEN|upper}"\n`;
@@ -111,8 +111,10 @@ describe("helm: secrets never leak into output", () => {
     assert.equal(Buffer.from(stored.stdout, "base64").toString(), TOKEN, "the secret value did reach the cluster");
 
     // a changed secret value: the upgrade's plan and diff mention the change, not the values
-    const a2 = load(stepYaml(ns, `      chart: khook-demo\n      repo: ${r.url}\n      version: "0.1.0"\n      auth: { username: ${REPO_USER}, password: "\${REPO_PASS}" }\n`, `${SECRET_VALUES}        extra: "\${TOKEN|b64enc}"\n`), env);
+    const a2 = load(stepYaml(ns, `      chart: khook-demo\n      repo: ${r.url}\n      version: "0.1.0"\n      auth: { username: ${REPO_USER}, password: "\${REPO_PASS}" }\n`, `        token: "\${TOKEN}"\n        message: "\${TOKEN|b64enc}"\n`), env);
     await exercise("auth-block-upgrade", a2.spec, a2.step);
+    const upgradeDiff = produced.find((p) => p.where === "auth-block-upgrade diff")?.text ?? "";
+    assert.match(upgradeDiff, /^- {2}message: "\*\*\*"\n\+ {2}message: "\*\*\*"$/m, "the diff shows that the value changed, masked on both sides");
 
     // inline userinfo from a secret variable, URL-encoded by a pipeline
     const b = load(stepYaml(ns, `      chart: khook-demo:0.1.0\n      repo: "http://${REPO_USER}:\${REPO_PASS|urlquery}@${hostPath}"\n      release: demo-inline\n`, `        extraName: inline-extra\n`), env);
@@ -121,7 +123,10 @@ describe("helm: secrets never leak into output", () => {
     // inline userinfo written literally (no secret variable): still stripped everywhere
     const c = load(stepYaml(ns, `      chart: khook-demo:0.1.0\n      repo: "http://${REPO_USER}:${LITERAL_PASS}@${hostPath}"\n      release: demo-literal\n`, `        extraName: literal-extra\n`), {});
     await exercise("userinfo-literal-wrong", c.spec, c.step);
-    assert.ok(produced.some((p) => p.where.startsWith("userinfo-literal-wrong") && /401|Unauthorized/i.test(p.text)), "wrong literal credentials are refused");
+    assert.ok(
+      produced.some((p) => p.where.startsWith("userinfo-literal-wrong") && /401|Unauthorized/i.test(p.text)),
+      `wrong literal credentials are refused: ${JSON.stringify(produced.filter((p) => p.where.startsWith("userinfo-literal-wrong")))}`,
+    );
 
     // a wrong password from a secret variable: helm's error is shown, the password is not
     const d = load(stepYaml(ns, `      chart: khook-demo\n      repo: ${r.url}\n      version: "0.1.0"\n      release: demo-wrong\n      auth: { username: ${REPO_USER}, password: "\${WRONG}" }\n`, ""), { ...env, KHOOK_SECRET_WRONG: "wrong-Secret-Pass-1" });
@@ -143,6 +148,7 @@ describe("helm: secrets never leak into output", () => {
     // Destroy's messages too.
     for (const s of [a, b, f]) record("destroy", JSON.stringify(await helmExecutor.destroy(s.step, await context(s.spec, "destroy"))));
 
+    if (process.env.KHOOK_TEST_SHOW_OUTPUT) for (const p of produced) console.log(`[${p.where}] ${p.text}`);
     assert.ok(produced.length > 20, `enough output was produced to mean something (${produced.length})`);
     const secrets = [REPO_PASS, OCI_PASS, LITERAL_PASS, TOKEN, TOKEN.toUpperCase(), "wrong-Secret-Pass-1", "wrong-Oci-Pass-2"];
     const leaks: string[] = [];

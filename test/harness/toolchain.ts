@@ -58,12 +58,15 @@ interface Unit {
   /** Hash input besides the version: anything that changes the produced binaries. */
   recipe: () => string;
   build: (ctx: BuildCtx) => Promise<void>;
+  /** Downloads the unit's modules (run in the background while earlier units compile). */
+  prefetch?: (ctx: BuildCtx) => Promise<void>;
 }
 
 interface BuildCtx {
   binDir: string;
   log: (line: string) => void;
   deadline: number;
+  signal?: AbortSignal;
 }
 
 function k8sLdflags(): string {
@@ -118,6 +121,7 @@ const UNITS: Unit[] = [
     version: ETCD_VERSION,
     bins: ["etcd"],
     recipe: () => hashFiles(wrapperDir("etcd")),
+    prefetch: wrapperPrefetch("etcd"),
     build: (ctx) =>
       goBuild(ctx, {
         cwd: wrapperDir("etcd"),
@@ -131,6 +135,7 @@ const UNITS: Unit[] = [
     version: K8S_VERSION,
     bins: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"],
     recipe: () => hashFiles(wrapperDir("kubernetes")) + k8sLdflags(),
+    prefetch: wrapperPrefetch("kubernetes"),
     // One go build for all four binaries: they share most of their compile work.
     build: (ctx) =>
       goBuild(ctx, {
@@ -161,6 +166,7 @@ const UNITS: Unit[] = [
     version: KWOK_VERSION,
     bins: ["kwok"],
     recipe: () => "",
+    prefetch: installPrefetch(`sigs.k8s.io/kwok/cmd/kwok@v${KWOK_VERSION}`),
     build: (ctx) => goInstall(ctx, `sigs.k8s.io/kwok/cmd/kwok@v${KWOK_VERSION}`, "-s -w"),
   },
   {
@@ -168,6 +174,7 @@ const UNITS: Unit[] = [
     version: HELM_VERSION,
     bins: ["helm"],
     recipe: () => "",
+    prefetch: installPrefetch(`helm.sh/helm/v3/cmd/helm@v${HELM_VERSION}`),
     build: (ctx) => {
       const [kMaj, kMin] = K8S_VERSION.split(".");
       const v = "helm.sh/helm/v3/internal/version";
@@ -194,6 +201,7 @@ const UNITS: Unit[] = [
     version: KUSTOMIZE_VERSION,
     bins: ["kustomize"],
     recipe: () => "",
+    prefetch: installPrefetch(`sigs.k8s.io/kustomize/kustomize/v5@v${KUSTOMIZE_VERSION}`),
     build: (ctx) =>
       goInstall(
         ctx,
@@ -206,6 +214,7 @@ const UNITS: Unit[] = [
     version: REGISTRY_VERSION,
     bins: ["registry", "khook-htpasswd"],
     recipe: () => hashFiles(wrapperDir("registry")),
+    prefetch: wrapperPrefetch("registry"),
     build: (ctx) =>
       goBuild(ctx, {
         cwd: wrapperDir("registry"),
@@ -219,6 +228,7 @@ const UNITS: Unit[] = [
     version: PULUMI_VERSION,
     bins: ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"],
     recipe: () => hashFiles(wrapperDir("pulumi")) + SHIM,
+    prefetch: wrapperPrefetch("pulumi"),
     build: async (ctx) => {
       await goBuild(ctx, {
         cwd: wrapperDir("pulumi"),
@@ -340,16 +350,30 @@ async function goRun(ctx: BuildCtx, args: string[], cwd: string, extraEnv: NodeJ
       out += "\n[khook toolchain: cold-build budget exhausted; go stopped]";
       child.kill("SIGKILL");
     }, remaining);
+    const onAbort = () => child.kill("SIGKILL");
+    ctx.signal?.addEventListener("abort", onAbort, { once: true });
     child.on("error", (e) => {
       clearTimeout(timer);
       reject(new Error(`khook toolchain: cannot run go (is Go installed and on PATH?): ${e.message}`));
     });
     child.on("close", (code) => {
       clearTimeout(timer);
+      ctx.signal?.removeEventListener("abort", onAbort);
       if (code === 0) resolve();
       else reject(new Error(`khook toolchain: go ${args.join(" ")} failed (exit ${code}) in ${cwd}\n${out.trim()}`));
     });
   });
+}
+
+/** `go mod download` in a wrapper module: every module its packages (and tools) need. */
+function wrapperPrefetch(name: string): (ctx: BuildCtx) => Promise<void> {
+  return (ctx) => goRun(ctx, ["mod", "download"], wrapperDir(name));
+}
+
+/** Resolves (and so downloads) everything `go install pkg@version` needs, without compiling. */
+function installPrefetch(pkgAtVersion: string): (ctx: BuildCtx) => Promise<void> {
+  return (ctx) =>
+    goRun(ctx, ["install", "-n", pkgAtVersion], ctx.binDir, { GOBIN: ctx.binDir, GOFLAGS: "-buildvcs=false" });
 }
 
 function goBuild(ctx: BuildCtx, o: { cwd: string; ldflags: string; pkgs: string[]; out: string }): Promise<void> {
@@ -450,32 +474,52 @@ export async function ensureToolchain(opts: EnsureOptions = {}): Promise<EnsureR
             `(cold-build budget ${budgetMin} min)`,
         );
       }
-      for (const u of todo) {
-        const t0 = Date.now();
-        log(`khook toolchain: building ${u.id} ${u.version} ...`);
-        const dir = unitDir(u);
-        const partial = `${dir}.partial`;
-        fs.rmSync(partial, { recursive: true, force: true });
-        const binDir = path.join(partial, "bin");
-        fs.mkdirSync(binDir, { recursive: true });
-        try {
-          await u.build({ binDir, log, deadline });
-        } catch (e) {
-          fs.rmSync(partial, { recursive: true, force: true });
-          const spent = ((Date.now() - started) / 60_000).toFixed(1);
-          throw new Error(`${(e as Error).message}\n(khook toolchain: ${u.id} failed after ${spent} min of building)`);
+      // Downloads of later units overlap the compile of earlier ones (the network is idle while
+      // go compiles, and go's module cache is safe for concurrent use). Failures are ignored
+      // here: the unit's own build reports them.
+      const prefetchAbort = new AbortController();
+      const prefetchDir = fs.mkdtempSync(path.join(toolsDir(), ".prefetch-"));
+      const prefetching = (async () => {
+        for (const u of todo.slice(1)) {
+          if (prefetchAbort.signal.aborted || !u.prefetch) continue;
+          await u.prefetch({ binDir: prefetchDir, log, deadline, signal: prefetchAbort.signal }).catch(() => undefined);
         }
-        const seconds = Math.round((Date.now() - t0) / 100) / 10;
-        const stamp: Stamp = { id: u.id, version: u.version, recipe: recipeHash(u), builtAt: new Date().toISOString(), seconds };
-        writeFileAtomic(path.join(partial, ".khook-tool.json"), `${JSON.stringify(stamp, null, 2)}\n`);
-        // Swap in the new build; a previous build (forced rebuild, recipe change) goes last,
-        // so concurrent users of the old binaries see a gap of one rename at most.
-        const old = `${dir}.old-${process.pid}`;
-        if (fs.existsSync(dir)) fs.renameSync(dir, old);
-        fs.renameSync(partial, dir);
-        fs.rmSync(old, { recursive: true, force: true });
-        log(`khook toolchain: built ${u.id} ${u.version} in ${seconds}s`);
-        result.built.push({ id: u.id, version: u.version, seconds });
+      })();
+      const stopPrefetch = async () => {
+        prefetchAbort.abort();
+        await prefetching;
+        fs.rmSync(prefetchDir, { recursive: true, force: true });
+      };
+      try {
+        for (const u of todo) {
+          const t0 = Date.now();
+          log(`khook toolchain: building ${u.id} ${u.version} ...`);
+          const dir = unitDir(u);
+          const partial = `${dir}.partial`;
+          fs.rmSync(partial, { recursive: true, force: true });
+          const binDir = path.join(partial, "bin");
+          fs.mkdirSync(binDir, { recursive: true });
+          try {
+            await u.build({ binDir, log, deadline });
+          } catch (e) {
+            fs.rmSync(partial, { recursive: true, force: true });
+            const spent = ((Date.now() - started) / 60_000).toFixed(1);
+            throw new Error(`${(e as Error).message}\n(khook toolchain: ${u.id} failed after ${spent} min of building)`);
+          }
+          const seconds = Math.round((Date.now() - t0) / 100) / 10;
+          const stamp: Stamp = { id: u.id, version: u.version, recipe: recipeHash(u), builtAt: new Date().toISOString(), seconds };
+          writeFileAtomic(path.join(partial, ".khook-tool.json"), `${JSON.stringify(stamp, null, 2)}\n`);
+          // Swap in the new build; a previous build (forced rebuild, recipe change) goes last,
+          // so concurrent users of the old binaries see a gap of one rename at most.
+          const old = `${dir}.old-${process.pid}`;
+          if (fs.existsSync(dir)) fs.renameSync(dir, old);
+          fs.renameSync(partial, dir);
+          fs.rmSync(old, { recursive: true, force: true });
+          log(`khook toolchain: built ${u.id} ${u.version} in ${seconds}s`);
+          result.built.push({ id: u.id, version: u.version, seconds });
+        }
+      } finally {
+        await stopPrefetch();
       }
       if (todo.length > 0) {
         log(`khook toolchain: cold build took ${Math.round((Date.now() - started) / 1000)}s in total`);

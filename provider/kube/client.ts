@@ -1,22 +1,28 @@
 /**
- * The connection to one cluster. Kubeconfig parsing and authentication (tokens,
- * client certificates, exec plugins, auth providers) come from
- * @kubernetes/client-node's KubeConfig; every request goes out as raw REST over
- * one keep-alive HTTP/1.1 agent, so objects round-trip with unknown fields intact.
+ * The connection to one cluster. The kubeconfig is loaded natively with
+ * kubectl's semantics (./kubeconfig.ts); only exec plugins and auth providers
+ * go through @kubernetes/client-node, loaded on demand. Every request goes out
+ * as raw REST over one keep-alive HTTP/1.1 agent, so objects round-trip with
+ * unknown fields intact.
  *
  * Higher-level operations (discovery, get/list/patch, apply, watch, logs) live
  * in their own modules; KubeClient exposes them as methods so step executors
  * only need `ctx.kube`.
  */
-import * as fs from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
-import * as os from "node:os";
-import * as path from "node:path";
-// Loaded on first connect: the package is large, and commands that never reach a cluster should not pay for it.
-import type { KubeConfig } from "@kubernetes/client-node";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
+import {
+  credentialsFor,
+  describeSource,
+  loadKubeconfig,
+  selectContext,
+  type ConfigSource,
+  type Credentials,
+  type KubeconfigSelection,
+  type TlsMaterial,
+} from "./kubeconfig.js";
 import { Discovery, type ResolveOptions } from "./discovery.js";
 import { OpenApiCache } from "./openapi.js";
 import * as objects from "./objects.js";
@@ -62,18 +68,6 @@ export interface RawResponse {
 
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
 const DEFAULT_TIMEOUT_MS = 60_000;
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-interface TlsMaterial {
-  ca?: Buffer | string | undefined;
-  cert?: Buffer | string | undefined;
-  key?: Buffer | string | undefined;
-  servername?: string | undefined;
-  rejectUnauthorized?: boolean | undefined;
-}
-
-/** Where the kubeconfig came from, for error messages. */
-type ConfigSource = { kind: "content" } | { kind: "file"; files: string[] } | { kind: "in-cluster" };
 
 export class KubeClient {
   /** The API server URL, e.g. `https://127.0.0.1:6443`. */
@@ -87,35 +81,27 @@ export class KubeClient {
   readonly requestCounts = new Map<string, number>();
   readonly openapi: OpenApiCache;
 
-  private readonly kc: KubeConfig;
   private readonly source: ConfigSource;
+  /** The context's user, for 401 messages ("?" when the context names no defined user). */
+  private readonly userName: string;
+  private readonly credentials: Credentials;
   private readonly base: URL;
   private readonly isHttps: boolean;
   private agent: http.Agent;
   private watchAgent: http.Agent;
   private tls: TlsMaterial;
-  private staticHeaders: Record<string, string>;
-  private readonly dynamicAuth: boolean;
   private closed = false;
 
-  private constructor(kc: KubeConfig, source: ConfigSource, auth: { tls: TlsMaterial; headers: Record<string, string> }) {
-    this.kc = kc;
-    this.source = source;
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new KubeConfigError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
-    this.server = cluster.server.replace(/\/+$/, "");
-    this.contextName = kc.getCurrentContext();
-    this.contextNamespace = kc.getContextObject(this.contextName)?.namespace || "default";
-    try {
-      this.base = new URL(this.server);
-    } catch {
-      throw new KubeConfigError(`cluster "${cluster.name}" has an invalid server URL: ${cluster.server}`);
-    }
-    this.isHttps = this.base.protocol === "https:";
-    const user = kc.getCurrentUser();
-    this.dynamicAuth = !!(user && (user.exec || user.authProvider));
-    this.tls = auth.tls;
-    this.staticHeaders = auth.headers;
+  private constructor(sel: KubeconfigSelection, base: URL, credentials: Credentials, tls: TlsMaterial) {
+    this.source = sel.source;
+    this.server = sel.server;
+    this.contextName = sel.contextName;
+    this.contextNamespace = sel.namespace;
+    this.userName = sel.userDefined ? sel.user.name : "?";
+    this.credentials = credentials;
+    this.base = base;
+    this.isHttps = base.protocol === "https:";
+    this.tls = tls;
     this.agent = this.makeAgent(32);
     this.watchAgent = this.makeAgent(Infinity);
     this.discovery = new Discovery(this);
@@ -125,32 +111,21 @@ export class KubeClient {
   /**
    * Loads the kubeconfig the standard way — explicit content, explicit path,
    * else `KUBECONFIG` (a path list, first file wins on duplicate names), else
-   * ~/.kube/config, else the in-cluster service account — and prepares
-   * authentication. Does not contact the server.
+   * ~/.kube/config, else the in-cluster service account; kubectl's rules, see
+   * kubeconfig.ts — and prepares authentication. Does not contact the server.
    */
   static async connect(opts: KubeConnectOptions = {}): Promise<KubeClient> {
-    const { KubeConfig: KubeConfigClass } = await import("@kubernetes/client-node");
-    const { kc, source } = loadKubeConfig(opts, KubeConfigClass);
-    if (opts.context !== undefined && opts.context !== "") {
-      if (!kc.getContextObject(opts.context)) {
-        const known = kc.getContexts().map((c) => c.name);
-        throw new KubeConfigError(
-          `context "${opts.context}" does not exist in ${describeSource(source)} (contexts: ${known.join(", ") || "none"})`,
-        );
-      }
-      kc.setCurrentContext(opts.context);
+    const sel = selectContext(loadKubeconfig(opts), opts.context);
+    let base: URL;
+    try {
+      base = new URL(sel.server);
+    } catch {
+      throw new KubeConfigError(`cluster "${sel.cluster.name}" has an invalid server URL: ${sel.cluster.server}`);
     }
-    const current = kc.getCurrentContext();
-    if (!current || !kc.getContextObject(current)) {
-      throw new KubeConfigError(
-        `${describeSource(source)} has no current context; set one (kubectl config use-context) or pass a context`,
-      );
-    }
-    if (!kc.getCurrentCluster()) {
-      throw new KubeConfigError(`context "${current}" in ${describeSource(source)} refers to a cluster that is not defined`);
-    }
-    const auth = await resolveAuth(kc);
-    return new KubeClient(kc, source, auth);
+    const credentials = await credentialsFor(sel);
+    // Exec plugins run now, so a broken one fails the connect rather than the first request.
+    const { tls } = await credentials.current();
+    return new KubeClient(sel, base, credentials, tls);
   }
 
   /** Closes pooled connections. In-flight watches are ended. */
@@ -207,10 +182,9 @@ export class KubeClient {
     const target: ErrorTarget = opts.target ?? { what: `${opts.method ?? "GET"} ${opts.path}` };
     const err = apiErrorFromResponse(status, body, text, target);
     if (status === 401) {
-      const user = this.kc.getCurrentUser()?.name ?? "?";
       return apiErrorFromResponse(
         status,
-        { kind: "Status", reason: "Unauthorized", message: `${err.apiMessage} — the API server at ${this.server} rejected the credentials of user "${user}" (context "${this.contextName}"); check that they are valid and not expired` },
+        { kind: "Status", reason: "Unauthorized", message: `${err.apiMessage} — the API server at ${this.server} rejected the credentials of user "${this.userName}" (context "${this.contextName}"); check that they are valid and not expired` },
         text,
         target,
       );
@@ -246,7 +220,7 @@ export class KubeClient {
   private async sendOnce(opts: RequestOptions, streaming: boolean): Promise<http.IncomingMessage> {
     const key = `${opts.method ?? "GET"} ${opts.path}`;
     this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
-    const headers: Record<string, string> = { ...(await this.authHeaders()) };
+    const headers: http.OutgoingHttpHeaders = { ...(await this.authHeaders()) };
     headers["User-Agent"] = USER_AGENT;
     headers["Accept"] = opts.accept ?? "application/json";
     let payload: Buffer | undefined;
@@ -330,11 +304,10 @@ export class KubeClient {
     });
   }
 
-  /** Static credentials are computed once; exec plugins / auth providers are asked per request (they cache). */
-  private async authHeaders(): Promise<Record<string, string>> {
-    if (!this.dynamicAuth) return this.staticHeaders;
-    const { tls, headers } = await resolveAuth(this.kc);
-    if (!sameBytes(tls.cert, this.tls.cert) || !sameBytes(tls.key, this.tls.key)) {
+  /** Static credentials are computed once (a token file is re-read each minute); exec plugins / auth providers are asked per request (they cache). */
+  private async authHeaders(): Promise<http.OutgoingHttpHeaders> {
+    const { tls, headers } = await this.credentials.current();
+    if (tls !== this.tls && (!sameBytes(tls.cert, this.tls.cert) || !sameBytes(tls.key, this.tls.key))) {
       // An exec plugin rotated the client certificate: new connections must use it.
       this.tls = tls;
       const old = [this.agent, this.watchAgent];
@@ -422,104 +395,6 @@ export class KubeClient {
   }
 }
 
-// -------------------------------------------------------------------- kubeconfig
-
-function loadKubeConfig(opts: KubeConnectOptions, KubeConfigClass: new () => KubeConfig): { kc: KubeConfig; source: ConfigSource } {
-  const kc = new KubeConfigClass();
-  if (opts.kubeconfigContent !== undefined && opts.kubeconfigContent !== "") {
-    try {
-      kc.loadFromString(opts.kubeconfigContent);
-    } catch (e) {
-      throw new KubeConfigError(`the kubeconfig content is not valid: ${errText(e)}`);
-    }
-    return { kc, source: { kind: "content" } };
-  }
-  const files: string[] = [];
-  if (opts.kubeconfigPath !== undefined && opts.kubeconfigPath !== "") {
-    files.push(opts.kubeconfigPath);
-  } else if (process.env["KUBECONFIG"]) {
-    files.push(...process.env["KUBECONFIG"].split(path.delimiter).filter((f) => f !== ""));
-  } else {
-    const home = os.homedir();
-    const def = path.join(home, ".kube", "config");
-    if (fs.existsSync(def)) files.push(def);
-    else if (process.env["KUBERNETES_SERVICE_HOST"] && fs.existsSync(path.join(SA_DIR, "token"))) {
-      kc.loadFromCluster();
-      const nsFile = path.join(SA_DIR, "namespace");
-      if (fs.existsSync(nsFile)) {
-        const ns = fs.readFileSync(nsFile, "utf8").trim();
-        const ctx = kc.getContextObject(kc.getCurrentContext());
-        if (ctx && ns) kc.contexts = [{ ...ctx, namespace: ns }];
-      }
-      return { kc, source: { kind: "in-cluster" } };
-    } else {
-      throw new KubeConfigError(
-        `no kubeconfig found: pass one explicitly, set KUBECONFIG, or create ${def} (in a pod, the service account is used)`,
-      );
-    }
-  }
-  // Load each file; like kubectl, the first file to define a name wins, and the first current-context wins.
-  let loaded = 0;
-  for (const file of files) {
-    if (!fs.existsSync(file)) {
-      if (opts.kubeconfigPath) throw new KubeConfigError(`kubeconfig ${file} does not exist`);
-      continue; // kubectl ignores missing entries of KUBECONFIG
-    }
-    const one = new KubeConfigClass();
-    try {
-      one.loadFromFile(file);
-    } catch (e) {
-      throw new KubeConfigError(`kubeconfig ${file} is not valid: ${errText(e)}`);
-    }
-    loaded++;
-    if (loaded === 1) {
-      kc.loadFromOptions({ clusters: [...one.clusters], users: [...one.users], contexts: [...one.contexts], currentContext: one.currentContext });
-      continue;
-    }
-    for (const c of one.clusters) if (!kc.clusters.some((x) => x.name === c.name)) kc.clusters.push(c);
-    for (const u of one.users) if (!kc.users.some((x) => x.name === u.name)) kc.users.push(u);
-    for (const c of one.contexts) if (!kc.contexts.some((x) => x.name === c.name)) kc.contexts.push(c);
-    if (!kc.currentContext && one.currentContext) kc.currentContext = one.currentContext;
-  }
-  if (loaded === 0) throw new KubeConfigError(`none of the kubeconfig files in KUBECONFIG exist: ${files.join(path.delimiter)}`);
-  return { kc, source: { kind: "file", files } };
-}
-
-function describeSource(s: ConfigSource): string {
-  switch (s.kind) {
-    case "content":
-      return "the given kubeconfig content";
-    case "in-cluster":
-      return "the in-cluster service account";
-    case "file":
-      return s.files.length === 1 ? `kubeconfig ${s.files[0]}` : `kubeconfig ${s.files.join(path.delimiter)}`;
-  }
-}
-
-async function resolveAuth(kc: KubeConfig): Promise<{ tls: TlsMaterial; headers: Record<string, string> }> {
-  const o: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };
-  try {
-    await kc.applyToHTTPSOptions(o);
-  } catch (e) {
-    throw new KubeConfigError(`cannot prepare credentials for context "${kc.getCurrentContext()}": ${errText(e)}`);
-  }
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = String(v);
-  if (typeof o.auth === "string" && o.auth !== "" && headers["Authorization"] === undefined) {
-    headers["Authorization"] = `Basic ${Buffer.from(o.auth).toString("base64")}`;
-  }
-  return {
-    tls: {
-      ca: o.ca as Buffer | string | undefined,
-      cert: o.cert as Buffer | string | undefined,
-      key: o.key as Buffer | string | undefined,
-      servername: o.servername ?? undefined,
-      rejectUnauthorized: o.rejectUnauthorized,
-    },
-    headers,
-  };
-}
-
 // -------------------------------------------------------------------- helpers
 
 const TLS_CODES = new Set([
@@ -585,8 +460,4 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -203,3 +203,44 @@ describe("helm: cancellation", () => {
     assert.match(out.reason, /^upgraded to revision 2 \(khook-deploy-0\.1\.0, deployed\)/);
   });
 });
+
+describe("helm: a release stuck in a pending state", () => {
+  test("fails with an explanation and the recovery command, and that command recovers it", async (t) => {
+    const ns = await withNamespace(t, "helm-pending");
+    const cluster = await testCluster();
+    const chart = testChartPath("khook-deploy");
+    const yaml = `  - name: web\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n      values: { replicas: 2 }\n`;
+    const first = loadStep(`  - name: web\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n`);
+    await helmExecutor.apply(first.step, await context(first.spec));
+
+    // An upgrade that waits forever (unschedulable pod), killed hard while helm holds the release in pending-upgrade.
+    const { spawn } = await import("node:child_process");
+    const child = spawn(toolPath("helm"), ["upgrade", "web", chart, "-n", ns, "--wait", "--timeout", "10m", "--set-string", "nodeSelector.khook\\.io/nowhere=true", "--kubeconfig", cluster.kubeconfig], {
+      env: toolEnv(),
+      stdio: "ignore",
+    });
+    const exited = new Promise((r) => child.on("exit", r));
+    for (;;) {
+      const status = (await history("web", ns)).at(-1)?.status;
+      if (status === "pending-upgrade") break;
+      assert.ok(status === "deployed" || status === "superseded", `unexpected status ${status} while waiting for pending-upgrade`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGKILL");
+    await exited;
+
+    const { spec, step } = loadStep(yaml);
+    const recovery = `helm rollback web 1 --namespace ${ns}`;
+    await assert.rejects(helmExecutor.assess(step, await context(spec)), (e: Error) => e.message.includes(recovery));
+    await assert.rejects(helmExecutor.apply(step, await context(spec)), (e: Error) => {
+      assert.match(e.message, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2 \\(khook-deploy-0\\.1\\.0, pending-upgrade\\)`));
+      assert.match(e.message, /still running, or was interrupted/);
+      assert.ok(e.message.endsWith(`recover with: ${recovery} — then re-run khook`), e.message);
+      return true;
+    });
+    const r = await helm(["rollback", "web", "1", "--namespace", ns]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = await helmExecutor.apply(step, await context(spec));
+    assert.match(out.reason, /^upgraded to revision 4 \(khook-deploy-0\.1\.0, deployed\)/);
+  });
+});

@@ -16,7 +16,7 @@ import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
 type ApplyStep = LoadedStepBase<"apply">;
 
 async function readObjects(step: ApplyStep, ctx: StepContext) {
-  const sourced = await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor });
+  const sourced = await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools });
   return { sourced, resolved: await resolveObjects(ctx.kube, sourced, step.action.namespace, ctx.signal) };
 }
 

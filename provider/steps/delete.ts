@@ -29,7 +29,7 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   const victims: Victim[] = [];
   const absent: string[] = [];
   if ("manifests" in action) {
-    const sourced = await readManifestSources(action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor });
+    const sourced = await readManifestSources(action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools });
     const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
     for (const o of [...resolved].reverse()) {
       if (isUnknownKind(o)) {

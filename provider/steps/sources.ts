@@ -10,6 +10,7 @@ import { describeChartText, splitUserinfo } from "../spec/chart.js";
 import type { ManifestSource } from "../spec/types.js";
 import { parseYamlStream } from "../spec/yaml-stream.js";
 import { renderKustomize } from "../tools/kustomize.js";
+import type { ToolPaths } from "./types.js";
 
 /** Remote sources are fetched with this bound unless the step's own deadline is sooner. */
 export const URL_FETCH_TIMEOUT_MS = 30_000;
@@ -18,6 +19,8 @@ export interface SourceContext {
   baseDir: string;
   signal: AbortSignal;
   redactor: Redactor;
+  /** Configured kustomize/kubectl binaries (else KHOOK_KUSTOMIZE / KHOOK_KUBECTL / PATH). */
+  tools?: ToolPaths | undefined;
 }
 
 /** Fetches a URL's text; userinfo becomes basic auth and never appears in errors. */
@@ -67,7 +70,14 @@ async function readOneSource(source: ManifestSource, index: number, ctx: SourceC
   }
   if ("url" in source) return { text: await fetchUrlText(source.url, ctx), origin: describeChartText(source.url) };
   const dir = path.resolve(ctx.baseDir, source.kustomize);
-  return { text: await renderKustomize(dir, { signal: ctx.signal, redactor: ctx.redactor }), origin: `kustomize ${source.kustomize}` };
+  const rendered = await renderKustomize(dir, {
+    signal: ctx.signal,
+    redactor: ctx.redactor,
+    written: source.kustomize,
+    ...(ctx.tools?.kustomize !== undefined ? { kustomizePath: ctx.tools.kustomize } : {}),
+    ...(ctx.tools?.kubectl !== undefined ? { kubectlPath: ctx.tools.kubectl } : {}),
+  });
+  return { text: rendered, origin: `kustomize ${source.kustomize}` };
 }
 
 export function parseManifestText(text: string, origin: string, redactor: Redactor): SourcedObject[] {

@@ -31,6 +31,7 @@ function fakeHelm(opts: { version?: string; history?: string; list?: string } = 
 const fs = require("fs");
 const argv = process.argv.slice(2);
 const stdin = (() => { try { return fs.readFileSync(0, "utf8"); } catch { return ""; } })();
+const fileMode = (f) => { try { return (fs.statSync(f).mode & 0o777).toString(8); } catch { return undefined; } };
 const fileInfo = (f) => { try { return { content: fs.readFileSync(f, "utf8"), mode: (fs.statSync(f).mode & 0o777).toString(8) }; } catch { return undefined; } };
 const at = argv.indexOf("--values");
 const kc = argv.indexOf("--kubeconfig");
@@ -41,7 +42,7 @@ const call = {
   kubeconfig: kc === -1 ? undefined : fileInfo(argv[kc + 1]),
   repos: process.env.HELM_REPOSITORY_CONFIG ? fileInfo(process.env.HELM_REPOSITORY_CONFIG) : undefined,
   registry: process.env.HELM_REGISTRY_CONFIG ? fileInfo(process.env.HELM_REGISTRY_CONFIG) : undefined,
-  sessionMode: process.env.HELM_CONFIG_HOME ? (fs.statSync(require("path").dirname(process.env.HELM_CONFIG_HOME)).mode & 0o777).toString(8) : undefined,
+  sessionMode: process.env.HELM_CONFIG_HOME ? fileMode(require("path").dirname(process.env.HELM_CONFIG_HOME)) : undefined,
 };
 fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(call) + "\\n");
 const cmd = argv[0];

@@ -24,7 +24,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
-import { DEFAULT_SECRET_PREFIX, DEFAULT_VAR_PREFIX } from "../provider/spec/vars.js";
+// The defaults of provider/spec/vars.ts (not imported: the SDK keeps program-time loading light).
+const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
+const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
 import { khookProvider } from "./provider.js";
 
 export { khookProvider };

@@ -26,15 +26,15 @@ const REPO = path.resolve(__dirname, "..", "..", "..");
 
 /**
  * The dynamic provider runs `require("khook/provider/pulumi/handlers")` from the
- * program's directory. A project that installs khook has it in node_modules; this
- * in-repository example links it into the build output the first time it runs.
+ * program's directory, through node_modules only (the serialized provider is not
+ * part of any package, so Node's self-reference does not apply). A project that
+ * installs khook has it in node_modules; this in-repository example links it
+ * into the build output the first time it runs.
  */
 function ensureKhookResolvable(): void {
-  try {
-    require.resolve("khook/provider/pulumi/handlers", { paths: [process.cwd()] });
-    return;
-  } catch {
-    // link it below
+  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "node_modules", "khook", "package.json"))) return;
+    if (path.dirname(dir) === dir) break;
   }
   const link = path.join(process.cwd(), "node_modules", "khook");
   fs.mkdirSync(path.dirname(link), { recursive: true });

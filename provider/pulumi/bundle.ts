@@ -20,11 +20,23 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
-import { fileReferences, isRemoteKustomizeReference, kustomizeReferences, readKustomization, walkFiles, type FileReference } from "../spec/hash.js";
-import { SourceText } from "../spec/source.js";
+import type { FileReference } from "../spec/hash.js";
 import { STEP_TYPES, type ActionByType, type StepType } from "../spec/types.js";
-import { mergeVariables, substitute, type VariableSources } from "../spec/vars.js";
+import type { VariableSources } from "../spec/vars.js";
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+// Loaded on first use: a spec that references no local file costs no YAML parse at program time.
+const hash = (): typeof import("../spec/hash.js") => require("../spec/hash.js") as typeof import("../spec/hash.js");
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path. */
+const MAYBE_LOCAL = /\b(?:file|kustomize)["']?\s*:|\bchart["']?\s*:\s*["']?(?:\.|\/|\$)/;
+
+function mayReferenceFiles(specText: string, sources: VariableSources): boolean {
+  if (MAYBE_LOCAL.test(specText)) return true;
+  const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {})];
+  return values.some((v) => typeof v === "string" && /file|kustomize|chart/.test(v));
+}
 
 export interface Bundle {
   /** Relative to the bundle root; "." when there are no files. */
@@ -40,6 +52,7 @@ export interface Bundle {
  */
 export function collectBundle(specText: string, baseDir: string, sources: VariableSources): Bundle {
   const absBase = path.resolve(baseDir);
+  if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
   for (const ref of referencedPaths(specText, absBase, sources)) {
     if (path.isAbsolute(ref.written)) continue; // read live by the provider
@@ -70,6 +83,11 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
   let doc: unknown;
   try {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof import("../spec/vars.js");
+    const { SourceText } = require("../spec/source.js") as typeof import("../spec/source.js");
+    const { parse: parseYaml } = require("yaml") as typeof import("yaml");
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
     doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
   } catch {
@@ -86,7 +104,7 @@ function referencedPaths(specText: string, baseDir: string, sources: VariableSou
     const action = (step as Record<string, unknown>)[type];
     if (action === null || typeof action !== "object") continue;
     try {
-      for (const r of fileReferences(type, action as ActionByType[StepType], baseDir)) {
+      for (const r of hash().fileReferences(type, action as ActionByType[StepType], baseDir)) {
         if (typeof r.written === "string" && r.written !== "") refs.push(r);
       }
     } catch {
@@ -110,7 +128,7 @@ function expand(ref: FileReference): string[] {
   const out: string[] = [];
   for (const d of dirs) {
     try {
-      for (const rel of walkFiles(d)) out.push(path.join(d, rel));
+      for (const rel of hash().walkFiles(d)) out.push(path.join(d, rel));
     } catch {
       // unreadable: check reports it
     }
@@ -127,13 +145,13 @@ function kustomizeDirs(start: string): string[] {
     seen.add(real);
     let k: Record<string, unknown> | undefined;
     try {
-      k = readKustomization(real);
+      k = hash().readKustomization(real);
     } catch {
       return;
     }
     if (k === undefined) return;
-    for (const r of kustomizeReferences(k)) {
-      if (isRemoteKustomizeReference(r)) continue;
+    for (const r of hash().kustomizeReferences(k)) {
+      if (hash().isRemoteKustomizeReference(r)) continue;
       const target = path.resolve(real, r);
       if (isInside(target, start)) continue;
       try {

@@ -5,14 +5,12 @@
  * is pure: no cluster, no network, the same inputs give the same result. Every
  * problem becomes a CheckFailure, so a preview fails listing all of them at
  * once. On success the normalized inputs come back with a `plan` property (one
- * line per step: action, type, target, `when:` outcome, input hash and
+ * line per step: action, type, input hash, `when:` outcome, target and
  * reason), which is how `pulumi preview --diff` shows what will run and which
  * steps an edit touches.
  */
 import { parseDuration } from "../spec/duration.js";
-import type { LoadedSpec } from "../spec/loaded.js";
-import { planOffline } from "../engine/plan.js";
-import { loadFromInputs } from "./load.js";
+import { summaryFor } from "./summary.js";
 import { containsUnknown, normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
 
 export interface CheckFailure {
@@ -24,9 +22,6 @@ export interface CheckResult {
   inputs: Record<string, unknown>;
   failures: CheckFailure[];
 }
-
-/** The number of hex digits of a step's input hash shown in the plan. */
-export const PLAN_HASH_DIGITS = 12;
 
 export function check(_olds: Record<string, unknown>, news: Record<string, unknown>): CheckResult {
   const raw: Record<string, unknown> = { ...news };
@@ -44,28 +39,13 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
   }
   if (inputs.spec === undefined) return { inputs: raw, failures };
 
-  const loaded = loadFromInputs(inputs);
+  // The spec's problems: built from redacted diagnostics, never quoting a secret input.
+  const loaded = summaryFor(inputs);
   if (!loaded.ok) {
-    failures.push(...loaded.problems.map(redactProblem(inputs)));
+    failures.push(...loaded.problems.map((p: InputProblem) => ({ property: p.property, reason: p.reason })));
     return { inputs: raw, failures };
   }
   if (failures.length > 0) return { inputs: raw, failures };
-  return { inputs: { ...(inputs as unknown as Record<string, unknown>), plan: planLines(loaded.spec) }, failures: [] };
-}
-
-/** Problems are built from redacted diagnostics already; the SDK-level ones never quote secret inputs. */
-function redactProblem(_inputs: KhookInputs): (p: InputProblem) => CheckFailure {
-  return (p) => ({ property: p.property, reason: p.reason });
-}
-
-/**
- * One line per step, in document order, e.g.
- * `cilium: run (helm: release cilium in kube-system: ...) - always runs [when: included] [inputs: 3f2a9c1b7d4e]`.
- * Deterministic and redacted.
- */
-export function planLines(spec: LoadedSpec): string[] {
-  return planOffline(spec).map((s) => {
-    const hash = s.inputHash.replace(/^sha256:/, "").slice(0, PLAN_HASH_DIGITS);
-    return spec.redactor.redact(`${s.name}: ${s.action} (${s.type}: ${s.summary}) - ${s.reason} [when: ${s.when}] [inputs: ${hash}]`);
-  });
+  const normalized: KhookInputs = { ...inputs, plan: loaded.summary.plan };
+  return { inputs: normalized as unknown as Record<string, unknown>, failures: [] };
 }

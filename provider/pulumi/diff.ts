@@ -19,12 +19,10 @@
  * It never asks for a replacement: an update applies with the journal, which
  * re-runs exactly the changed steps.
  */
-import { canonicalJson, sha256Hex } from "../spec/hash.js";
-import type { LoadedSpec } from "../spec/loaded.js";
-import { RESUME_REASON } from "../engine/reasons.js";
-import { loadFromInputs } from "./load.js";
+import { createHash } from "node:crypto";
+import { RESUME_REASON } from "../state/record.js";
+import { summaryFor, type SpecSummary } from "./summary.js";
 import { containsUnknown, isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
-import { parse as parseYaml } from "yaml";
 
 export interface DiffResult {
   changes: boolean;
@@ -34,18 +32,16 @@ export interface DiffResult {
   reasons: string[];
 }
 
-export type RecordLocator = (spec: LoadedSpec) => { namespace: string; name: string } | undefined;
-
 const NO_REPLACE = { replaces: [] as string[], deleteBeforeReplace: false };
 
-export function diff(olds: Record<string, unknown>, news: Record<string, unknown>, locate: RecordLocator): DiffResult {
+export function diff(olds: Record<string, unknown>, news: Record<string, unknown>): DiffResult {
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
   if (containsUnknown(raw)) return { changes: true, ...NO_REPLACE, reasons: ["some inputs are not known until apply"] };
   const { inputs } = normalizeInputs(raw);
-  const loaded = inputs.spec === undefined ? undefined : loadFromInputs(inputs);
+  const loaded = inputs.spec === undefined ? undefined : summaryFor(inputs);
   if (loaded === undefined || !loaded.ok) return { changes: true, ...NO_REPLACE, reasons: ["the new spec does not load"] };
-  const spec = loaded.spec;
+  const spec = loaded.summary;
 
   const reasons: string[] = [];
   const oldSteps = Array.isArray(olds.steps) ? (olds.steps as StepOutput[]) : undefined;
@@ -58,7 +54,7 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
   if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
 
-  const location = locate(spec);
+  const location = spec.location;
   const oldLocation = typeof olds.recordName === "string" ? `${String(olds.recordNamespace)}/${olds.recordName}` : "";
   const newLocation = location ? `${location.namespace}/${location.name}` : "";
   if (oldLocation !== newLocation) reasons.push(`the state record moved: ${oldLocation || "(none)"} -> ${newLocation || "(none)"}`);
@@ -75,7 +71,7 @@ function withoutProvider(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Step-level differences between the new spec and the old outcomes, one line per step. */
-export function stepChanges(spec: LoadedSpec, oldSteps: readonly StepOutput[]): string[] {
+export function stepChanges(spec: Pick<SpecSummary, "steps">, oldSteps: readonly StepOutput[]): string[] {
   const out: string[] = [];
   const old = new Map(oldSteps.map((s) => [s.name, s]));
   for (const step of spec.steps) {
@@ -112,7 +108,7 @@ export function isDone(o: StepOutput): boolean {
 
 /** The variables given in plain text (secret ones only matter through the steps they change). */
 function plainVariables(i: KhookInputs): string {
-  return canonicalJson({ vars: i.vars ?? {}, varFiles: (i.varFiles ?? []).map((f) => f.values), envVars: i.envVars ?? {} });
+  return stable({ vars: i.vars ?? {}, varFiles: (i.varFiles ?? []).map((f) => f.values), envVars: i.envVars ?? {} });
 }
 
 /**
@@ -123,9 +119,11 @@ function plainVariables(i: KhookInputs): string {
 export function targetIdentity(i: KhookInputs): string {
   const context = i.context ?? "";
   const kc = i.kubeconfig;
-  if (kc === undefined) return canonicalJson({ context, kubeconfig: null });
-  if (!isKubeconfigContent(kc)) return canonicalJson({ context, path: kc });
+  if (kc === undefined) return stable({ context, kubeconfig: null });
+  if (!isKubeconfigContent(kc)) return stable({ context, path: kc });
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { parse: parseYaml } = require("yaml") as typeof import("yaml");
     const doc = parseYaml(kc) as {
       "current-context"?: string;
       contexts?: { name?: string; context?: { cluster?: string } }[];
@@ -134,9 +132,20 @@ export function targetIdentity(i: KhookInputs): string {
     const ctxName = context || doc["current-context"] || "";
     const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
     const server = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster?.server;
-    if (server !== undefined) return canonicalJson({ context: ctxName, server });
+    if (server !== undefined) return stable({ context: ctxName, server });
   } catch {
     // not YAML: fall through
   }
-  return canonicalJson({ context, content: sha256Hex(kc) });
+  return stable({ context, content: createHash("sha256").update(kc).digest("hex") });
+}
+
+/** JSON with sorted keys: equal data, equal text. */
+function stable(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(stable).join(",")}]`;
+  return `{${Object.keys(value)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${stable((value as Record<string, unknown>)[k])}`)
+    .join(",")}}`;
 }

@@ -16,16 +16,15 @@
  * this module's memory only.
  *
  * The cluster-facing code (operations, the kube client) is required lazily, so
- * a preview never loads it.
+ * a preview never loads it; with a warm summary memo (summary.ts) a preview
+ * does not even load the spec loader.
  */
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";
 import type { Redactor } from "../redact.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
-import { loadFromInputs } from "./load.js";
 import { journalLocation } from "./location.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
@@ -77,7 +76,7 @@ export async function check(olds: Record<string, unknown>, news: Record<string, 
 }
 
 export async function diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult> {
-  return diffInputs(olds ?? {}, news ?? {}, journalLocation);
+  return diffInputs(olds ?? {}, news ?? {});
 }
 
 // ---- create / update / delete / read ----
@@ -175,6 +174,8 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
@@ -207,7 +208,8 @@ function deadline(inputs: KhookInputs): { signal?: AbortSignal; timeoutMs?: numb
 export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, content: string): void {
   let doc: unknown;
   try {
-    doc = parseYaml(content);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    doc = (require("yaml") as typeof import("yaml")).parse(content);
   } catch {
     return;
   }

@@ -12,7 +12,8 @@ import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
-import { check, planLines } from "../../provider/pulumi/check.js";
+import { check } from "../../provider/pulumi/check.js";
+import { planLines } from "../../provider/pulumi/plan-lines.js";
 import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/load.js";
@@ -102,7 +103,6 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
 }
 
 const LOCATION = { namespace: "default", name: "khook-state-test" };
-const locate = (): { namespace: string; name: string } => LOCATION;
 
 /** The old outputs after a successful apply of `inputs`. */
 function appliedOutputs(inputs: KhookInputs): KhookOutputs {
@@ -144,9 +144,7 @@ describe("check", () => {
     assert.equal(plan.length, 3);
     const spec = loaded(inputs);
     spec.steps.forEach((s, i) => {
-      assert.ok(plan[i]!.startsWith(`${s.name}: run (${s.type}: `), plan[i]);
-      assert.ok(plan[i]!.includes(`[inputs: ${s.inputHash.slice(7, 19)}]`), plan[i]);
-      assert.ok(plan[i]!.includes("[when: included]"), plan[i]);
+      assert.ok(plan[i]!.startsWith(`${s.name}: run ${s.type} [inputs ${s.inputHash.slice(7, 19)}, when included] ${s.summary} - `), plan[i]);
     });
     assert.equal("__provider" in a, false, "check leaves __provider to the protocol");
   });
@@ -154,7 +152,7 @@ describe("check", () => {
   test("a when: that excludes a step shows as skip with the reason", () => {
     const { inputs } = project({}, { vars: { FLAGS: "off" } });
     const plan = checked(inputs).plan as string[];
-    assert.match(plan[2]!, /^flags: skip \(patch: .*\) - excluded by when: .*\[when: excluded\]/);
+    assert.match(plan[2]!, /^flags: skip patch \[inputs [0-9a-f]{12}, when excluded\] .* - excluded by when: /);
   });
 
   test("editing one step's values changes exactly that step's plan line", () => {
@@ -239,11 +237,11 @@ describe("diff", () => {
   test("no changes when nothing effective changed; __provider, engineVersion, formatting and scheduling are ignored", () => {
     const { inputs } = project();
     const olds = appliedOutputs(inputs);
-    assert.deepEqual(diff(olds as unknown as Record<string, unknown>, checked(inputs), locate), { changes: false, replaces: [], deleteBeforeReplace: false, reasons: [] });
+    assert.deepEqual(diff(olds as unknown as Record<string, unknown>, checked(inputs)), { changes: false, replaces: [], deleteBeforeReplace: false, reasons: [] });
     const cosmetic = inputs.spec.replace("  - name: ns\n", "  # a comment\n  - name: ns\n").replace("needs: [ns]\n    apply", "needs: [ns]\n    timeout: 9m\n    retries: 3\n    apply");
     const news = checked({ ...inputs, spec: cosmetic, parallelism: 2, timeout: "1h", resourceName: "renamed" });
     const oldWithOtherVersion = { ...olds, engineVersion: "0.0.1", __provider: "different code" };
-    const d = diff(oldWithOtherVersion as unknown as Record<string, unknown>, { ...news, __provider: "new code" }, locate);
+    const d = diff(oldWithOtherVersion as unknown as Record<string, unknown>, { ...news, __provider: "new code" });
     assert.equal(d.changes, false, d.reasons.join("; "));
   });
 
@@ -258,7 +256,7 @@ describe("diff", () => {
       ["vars", { ...inputs, vars: { UNUSED: "x" } }, /variables changed/],
     ];
     for (const [what, news, reason] of cases) {
-      const d = diff(olds, checked(news), locate);
+      const d = diff(olds, checked(news));
       assert.equal(d.changes, true, what);
       assert.deepEqual(d.replaces, [], what);
       assert.equal(d.deleteBeforeReplace, false, what);
@@ -268,7 +266,7 @@ describe("diff", () => {
 
   test("an edited step reports exactly that step", () => {
     const { inputs } = project();
-    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, checked({ ...inputs, vars: { LEVEL: "3" } }), locate);
+    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, checked({ ...inputs, vars: { LEVEL: "3" } }));
     assert.deepEqual(
       d.reasons.filter((r) => r.startsWith("step ")),
       ["step flags: inputs changed"],
@@ -280,7 +278,7 @@ describe("diff", () => {
     const spec = loaded(inputs);
     const failedRun = { ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "boom" } : n === "flags" ? { status: "skipped", attempts: 0, reason: 'blocked by failed dependency "config"' } : {})), status: "failed" as const };
     const olds = runOutputs(checked(inputs) as unknown as KhookInputs, spec, failedRun, LOCATION);
-    const d = diff(olds as unknown as Record<string, unknown>, checked(inputs), locate);
+    const d = diff(olds as unknown as Record<string, unknown>, checked(inputs));
     assert.equal(d.changes, true);
     assert.deepEqual(
       d.reasons.map((r) => r.split(":")[0]),
@@ -299,17 +297,18 @@ describe("diff", () => {
       `apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n  cluster: {server: "${server}"}\nusers:\n- name: u\n  user: {token: "${token}"}\n`;
     const withKc = { ...inputs, kubeconfig: kc("https://a:6443", "t1") };
     const olds = appliedOutputs(withKc) as unknown as Record<string, unknown>;
-    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://a:6443", "t2") }), locate).changes, false);
-    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://b:6443", "t1") }), locate).changes, true);
-    assert.equal(diff(olds, checked({ ...withKc, context: "other" }), locate).changes, true);
-    assert.equal(diff(olds, checked(withKc), () => ({ namespace: "kube-system", name: "x" })).changes, true);
-    assert.equal(diff(olds, checked(withKc), () => undefined).changes, true);
+    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://a:6443", "t2") })).changes, false);
+    assert.equal(diff(olds, checked({ ...withKc, kubeconfig: kc("https://b:6443", "t1") })).changes, true);
+    assert.equal(diff(olds, checked({ ...withKc, context: "other" })).changes, true);
+    assert.equal(diff({ ...olds, recordNamespace: "kube-system", recordName: "x" }, checked(withKc)).changes, true);
+    const off = { ...withKc, spec: withKc.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n") };
+    assert.match(diff(olds, checked(off)).reasons.join("; "), /the state record moved: default\/khook-state-test -> \(none\)/);
     assert.notEqual(targetIdentity({ spec: "", kubeconfig: "./a" }), targetIdentity({ spec: "", kubeconfig: "./b" }));
   });
 
   test("unknown inputs (preview) are a change", () => {
     const { inputs } = project();
-    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, { ...checked(inputs), vars: UNKNOWN }, locate);
+    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, { ...checked(inputs), vars: UNKNOWN });
     assert.equal(d.changes, true);
   });
 });
@@ -522,7 +521,7 @@ describe("handlers (with a fake operations layer)", () => {
     );
     assert.equal(outs.spec, props.spec, "the inputs stay");
     // ...and the next diff sees the pending steps.
-    const d = diff(after, checked(inputs), locate);
+    const d = diff(after, checked(inputs));
     assert.deepEqual(d.reasons, ["step config: inputs changed", "step flags: not completed (pending: not in the state record: the next apply runs it)"]);
   });
 
@@ -551,6 +550,35 @@ describe("journal location", () => {
     }
     const off = loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"), env: {} });
     assert.equal(journalLocation(off), undefined);
+  });
+});
+
+describe("the summary memo", () => {
+  test("a second check of the same inputs comes from the memo, with the same plan; any input change misses", async () => {
+    const { summaryFor, memoKey } = await import("../../provider/pulumi/summary.js");
+    const { inputs } = project({}, { vars: { LEVEL: `memo-${process.pid}-${Date.now()}` } });
+    const first = summaryFor(inputs);
+    const second = summaryFor(JSON.parse(JSON.stringify(inputs)) as KhookInputs);
+    assert.ok(first.ok && second.ok);
+    assert.equal(first.fromMemo, false);
+    assert.equal(second.fromMemo, true);
+    assert.deepEqual(second.summary, first.summary);
+    assert.deepEqual(second.summary.plan, planLines(loaded(inputs)));
+    const key = memoKey(inputs);
+    for (const changed of [
+      { ...inputs, vars: { ...inputs.vars, LEVEL: "other" } },
+      { ...inputs, files: Object.fromEntries(Object.entries(inputs.files ?? {}).map(([k, v]) => [k, `${v}# edit\n`])) },
+      { ...inputs, secretVars: { S: "rotated" } },
+      { ...inputs, spec: `${inputs.spec}\n` },
+    ]) assert.notEqual(memoKey(changed), key);
+    assert.equal(memoKey({ ...inputs, parallelism: 3, timeout: "1m", resourceName: "x", kubeconfig: "k" }), key, "targeting is not part of the spec");
+  });
+
+  test("a failed load is never memoized", async () => {
+    const { summaryFor } = await import("../../provider/pulumi/summary.js");
+    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: nope, on: pods }\n") });
+    assert.equal(summaryFor(inputsFor(dir)).ok, false);
+    assert.equal(summaryFor(inputsFor(dir)).ok, false);
   });
 });
 

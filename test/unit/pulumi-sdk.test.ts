@@ -107,6 +107,13 @@ describe("Khook (SDK)", () => {
     }
   });
 
+  test("the SDK's environment prefixes are the loader's defaults", async () => {
+    const vars = await import("../../provider/spec/vars.js");
+    const sdk = fs.readFileSync(path.join(__dirname, "../../sdk/index.js"), "utf8");
+    assert.match(sdk, new RegExp(`DEFAULT_VAR_PREFIX = "${vars.DEFAULT_VAR_PREFIX}"`));
+    assert.match(sdk, new RegExp(`DEFAULT_SECRET_PREFIX = "${vars.DEFAULT_SECRET_PREFIX}"`));
+  });
+
   test("var files are read and parsed at program time", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/b.yaml": "kind: B\n", "vars.yaml": "WHICH: b\nN: 4\n" });

@@ -142,7 +142,8 @@ export class PulumiProject {
       child.on("close", (code, signal) => {
         clearTimeout(timer);
         const r = { code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1), stdout, stderr, output: `${stdout}${stderr}` };
-        this.transcript.push(`$ pulumi ${args.join(" ")}\n${r.output}`);
+        // The command line as typed, minus values (a config value may be a secret): only what pulumi printed is checked.
+        this.transcript.push(`$ pulumi ${args.map((a) => (a.length > 64 || a.includes("\n") ? "<value>" : a)).join(" ")}\n${r.output}`);
         resolve(r);
       });
     });

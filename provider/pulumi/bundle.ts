@@ -194,29 +194,25 @@ export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles"
   return h.digest("hex");
 }
 
-let workRoot: string | undefined;
 const materialized = new Map<string, { root: string; baseDir: string }>();
+/** Bundle directories unused for this long are removed when another one is written. */
+const BUNDLE_MAX_AGE_MS = 24 * 3600 * 1000;
 
-/** This process's private scratch directory, removed at exit. */
-function scratch(): string {
-  if (workRoot === undefined) {
-    workRoot = fs.mkdtempSync(path.join(os.tmpdir(), "khook-pulumi-"));
-    const dir = workRoot;
-    process.once("exit", () => {
-      try {
-        fs.rmSync(dir, { recursive: true, force: true });
-      } catch {
-        // best effort
-      }
-    });
-  }
-  return workRoot;
+/**
+ * Where bundles are written: one directory per content digest, shared by every
+ * provider process of this user. The engine kills provider processes rather than
+ * letting them exit, so nothing can rely on cleanup at exit; content addressing
+ * makes the directories reusable instead, and old ones are pruned.
+ */
+function bundlesDir(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : "user";
+  return path.join(os.tmpdir(), `khook-pulumi-bundles-${uid}`);
 }
 
 /**
- * Writes the bundle out (once per content, per process) and returns the
- * directory the spec's relative paths resolve against, and the bundle root
- * (to turn paths in messages back into bundle-relative ones).
+ * Writes the bundle out (once per content) and returns the directory the spec's
+ * relative paths resolve against, and the bundle root (to turn paths in
+ * messages back into bundle-relative ones).
  */
 export function materializeBundle(b: Bundle): { root: string; baseDir: string } {
   const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles)];
@@ -224,26 +220,63 @@ export function materializeBundle(b: Bundle): { root: string; baseDir: string } 
   const digest = bundleDigest(b);
   const hit = materialized.get(digest);
   if (hit !== undefined && fs.existsSync(hit.baseDir)) return hit;
-  const root = path.join(scratch(), digest.slice(0, 24));
-  const safe = (key: string): string => {
-    const p = path.resolve(root, ...key.split("/"));
-    if (!isInside(p, root)) throw new Error(`the file bundle holds a path outside its root: ${key}`);
+  const parent = bundlesDir();
+  const root = path.join(parent, digest.slice(0, 32));
+  const inside = (r: string, key: string): string => {
+    const p = path.resolve(r, ...key.split("/"));
+    if (!isInside(p, r)) throw new Error(`the file bundle holds a path outside its root: ${key}`);
     return p;
   };
-  fs.mkdirSync(root, { recursive: true });
-  for (const [key, text] of Object.entries(b.files)) {
-    const p = safe(key);
-    fs.mkdirSync(path.dirname(p), { recursive: true });
-    fs.writeFileSync(p, text, "utf8");
+  const baseOf = (r: string): string => inside(r, b.baseDir === "" ? "." : b.baseDir);
+  for (const key of keys) inside(root, key);
+  if (!fs.existsSync(root)) {
+    fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
+    const partial = fs.mkdtempSync(path.join(parent, `.partial-${digest.slice(0, 8)}-`));
+    try {
+      for (const [key, text] of Object.entries(b.files)) {
+        const p = inside(partial, key);
+        fs.mkdirSync(path.dirname(p), { recursive: true });
+        fs.writeFileSync(p, text, "utf8");
+      }
+      for (const [key, data] of Object.entries(b.binaryFiles)) {
+        const p = inside(partial, key);
+        fs.mkdirSync(path.dirname(p), { recursive: true });
+        fs.writeFileSync(p, Buffer.from(data, "base64"));
+      }
+      fs.mkdirSync(baseOf(partial), { recursive: true });
+      fs.renameSync(partial, root);
+    } catch (e) {
+      fs.rmSync(partial, { recursive: true, force: true });
+      // Another process won the race with the same content: use theirs.
+      if (!fs.existsSync(root)) throw e;
+    }
+    prune(parent, root);
+  } else {
+    touch(root);
   }
-  for (const [key, data] of Object.entries(b.binaryFiles)) {
-    const p = safe(key);
-    fs.mkdirSync(path.dirname(p), { recursive: true });
-    fs.writeFileSync(p, Buffer.from(data, "base64"));
-  }
-  const baseDir = safe(b.baseDir === "" ? "." : b.baseDir);
-  fs.mkdirSync(baseDir, { recursive: true });
-  const out = { root, baseDir };
+  const out = { root, baseDir: baseOf(root) };
   materialized.set(digest, out);
   return out;
+}
+
+function touch(dir: string): void {
+  try {
+    const now = new Date();
+    fs.utimesSync(dir, now, now);
+  } catch {
+    // best effort
+  }
+}
+
+function prune(parent: string, keep: string): void {
+  try {
+    const cutoff = Date.now() - BUNDLE_MAX_AGE_MS;
+    for (const e of fs.readdirSync(parent)) {
+      const p = path.join(parent, e);
+      if (p === keep) continue;
+      if (fs.statSync(p).mtimeMs < cutoff) fs.rmSync(p, { recursive: true, force: true });
+    }
+  } catch {
+    // best effort
+  }
 }

@@ -28,7 +28,8 @@ export function isManagedByKhook(obj: KubeObject | undefined): boolean {
   return obj?.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
 }
 
-/** Label values are at most 63 characters. */
+/** A valid label value: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. */
 export function labelValue(s: string): string {
-  return s.length <= 63 ? s : s.slice(0, 63).replace(/[^A-Za-z0-9]+$/, "");
+  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63);
+  return cleaned.replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
 }

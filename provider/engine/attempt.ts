@@ -5,7 +5,7 @@
  */
 import type { LoadedSpec } from "../spec/loaded.js";
 import type { StepContext } from "../steps/types.js";
-import { formatDuration } from "./duration.js";
+import { formatDuration } from "../spec/duration.js";
 import type { StepContextExtras } from "./types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */

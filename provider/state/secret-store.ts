@@ -11,9 +11,9 @@
 import { RECORD_KEY } from "./record.js";
 import { PermanentStoreError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
-export const MANAGED_BY_VALUE = "khook";
-export const SPEC_LABEL = "khook.io/spec";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
+
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue };
 
 /**
  * The slice of the kube client this store needs: KubeClient's raw JSON REST
@@ -246,7 +246,3 @@ export function statusOf(e: unknown): number | undefined {
 }
 
 /** A valid label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends. */
-export function labelValue(s: string): string {
-  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63);
-  return cleaned.replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
-}

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { formatDuration } from "../../provider/engine/duration.js";
+import { formatDuration } from "../../provider/spec/duration.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
 import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture } from "./support/engine-fixtures.js";
 

@@ -35,7 +35,9 @@ import {
   type ChartRef,
   type HelmRevision,
 } from "../tools/helm.js";
+import type { KubeObject } from "../kube/index.js";
 import { computeValues, registerPreviousSecrets, sameValues, type Values } from "./helm-values.js";
+import { maskSecretPair } from "./objects.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
@@ -398,29 +400,18 @@ export const helmExecutor: StepExecutor<"helm"> = { type: "helm", assess, apply,
 export function maskSecretData(before: string, after: string): { before: string; after: string } {
   const a = splitManifest(before);
   const b = splitManifest(after);
-  const valuesOf = (docs: ManifestDoc[]): Map<string, Map<string, unknown>> => {
-    const m = new Map<string, Map<string, unknown>>();
-    for (const d of docs) if (d.secretKey !== undefined) m.set(d.secretKey, d.data);
-    return m;
-  };
-  const av = valuesOf(a);
-  const bv = valuesOf(b);
-  const render = (docs: ManifestDoc[], other: Map<string, Map<string, unknown>>, side: "before" | "after"): string =>
+  const secretsOf = (docs: ManifestDoc[]): Map<string, Record<string, unknown>> =>
+    new Map(docs.flatMap((d) => (d.secretKey !== undefined && d.parsed !== undefined ? [[d.secretKey, d.parsed] as const] : [])));
+  const av = secretsOf(a);
+  const bv = secretsOf(b);
+  const render = (docs: ManifestDoc[], other: Map<string, Record<string, unknown>>, side: "before" | "after"): string =>
     docs
       .map((d) => {
         if (d.secretKey === undefined || d.parsed === undefined) return d.text;
-        const theirs = other.get(d.secretKey);
-        const obj = d.parsed;
-        for (const field of ["data", "stringData"] as const) {
-          const map = obj[field];
-          if (map === null || typeof map !== "object") continue;
-          for (const k of Object.keys(map as Record<string, unknown>)) {
-            const key = `${field}.${k}`;
-            const same = theirs !== undefined && theirs.has(key) && JSON.stringify(theirs.get(key)) === JSON.stringify(d.data.get(key));
-            (map as Record<string, unknown>)[k] = same || theirs === undefined || !theirs.has(key) ? "***" : `*** (${side})`;
-          }
-        }
-        return `${d.header}${stringifyYaml(obj)}`;
+        const theirs = other.get(d.secretKey) as KubeObject | undefined;
+        const mine = d.parsed as KubeObject;
+        const masked = side === "before" ? maskSecretPair(mine, theirs).before : maskSecretPair(theirs, mine).after;
+        return `${d.header}${stringifyYaml(masked)}`;
       })
       .join("");
   return { before: render(a, bv, "before"), after: render(b, av, "after") };
@@ -431,14 +422,13 @@ interface ManifestDoc {
   header: string;
   parsed: Record<string, unknown> | undefined;
   secretKey: string | undefined;
-  data: Map<string, unknown>;
 }
 
 function splitManifest(text: string): ManifestDoc[] {
   if (text === "") return [];
   const parts = text.split(/(?=^---[ \t]*$)/m);
   return parts.map((part) => {
-    const doc: ManifestDoc = { text: part, header: "", parsed: undefined, secretKey: undefined, data: new Map() };
+    const doc: ManifestDoc = { text: part, header: "", parsed: undefined, secretKey: undefined };
     let parsed: unknown;
     try {
       const docs = parseAllDocuments(part);
@@ -457,10 +447,6 @@ function splitManifest(text: string): ManifestDoc[] {
     doc.header = lines.slice(0, i).join("\n") + (i > 0 ? "\n" : "");
     doc.parsed = parsed as Record<string, unknown>;
     doc.secretKey = `${String(o.metadata?.namespace ?? "")}/${String(o.metadata?.name ?? "")}`;
-    for (const field of ["data", "stringData"]) {
-      const map = (parsed as Record<string, unknown>)[field];
-      if (map !== null && typeof map === "object") for (const [k, v] of Object.entries(map as Record<string, unknown>)) doc.data.set(`${field}.${k}`, v);
-    }
     return doc;
   });
 }

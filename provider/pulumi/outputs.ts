@@ -57,9 +57,6 @@ export function runOutputs(inputs: KhookInputs, spec: LoadedSpec, result: RunRes
 
 const RECORD_STATUSES = new Set<StepOutputStatus>(["ok", "failed", "skipped", "destroying", "destroyed", "destroy-failed"]);
 
-/** What a refreshed step's input hash says when the record holds another version of the step. */
-export const OTHER_INPUTS = "recorded-for-other-inputs";
-
 /**
  * Outputs after a refresh: the previous outputs with `steps` and `runStatus`
  * taken from the record. A step without an entry is `pending`; with no record
@@ -85,7 +82,6 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
         when,
       };
     }
-    const recordedHash = (e as { inputHash?: unknown }).inputHash;
     const status = RECORD_STATUSES.has(e.status as StepOutputStatus) ? (e.status as StepOutputStatus) : "pending";
     return {
       name: step.name,
@@ -94,7 +90,7 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
       reason: redact(e.reason),
       attempts: e.attempts,
       durationMs: Math.round(e.durationMs),
-      inputHash: typeof recordedHash === "string" ? recordedHash : e.changed ? OTHER_INPUTS : step.inputHash,
+      inputHash: e.inputHash,
       when,
       ...(e.error !== undefined ? { error: redact(e.error) } : {}),
     };

@@ -295,6 +295,8 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 export interface StepSummary {
   readonly name: string;
   readonly status: StepEntryStatus;
+  /** The input hash the entry was recorded for. */
+  readonly inputHash: string;
   readonly reason: string;
   readonly attempts: number;
   readonly durationMs: number;
@@ -341,6 +343,7 @@ export function summarizeRecord(
     const s: StepSummary = {
       name,
       status: entry.status,
+      inputHash: entry.inputHash,
       reason: entry.reason,
       attempts: entry.attempts,
       durationMs: entry.durationMs,

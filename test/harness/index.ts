@@ -35,6 +35,8 @@ export type { RunResult } from "./util";
 
 /** The kwok annotation that makes a Job's pod fail (put it on the pod template). */
 export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";
+/** A Job pod running this image ends Failed too (a khook job: step sets no pod annotations). */
+export const TEST_FAIL_IMAGE = "khook.test/fail:1";
 
 export interface KubectlOptions {
   /** stdin for the command (e.g. a manifest for `apply -f -`). */

@@ -244,6 +244,34 @@ describe("state record", () => {
   });
 });
 
+describe("interrupts", () => {
+  test("Ctrl-C: no new steps start, the running attempt is cancelled, the journal is written, and khook exits non-zero saying so", async (t) => {
+    const { ns, env, record, kubectl } = await setup(t);
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const steps = `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep("never", cm("never", ns), "    needs: [blocked]\n")}`;
+    const { file } = specDir(khookSpec("interrupted", steps, stateIn(ns)));
+    const proc = startKhook(["apply", "-f", file], { env });
+    await new Promise<void>((resolve, reject) => {
+      const check = setInterval(() => {
+        if (/\[blocked\] started/.test(proc.output())) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+      proc.done.then(() => reject(new Error(`khook exited early:\n${proc.output()}`)), reject);
+    });
+    proc.child.kill("SIGINT");
+    const r = await proc.done;
+    assert.equal(r.code, 130, r.stderr);
+    assert.match(r.stderr, /SIGINT: stopping/);
+    assert.match(r.stderr, /interrupted/i);
+    const journal = await record("interrupted");
+    assert.equal(journal.runStatus, "cancelled");
+    assert.equal(journal.steps.first?.status, "ok");
+    assert.notEqual(journal.steps.never?.status, "ok");
+  });
+});
+
 describe("destroy", () => {
   test("destroy deletes only what khook created: adopted and foreign objects are left alone; a second destroy is a no-op", async (t) => {
     const { ns, apply, khook, kubectl, cluster, record } = await setup(t);

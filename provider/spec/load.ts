@@ -195,7 +195,7 @@ function buildSteps(
     });
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
-    return {
+    const loaded = {
       name: step.name,
       type,
       action,
@@ -210,8 +210,10 @@ function buildSteps(
       inputHash: stepInputHash({ name: step.name, type, action }, files),
       summary: summarizeStep(step.name, type, action),
       index,
-      position: positionOf(pointer("steps", index)),
-    } as LoadedStep;
+    };
+    // Positions are only wanted for errors; asking for one parses the positioned Document.
+    Object.defineProperty(loaded, "position", { enumerable: true, get: () => positionOf(pointer("steps", index)) });
+    return loaded as unknown as LoadedStep;
   });
 }
 

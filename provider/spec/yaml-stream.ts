@@ -2,6 +2,7 @@
  * Multi-document YAML streams (manifests), parsed once per distinct text:
  * validation, hashing and the apply step all read the same inline manifests.
  */
+import { CORE_SCHEMA, loadAll } from "js-yaml";
 import { parseAllDocuments } from "yaml";
 
 export type StreamDocument = { value: unknown; error?: undefined } | { value?: undefined; error: string };
@@ -13,14 +14,28 @@ const MAX_CACHED = 2000;
 export function parseYamlStream(text: string): readonly StreamDocument[] {
   let docs = cache.get(text);
   if (docs === undefined) {
-    const parsed = parseAllDocuments(text, { prettyErrors: false });
-    const list = Array.isArray(parsed) ? parsed : [];
-    docs = list.map((d): StreamDocument => {
-      const err = d.errors[0];
-      return err ? { error: err.message.split("\n")[0] ?? err.message } : { value: d.toJS() as unknown };
-    });
+    docs = fastStream(text) ?? positionedStream(text);
     if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(text, docs);
   }
   return docs;
+}
+
+/** js-yaml's core schema when the stream is valid (see provider/spec/yaml.ts for why). */
+function fastStream(text: string): StreamDocument[] | undefined {
+  try {
+    return (loadAll(text, null, { schema: CORE_SCHEMA }) as unknown[]).map((value) => ({ value }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `yaml` library's per-document errors, for a stream that is not valid. */
+function positionedStream(text: string): StreamDocument[] {
+  const parsed = parseAllDocuments(text, { prettyErrors: false });
+  const list = Array.isArray(parsed) ? parsed : [];
+  return list.map((d): StreamDocument => {
+    const err = d.errors[0];
+    return err ? { error: err.message.split("\n")[0] ?? err.message } : { value: d.toJS() as unknown };
+  });
 }

@@ -1,7 +1,13 @@
 /**
  * YAML parsing that keeps source positions. Positions are looked up lazily by
  * JSON pointer, and mapped through the substitution offsets to the original text.
+ *
+ * A valid spec never needs a position, and building the positioned Document is most
+ * of a cold load, so the value comes from js-yaml's core schema first (the same YAML 1.2
+ * core semantics; test/unit/yaml-parity.test.ts holds the two to it), and the Document
+ * is built only when something asks for a position or the fast parse fails.
  */
+import { CORE_SCHEMA, loadAll } from "js-yaml";
 import { isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node } from "yaml";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
 import type { OffsetMap, SourceText } from "./source.js";
@@ -17,6 +23,31 @@ export interface ParsedYaml {
  * `original` and `offsets` let every position refer to what the author wrote.
  */
 export function parseSpecYaml(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
+  const fast = fastParse(substituted);
+  if (fast !== undefined) {
+    let lookup: PositionLookup | undefined;
+    return {
+      value: fast,
+      positionOf: (p) => (lookup ??= positionedParse(substituted, original, offsets).positionOf)(p),
+      diagnostics: [],
+    };
+  }
+  return positionedParse(substituted, original, offsets);
+}
+
+/** The value of a single-document stream, or undefined when anything is unusual (errors, several documents). */
+function fastParse(text: string): unknown {
+  try {
+    const docs = loadAll(text, null, { schema: CORE_SCHEMA }) as unknown[];
+    const nonEmpty = docs.filter((d) => d !== null && d !== undefined);
+    return nonEmpty.length === 1 ? nonEmpty[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `yaml` library's Document: every error with its position, and a position for every path. */
+function positionedParse(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
   const toPosition = (offset: number): SourcePosition => original.positionAt(offsets.toOriginal(offset));
   const docs = parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false });
   const diagnostics: Diagnostic[] = [];

@@ -124,6 +124,45 @@ describe("engine: retries, timeouts and when:", () => {
   });
 });
 
+describe("apply and patch details", () => {
+  test("skipIf: exists still runs waitFor: the condition must hold whether this run created the objects or found them", async (t) => {
+    const { ns, kubectl, env } = await setup(t);
+    await kubectl(["create", "configmap", "found", "-n", ns, "--from-literal=ready=no"]);
+    const steps = applyStep("found", cm("found", ns, 'ready: "yes"')).replace("    apply:\n", "    apply:\n      skipIf: exists\n      waitFor: jsonpath={.data.ready}=yes\n");
+    const proc = startKhook(["apply", "-f", specDir(khookSpec("skipwait", steps)).file, "-o", "json"], { env });
+    // The step found the object and is now waiting on it: make the condition true.
+    await new Promise<void>((resolve, reject) => {
+      const check = setInterval(() => {
+        if (/waiting for jsonpath/.test(proc.output())) {
+          clearInterval(check);
+          kubectl(["patch", "configmap", "found", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']).then(() => resolve(), reject);
+        }
+      }, 50);
+      proc.done.then(() => reject(new Error(`khook exited before waiting:\n${proc.output()}`)), reject);
+    });
+    const r = await proc.done;
+    assert.equal(r.code, 0, r.stderr);
+    const step = stepOf(parseRun(r), "found");
+    assert.equal(step.status, "skipped");
+    assert.match(step.reason, /skipIf: exists.*meet jsonpath=\{\.data\.ready\}=yes/);
+  });
+
+  test("patch: a strategic patch of a custom resource fails with the hint to use type: merge", async (t) => {
+    const { ns, kubectl, apply } = await setup(t);
+    const crd = specDir("", {
+      "crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.hint.khook.io}\nspec:\n  group: hint.khook.io\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+    });
+    await kubectl(["apply", "-f", path.join(crd.dir, "crd.yaml")]);
+    t.after(() => kubectl(["delete", "crd", "widgets.hint.khook.io", "--wait=false"]));
+    await kubectl(["wait", "--for=condition=Established", "crd/widgets.hint.khook.io"]);
+    const widget = "apiVersion: hint.khook.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: " + ns + "\nspec: {size: 1}\n";
+    const steps = `${applyStep("widget", widget)}  - name: grow\n    needs: [widget]\n    patch:\n      target: widget/w\n      namespace: ${ns}\n      patch: {spec: {size: 2}}\n`;
+    const { r, run } = await apply(specDir(khookSpec("hint", steps)).file);
+    assert.equal(r.code, 1);
+    assert.match(stepOf(run, "grow").error ?? "", /use type: merge/);
+  });
+});
+
 describe("state record", () => {
   test("resume: after a failure is fixed, the completed steps resume and only the rest run", async (t) => {
     const { ns, apply, openGate, record } = await setup(t);

@@ -43,10 +43,10 @@ const HELM_COMMIT = "144ca65f8501953fa8b41cd1d37c7223051c85b7";
 export const KUSTOMIZE_VERSION = "5.8.2";
 export const REGISTRY_VERSION = "3.1.2";
 /**
- * The npm package @pulumi/pulumi is 3.270.0, but the Go module proxy reachable here serves
- * github.com/pulumi/pulumi/pkg/v3 only up to v3.259.0 (newer versions answer 403) and never
- * serves the pulumi-language-nodejs module. 3.259.0 is the newest buildable CLI; the engine
- * protocol is compatible with the 3.270 Node.js SDK. See docs/toolchain.md.
+ * Same version as the npm package @pulumi/pulumi (package.json). The Go module proxy reachable
+ * here serves github.com/pulumi/pulumi/pkg/v3 only up to v3.259.0 (newer versions answer 403)
+ * and never serves the pulumi-language-nodejs module, hence a local language host (see
+ * scripts/toolchain/pulumi and docs/toolchain.md).
  */
 export const PULUMI_VERSION = "3.259.0";
 

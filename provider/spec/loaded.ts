@@ -2,7 +2,6 @@
  * What loading produces: an immutable, fully validated spec that the planner,
  * the engine and the adapters consume. Nothing downstream re-reads the text.
  */
-import * as path from "node:path";
 import type { Diagnostic, SourcePosition } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { ActionByType, OnError, StepType } from "./types.js";
@@ -59,8 +58,4 @@ export interface LoadedSpec {
   readonly vars: ReadonlyMap<string, string>;
   readonly redactor: Redactor;
   readonly warnings: readonly Diagnostic[];
-}
-
-export function resolveStepPath(spec: Pick<LoadedSpec, "baseDir">, p: string): string {
-  return path.resolve(spec.baseDir, p);
 }

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
-import { cliEnv, khookSpec, parseRun, runKhook, specDir, startKhook, stepOf } from "./support/khook-cli.js";
+import { cliEnv, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stepOf } from "./support/khook-cli.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
 
@@ -16,6 +16,10 @@ const cm = (name: string, ns: string, data = 'a: "1"') => `apiVersion: v1\nkind:
 const applyStep = (name: string, manifest: string, extra = "") => `  - name: ${name}\n${extra}    apply:\n      manifests:\n        - inline: |\n${indent(manifest, 12)}\n`;
 /** A json-patch `test` fails until the ConfigMap's data.ready is "yes": a step the test can make pass. */
 const gateStep = (name: string, ns: string, extra = "") => `  - name: ${name}\n${extra}    patch:\n      target: configmap/gate\n      namespace: ${ns}\n      type: json\n      patch:\n        - { op: test, path: /data/ready, value: "yes" }\n`;
+
+/** first -> blocked (waits until the gate ConfigMap says ready) -> `last`: a run that stops in the middle. */
+const gatedChain = (ns: string, last: string) =>
+  `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep(last, cm(last, ns), "    needs: [blocked]\n")}`;
 
 async function setup(t: TestContext) {
   const cluster = await testCluster();
@@ -75,18 +79,8 @@ describe("engine: retries, timeouts and when:", () => {
     const { file } = specDir(khookSpec("retries", gateStep("gate", ns, "    retries: 2\n    retryDelay: 5s\n")));
     const proc = startKhook(["apply", "-f", file, "-o", "json"], { env });
     // Open the gate only after the second attempt failed, so the third is the one that passes.
-    await new Promise<void>((resolve, reject) => {
-      const check = setInterval(() => {
-        if (proc.output().includes("attempt 2/3 failed")) {
-          clearInterval(check);
-          openGate().then(() => resolve(), reject);
-        }
-      }, 50);
-      proc.done.then(() => {
-        clearInterval(check);
-        resolve();
-      }, reject);
-    });
+    await outputMatches(proc, /attempt 2\/3 failed/);
+    await openGate();
     const r = await proc.done;
     const run = parseRun(r);
     assert.equal(stepOf(run, "gate").status, "ok", r.stderr);
@@ -131,15 +125,8 @@ describe("apply and patch details", () => {
     const steps = applyStep("found", cm("found", ns, 'ready: "yes"')).replace("    apply:\n", "    apply:\n      skipIf: exists\n      waitFor: jsonpath={.data.ready}=yes\n");
     const proc = startKhook(["apply", "-f", specDir(khookSpec("skipwait", steps)).file, "-o", "json"], { env });
     // The step found the object and is now waiting on it: make the condition true.
-    await new Promise<void>((resolve, reject) => {
-      const check = setInterval(() => {
-        if (/waiting for jsonpath/.test(proc.output())) {
-          clearInterval(check);
-          kubectl(["patch", "configmap", "found", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']).then(() => resolve(), reject);
-        }
-      }, 50);
-      proc.done.then(() => reject(new Error(`khook exited before waiting:\n${proc.output()}`)), reject);
-    });
+    await outputMatches(proc, /waiting for jsonpath/);
+    await kubectl(["patch", "configmap", "found", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
     const r = await proc.done;
     assert.equal(r.code, 0, r.stderr);
     const step = stepOf(parseRun(r), "found");
@@ -255,18 +242,10 @@ describe("state record", () => {
   test("kill -9 mid-run, then a re-run resumes from the last completed step", async (t) => {
     const { ns, env, openGate, record, apply, kubectl } = await setup(t);
     await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
-    const steps = `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep("last", cm("last", ns), "    needs: [blocked]\n")}`;
+    const steps = gatedChain(ns, "last");
     const { file } = specDir(khookSpec("killed", steps, stateIn(ns)));
     const proc = startKhook(["apply", "-f", file], { env });
-    await new Promise<void>((resolve, reject) => {
-      const check = setInterval(() => {
-        if (/\[blocked\] started/.test(proc.output())) {
-          clearInterval(check);
-          resolve();
-        }
-      }, 50);
-      proc.done.then(() => reject(new Error(`khook exited before it was killed:\n${proc.output()}`)), reject);
-    });
+    await outputMatches(proc, /\[blocked\] started/);
     // The record is written after every step; give the write of "first" a moment to land before the kill.
     await waitUntil(async () => (await record("killed").catch(() => undefined))?.steps.first?.status === "ok");
     proc.child.kill("SIGKILL");
@@ -287,18 +266,10 @@ describe("interrupts", () => {
   test("Ctrl-C: no new steps start, the running attempt is cancelled, the journal is written, and khook exits non-zero saying so", async (t) => {
     const { ns, env, record, kubectl } = await setup(t);
     await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
-    const steps = `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep("never", cm("never", ns), "    needs: [blocked]\n")}`;
+    const steps = gatedChain(ns, "never");
     const { file } = specDir(khookSpec("interrupted", steps, stateIn(ns)));
     const proc = startKhook(["apply", "-f", file], { env });
-    await new Promise<void>((resolve, reject) => {
-      const check = setInterval(() => {
-        if (/\[blocked\] started/.test(proc.output())) {
-          clearInterval(check);
-          resolve();
-        }
-      }, 50);
-      proc.done.then(() => reject(new Error(`khook exited early:\n${proc.output()}`)), reject);
-    });
+    await outputMatches(proc, /\[blocked\] started/);
     proc.child.kill("SIGINT");
     const r = await proc.done;
     assert.equal(r.code, 130, r.stderr);

@@ -81,3 +81,20 @@ export function stepOf(run: { steps: JsonStep[] }, name: string): JsonStep {
   if (s === undefined) throw new Error(`no step ${name} in ${JSON.stringify(run.steps.map((x) => x.name))}`);
   return s;
 }
+
+/** Resolves once the running khook has printed something matching `pattern`; rejects if it exits first. */
+export function outputMatches(proc: ReturnType<typeof startKhook>, pattern: RegExp): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const check = setInterval(() => {
+      if (pattern.test(proc.output())) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 50);
+    proc.done.then(() => {
+      clearInterval(check);
+      if (pattern.test(proc.output())) resolve();
+      else reject(new Error(`khook exited before printing ${String(pattern)}:\n${proc.output()}`));
+    }, reject);
+  });
+}

@@ -6,65 +6,28 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as http from "node:http";
-import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
-import {
-  packagedTestCharts,
-  startChartRepo,
-  startOciRegistry,
-  testChartPath,
-  testCluster,
-  toolEnv,
-  toolPath,
-  withNamespace,
-  type ChartRepoFixture,
-  type OciRegistryFixture,
-} from "../harness/index.js";
+import { packagedTestCharts, startChartRepo, startOciRegistry, testChartPath, testCluster, toolEnv, toolPath, withNamespace, type ChartRepoFixture, type OciRegistryFixture } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import { KubeClient } from "../../provider/kube/index.js";
-import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
+import { executorContext, specFromSteps } from "./support/executors.js";
 
-let kube: KubeClient | undefined;
 const closers: (() => Promise<void>)[] = [];
 after(async () => {
-  kube?.close();
   for (const c of closers) await c();
 });
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
 function loadStep(stepYaml: string, files: Record<string, string> = {}, env: Record<string, string> = {}): { spec: LoadedSpec; step: HelmStep } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-it-"));
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), content);
-  }
-  const text = `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: helm-it\nsteps:\n${stepYaml}`;
-  fs.writeFileSync(path.join(dir, "spec.yaml"), text);
-  const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env });
+  const spec = specFromSteps(stepYaml, { name: "helm-it", files, env });
   return { spec, step: spec.steps[0] as HelmStep };
 }
 
-async function context(spec: LoadedSpec): Promise<StepContext & { logs: string[] }> {
-  const cluster = await testCluster();
-  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const logs: string[] = [];
-  return {
-    spec,
-    kube,
-    signal: new AbortController().signal,
-    redactor: spec.redactor,
-    deadline: 180_000,
-    log: (m: string) => logs.push(spec.redactor.redact(m)),
-    connection: { kubeconfigPath: cluster.kubeconfig },
-    tools: { helm: toolPath("helm") },
-    logs,
-  };
-}
+const context = (spec: LoadedSpec) => executorContext({ spec });
 
 interface Revision {
   revision: number;

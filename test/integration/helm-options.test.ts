@@ -11,38 +11,20 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import { KubeClient } from "../../provider/kube/index.js";
-import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
+import { executorContext, specFromSteps } from "./support/executors.js";
 
-let kube: KubeClient | undefined;
-after(() => kube?.close());
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
 function loadStep(stepYaml: string, env: Record<string, string> = {}): { spec: LoadedSpec; step: HelmStep } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-it-"));
-  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: helm-it\nsteps:\n${stepYaml}`);
-  const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env });
+  const spec = specFromSteps(stepYaml, { name: "helm-it", env });
   return { spec, step: spec.steps[0] as HelmStep };
 }
 
-async function context(spec: LoadedSpec, deadline = 180_000): Promise<StepContext> {
-  const cluster = await testCluster();
-  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  return {
-    spec,
-    kube,
-    signal: new AbortController().signal,
-    redactor: spec.redactor,
-    deadline,
-    log: () => undefined,
-    connection: { kubeconfigPath: cluster.kubeconfig },
-    tools: { helm: toolPath("helm") },
-  };
-}
+const context = (spec: LoadedSpec, deadline = 180_000): Promise<StepContext> => executorContext({ spec, timeoutMs: deadline });
 
 async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const cluster = await testCluster();

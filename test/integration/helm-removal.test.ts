@@ -5,27 +5,17 @@
  * only what khook installed.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import { KubeClient } from "../../provider/kube/index.js";
-import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
+import { executorContext, specFromSteps } from "./support/executors.js";
 
-let kube: KubeClient | undefined;
-after(() => kube?.close());
 
-function load(stepsYaml: string, name = "helm-it"): LoadedSpec {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-it-"));
-  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${name}\nsteps:\n${stepsYaml}`);
-  return loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
-}
+const load = (stepsYaml: string, name = "helm-it"): LoadedSpec => specFromSteps(stepsYaml, { name });
 
 function stepOf<T extends LoadedStep["type"]>(spec: LoadedSpec, name: string, type: T): Extract<LoadedStep, { type: T }> {
   const s = spec.stepsByName.get(name);
@@ -33,22 +23,7 @@ function stepOf<T extends LoadedStep["type"]>(spec: LoadedSpec, name: string, ty
   return s as Extract<LoadedStep, { type: T }>;
 }
 
-async function context(spec: LoadedSpec): Promise<StepContext & { logs: string[] }> {
-  const cluster = await testCluster();
-  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const logs: string[] = [];
-  return {
-    spec,
-    kube,
-    signal: new AbortController().signal,
-    redactor: spec.redactor,
-    deadline: 180_000,
-    log: (m: string) => logs.push(m),
-    connection: { kubeconfigPath: cluster.kubeconfig },
-    tools: { helm: toolPath("helm") },
-    logs,
-  };
-}
+const context = (spec: LoadedSpec) => executorContext({ spec });
 
 async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const cluster = await testCluster();

@@ -5,21 +5,15 @@
  * log line, diff (labels included) or error, while they do reach the cluster.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { startChartRepo, startOciRegistry, testCluster, toolPath, withNamespace, type ChartRepoFixture } from "../harness/index.js";
-import { KubeClient } from "../../provider/kube/index.js";
-import { loadSpec } from "../../provider/spec/load.js";
+import { startChartRepo, startOciRegistry, testCluster, withNamespace, type ChartRepoFixture } from "../harness/index.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
+import { executorContext, specFromSteps } from "./support/executors.js";
 
-let kube: KubeClient | undefined;
 const closers: (() => Promise<void>)[] = [];
 after(async () => {
-  kube?.close();
   for (const c of closers) await c();
 });
 
@@ -37,26 +31,11 @@ function record(where: string, text: string): void {
 }
 
 function load(stepYaml: string, env: Record<string, string>): { spec: LoadedSpec; step: Extract<LoadedStep, { type: "helm" }> } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-it-"));
-  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: helm-secrets\nsteps:\n${stepYaml}`);
-  const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env });
+  const spec = specFromSteps(stepYaml, { name: "helm-secrets", env });
   return { spec, step: spec.steps[0] as Extract<LoadedStep, { type: "helm" }> };
 }
 
-async function context(spec: LoadedSpec, label: string): Promise<StepContext> {
-  const cluster = await testCluster();
-  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  return {
-    spec,
-    kube,
-    signal: new AbortController().signal,
-    redactor: spec.redactor,
-    deadline: 180_000,
-    log: (m: string) => record(`${label} log`, spec.redactor.redact(m)),
-    connection: { kubeconfigPath: cluster.kubeconfig },
-    tools: { helm: toolPath("helm") },
-  };
-}
+const context = (spec: LoadedSpec, label: string): Promise<StepContext> => executorContext({ spec, onLog: (line) => record(`${label} log`, line) });
 
 /** Runs plan (assess), diff and apply, recording everything they say, including errors. */
 async function exercise(label: string, spec: LoadedSpec, step: Extract<LoadedStep, { type: "helm" }>): Promise<{ applied: boolean }> {

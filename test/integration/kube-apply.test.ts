@@ -2,39 +2,16 @@
  * kubectl-style apply against the real cluster, checked with (and against) the real kubectl.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import { after, describe, test, type TestContext } from "node:test";
-import { testCluster, withNamespace } from "../harness/index.js";
-import { KubeClient, LAST_APPLIED_ANNOTATION, type ApplyResult, type KubeObject } from "../../provider/kube/index.js";
-
-let shared: KubeClient | undefined;
-after(() => shared?.close());
+import { describe, test, type TestContext } from "node:test";
+import { LAST_APPLIED_ANNOTATION, type ApplyResult, type KubeObject } from "../../provider/kube/index.js";
+import { kubeSetup } from "./support/executors.js";
 
 async function setup(t: TestContext) {
-  const cluster = await testCluster();
-  const ns = await withNamespace(t, "kapply");
-  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const kube = shared;
-  const kubectl = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const { cluster, ns, kube, kubectl } = await kubeSetup(t, "kapply");
   const getJson = async (kind: string, name: string, namespace: string | undefined = ns): Promise<KubeObject> =>
     JSON.parse(await kubectl(["get", kind, name, ...(namespace ? ["-n", namespace] : []), "-o", "json"])) as KubeObject;
-  /** Writes a manifest and runs the real `kubectl apply` on it; returns kubectl's output line. */
-  const kubectlApply = async (manifest: KubeObject, extra: string[] = []): Promise<string> => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-kapply-"));
-    const file = path.join(dir, "m.json");
-    fs.writeFileSync(file, JSON.stringify(manifest));
-    try {
-      return await kubectl(["apply", "-f", file, ...extra]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  };
+  /** Runs the real `kubectl apply` on a manifest; returns kubectl's output line. */
+  const kubectlApply = (manifest: KubeObject, extra: string[] = []): Promise<string> => kubectl(["apply", ...extra], JSON.stringify(manifest));
   return { cluster, ns, kube, kubectl, getJson, kubectlApply };
 }
 

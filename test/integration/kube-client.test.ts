@@ -4,8 +4,7 @@
  */
 import assert from "node:assert/strict";
 import * as net from "node:net";
-import { after, describe, test, type TestContext } from "node:test";
-import { testCluster, withNamespace } from "../harness/index.js";
+import { describe, test, type TestContext } from "node:test";
 import {
   KubeApiError,
   KubeClient,
@@ -15,22 +14,9 @@ import {
   type KubeObject,
   type ResourceType,
 } from "../../provider/kube/index.js";
+import { kubeSetup } from "./support/executors.js";
 
-let shared: KubeClient | undefined;
-after(() => shared?.close());
-
-async function setup(t: TestContext) {
-  const cluster = await testCluster();
-  const ns = await withNamespace(t, "kclient");
-  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const kube = shared;
-  const kubectl = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  return { cluster, ns, kube, kubectl };
-}
+const setup = (t: TestContext) => kubeSetup(t, "kclient");
 
 const CM: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
 

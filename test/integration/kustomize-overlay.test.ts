@@ -8,10 +8,9 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { testCluster, toolPath, withNamespace } from "../harness/index.js";
-import { KubeClient } from "../../provider/kube/index.js";
 import { Redactor } from "../../provider/redact.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
@@ -19,9 +18,8 @@ import { applyExecutor } from "../../provider/steps/apply.js";
 import { deleteExecutor } from "../../provider/steps/delete.js";
 import type { StepContext } from "../../provider/steps/types.js";
 import { renderKustomize } from "../../provider/tools/kustomize.js";
+import { executorContext } from "./support/executors.js";
 
-let kube: KubeClient | undefined;
-after(() => kube?.close());
 
 const SECRET = "kustomize-s3cret-value";
 
@@ -76,20 +74,7 @@ function specIn(dir: string, steps: string, env: Record<string, string> = {}): L
   return loadSpec({ file: path.join(dir, "spec.yaml"), env });
 }
 
-async function context(spec: LoadedSpec): Promise<StepContext> {
-  const cluster = await testCluster();
-  kube ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  return {
-    spec,
-    kube,
-    signal: new AbortController().signal,
-    redactor: spec.redactor,
-    deadline: 120_000,
-    log: () => undefined,
-    connection: { kubeconfigPath: cluster.kubeconfig },
-    tools: { helm: toolPath("helm"), kustomize: toolPath("kustomize") },
-  };
-}
+const context = (spec: LoadedSpec): Promise<StepContext> => executorContext({ spec, timeoutMs: 120_000 });
 
 async function kubectl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return (await testCluster()).kubectl(args);

@@ -3,74 +3,17 @@
  * compared with the real `kubectl rollout` where it helps.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import { after, describe, test, type TestContext } from "node:test";
-import { testCluster, withNamespace } from "../harness/index.js";
-import { KubeClient, RESTARTED_AT, type KubeObject } from "../../provider/kube/index.js";
-import { Redactor } from "../../provider/redact.js";
-import type { LoadedStep } from "../../provider/spec/loaded.js";
+import { describe, test, type TestContext } from "node:test";
+import { RESTARTED_AT, type KubeObject } from "../../provider/kube/index.js";
 import type { RolloutAction } from "../../provider/spec/types.js";
+import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
 import { rolloutExecutor } from "../../provider/steps/rollout.js";
-import type { StepContext } from "../../provider/steps/types.js";
 
-let shared: KubeClient | undefined;
-after(() => shared?.close());
+const setup = (t: TestContext) => kubeSetup(t, "rollout");
 
-async function setup(t: TestContext) {
-  const cluster = await testCluster();
-  const ns = await withNamespace(t, "rollout");
-  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const kube = shared;
-  const kubectl = async (args: string[], input?: string): Promise<string> => {
-    if (input !== undefined) {
-      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "khook-rollout-")), "m.yaml");
-      fs.writeFileSync(file, input);
-      args = [...args, "-f", file];
-    }
-    const r = await cluster.kubectl(args);
-    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  return { cluster, ns, kube, kubectl };
-}
+const step = (action: RolloutAction) => loadedStep("rollout", action, "r");
 
-function step(action: RolloutAction): Extract<LoadedStep, { type: "rollout" }> {
-  return {
-    name: "r",
-    type: "rollout",
-    action,
-    needs: [],
-    when: undefined,
-    included: true,
-    timeoutMs: 120_000,
-    retries: 0,
-    retryDelayMs: 0,
-    onError: "fail",
-    level: 0,
-    inputHash: "sha256:test",
-    summary: "rollout",
-    index: 0,
-    position: undefined,
-  };
-}
-
-function context(kube: KubeClient, timeoutMs = 120_000): { ctx: StepContext; logs: string[] } {
-  const logs: string[] = [];
-  const deadlineAt = Date.now() + timeoutMs;
-  const ctx = {
-    spec: undefined as never,
-    signal: new AbortController().signal,
-    redactor: new Redactor(),
-    kube,
-    get deadline() {
-      return Math.max(0, deadlineAt - Date.now());
-    },
-    log: (m: string) => logs.push(m),
-  } as StepContext;
-  return { ctx, logs };
-}
+const context = (timeoutMs = 120_000) => executorContext({ timeoutMs });
 
 async function until(pred: () => boolean): Promise<void> {
   while (!pred()) await new Promise((r) => setTimeout(r, 50));
@@ -91,9 +34,10 @@ describe("rollout status", () => {
   test("a Deployment created during the wait: succeeds once kubectl's completeness rules hold", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     const s = step({ status: "deployment/web", namespace: ns });
-    const plan = await rolloutExecutor.assess(s, context(kube).ctx);
+    const plan = await rolloutExecutor.assess(s, await context());
     assert.deepEqual(plan, { action: "wait", reason: `deployment/web in namespace ${ns} does not exist yet` });
-    const { ctx, logs } = context(kube);
+    const ctx = await context();
+    const logs = ctx.logs;
     const waiting = rolloutExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("deployment/web does not exist yet")));
     await kubectl(["apply", "-n", ns], workload("Deployment", "web"));
@@ -106,23 +50,23 @@ describe("rollout status", () => {
     assert.equal(st.updatedReplicas, 2);
     assert.equal(st.availableReplicas, 2);
     assert.ok(st.observedGeneration >= d.metadata!.generation!);
-    assert.deepEqual(await rolloutExecutor.assess(s, context(kube).ctx), { action: "no-op", reason: 'deployment "web" successfully rolled out' });
+    assert.deepEqual(await rolloutExecutor.assess(s, await context()), { action: "no-op", reason: 'deployment "web" successfully rolled out' });
   });
 
   test("a Deployment that exceeds its progress deadline fails without waiting for the step timeout", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     // No node matches, so the pods stay Pending and the deployment controller gives up after 1s.
     await kubectl(["apply", "-n", ns], workload("Deployment", "stuck", "  progressDeadlineSeconds: 1\n", "      nodeSelector: {khook.test/nowhere: \"true\"}\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ status: "deployment/stuck", namespace: ns }), context(kube, 300_000).ctx), /deployment "stuck" exceeded its progress deadline/);
+    await assert.rejects(rolloutExecutor.apply(step({ status: "deployment/stuck", namespace: ns }), await context(300_000)), /deployment "stuck" exceeded its progress deadline/);
   });
 
   test("DaemonSet and StatefulSet", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "agent"));
     await kubectl(["apply", "-n", ns], workload("StatefulSet", "db"));
-    const ds = await rolloutExecutor.apply(step({ status: "daemonset/agent", namespace: ns }), context(kube).ctx);
+    const ds = await rolloutExecutor.apply(step({ status: "daemonset/agent", namespace: ns }), await context());
     assert.equal(ds.reason, 'daemon set "agent" successfully rolled out');
-    const sts = await rolloutExecutor.apply(step({ status: "statefulset/db", namespace: ns }), context(kube).ctx);
+    const sts = await rolloutExecutor.apply(step({ status: "statefulset/db", namespace: ns }), await context());
     assert.equal(sts.reason, "partitioned roll out complete: 2 new pods have been updated...");
     assert.match(await kubectl(["rollout", "status", "statefulset/db", "-n", ns, "--timeout=5s"]), /partitioned roll out complete: 2 new pods have been updated/);
   });
@@ -130,7 +74,7 @@ describe("rollout status", () => {
   test("a DaemonSet with the OnDelete strategy cannot report rollout status", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "ondelete", "  updateStrategy: {type: OnDelete}\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ status: "daemonset/ondelete", namespace: ns }), context(kube).ctx), /only available for RollingUpdate strategy type/);
+    await assert.rejects(rolloutExecutor.apply(step({ status: "daemonset/ondelete", namespace: ns }), await context()), /only available for RollingUpdate strategy type/);
   });
 });
 
@@ -138,16 +82,16 @@ describe("rollout restart", () => {
   test("sets restartedAt on the pod template like kubectl, which rolls out a new ReplicaSet", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("Deployment", "api"));
-    await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), context(kube).ctx);
+    await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), await context());
     const s = step({ restart: "deployment/api", namespace: ns });
-    assert.deepEqual(await rolloutExecutor.assess(s, context(kube).ctx), { action: "restart", reason: `deployment/api in namespace ${ns} (2 replicas) gets a new restartedAt` });
-    const out = await rolloutExecutor.apply(s, context(kube).ctx);
+    assert.deepEqual(await rolloutExecutor.assess(s, await context()), { action: "restart", reason: `deployment/api in namespace ${ns} (2 replicas) gets a new restartedAt` });
+    const out = await rolloutExecutor.apply(s, await context());
     assert.match(out.reason, /^deployment\.apps\/api restarted \(restartedAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/);
     const at = await kubectl(["get", "deploy", "api", "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`]);
     assert.match(at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.ok(!Number.isNaN(Date.parse(at)));
     assert.equal(RESTARTED_AT, "kubectl.kubernetes.io/restartedAt");
-    await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), context(kube).ctx);
+    await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), await context());
     const rs = await kubectl(["get", "replicasets", "-n", ns, "-l", "app=api", "-o", "name"]);
     assert.equal(rs.split("\n").length, 2, "a second ReplicaSet was rolled out");
   });
@@ -157,7 +101,7 @@ describe("rollout restart", () => {
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "agent"));
     await kubectl(["apply", "-n", ns], workload("StatefulSet", "db"));
     for (const target of ["daemonset/agent", "statefulset/db"]) {
-      await rolloutExecutor.apply(step({ restart: target, namespace: ns }), context(kube).ctx);
+      await rolloutExecutor.apply(step({ restart: target, namespace: ns }), await context());
       const at = await kubectl(["get", target, "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`]);
       assert.match(at, /Z$/, target);
     }
@@ -166,10 +110,10 @@ describe("rollout restart", () => {
   test("refuses a paused Deployment, a missing target, and kinds without rollouts", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("Deployment", "paused", "  paused: true\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/paused", namespace: ns }), context(kube).ctx), /can't restart paused deployment/);
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/missing", namespace: ns }), context(kube).ctx), /not found/);
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "configmap/x", namespace: ns }), context(kube).ctx), /supports deployment, daemonset and statefulset, not configmap/);
-    await assert.rejects(rolloutExecutor.apply(step({ status: "deployments", namespace: ns }), context(kube).ctx), /needs TYPE\/NAME/);
-    assert.deepEqual(await rolloutExecutor.destroy(step({ restart: "deployment/x", namespace: ns }), context(kube).ctx), { status: "skipped", reason: "rollout steps have nothing to undo" });
+    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/paused", namespace: ns }), await context()), /can't restart paused deployment/);
+    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/missing", namespace: ns }), await context()), /not found/);
+    await assert.rejects(rolloutExecutor.apply(step({ restart: "configmap/x", namespace: ns }), await context()), /supports deployment, daemonset and statefulset, not configmap/);
+    await assert.rejects(rolloutExecutor.apply(step({ status: "deployments", namespace: ns }), await context()), /needs TYPE\/NAME/);
+    assert.deepEqual(await rolloutExecutor.destroy(step({ restart: "deployment/x", namespace: ns }), await context()), { status: "skipped", reason: "rollout steps have nothing to undo" });
   });
 });

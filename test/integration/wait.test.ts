@@ -4,77 +4,18 @@
  * the executor's own progress lines, never on elapsed time.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import { after, describe, test, type TestContext } from "node:test";
-import { testCluster, withNamespace } from "../harness/index.js";
-import { KubeClient, WaitTimeoutError, waitForObjects, type KubeObject } from "../../provider/kube/index.js";
-import { Redactor } from "../../provider/redact.js";
-import type { LoadedStep } from "../../provider/spec/loaded.js";
+import { describe, test, type TestContext } from "node:test";
+import { WaitTimeoutError, waitForObjects, type KubeObject } from "../../provider/kube/index.js";
 import type { WaitAction } from "../../provider/spec/types.js";
 import { parseWaitFor } from "../../provider/spec/waitfor.js";
-import type { StepContext } from "../../provider/steps/types.js";
+import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
 import { waitExecutor } from "../../provider/steps/wait.js";
 
-let shared: KubeClient | undefined;
-after(() => shared?.close());
+const setup = (t: TestContext) => kubeSetup(t, "wait");
 
-async function setup(t: TestContext) {
-  const cluster = await testCluster();
-  const ns = await withNamespace(t, "wait");
-  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
-  const kube = shared;
-  const kubectl = async (args: string[], input?: string): Promise<string> => {
-    let file: string | undefined;
-    if (input !== undefined) {
-      file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "khook-wait-")), "m.yaml");
-      fs.writeFileSync(file, input);
-      args = [...args, "-f", file];
-    }
-    const r = await cluster.kubectl(args);
-    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  return { cluster, ns, kube, kubectl };
-}
+const step = (action: WaitAction) => loadedStep("wait", action, "w");
 
-function step(action: WaitAction): Extract<LoadedStep, { type: "wait" }> {
-  return {
-    name: "w",
-    type: "wait",
-    action,
-    needs: [],
-    when: undefined,
-    included: true,
-    timeoutMs: 120_000,
-    retries: 0,
-    retryDelayMs: 0,
-    onError: "fail",
-    level: 0,
-    inputHash: "sha256:test",
-    summary: "wait",
-    index: 0,
-    position: undefined,
-  };
-}
-
-/** A StepContext with a live deadline; `logs` collects the executor's progress lines. */
-function context(kube: KubeClient, timeoutMs = 120_000, signal?: AbortSignal): { ctx: StepContext; logs: string[] } {
-  const logs: string[] = [];
-  const deadlineAt = Date.now() + timeoutMs;
-  const ctx = {
-    spec: undefined as never,
-    signal: signal ?? new AbortController().signal,
-    redactor: new Redactor(),
-    kube,
-    get deadline() {
-      return Math.max(0, deadlineAt - Date.now());
-    },
-    log: (m: string) => logs.push(m),
-  } as StepContext;
-  return { ctx, logs };
-}
+const context = (timeoutMs = 120_000, signal?: AbortSignal) => executorContext({ timeoutMs, ...(signal ? { signal } : {}) });
 
 async function until(pred: () => boolean): Promise<void> {
   while (!pred()) await new Promise((r) => setTimeout(r, 50));
@@ -95,11 +36,12 @@ describe("wait: condition and jsonpath", () => {
   test("condition=Ready on pods matching a selector: waits for them to appear and become Ready", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     const s = step({ for: "condition=Ready", on: "pods", namespace: ns, selector: "app=web" });
-    const before = await waitExecutor.assess(s, context(kube).ctx);
+    const before = await waitExecutor.assess(s, await context());
     assert.equal(before.action, "wait");
     assert.match(before.reason, /no matching pods yet/);
 
-    const { ctx, logs } = context(kube);
+    const ctx = await context();
+    const logs = ctx.logs;
     const waiting = waitExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("no matching pods yet")));
     await kubectl(["apply", "-n", ns], deployment("web", 2));
@@ -113,7 +55,7 @@ describe("wait: condition and jsonpath", () => {
       const ready = (p["status"] as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === "Ready");
       assert.equal(ready?.status, "True");
     }
-    const afterwards = await waitExecutor.assess(s, context(kube).ctx);
+    const afterwards = await waitExecutor.assess(s, await context());
     assert.equal(afterwards.action, "no-op");
     assert.match(afterwards.reason, /already holds on 2 objects/);
   });
@@ -121,7 +63,8 @@ describe("wait: condition and jsonpath", () => {
   test("jsonpath with a filter on a kind/name target that does not exist yet", async (t) => {
     const { ns, kube, kubectl } = await setup(t);
     const s = step({ for: 'jsonpath={.status.conditions[?(@.type=="Available")].status}=True', on: "deployment/late", namespace: ns });
-    const { ctx, logs } = context(kube);
+    const ctx = await context();
+    const logs = ctx.logs;
     const waiting = waitExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("deployment/late does not exist yet")));
     await kubectl(["apply", "-n", ns], deployment("late", 1));
@@ -129,14 +72,14 @@ describe("wait: condition and jsonpath", () => {
     assert.match(out.reason, /jsonpath=\{\.status\.conditions\[\?\(@\.type=="Available"\)\]\.status\}=True holds on deployment\/late/);
     // kubectl agrees that the condition holds now.
     assert.equal(await kubectl(["get", "deploy", "late", "-n", ns, "-o", 'jsonpath={.status.conditions[?(@.type=="Available")].status}']), "True");
-    assert.equal((await waitExecutor.assess(s, context(kube).ctx)).action, "no-op");
+    assert.equal((await waitExecutor.assess(s, await context())).action, "no-op");
   });
 
   test("jsonpath value and existence forms, relaxed syntax, on a cluster-scoped target", async (t) => {
     const { kube, cluster } = await setup(t);
     const node = (await cluster.kubectl(["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"])).stdout.trim();
     for (const f of ["jsonpath=status.capacity", "jsonpath={.metadata.labels.type}=kwok", `jsonpath=.metadata.name=${node}`, "condition=Ready"]) {
-      const out = await waitExecutor.apply(step({ for: f, on: `node/${node}`, namespace: "ignored-for-cluster-scoped" }), context(kube).ctx);
+      const out = await waitExecutor.apply(step({ for: f, on: `node/${node}`, namespace: "ignored-for-cluster-scoped" }), await context());
       assert.equal(out.status, "ok", f);
     }
   });
@@ -145,13 +88,13 @@ describe("wait: condition and jsonpath", () => {
     const { ns, kube, kubectl } = await setup(t);
     await kubectl(["create", "configmap", "cm", "-n", ns, "--from-literal=phase=Pending"]);
     const s = step({ for: "jsonpath={.data.phase}=Running", on: "configmap/cm", namespace: ns });
-    await assert.rejects(waitExecutor.apply(s, context(kube, 3000).ctx), (e: unknown) => {
+    await assert.rejects(waitExecutor.apply(s, await context(3000)), (e: unknown) => {
       assert.ok(e instanceof WaitTimeoutError, String(e));
       assert.match(e.message, /timed out after .* waiting for jsonpath=\{\.data\.phase\}=Running on configmap\/cm/);
       assert.match(e.message, /\{\.data\.phase\} is "Pending", not "Running"/);
       return true;
     });
-    const plan = await waitExecutor.assess(s, context(kube).ctx);
+    const plan = await waitExecutor.assess(s, await context());
     assert.equal(plan.action, "wait");
     assert.match(plan.reason, /is "Pending", not "Running"/);
   });
@@ -159,7 +102,8 @@ describe("wait: condition and jsonpath", () => {
   test("the step's cancellation signal stops a wait", async (t) => {
     const { ns, kube } = await setup(t);
     const ac = new AbortController();
-    const { ctx, logs } = context(kube, 120_000, ac.signal);
+    const ctx = await context(120_000, ac.signal);
+    const logs = ctx.logs;
     const waiting = waitExecutor.apply(step({ for: "condition=Ready", on: "pod/never", namespace: ns }), ctx);
     await until(() => logs.some((l) => l.includes("does not exist yet")));
     ac.abort(new Error("run cancelled"));
@@ -174,20 +118,21 @@ describe("wait: delete", () => {
       await kubectl(["apply", "-n", ns], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, labels: {doomed: "yes"}, finalizers: [khook.test/hold]}\ndata: {a: "1"}\n`);
     }
     const s = step({ for: "delete", on: "configmaps", namespace: ns, selector: "doomed=yes" });
-    assert.match((await waitExecutor.assess(s, context(kube).ctx)).reason, /2 still exist: configmap\/d1, configmap\/d2/);
+    assert.match((await waitExecutor.assess(s, await context())).reason, /2 still exist: configmap\/d1, configmap\/d2/);
     await kubectl(["delete", "configmap", "-n", ns, "-l", "doomed=yes", "--wait=false"]);
-    const { ctx, logs } = context(kube);
+    const ctx = await context();
+    const logs = ctx.logs;
     const waiting = waitExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("still exist")));
     for (const n of ["d1", "d2"]) await kubectl(["patch", "configmap", n, "-n", ns, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}']);
     const out = await waiting;
     assert.match(out.reason, /nothing matches configmaps in namespace .* matching doomed=yes any more/);
-    assert.equal((await waitExecutor.assess(s, context(kube).ctx)).action, "no-op");
+    assert.equal((await waitExecutor.assess(s, await context())).action, "no-op");
   });
 
   test("delete of something already absent holds at once", async (t) => {
     const { ns, kube } = await setup(t);
-    const out = await waitExecutor.apply(step({ for: "delete", on: "deployment/never-existed", namespace: ns }), context(kube).ctx);
+    const out = await waitExecutor.apply(step({ for: "delete", on: "deployment/never-existed", namespace: ns }), await context());
     assert.equal(out.status, "ok");
   });
 

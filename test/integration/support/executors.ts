@@ -1,0 +1,110 @@
+/**
+ * What integration tests need to call the kube layer and the step executors directly
+ * against the shared test cluster: one KubeClient per test process, a checked kubectl,
+ * specs loaded from step YAML, hand-built steps, and a StepContext.
+ */
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, type TestContext } from "node:test";
+import { testCluster, toolPath, withNamespace, type TestCluster } from "../../harness/index.js";
+import { KubeClient } from "../../../provider/kube/index.js";
+import { Redactor } from "../../../provider/redact.js";
+import { loadSpec } from "../../../provider/spec/load.js";
+import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/spec/loaded.js";
+import type { ActionByType, StepType } from "../../../provider/spec/types.js";
+import type { StepContext, ToolPaths } from "../../../provider/steps/types.js";
+
+let shared: KubeClient | undefined;
+after(() => shared?.close());
+
+/** The test cluster and one KubeClient connected to it, shared by every test in this process. */
+export async function sharedKube(): Promise<{ cluster: TestCluster; kube: KubeClient }> {
+  const cluster = await testCluster();
+  shared ??= await KubeClient.connect({ kubeconfigPath: cluster.kubeconfig });
+  return { cluster, kube: shared };
+}
+
+export type Kubectl = (args: string[], input?: string) => Promise<string>;
+
+/** A fresh namespace, the shared client, and a kubectl that fails the test on a non-zero exit. */
+export async function kubeSetup(t: TestContext, prefix: string): Promise<{ cluster: TestCluster; ns: string; kube: KubeClient; kubectl: Kubectl }> {
+  const { cluster, kube } = await sharedKube();
+  const ns = await withNamespace(t, prefix);
+  const kubectl: Kubectl = async (args, input) => {
+    const full = input === undefined ? args : [...args, "-f", "-"];
+    const r = await cluster.kubectl(full, input === undefined ? {} : { input });
+    assert.equal(r.code, 0, `kubectl ${full.join(" ")}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  return { cluster, ns, kube, kubectl };
+}
+
+/** Loads a spec made of the given step YAML (indented under `steps:`), from a fresh directory holding `files`. */
+export function specFromSteps(stepsYaml: string, opts: { name?: string; env?: Record<string, string>; files?: Record<string, string> } = {}): LoadedSpec {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-it-"));
+  for (const [rel, content] of Object.entries(opts.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), content);
+  }
+  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${opts.name ?? "it"}\nsteps:\n${stepsYaml}`);
+  return loadSpec({ file: path.join(dir, "spec.yaml"), env: opts.env ?? {} });
+}
+
+/** A step built directly (no spec), for executors that only read their action. */
+export function loadedStep<T extends StepType>(type: T, action: ActionByType[T], name: string = type): Extract<LoadedStep, { type: T }> {
+  const step: LoadedStepBase<T> = {
+    name,
+    type,
+    action,
+    needs: [],
+    when: undefined,
+    included: true,
+    timeoutMs: 120_000,
+    retries: 0,
+    retryDelayMs: 0,
+    onError: "fail",
+    level: 0,
+    inputHash: "sha256:test",
+    summary: type,
+    index: 0,
+    position: undefined,
+  };
+  return step as unknown as Extract<LoadedStep, { type: T }>;
+}
+
+export interface ContextOptions {
+  /** The spec the step came from; its redactor is used. Absent: an empty redactor and no spec. */
+  spec?: LoadedSpec;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  tools?: ToolPaths;
+  /** Also called with every (redacted) progress line. */
+  onLog?: (line: string) => void;
+}
+
+/** A StepContext on the shared test cluster with a live deadline; `logs` collects the executor's progress lines. */
+export async function executorContext(opts: ContextOptions = {}): Promise<StepContext & { logs: string[] }> {
+  const { cluster, kube } = await sharedKube();
+  const redactor = opts.spec?.redactor ?? new Redactor();
+  const deadlineAt = Date.now() + (opts.timeoutMs ?? 180_000);
+  const logs: string[] = [];
+  return {
+    spec: opts.spec as LoadedSpec,
+    kube,
+    signal: opts.signal ?? new AbortController().signal,
+    redactor,
+    get deadline() {
+      return Math.max(0, deadlineAt - Date.now());
+    },
+    log: (m: string) => {
+      const line = redactor.redact(m);
+      logs.push(line);
+      opts.onLog?.(line);
+    },
+    connection: { kubeconfigPath: cluster.kubeconfig },
+    tools: opts.tools ?? { helm: toolPath("helm"), kustomize: toolPath("kustomize") },
+    logs,
+  };
+}

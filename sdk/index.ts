@@ -24,6 +24,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
+import type { StepOutput } from "../provider/pulumi/wire.js";
 // The defaults of provider/spec/vars.ts (not imported: the SDK keeps program-time loading light).
 const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
 const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
@@ -75,24 +76,8 @@ export interface KhookArgs {
   timeout?: pulumi.Input<string>;
 }
 
-/** One step's outcome. */
-export interface KhookStep {
-  name: string;
-  /** helm | apply | delete | patch | wait | rollout | job */
-  type: string;
-  /** ok | failed | skipped; after a refresh also pending (not in the record) or the record's destroy states. */
-  status: string;
-  /** Why, for people (redacted). */
-  reason: string;
-  attempts: number;
-  durationMs: number;
-  /** `sha256:<hex>` over the step's action block and the local files it references. */
-  inputHash: string;
-  /** The `when:` outcome. */
-  when: "included" | "excluded";
-  /** The last error (redacted), on failed steps. */
-  error?: string;
-}
+/** One step's outcome: the provider's own output shape, so the two cannot drift apart. */
+export type KhookStep = StepOutput;
 
 /** The Khook resource: a khook spec applied to a cluster. */
 export class Khook extends pulumi.dynamic.Resource {

@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { clusterAlive, clusterDir, readClusterState, startCluster, stopCluster, type ClusterState } from "../../test/harness/cluster";
 import { ensureToolchain, toolBinDirs, toolPath } from "../../test/harness/toolchain";
 import { cacheDir } from "../../test/harness/util";
+import type { KhookStep } from "../../sdk/index.js";
 
 const REPO = path.resolve(__dirname, "..", "..", "..");
 const DEMO = path.join(cacheDir(), "demo");
@@ -26,14 +27,8 @@ const STACK = "dev";
 const PASSPHRASE = "khook-demo";
 const CLUSTER = "demo";
 
-interface StepRow {
-  name: string;
-  type: string;
-  status: string;
-  reason: string;
-  attempts: number;
-  durationMs: number;
-}
+/** The columns of the step table, read from the stack's `steps` output. */
+type StepRow = Pick<KhookStep, "name" | "type" | "status" | "reason" | "attempts" | "durationMs">;
 
 function say(line: string): void {
   process.stdout.write(`\x1b[1m==> ${line}\x1b[0m\n`);

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { runSpec, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
+import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
 import { parseRecord, RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { MemoryRecordStore, PermanentStoreError } from "../../provider/state/store.js";
-import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture } from "./support/engine-fixtures.js";
+import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, resultOf, storedRecord, CHAIN } from "./support/engine-fixtures.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
 
@@ -24,21 +24,6 @@ function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore,
   });
 }
 
-function stored(store: MemoryRecordStore): StateRecord {
-  assert.ok(store.json, "no record written");
-  const p = parseRecord(store.json);
-  assert.ok(p.ok);
-  return p.record;
-}
-
-function step(r: RunResult, name: string): StepResult {
-  const s = r.steps.find((x) => x.name === name);
-  assert.ok(s);
-  return s;
-}
-
-const three: StepFixture[] = [{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }];
-
 describe("state: resume", { timeout: 10_000 }, () => {
   test("the resume reason is the spec's text, verbatim", () => {
     assert.equal(RESUME_REASON, RESUME);
@@ -46,9 +31,9 @@ describe("state: resume", { timeout: 10_000 }, () => {
 
   test("a step recorded ok with the same input hash is skipped with the resume reason, without calling its executor, and satisfies needs", async () => {
     const store = new MemoryRecordStore();
-    await apply(specFixture(three), new StubExecutors(), store);
+    await apply(specFixture(CHAIN), new StubExecutors(), store);
     const second = new StubExecutors();
-    const r = await apply(specFixture(three), second, store);
+    const r = await apply(specFixture(CHAIN), second, store);
     assert.equal(r.status, "succeeded");
     assert.equal(second.calls.length, 0);
     for (const s of r.steps) assert.deepEqual([s.status, s.reason, s.attempts], ["skipped", RESUME, 0]);
@@ -56,14 +41,14 @@ describe("state: resume", { timeout: 10_000 }, () => {
 
   test("change detection is per step: editing one step re-runs that step and only that step", async () => {
     const store = new MemoryRecordStore();
-    await apply(specFixture(three), new StubExecutors(), store);
+    await apply(specFixture(CHAIN), new StubExecutors(), store);
     const second = new StubExecutors();
     const edited = specFixture([{ name: "a" }, { name: "b", needs: ["a"], version: 2 }, { name: "c", needs: ["b"] }]);
     const r = await apply(edited, second, store);
     assert.deepEqual(r.steps.map((s) => s.status), ["skipped", "ok", "skipped"]);
     assert.deepEqual(second.calls.map((c) => c.step.name), ["b"]);
-    assert.equal(step(r, "c").reason, RESUME, "a changed step never forces its dependents to re-run");
-    assert.equal(stored(store).steps["b"]?.inputHash, edited.stepsByName.get("b")?.inputHash);
+    assert.equal(resultOf(r, "c").reason, RESUME, "a changed step never forces its dependents to re-run");
+    assert.equal(storedRecord(store).steps["b"]?.inputHash, edited.stepsByName.get("b")?.inputHash);
   });
 
   test("failed and skipped steps re-run", async () => {
@@ -73,8 +58,8 @@ describe("state: resume", { timeout: 10_000 }, () => {
       .on("b", () => ({ status: "skipped", reason: "skipIf: exists" }));
     const spec = [{ name: "a", onError: "continue" as const }, { name: "b" }];
     await apply(specFixture(spec), first, store);
-    assert.equal(stored(store).steps["a"]?.status, "failed");
-    assert.equal(stored(store).steps["b"]?.status, "skipped");
+    assert.equal(storedRecord(store).steps["a"]?.status, "failed");
+    assert.equal(storedRecord(store).steps["b"]?.status, "skipped");
     const second = new StubExecutors();
     const r = await apply(specFixture(spec), second, store);
     assert.deepEqual(second.calls.map((c) => c.step.name).sort(), ["a", "b"]);
@@ -85,7 +70,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
     const r = await apply(specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', included: false }]), new StubExecutors(), store);
-    assert.equal(step(r, "argocd").reason, 'excluded by when: vars.ENV == "prod"');
+    assert.equal(resultOf(r, "argocd").reason, 'excluded by when: vars.ENV == "prod"');
   });
 
   test("an excluded step keeps its recorded ok: nothing happened to its objects", async () => {
@@ -94,7 +79,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
     await apply(specFixture([{ name: "argocd", included: false }]), new StubExecutors(), store);
     const third = new StubExecutors();
     const r = await apply(specFixture([{ name: "argocd" }]), third, store);
-    assert.equal(step(r, "argocd").reason, RESUME);
+    assert.equal(resultOf(r, "argocd").reason, RESUME);
   });
 
   test("renaming a step re-runs it: the name keys the record", async () => {
@@ -104,10 +89,10 @@ describe("state: resume", { timeout: 10_000 }, () => {
     await apply(specFixture([{ name: "cilium", inputHash: "sha256:same" }]), second, store);
     assert.equal(second.started("cilium"), 1);
     // The old entry is kept untouched: renaming back still resumes.
-    assert.equal(stored(store).steps["cni"]?.status, "ok");
+    assert.equal(storedRecord(store).steps["cni"]?.status, "ok");
     const third = new StubExecutors();
     const r = await apply(specFixture([{ name: "cni", inputHash: "sha256:same" }]), third, store);
-    assert.equal(step(r, "cni").reason, RESUME);
+    assert.equal(resultOf(r, "cni").reason, RESUME);
   });
 
   test("scheduling is not an input: changing needs, timeout, retries, retryDelay or onError does not re-run a completed step", async () => {
@@ -124,11 +109,11 @@ describe("state: resume", { timeout: 10_000 }, () => {
 
   test("a step blocked by a failed dependency keeps its previous ok entry (it did not run)", async () => {
     const store = new MemoryRecordStore();
-    await apply(specFixture(three), new StubExecutors(), store);
+    await apply(specFixture(CHAIN), new StubExecutors(), store);
     const second = new StubExecutors().on("a", () => Promise.reject(new Error("a changed and broke")));
     const r = await apply(specFixture([{ name: "a", version: 2 }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }]), second, store);
-    assert.equal(step(r, "b").reason, 'not started: step "a" failed');
-    const rec = stored(store);
+    assert.equal(resultOf(r, "b").reason, 'not started: step "a" failed');
+    const rec = storedRecord(store);
     assert.equal(rec.steps["a"]?.status, "failed");
     assert.equal(rec.steps["b"]?.status, "ok");
     assert.equal(rec.runStatus, "failed");
@@ -146,7 +131,7 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const stubs = new StubExecutors();
     // Each step awaits a macrotask so every write lands before the next step finishes.
     for (const n of ["a", "b", "c"]) stubs.on(n, () => tick());
-    await apply(specFixture(three), stubs, store);
+    await apply(specFixture(CHAIN), stubs, store);
     assert.equal(snapshots[0]?.runStatus, "running");
     assert.deepEqual(Object.keys(snapshots[0]?.steps ?? {}), []);
     const progress = snapshots.map((s) => Object.keys(s.steps).join(","));
@@ -173,7 +158,7 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     await p;
     assert.equal(maxInFlight, 1);
     assert.ok(store.calls.write <= 3, `${store.calls.write} writes for 20 steps finishing while one write was in flight`);
-    assert.equal(Object.keys(stored(store).steps).length, 20);
+    assert.equal(Object.keys(storedRecord(store).steps).length, 20);
   });
 
   test("a resumed re-run of an unchanged 200-step spec reads the record once and writes it at most twice", async () => {
@@ -188,14 +173,14 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     assert.equal(second.calls.length, 0, "no executor (and so no cluster) calls");
     assert.equal(store.calls.read, 1);
     assert.ok(store.calls.write <= 2, `${store.calls.write} writes`);
-    assert.equal(stored(store).runStatus, "succeeded");
+    assert.equal(storedRecord(store).runStatus, "succeeded");
   });
 
   test("a run that succeeds but cannot write its record fails (exit 1) and says why", async () => {
     const store = new MemoryRecordStore();
     store.failWrites = new PermanentStoreError('forbidden to create Secret "khook-state-fixture" in namespace "default" (the state record)');
     const stubs = new StubExecutors();
-    const r = await apply(specFixture(three), stubs, store);
+    const r = await apply(specFixture(CHAIN), stubs, store);
     assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /forbidden to create Secret "khook-state-fixture" in namespace "default"/);
@@ -211,14 +196,14 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const r = await apply(specFixture([{ name: "a" }]), stubs, store);
     assert.equal(r.status, "succeeded");
     assert.equal(r.journalError, undefined);
-    assert.equal(stored(store).runStatus, "succeeded");
+    assert.equal(storedRecord(store).runStatus, "succeeded");
   });
 
   test("a record that cannot be read (or is not khook's) stops the run before anything runs", async () => {
     const store = new MemoryRecordStore();
     store.failReads = new PermanentStoreError('refusing to use Secret "x" in namespace "default" as the state record: it exists but is not managed by khook');
     const stubs = new StubExecutors();
-    const r = await apply(specFixture(three), stubs, store);
+    const r = await apply(specFixture(CHAIN), stubs, store);
     assert.equal(r.status, "failed");
     assert.equal(stubs.calls.length, 0);
     assert.equal(store.calls.write, 0, "nothing written");
@@ -230,12 +215,12 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const store = new MemoryRecordStore("{not json");
     const stubs = new StubExecutors();
     const events: string[] = [];
-    const r = await apply(specFixture(three), stubs, store, { onEvent: (e) => e.type === "journal-warning" && events.push(e.message) });
+    const r = await apply(specFixture(CHAIN), stubs, store, { onEvent: (e) => e.type === "journal-warning" && events.push(e.message) });
     assert.equal(r.status, "succeeded");
     assert.equal(stubs.calls.length, 3);
     assert.equal(events.length, 1);
     assert.match(events[0] ?? "", /unreadable/);
-    assert.equal(stored(store).runStatus, "succeeded");
+    assert.equal(storedRecord(store).runStatus, "succeeded");
   });
 
   test("cancel writes the journal: completed steps are recorded, the run is marked cancelled", async () => {
@@ -245,16 +230,16 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
       ac.abort();
       return new Promise(() => undefined);
     });
-    const r = await apply(specFixture(three), stubs, store, { signal: ac.signal });
+    const r = await apply(specFixture(CHAIN), stubs, store, { signal: ac.signal });
     assert.equal(r.status, "cancelled");
-    const rec = stored(store);
+    const rec = storedRecord(store);
     assert.equal(rec.runStatus, "cancelled");
     assert.equal(rec.steps["a"]?.status, "ok");
     assert.equal(rec.steps["b"]?.status, "failed");
     assert.equal(rec.steps["c"], undefined);
     // The next run resumes from the last completed step.
     const next = new StubExecutors();
-    await apply(specFixture(three), next, store);
+    await apply(specFixture(CHAIN), next, store);
     assert.deepEqual(next.calls.map((c) => c.step.name), ["b", "c"]);
   });
 
@@ -263,7 +248,7 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const store = new MemoryRecordStore();
     const stubs = new StubExecutors().on("a", () => Promise.reject(new Error(`${secret} ${"x".repeat(10_000)}`)));
     await apply(specFixture([{ name: "a" }], { secrets: [secret] }), stubs, store);
-    const err = stored(store).steps["a"]?.error ?? "";
+    const err = storedRecord(store).steps["a"]?.error ?? "";
     assert.ok(!store.json?.includes(secret));
     assert.ok(err.startsWith("*** xxx"));
     assert.ok(Buffer.byteLength(err) <= 2048);

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatDuration } from "../../provider/spec/duration.js";
-import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
-import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture } from "./support/engine-fixtures.js";
+import { runSpec, type RunEvent, type RunOptions, type RunResult } from "../../provider/engine/run.js";
+import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
 
 function run(steps: StepFixture[], stubs: StubExecutors, extra: Partial<RunOptions> = {}, secrets: string[] = []): Promise<RunResult> & { events: RunEvent[] } {
   const events: RunEvent[] = [];
@@ -21,12 +21,6 @@ function run(steps: StepFixture[], stubs: StubExecutors, extra: Partial<RunOptio
   }) as Promise<RunResult> & { events: RunEvent[] };
   p.events = events;
   return p;
-}
-
-function step(r: RunResult, name: string): StepResult {
-  const s = r.steps.find((x) => x.name === name);
-  assert.ok(s, `no result for ${name}`);
-  return s;
 }
 
 describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
@@ -93,10 +87,10 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   test("a step excluded by when: is reported skipped but satisfies needs", async () => {
     const stubs = new StubExecutors();
     const r = await run([{ name: "a", when: 'vars.ENV == "prod"', included: false }, { name: "b", needs: ["a"] }], stubs);
-    assert.equal(step(r, "a").status, "skipped");
-    assert.equal(step(r, "a").reason, 'excluded by when: vars.ENV == "prod"');
+    assert.equal(resultOf(r, "a").status, "skipped");
+    assert.equal(resultOf(r, "a").reason, 'excluded by when: vars.ENV == "prod"');
     assert.equal(stubs.started("a"), 0);
-    assert.equal(step(r, "b").status, "ok");
+    assert.equal(resultOf(r, "b").status, "ok");
     assert.equal(r.status, "succeeded");
   });
 
@@ -115,10 +109,10 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   test("skipIf: a step skipped as success satisfies needs", async () => {
     const stubs = new StubExecutors().on("a", () => ({ status: "skipped", reason: "release already installed (skipIf: installed)" }));
     const r = await run([{ name: "a", type: "helm" }, { name: "b", needs: ["a"] }], stubs);
-    assert.equal(step(r, "a").status, "skipped");
-    assert.equal(step(r, "a").reason, "release already installed (skipIf: installed)");
-    assert.equal(step(r, "a").attempts, 1);
-    assert.equal(step(r, "b").status, "ok");
+    assert.equal(resultOf(r, "a").status, "skipped");
+    assert.equal(resultOf(r, "a").reason, "release already installed (skipIf: installed)");
+    assert.equal(resultOf(r, "a").attempts, 1);
+    assert.equal(resultOf(r, "b").status, "ok");
     assert.equal(r.status, "succeeded");
   });
 
@@ -135,11 +129,11 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
       ],
       stubs,
     );
-    assert.equal(step(r, "a").status, "failed");
-    assert.equal(step(r, "a").error, "boom");
-    assert.deepEqual([step(r, "b").status, step(r, "b").reason], ["skipped", 'blocked by failed dependency "a"']);
-    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
-    assert.equal(step(r, "d").status, "ok");
+    assert.equal(resultOf(r, "a").status, "failed");
+    assert.equal(resultOf(r, "a").error, "boom");
+    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["skipped", 'blocked by failed dependency "a"']);
+    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+    assert.equal(resultOf(r, "d").status, "ok");
     assert.equal(stubs.started("b") + stubs.started("c"), 0);
     assert.equal(r.status, "failed");
   });
@@ -150,8 +144,8 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
       [{ name: "a", onError: "continue" }, { name: "b", needs: ["a"], included: false }, { name: "c", needs: ["b"] }],
       stubs,
     );
-    assert.match(step(r, "b").reason, /^excluded by when: /);
-    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+    assert.match(resultOf(r, "b").reason, /^excluded by when: /);
+    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
   });
 });
 
@@ -174,13 +168,13 @@ describe("engine: onError", { timeout: 10_000 }, () => {
     await tick();
     releaseB.resolve();
     const r = await p;
-    assert.equal(step(r, "a").status, "failed");
-    assert.equal(step(r, "b").status, "ok", "the running step finished");
+    assert.equal(resultOf(r, "a").status, "failed");
+    assert.equal(resultOf(r, "b").status, "ok", "the running step finished");
     for (const n of ["c", "d", "e"]) {
-      assert.deepEqual([step(r, n).status, step(r, n).reason], ["skipped", 'not started: step "a" failed'], n);
+      assert.deepEqual([resultOf(r, n).status, resultOf(r, n).reason], ["skipped", 'not started: step "a" failed'], n);
       assert.equal(stubs.started(n), 0, `${n} started after the failure`);
     }
-    assert.match(step(r, "x").reason, /^excluded by when: /);
+    assert.match(resultOf(r, "x").reason, /^excluded by when: /);
     assert.equal(r.status, "failed");
   });
 
@@ -204,7 +198,7 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", retries: 2, retryDelayMs: 1 }], stubs);
     const r = await p;
-    assert.deepEqual([step(r, "a").status, step(r, "a").attempts, step(r, "a").reason], ["ok", 3, "third time lucky"]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason], ["ok", 3, "third time lucky"]);
     const attempts = p.events.filter((e) => e.type === "attempt-started").map((e) => (e.type === "attempt-started" ? `${e.attempt}/${e.of}` : ""));
     assert.deepEqual(attempts, ["1/3", "2/3", "3/3"]);
     const failures = p.events.flatMap((e) => (e.type === "attempt-failed" ? [[e.attempt, e.error, e.willRetry]] : []));
@@ -220,7 +214,7 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", retries: 1, retryDelayMs: 1 }], stubs);
     const r = await p;
-    assert.deepEqual([step(r, "a").status, step(r, "a").attempts, step(r, "a").error, step(r, "a").reason], ["failed", 2, "fail 2", "failed after 2 attempts"]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").error, resultOf(r, "a").reason], ["failed", 2, "fail 2", "failed after 2 attempts"]);
     const last = p.events.filter((e) => e.type === "attempt-failed").at(-1);
     assert.ok(last && last.type === "attempt-failed" && last.willRetry === false && last.retryInMs === 0);
   });
@@ -244,8 +238,8 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
       return new Promise(() => undefined); // never settles, ignores the signal
     });
     const r = await run([{ name: "a", timeoutMs: 30 }], stubs);
-    assert.equal(step(r, "a").status, "failed");
-    assert.equal(step(r, "a").error, "timed out after 30ms");
+    assert.equal(resultOf(r, "a").status, "failed");
+    assert.equal(resultOf(r, "a").error, "timed out after 30ms");
     assert.ok(sawAbort, "the executor's signal fired");
   });
 
@@ -257,7 +251,7 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", timeoutMs: 40, retries: 1, retryDelayMs: 5 }], stubs);
     const r = await p;
-    assert.deepEqual([step(r, "a").status, step(r, "a").attempts], ["ok", 2]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts], ["ok", 2]);
     const f = p.events.find((e) => e.type === "attempt-failed");
     assert.ok(f && f.type === "attempt-failed" && f.error === "timed out after 40ms" && f.willRetry);
   });
@@ -285,9 +279,9 @@ describe("engine: cancellation", { timeout: 10_000 }, () => {
     assert.equal(r.status, "cancelled");
     assert.equal(r.cancelled, true);
     assert.ok(aborted);
-    assert.deepEqual([step(r, "a").status, step(r, "a").reason, step(r, "a").error], ["failed", "cancelled while running", "cancelled"]);
-    assert.deepEqual([step(r, "b").status, step(r, "b").reason], ["skipped", "cancelled"]);
-    assert.deepEqual([step(r, "c").status, step(r, "c").reason], ["skipped", "cancelled"]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason, resultOf(r, "a").error], ["failed", "cancelled while running", "cancelled"]);
+    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["skipped", "cancelled"]);
+    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "cancelled"]);
     assert.equal(stubs.started("b") + stubs.started("c"), 0);
   });
 
@@ -305,7 +299,7 @@ describe("engine: cancellation", { timeout: 10_000 }, () => {
     });
     assert.equal(r.status, "cancelled");
     assert.equal(stubs.started("a"), 1);
-    assert.deepEqual([step(r, "a").status, step(r, "a").reason], ["failed", "cancelled while running"]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason], ["failed", "cancelled while running"]);
   });
 
   test("a signal already aborted before the run starts runs nothing", async () => {
@@ -313,7 +307,7 @@ describe("engine: cancellation", { timeout: 10_000 }, () => {
     const r = await run([{ name: "a" }], stubs, { signal: AbortSignal.abort() });
     assert.equal(r.status, "cancelled");
     assert.equal(stubs.calls.length, 0);
-    assert.equal(step(r, "a").reason, "cancelled");
+    assert.equal(resultOf(r, "a").reason, "cancelled");
   });
 });
 
@@ -328,7 +322,7 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
     const r = await p;
     assert.ok(!JSON.stringify(r).includes(secret), JSON.stringify(r));
     assert.ok(!JSON.stringify(p.events).includes(secret), JSON.stringify(p.events));
-    assert.match(step(r, "a").error ?? "", /\*\*\*/);
+    assert.match(resultOf(r, "a").error ?? "", /\*\*\*/);
     assert.ok(p.events.some((e) => e.type === "step-log" && e.message === "using token ***"));
   });
 
@@ -356,7 +350,7 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
       destroy: () => Promise.reject(new Error("x")),
     });
     const r = await run([{ name: "a" }], stubs, { executors: map });
-    assert.deepEqual([step(r, "a").status, step(r, "a").error], ["failed", "sync bug"]);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").error], ["failed", "sync bug"]);
   });
 
   test("a throwing event listener does not break the run", async () => {
@@ -371,7 +365,7 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
 
   test("a step type without an executor fails that step", async () => {
     const r = await run([{ name: "a" }, { name: "b", needs: ["a"] }], new StubExecutors(), { executors: new Map() });
-    assert.deepEqual([step(r, "a").status, step(r, "a").error], ["failed", 'no executor for step type "apply"']);
-    assert.equal(step(r, "b").status, "skipped");
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").error], ["failed", 'no executor for step type "apply"']);
+    assert.equal(resultOf(r, "b").status, "skipped");
   });
 });

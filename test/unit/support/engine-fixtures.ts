@@ -2,8 +2,10 @@
  * LoadedSpec fixtures and stub executors for the engine and state tests.
  * Specs are built directly (no loader): the engine only consumes LoadedSpec.
  */
+import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { StepContextExtras } from "../../../provider/engine/types.js";
+import type { RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import { parseRecord, type MemoryRecordStore, type StateRecord } from "../../../provider/state/index.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
 import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";
@@ -198,4 +200,22 @@ export function recordingSleep(): { sleeps: number[]; sleep: (ms: number, signal
       if (signal.aborted) throw signal.reason;
     },
   };
+}
+
+/** a -> b -> c */
+export const CHAIN: StepFixture[] = [{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }];
+
+/** One step's result; fails the test when the run has none of that name. */
+export function resultOf(r: RunResult, name: string): StepResult {
+  const s = r.steps.find((x) => x.name === name);
+  assert.ok(s, `no result for ${name}`);
+  return s;
+}
+
+/** The record the store holds; fails the test when none was written or it does not parse. */
+export function storedRecord(store: MemoryRecordStore): StateRecord {
+  assert.ok(store.json, "no record written");
+  const p = parseRecord(store.json);
+  assert.ok(p.ok);
+  return p.record;
 }

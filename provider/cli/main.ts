@@ -9,7 +9,7 @@ import { Output, type Streams } from "./output.js";
 
 type Command = (argv: string[], out: Output) => Promise<number>;
 
-const USAGE = `khook: declarative cluster bootstrap (khook.io/v1)
+export const USAGE = `khook: declarative cluster bootstrap (khook.io/v1)
 
 Usage: khook <command> [flags]
 
@@ -50,7 +50,7 @@ async function clusterCommand(name: "apply" | "destroy" | "status", argv: string
   return cluster.clusterCommands[name](argv, out);
 }
 
-const COMMANDS: Record<string, Command> = {
+export const COMMANDS: Record<string, Command> = {
   validate: validateCommand,
   plan: planCommand,
   apply: (argv, out) => clusterCommand("apply", argv, out),

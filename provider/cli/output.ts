@@ -24,6 +24,14 @@ export class Output {
     this.streams.stderr.write(`${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
   }
 
+  /**
+   * Committed project files (the JSON Schema) printed byte for byte. They hold no secrets and
+   * no spec is loaded, while the pre-spec redactor would rewrite the example URLs in them.
+   */
+  verbatim(text: string): void {
+    this.streams.stdout.write(text);
+  }
+
   json(value: unknown): void {
     this.out(JSON.stringify(this.redactor.redactValue(value), null, 2));
   }

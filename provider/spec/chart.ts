@@ -73,6 +73,9 @@ export function classifyChart(helm: HelmAction): { source: ChartSource | undefin
     if (lastSlash === -1 || rest.slice(lastSlash + 1) === "") {
       problems.push({ field: "chart", message: `"${describeChartText(chart)}" is not an OCI chart reference; use oci://<registry>/<path>/<chart>[:tag|@digest]` });
     }
+    if (tag === "") {
+      problems.push({ field: "chart", message: `"${describeChartText(chart)}" ends with ':' but has no tag; write :<tag> or @sha256:<digest>, or drop the ':' and pin version:` });
+    }
     if ((tag !== undefined || digest !== undefined) && helm.version !== undefined) {
       problems.push({
         field: "version",

@@ -22,7 +22,11 @@
  *   create-namespace-needs-namespace  apply.createNamespace needs apply.namespace
  *   patch-body-shape          a mapping for strategic/merge, a list of operations for json
  *   patch-json-idempotency    a json remove or list-index add fails when re-run (warning)
- *   duration-positive         timeout is greater than zero
+ *   duration-positive         timeout (a step's or defaults.timeout) is greater than zero
+ *   duration-timer-range      timeout and retryDelay fit a Node timer (< 2^31 ms)
+ *   values-file-shape         a local valuesFrom file is one YAML mapping
+ *   wait-name-excludes-selector  wait.on kind/name takes no selector, fieldSelector or allNamespaces
+ *   patch-json-pointer        a json patch operation's path and from are JSON pointers (start with /)
  *   state-name                the record's (derived) name is a valid Secret name
  *   when-cel                  when: type-checks to bool and evaluates (see when.ts)
  */
@@ -31,11 +35,12 @@ import * as path from "node:path";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "./chart.js";
 import { findCycles } from "./dag.js";
-import { parseDuration } from "./duration.js";
+import { formatDuration, parseDuration } from "./duration.js";
 import { findRemoteKustomizeBases } from "./hash.js";
 import { checkDnsSubdomain } from "./names.js";
 import { pointer } from "./yaml.js";
 import { parseYamlStream } from "./yaml-stream.js";
+import { parseValuesDocument } from "./values-file.js";
 import { parseWaitFor } from "./waitfor.js";
 import type { JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
 import { SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
@@ -58,11 +63,12 @@ export function checkRules(doc: KhookDocument, ctx: RuleContext): Diagnostic[] {
   checkNames(steps, report);
   checkNeeds(steps, report);
   checkState(doc, report);
+  checkDurations(doc.defaults, ["defaults"], report);
   steps.forEach((step, i) => {
     if (ctx.schemaInvalidSteps.has(i) || step === null || typeof step !== "object") return;
     const types = STEP_TYPES.filter((t) => t in step);
     if (types.length !== 1) return;
-    checkScheduling(step, i, report);
+    checkDurations(step, ["steps", i], report);
     checkAction(step, i, ctx, report);
   });
   return out;
@@ -113,10 +119,25 @@ function checkState(doc: KhookDocument, report: Report): void {
   }
 }
 
-function checkScheduling(step: StepSpec, i: number, report: Report): void {
-  if (typeof step.timeout === "string") {
-    const ms = parseDuration(step.timeout);
-    if (ms === 0) report(pointer("steps", i, "timeout"), `timeout must be greater than 0`, "duration-positive");
+/**
+ * Node holds a timer delay in a signed 32-bit integer: from 2^31 ms on, setTimeout fires after
+ * 1 ms (with a warning), so a longer timeout would expire at once and a longer retryDelay would
+ * not wait at all.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** timeout and retryDelay of a step or of defaults: (the schema already checked the syntax). */
+function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | null | undefined, at: readonly (string | number)[], report: Report): void {
+  if (block === null || typeof block !== "object") return;
+  for (const field of ["timeout", "retryDelay"] as const) {
+    const text = block[field];
+    if (typeof text !== "string") continue;
+    const ms = parseDuration(text);
+    if (ms === undefined) continue;
+    if (field === "timeout" && ms === 0) report(pointer(...at, field), "timeout must be greater than 0", "duration-positive");
+    if (ms > MAX_TIMER_MS) {
+      report(pointer(...at, field), `${field} ${text} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`, "duration-timer-range");
+    }
   }
 }
 
@@ -134,7 +155,11 @@ function checkAction(step: StepSpec, i: number, ctx: RuleContext, report: Report
       if (source?.form === "local") checkLocalPath(helm.chart, at("chart"), ctx, report, "directory-or-file");
       helm.valuesFrom?.forEach((v, j) => {
         if ("url" in v) checkUrl(v.url, at("valuesFrom", j, "url"), report);
-        if ("file" in v) checkLocalPath(v.file, at("valuesFrom", j, "file"), ctx, report, "file", false);
+        if ("file" in v) {
+          const resolved = checkLocalPath(v.file, at("valuesFrom", j, "file"), ctx, report, "file", false);
+          const parsed = resolved === undefined ? undefined : parseValuesDocument(fs.readFileSync(resolved, "utf8"), v.file);
+          if (parsed?.ok === false) report(at("valuesFrom", j, "file"), parsed.message, "values-file-shape");
+        }
       });
       break;
     }
@@ -171,6 +196,7 @@ function checkAction(step: StepSpec, i: number, ctx: RuleContext, report: Report
       if (!r.ok) report(at("for"), `for: ${r.message}`, "wait-for-grammar");
       checkResourceRef(wait.on, at("on"), "type-or-name", report);
       checkNamespaceOrAll(wait, at, report);
+      checkNamedTargetSelection(wait.on, "on", wait, at, "wait-name-excludes-selector", report);
       break;
     }
     case "rollout": {
@@ -193,6 +219,31 @@ function checkAction(step: StepSpec, i: number, ctx: RuleContext, report: Report
 }
 
 const ROLLOUT_KINDS = new Set(["deployment", "deployments", "deploy", "deployment.apps", "deployments.apps", "daemonset", "daemonsets", "ds", "daemonset.apps", "daemonsets.apps", "statefulset", "statefulsets", "sts", "statefulset.apps", "statefulsets.apps"]);
+
+/**
+ * A kind/name target names one object in one namespace, so, as in kubectl ("name cannot be
+ * provided when a selector is specified"), it takes no selector and no allNamespaces.
+ */
+function checkNamedTargetSelection(
+  target: string,
+  field: string,
+  block: { selector?: string; fieldSelector?: string; allNamespaces?: boolean },
+  at: (...r: (string | number)[]) => string,
+  rule: string,
+  report: Report,
+): void {
+  const slash = target.indexOf("/");
+  if (slash === -1) return;
+  const type = target.slice(0, slash);
+  for (const selector of ["selector", "fieldSelector"] as const) {
+    if (block[selector] !== undefined) {
+      report(at(selector), `${field}: ${target} names one object; ${selector}: cannot be combined with a name (kubectl refuses it too). To select objects, write ${field}: ${type} with ${selector}:, or drop ${selector}:`, rule);
+    }
+  }
+  if (block.allNamespaces === true) {
+    report(at("allNamespaces"), `${field}: ${target} names one object, and a name is looked up in one namespace; set namespace: instead of allNamespaces: true`, rule);
+  }
+}
 
 function checkNamespaceOrAll(block: { namespace?: string; allNamespaces?: boolean }, at: (...r: (string | number)[]) => string, report: Report): void {
   if (block.namespace !== undefined && block.allNamespaces === true) {
@@ -312,6 +363,12 @@ function checkPatchBody(type: string, body: unknown, at: (...r: (string | number
         return;
       }
       if ((op.op === "move" || op.op === "copy") && typeof op.from !== "string") report(at("patch", k), `a json patch ${op.op} needs from:`, "patch-body-shape");
+      for (const field of ["path", "from"] as const) {
+        const pointerText = op[field];
+        if (typeof pointerText === "string" && !pointerText.startsWith("/")) {
+          report(at("patch", k, field), `${field}: "${pointerText}" is not a JSON pointer; write /${pointerText.replace(/^\.?\/*/, "")} (JSON patch paths start with /, like /spec/replicas)`, "patch-json-pointer");
+        }
+      }
       if ((op.op === "add" || op.op === "replace" || op.op === "test") && !("value" in op)) report(at("patch", k), `a json patch ${op.op} needs value:`, "patch-body-shape");
       if (op.op === "remove") {
         report(at("patch", k), `the json patch removes ${op.path}; re-running the step fails once the path is gone. Prefer a merge patch with null, or order it so it runs once`, "patch-json-idempotency", "warning");

@@ -134,8 +134,8 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     }
     const parsed = parseReference(text.slice(i + 2, close));
     let replacement: string | undefined;
-    if (typeof parsed === "string") {
-      diagnostics.push(problem(source, i, parsed, "variable-syntax"));
+    if ("problem" in parsed) {
+      diagnostics.push(problem(source, i, parsed.problem, parsed.rule));
     } else {
       referenced.add(parsed.name);
       replacement = resolveReference(parsed, vars, source, i, diagnostics, missing);
@@ -165,8 +165,8 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
   return { text: out, offsets, referenced, diagnostics };
 }
 
-/** Parses the inside of `${...}`; returns an error message for people on bad syntax. */
-export function parseReference(inner: string): Omit<VariableReference, "start" | "end"> | string {
+/** Parses the inside of `${...}`; on bad syntax, a message for people and the rule it breaks. */
+function parseReference(inner: string): Omit<VariableReference, "start" | "end"> | { problem: string; rule: string } {
   const pipeAt = inner.indexOf("|");
   const defaultAt = inner.indexOf(":-");
   let head: string;
@@ -186,12 +186,17 @@ export function parseReference(inner: string): Omit<VariableReference, "start" |
     head = inner;
   }
   const name = head.trim();
+  const shown = inner.length > 40 ? `${inner.slice(0, 40)}...` : inner;
   if (!NAME.test(name)) {
-    const shown = inner.length > 40 ? `${inner.slice(0, 40)}...` : inner;
-    return `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`;
+    return { problem: `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`, rule: "variable-syntax" };
+  }
+  // The first `}` ends the reference, so a `{` in the default means a `}` (or a nested
+  // `${...}`) was cut off and would silently end up as literal text after the value.
+  if (defaultValue?.includes("{") === true) {
+    return { problem: `in the default of \${${name}}: the reference ends at the first \`}\`, and a default cannot contain \`}\`; set the value with a variable (--set ${name}=..., a --var-file or KHOOK_VAR_${name}) instead; defaults cannot nest references either`, rule: "variable-default-braces" };
   }
   if (pipelineText !== undefined && pipelineText.trim() === "") {
-    return `invalid variable reference to ${name}: empty pipeline after |`;
+    return { problem: `invalid variable reference to ${name}: empty pipeline after |`, rule: "variable-syntax" };
   }
   return { name, defaultValue, pipelineText };
 }

@@ -28,7 +28,9 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
   const s = text.trim();
   if (s === "") return { ok: false, message: `the condition is empty; expected ${forms}` };
 
-  if (s.toLowerCase() === "delete") {
+  // kubectl also takes `Delete`; the spec's grammar, and so the schema, spell it `delete`.
+  if (s !== "delete" && s.toLowerCase() === "delete") return { ok: false, message: `"${s}" must be lower-case: write delete` };
+  if (s === "delete") {
     if (!opts.allowDelete) {
       return { ok: false, message: `"delete" is only valid in a wait: step (apply.waitFor waits on objects it just applied); expected ${forms}` };
     }

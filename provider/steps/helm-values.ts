@@ -9,11 +9,11 @@
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { parseAllDocuments } from "yaml";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import { describeChartText } from "../spec/chart.js";
 import type { HelmAction } from "../spec/types.js";
+import { parseValuesDocument } from "../spec/values-file.js";
 import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "./sources.js";
 
 export type Values = Record<string, unknown>;
@@ -43,23 +43,11 @@ function cloneValue(v: unknown): unknown {
   return v;
 }
 
-/**
- * Parses a values document like helm does (YAML 1.1 scalars: `yes`/`on` are
- * booleans). An empty document is an empty map; anything but a map is an error.
- */
+/** A values document (see parseValuesDocument); a problem is an execution error, redacted. */
 export function parseValuesText(text: string, origin: string, redactor: Redactor): Values {
-  const docs = parseAllDocuments(text, { version: "1.1", prettyErrors: false });
-  const list = Array.isArray(docs) ? docs : [];
-  const nonEmpty = list.filter((d) => d.contents !== null || d.errors.length > 0);
-  if (nonEmpty.length === 0) return {};
-  const doc = nonEmpty[0]!;
-  const err = doc.errors[0];
-  if (err) throw executionError(redactor.redact(`values from ${origin} are not valid YAML: ${err.message.split("\n")[0]}`));
-  if (nonEmpty.length > 1) throw executionError(`values from ${origin} hold ${nonEmpty.length} YAML documents; a values file is one mapping`);
-  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
-  if (value === null || value === undefined) return {};
-  if (!isPlainMap(value)) throw executionError(`values from ${origin} must be a mapping (key: value), not ${Array.isArray(value) ? "a list" : `a ${typeof value}`}`);
-  return value;
+  const parsed = parseValuesDocument(text, origin);
+  if (!parsed.ok) throw executionError(redactor.redact(parsed.message));
+  return parsed.value;
 }
 
 export interface ValuesContext {

@@ -1,7 +1,7 @@
 /** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
 import { planOffline } from "../../engine/plan.js";
 import { formatDiagnostic, invalidInput } from "../../errors.js";
-import { loadSchema } from "../../spec/schema.js";
+import { schemaSource } from "../../spec/schema.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
 import { renderGraph } from "../graph.js";
@@ -54,7 +54,7 @@ export async function graphCommand(argv: string[], out: Output): Promise<number>
 
 export async function schemaCommand(argv: string[], out: Output): Promise<number> {
   parseCommandArgs("schema", argv, { help: { type: "boolean", short: "h" } });
-  out.out(JSON.stringify(loadSchema(), null, 2));
+  out.verbatim(schemaSource().text);
   return 0;
 }
 

@@ -1,10 +1,11 @@
 /** `npm run bench [offline|engine|pulumi ...]`: prints figures; never asserts. */
 import { benchOffline } from "./offline.js";
+import { benchStartup } from "./startup.js";
 
 type Bench = () => Promise<void>;
 
 async function loadBenches(): Promise<Record<string, Bench>> {
-  const benches: Record<string, Bench> = { offline: benchOffline };
+  const benches: Record<string, Bench> = { startup: benchStartup, offline: benchOffline };
   for (const [name, mod, fn] of [
     ["engine", "./engine.js", "benchEngine"],
     ["pulumi", "./pulumi.js", "benchPulumi"],

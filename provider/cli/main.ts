@@ -61,7 +61,19 @@ export const COMMANDS: Record<string, Command> = {
   version: versionCommand,
 };
 
-export async function main(argv: string[], streams: Streams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+/** The process's streams; stdin only when read (`-f -`): opening it costs a TTY or pipe set-up on every start. */
+function processStreams(): Streams {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+  };
+}
+
+export async function main(argv: string[], streams: Streams = processStreams()): Promise<number> {
   const out = new Output(streams);
   const [name, ...rest] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {

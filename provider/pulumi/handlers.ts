@@ -19,6 +19,8 @@
  * a preview never loads it; with a warm summary memo (summary.ts) a preview
  * does not even load the spec loader.
  */
+// First, so the modules below and the ones required lazily come from V8's compile cache.
+import "../compile-cache.js";
 import * as path from "node:path";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";

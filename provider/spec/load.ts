@@ -5,7 +5,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
 import { splitUserinfo } from "./chart.js";
 import { computeLevels } from "./dag.js";
@@ -20,8 +19,7 @@ import type { KhookDocument } from "./types.js";
 import { SPEC_DEFAULTS, stepTypeOf } from "./types.js";
 import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
-import { pointer } from "./yaml.js";
-import { parseSpecYaml } from "./yaml.js";
+import { parseSpecYaml, pointer, positionedYaml } from "./yaml.js";
 
 export interface LoadOptions extends Omit<VariableSources, "varFiles"> {
   /** The spec file. Relative paths in the spec resolve against its directory. */
@@ -129,7 +127,7 @@ export function readVarFile(file: string): { file: string; values: Record<string
 export function parseVarFile(text: string, file: string): Record<string, string> {
   let data: unknown;
   try {
-    data = parseYaml(text, { prettyErrors: false });
+    data = positionedYaml().parse(text, { prettyErrors: false });
   } catch (e) {
     throw invalidInput(`the var file ${file} is not valid YAML: ${(e as Error).message.split("\n")[0]}`, []);
   }

@@ -33,8 +33,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { createHash } from "node:crypto";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
 
@@ -57,7 +56,8 @@ export interface ValidateSchemaOptions {
 type SchemaNode = { [key: string]: unknown };
 
 let schemaCache: SchemaNode | undefined;
-let validatorCache: { validate: ValidateFunction; index: SchemaIndex } | undefined;
+let validatorCache: ValidateFunction | undefined;
+let indexCache: SchemaIndex | undefined;
 
 /** Finds schema/v1/khook.json by walking up from this file (works from provider/spec/ and dist/provider/spec/). */
 function schemaFile(): string {
@@ -91,7 +91,11 @@ export function loadSchema(): object {
 
 /** The one Ajv configuration, shared by the runtime compile and the build-time code generator. */
 export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
-  const ajv = new Ajv2020({
+  // Required here, not at the top: loading ajv's compiler costs more than the rest of a
+  // `khook validate` start, and only the build (or a stale generated validator) needs it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const ajv = new AjvClass({
     allErrors: true,
     verbose: true,
     strict: true,
@@ -128,11 +132,15 @@ function compiledValidator(): ValidateFunction {
   return createAjv().compile(schemaObject());
 }
 
-function validator(): { validate: ValidateFunction; index: SchemaIndex } {
-  if (validatorCache === undefined) {
-    validatorCache = { validate: compiledValidator(), index: indexSchema(schemaObject()) };
-  }
+function validator(): ValidateFunction {
+  validatorCache ??= compiledValidator();
   return validatorCache;
+}
+
+/** Built on the first invalid document only: it serves the error messages, and a valid spec has none. */
+function schemaIndex(): SchemaIndex {
+  indexCache ??= indexSchema(schemaObject());
+  return indexCache;
 }
 
 // ---------------------------------------------------------------------------
@@ -655,8 +663,9 @@ function withCanonicalParent(e: ErrorObject): ErrorObject {
 }
 
 export function validateSchema(doc: unknown, positionOf: PositionLookup, options: ValidateSchemaOptions = {}): Diagnostic[] {
-  const { validate, index } = validator();
+  const validate = validator();
   if (validate(doc)) return [];
+  const index = schemaIndex();
   const deferred = (e: ErrorObject): boolean => isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
   const errors = (validate.errors ?? []).map(withCanonicalParent).filter((e) => options.semanticRules === true || !deferred(e));
 

@@ -7,7 +7,7 @@
  */
 import type { Diagnostic } from "../errors.js";
 import { Redactor } from "../redact.js";
-import { PipelineError, parsePipeline, runPipeline, type ParsedPipeline } from "./pipeline/index.js";
+import type { ParsedPipeline, PipelineError } from "./pipeline/index.js";
 import { OffsetMap, SourceText } from "./source.js";
 
 export const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
@@ -201,11 +201,25 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   return { name, defaultValue, pipelineText };
 }
 
+type PipelineModule = typeof import("./pipeline/index.js");
+let pipelineModule: PipelineModule | undefined;
+
+/**
+ * The Go template evaluator, required on the first `${NAME|pipeline}`: its function library
+ * is a large share of a CLI start, and most references have no pipeline.
+ */
+function pipelines(): PipelineModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  pipelineModule ??= require("./pipeline/index.js") as PipelineModule;
+  return pipelineModule;
+}
+
 const pipelineCache = new Map<string, ParsedPipeline | PipelineError>();
 
 function compilePipeline(text: string): ParsedPipeline | PipelineError {
   let parsed = pipelineCache.get(text);
   if (parsed === undefined) {
+    const { PipelineError, parsePipeline } = pipelines();
     try {
       parsed = parsePipeline(text);
     } catch (e) {
@@ -241,6 +255,7 @@ function resolveReference(
   if (ref.pipelineText === undefined) return value;
 
   const pipeline = compilePipeline(ref.pipelineText);
+  const { PipelineError, runPipeline } = pipelines();
   if (pipeline instanceof PipelineError) {
     diagnostics.push(problem(source, at, `in the pipeline of \${${ref.name}|...}: ${pipeline.message}`, "pipeline"));
     return undefined;

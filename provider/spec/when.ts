@@ -3,7 +3,7 @@
  * The environment is the merged variable map (`vars`, map<string, string>),
  * `vars.get(name, default)`, and CEL's standard library as the spec lists it.
  */
-import { Environment } from "@marcbachmann/cel-js";
+import type { Environment } from "@marcbachmann/cel-js";
 
 /** Functions and macros from CEL's standard library that a condition may call. */
 const ALLOWED_CALLS = new Set([
@@ -20,7 +20,10 @@ const ALLOWED_CALLS = new Set([
 let environment: Environment | undefined;
 
 function celEnvironment(): Environment {
-  environment ??= new Environment({ homogeneousAggregateLiterals: false })
+  // Required on the first condition, not at the top: most specs have no `when:`, and every
+  // CLI start and Pulumi preview would otherwise pay for loading the CEL library.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  environment ??= new (require("@marcbachmann/cel-js") as typeof import("@marcbachmann/cel-js")).Environment({ homogeneousAggregateLiterals: false })
     .registerVariable("vars", "map<string, string>")
     .registerFunction({
       name: "get",

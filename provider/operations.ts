@@ -123,6 +123,29 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
   });
 }
 
+/**
+ * Whether the cluster answers: `undefined` when it does, else why not, split
+ * into "unreachable" (no answer, or no usable kubeconfig) and "rejected" (the
+ * API server answered but refused the credentials). Reads nothing else.
+ */
+export async function reachOperation(target: ClusterTarget): Promise<{ kind: "unreachable" | "rejected"; message: string } | undefined> {
+  let kube: KubeClient;
+  try {
+    kube = await connect(target);
+  } catch (e) {
+    return { kind: "unreachable", message: (e as Error).message };
+  }
+  try {
+    await kube.request({ method: "GET", path: "/version", timeoutMs: 15_000 });
+    return undefined;
+  } catch (e) {
+    const status = (e as { status?: unknown }).status;
+    return { kind: status === 401 || status === 403 ? "rejected" : "unreachable", message: (e as Error).message };
+  } finally {
+    kube.close();
+  }
+}
+
 export interface StatusReport {
   namespace: string;
   name: string;

@@ -24,7 +24,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
-import type { StepOutput } from "../provider/pulumi/wire.js";
+import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 // The defaults of provider/spec/vars.ts (not imported: the SDK keeps program-time loading light).
 const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
 const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
@@ -59,11 +59,13 @@ export interface KhookArgs {
   /** Environment prefix for secret variables (default KHOOK_SECRET_); giving it opts into `fromEnvironment`. */
   secretPrefix?: string;
   /**
-   * Kubeconfig content (or a path to a kubeconfig file). Stored as a secret.
-   * Default: the stack config `khook:kubeconfig`, else the ambient kubeconfig
-   * (KUBECONFIG, ~/.kube/config, in-cluster).
+   * Kubeconfig content (YAML or JSON), a path to a kubeconfig file, or a
+   * kubeconfig object such as @pulumi/eks's `cluster.kubeconfig`. Stored as a
+   * secret. Default: the stack config `khook:kubeconfig`, else the ambient
+   * kubeconfig (KUBECONFIG, ~/.kube/config, in-cluster). For destroy and
+   * refresh, a `khook:kubeconfig` stack config wins over this stored value.
    */
-  kubeconfig?: pulumi.Input<string>;
+  kubeconfig?: pulumi.Input<string | Record<string, unknown>>;
   /** The kubeconfig context (default: stack config `khook:context`, else the current context). */
   context?: pulumi.Input<string>;
   /** Steps to run at once (default 8). */
@@ -74,6 +76,12 @@ export interface KhookArgs {
    * out, running steps are cancelled and the journal keeps what completed.
    */
   timeout?: pulumi.Input<string>;
+  /**
+   * `online`: preview also asks the cluster, read-only, what each step would
+   * do (install / upgrade / no-op / create / configure), and `--diff` shows a
+   * unified diff. Default: the stack config `khook:previewMode`, else `offline`.
+   */
+  previewMode?: pulumi.Input<"offline" | "online">;
 }
 
 /** One step's outcome: the provider's own output shape, so the two cannot drift apart. */
@@ -164,16 +172,20 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     }
   });
 
-  const vars = pulumi.output(args.vars ?? {}).apply(stringMap);
-  const secretVars = pulumi.output(args.secretVars ?? {}).apply((sv) => ({ ...envSecrets, ...stringMap(sv) }));
+  // Per variable: during a preview, one value another resource has not produced
+  // yet stays one unknown, and the provider plans every step that does not use it.
+  const vars = applyWithUnknowns(pulumi.output(args.vars ?? {}), stringMap);
+  const secretVars = applyWithUnknowns(pulumi.output(args.secretVars ?? {}), (sv) => (pulumi.isUnknown(sv) ? sv : { ...envSecrets, ...stringMap(sv) }));
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret.
+  // An unknown variable takes the protocol's unknown placeholder here: a file path built from it is
+  // not found, and the provider marks the steps that use the variable as waiting for it.
   const bundle: pulumi.Output<Bundle> = pulumi
     .all([pulumi.output(specText), vars, pulumi.unsecret(secretVars)])
     .apply(([text, v, secrets]) => {
-      const b = collectBundle(text, baseDir, { set: Object.entries(v), varFiles, secretVars: secrets, env: prefixed(envVars) });
+      const b = collectBundle(text, baseDir, { set: Object.entries(knownOrPlaceholder(v)), varFiles, secretVars: knownOrPlaceholder(secrets), env: prefixed(envVars) });
       const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
       const secretValues = Object.values(secrets).filter((s) => s.length >= 3);
       const leaks = keys.some((k) => secretValues.some((s) => k.includes(s)));
@@ -191,16 +203,45 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ...(varFiles.length > 0 ? { varFiles } : {}),
     ...(hasSecrets ? { secretVars: pulumi.secret(secretVars) } : {}),
     ...(Object.keys(envVars).length > 0 ? { envVars } : {}),
-    ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.kubeconfig) } : {}),
+    ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(pulumi.output(args.kubeconfig).apply(kubeconfigText)) } : {}),
     ...(args.context !== undefined ? { context: args.context } : {}),
     ...(args.parallelism !== undefined ? { parallelism: args.parallelism } : {}),
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
+    ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
 }
 
-function stringMap(m: Record<string, unknown>): Record<string, string> {
+/** A kubeconfig object (e.g. @pulumi/eks's `cluster.kubeconfig`) travels as its JSON text, which is valid kubeconfig YAML. */
+export function kubeconfigText(k: string | Record<string, unknown>): string {
+  return typeof k === "string" ? k : JSON.stringify(k);
+}
+
+/**
+ * `apply` that also runs during a preview when (parts of) the value are not
+ * known yet; those parts arrive as `pulumi.unknown`. @pulumi/pulumi's Output
+ * implementation has taken this second argument since 2.x (`all` and
+ * `output` use it); it is not in the type declarations.
+ */
+function applyWithUnknowns<T, U>(o: pulumi.Output<T>, fn: (t: T) => U): pulumi.Output<U> {
+  return (o.apply as unknown as (this: pulumi.Output<T>, f: (t: T) => U, runWithUnknowns: boolean) => pulumi.Output<U>).call(o, fn, true);
+}
+
+/** The values, with every unknown one as the provider protocol's unknown placeholder text. */
+function knownOrPlaceholder(m: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null) out[k] = String(v);
+  if (pulumi.isUnknown(m)) return out;
+  for (const [k, v] of Object.entries(m)) out[k] = pulumi.isUnknown(v) ? UNKNOWN_PLACEHOLDER : String(v);
+  return out;
+}
+
+/** Scalars as text; an unknown value (preview) stays unknown, key by key. */
+function stringMap(m: Record<string, unknown>): Record<string, string> {
+  if (pulumi.isUnknown(m)) return m as unknown as Record<string, string>;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m)) {
+    if (v === undefined || v === null) continue;
+    out[k] = pulumi.isUnknown(v) ? (v as string) : String(v);
+  }
   return out;
 }
 

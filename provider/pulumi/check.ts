@@ -10,8 +10,9 @@
  * steps an edit touches.
  */
 import { parseDuration } from "../spec/duration.js";
-import { summaryFor } from "./summary.js";
-import { containsUnknown, normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
+import { summaryFor, type RequiredTool } from "./summary.js";
+import { classifyUnknowns, hiddenByUnknown, rawSteps, showUnknown, waitingLine, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
+import { normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
 
 export interface CheckFailure {
   property: string;
@@ -23,15 +24,23 @@ export interface CheckResult {
   failures: CheckFailure[];
 }
 
-export function check(_olds: Record<string, unknown>, news: Record<string, unknown>): CheckResult {
+export interface CheckOptions {
+  /** Why an external tool cannot be found, or undefined when it can (default: PATH and KHOOK_HELM / KHOOK_KUSTOMIZE). */
+  toolMissing?: (tool: RequiredTool["tool"]) => string | undefined;
+}
+
+export function check(_olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): CheckResult {
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
   delete raw.plan;
 
-  // Preview with values not known yet (e.g. a secret another resource creates): nothing to validate yet.
-  if (containsUnknown(raw)) return { inputs: { ...raw, plan: UNKNOWN }, failures: [] };
+  const unknown = classifyUnknowns(raw);
+  // The spec itself is not known yet: there is nothing to read.
+  if (unknown.opaque.length > 0) return { inputs: { ...raw, plan: UNKNOWN }, failures: [] };
+  // Unknown targeting inputs are passed through as they are and validated once known.
+  const passThrough = Object.fromEntries(unknown.targeting.map((k) => [k, raw[k]]));
 
-  const { inputs, problems } = normalizeInputs(raw);
+  const { inputs, problems } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
   const failures: CheckFailure[] = [...problems];
   if (inputs.timeout !== undefined) {
     const ms = parseDuration(inputs.timeout);
@@ -39,13 +48,38 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
   }
   if (inputs.spec === undefined) return { inputs: raw, failures };
 
+  // Steps that mention an unknown variable wait for it; every other step is validated and planned.
+  const steps = unknown.variables.length > 0 ? rawSteps(inputs.spec, unknown.variables) : [];
+  if (steps === undefined) return { inputs: { ...raw, plan: UNKNOWN }, failures }; // not YAML as written: nothing to tell apart
+  const waiting = new Map(steps.filter((s) => s.unknown.length > 0).map((s) => [s.index, s]));
+
   // The spec's problems: built from redacted diagnostics, never quoting a secret input.
   const loaded = summaryFor(inputs);
   if (!loaded.ok) {
-    failures.push(...loaded.problems.map((p: InputProblem) => ({ property: p.property, reason: p.reason })));
-    return { inputs: raw, failures };
+    const shown = loaded.problems.filter((p: InputProblem) => !hiddenByUnknown(p, new Set(waiting.keys())));
+    failures.push(...shown.map((p) => ({ property: p.property, reason: p.reason })));
+    if (failures.length > 0 || waiting.size === 0) return { inputs: raw, failures };
+    // Only steps that wait for values failed to load: name every step, none planned yet.
+    const plan = steps.map((s) => (waiting.has(s.index) ? waitingLine(s) : `${s.name}: ${s.type} - planned once the values it waits for exist (${KNOWN_AFTER})`));
+    return { inputs: { ...inputs, ...passThrough, plan }, failures: [] };
+  }
+  for (const need of loaded.summary.tools) {
+    if (waiting.has(need.index)) continue;
+    const why = (opts.toolMissing ?? defaultToolMissing)(need.tool);
+    if (why !== undefined) failures.push({ property: `spec.steps[${need.index}]`, reason: `step ${need.step} needs ${need.tool}, and apply would fail: ${why}` });
   }
   if (failures.length > 0) return { inputs: raw, failures };
-  const normalized: KhookInputs = { ...inputs, plan: loaded.summary.plan };
-  return { inputs: normalized as unknown as Record<string, unknown>, failures: [] };
+  const plan = loaded.summary.plan.map((line, i) => {
+    const w = waiting.get(i);
+    return w !== undefined ? waitingLine(w) : showUnknown(line);
+  });
+  const normalized: KhookInputs = { ...inputs, plan };
+  return { inputs: { ...normalized, ...passThrough }, failures: [] };
+}
+
+function defaultToolMissing(tool: RequiredTool["tool"]): string | undefined {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  if (tool === "helm") return (require("../tools/helm.js") as typeof import("../tools/helm.js")).helmMissing();
+  return (require("../tools/kustomize.js") as typeof import("../tools/kustomize.js")).kustomizeMissing();
+  /* eslint-enable @typescript-eslint/no-require-imports */
 }

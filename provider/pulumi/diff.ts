@@ -22,7 +22,8 @@
 import { createHash } from "node:crypto";
 import { RESUME_REASON } from "../state/record.js";
 import { summaryFor, type SpecSummary } from "./summary.js";
-import { containsUnknown, isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
+import { classifyUnknowns, rawSteps, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
+import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
 
 export interface DiffResult {
   changes: boolean;
@@ -37,19 +38,27 @@ const NO_REPLACE = { replaces: [] as string[], deleteBeforeReplace: false };
 export function diff(olds: Record<string, unknown>, news: Record<string, unknown>): DiffResult {
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
-  if (containsUnknown(raw)) return { changes: true, ...NO_REPLACE, reasons: ["some inputs are not known until apply"] };
-  const { inputs } = normalizeInputs(raw);
+  const unknown = classifyUnknowns(raw);
+  if (unknown.opaque.length > 0) return { changes: true, ...NO_REPLACE, reasons: [`${unknown.opaque.join(", ")} not known until apply`] };
+  const { inputs } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
+  const waiting = unknown.variables.length > 0 ? rawSteps(inputs.spec ?? "", unknown.variables) : [];
+  if (waiting === undefined) return { changes: true, ...NO_REPLACE, reasons: [`variables not known until apply: ${unknown.variables.join(", ")}`] };
   const loaded = inputs.spec === undefined ? undefined : summaryFor(inputs);
-  if (loaded === undefined || !loaded.ok) return { changes: true, ...NO_REPLACE, reasons: ["the new spec does not load"] };
+  if (loaded === undefined || !loaded.ok) {
+    const reason = unknown.variables.length > 0 ? `variables not known until apply: ${unknown.variables.join(", ")}` : "the new spec does not load";
+    return { changes: true, ...NO_REPLACE, reasons: [reason] };
+  }
   const spec = loaded.summary;
 
   const reasons: string[] = [];
   const oldSteps = Array.isArray(olds.steps) ? (olds.steps as StepOutput[]) : undefined;
+  const waitingNames = new Set(waiting.filter((w) => w.unknown.length > 0).map((w) => w.name));
   if (oldSteps === undefined) {
     reasons.push("the state holds no step outcomes");
   } else {
-    reasons.push(...stepChanges(spec, oldSteps));
+    reasons.push(...stepChanges({ steps: spec.steps.filter((s) => !waitingNames.has(s.name)) }, oldSteps.filter((o) => !waitingNames.has(o.name))));
   }
+  for (const w of waiting) if (w.unknown.length > 0) reasons.push(`step ${w.name}: ${KNOWN_AFTER} (unknown: ${w.unknown.join(", ")})`);
 
   const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
   if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
@@ -59,7 +68,8 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   const newLocation = location ? `${location.namespace}/${location.name}` : "";
   if (oldLocation !== newLocation) reasons.push(`the state record moved: ${oldLocation || "(none)"} -> ${newLocation || "(none)"}`);
 
-  if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
+  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context")) reasons.push(`the target cluster is ${KNOWN_AFTER}`);
+  else if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
 
   return { changes: reasons.length > 0, ...NO_REPLACE, reasons };
 }

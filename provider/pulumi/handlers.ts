@@ -4,16 +4,22 @@
  * and delegates here, so the engine is resolved from the installed package at
  * run time and never frozen into the state's `__provider`.
  *
- * - check / diff: pure and offline (they run in every preview).
+ * - check: offline validation and the plan (also while the kubeconfig or some
+ *   variables are unknown, see unknowns.ts), plus the tools apply will need.
+ * - diff: offline by default; with `previewMode: online` (input or stack
+ *   config) it also asks the cluster, read-only, what each step would do.
+ *   Both print the plan into the preview's output.
  * - create / update: apply with the journal on by default; a failed run rejects
  *   with a partial state, so the next `pulumi up` calls update and resumes.
- * - delete: destroy, which removes the record when it fully succeeds.
+ * - delete: destroy, which removes the record when it fully succeeds. An
+ *   unreachable cluster fails it with the way out (`khook:deleteUnreachable`).
  * - read (`pulumi refresh`): the record's per-step outcomes.
  *
- * Credentials come from the `kubeconfig` / `context` inputs, else the stack
- * config (`khook:kubeconfig`, `khook:context`, through `configure`), else the
- * ambient environment (KUBECONFIG, ~/.kube/config, in-cluster). They live in
- * this module's memory only.
+ * Credentials: create/update use the `kubeconfig` / `context` inputs, else the
+ * stack config (`khook:kubeconfig`, `khook:context`, through `configure`);
+ * delete/read use the stack config first (a stored token may have expired),
+ * else the stored inputs; then the ambient environment (KUBECONFIG,
+ * ~/.kube/config, in-cluster). They live in this module's memory only.
  *
  * The cluster-facing code (operations, the kube client) is required lazily, so
  * a preview never loads it; with a warm summary memo (summary.ts) a preview
@@ -30,12 +36,13 @@ import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { journalLocation } from "./location.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
-import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs } from "./wire.js";
+import { classifyUnknowns } from "./unknowns.js";
+import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
 
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof import("../operations.js");
-export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation">;
+export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 export type ClusterTarget = import("../operations.js").ClusterTarget;
 
 let operationsOverride: Operations | undefined;
@@ -60,25 +67,115 @@ interface ConfigureRequest {
   config: { get(key: string): string | undefined };
 }
 
-let configured: { kubeconfig?: string; context?: string } = {};
+/** The stack config the provider reads (`khook:*`), through `configure`. */
+export interface StackConfig {
+  kubeconfig?: string;
+  context?: string;
+  /** `khook:deleteUnreachable: true`: destroy drops the resource from state when the cluster cannot be reached. */
+  deleteUnreachable?: boolean;
+  /** `khook:previewMode`: the default for the `previewMode` input. */
+  previewMode?: string;
+}
+
+let configured: StackConfig = {};
 
 export async function configure(req: ConfigureRequest): Promise<void> {
-  const kubeconfig = req.config.get("khook:kubeconfig");
-  const context = req.config.get("khook:context");
+  const get = (key: string): string | undefined => {
+    const v = req.config.get(`khook:${key}`);
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const kubeconfig = get("kubeconfig");
+  const context = get("context");
+  const deleteUnreachable = get("deleteUnreachable");
+  const previewMode = get("previewMode");
   configured = {
-    ...(kubeconfig !== undefined && kubeconfig !== "" ? { kubeconfig } : {}),
-    ...(context !== undefined && context !== "" ? { context } : {}),
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(context !== undefined ? { context } : {}),
+    ...(deleteUnreachable !== undefined ? { deleteUnreachable: /^(true|1|yes)$/i.test(deleteUnreachable.trim()) } : {}),
+    ...(previewMode !== undefined ? { previewMode } : {}),
   };
 }
 
-// ---- check / diff: pure ----
+// ---- check / diff: offline unless online preview is asked for ----
 
 export async function check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult> {
-  return checkInputs(olds ?? {}, news ?? {});
+  const result = checkInputs(olds ?? {}, news ?? {});
+  // A create has no diff call: the plan is printed here. An update prints it from diff, with the reasons.
+  const isCreate = olds === undefined || olds === null || Object.keys(olds).length === 0;
+  if (isCreate && result.failures.length === 0) printPlan(result.inputs, []);
+  return result;
 }
 
 export async function diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult> {
-  return diffInputs(olds ?? {}, news ?? {});
+  const result = diffInputs(olds ?? {}, news ?? {});
+  if (result.changes) printPlan(news ?? {}, result.reasons);
+  if (previewMode(news ?? {}) === "online") await onlinePreview(news ?? {});
+  return result;
+}
+
+/** The `previewMode` input, else the stack config `khook:previewMode`, else offline. */
+export function previewMode(news: Record<string, unknown>): PreviewMode {
+  const chosen = typeof news.previewMode === "string" ? news.previewMode : configured.previewMode;
+  return chosen === "online" ? "online" : "offline";
+}
+
+/** How long an online preview may take before it falls back to the offline plan. */
+const ONLINE_PREVIEW_BOUND_MS = 120_000;
+
+/**
+ * The online preview: the CLI's read-only live plan (`khook plan --diff`,
+ * operations.planOperation) against the cluster, printed as one line per step
+ * with its live action and reason, then each changing step's unified diff,
+ * masked by the spec's redactor like the CLI's. It never writes. When the
+ * cluster is not known yet or cannot be reached, one warning line says so and
+ * the offline plan stands.
+ */
+async function onlinePreview(news: Record<string, unknown>): Promise<void> {
+  const name = typeof news.resourceName === "string" ? news.resourceName : "khook";
+  const fallback = (why: string): void => sink(`[${name}] warning: online preview: ${why}; showing the offline plan`);
+  const plan = operations().planOperation;
+  if (plan === undefined) return fallback("the cluster-facing layer has no live plan");
+  const unknown = classifyUnknowns(news);
+  if (unknown.opaque.length > 0 || unknown.variables.length > 0) return fallback("some of the spec's inputs are not known yet");
+  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context")) return fallback("the cluster is not known yet");
+  let prepared: ReturnType<typeof prepare>;
+  try {
+    prepared = prepare(news);
+  } catch {
+    return; // check reported the problems
+  }
+  const { inputs, spec } = prepared;
+  const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
+  let report: Awaited<ReturnType<NonNullable<Operations["planOperation"]>>>;
+  try {
+    report = await plan(spec, {
+      target: target(inputs),
+      journal: "default-on",
+      diff: true,
+      signal: AbortSignal.timeout(ONLINE_PREVIEW_BOUND_MS),
+      ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    });
+  } catch (e) {
+    return fallback(`cannot read the cluster: ${spec.redactor.redact((e as Error).message.split("\n")[0] ?? "")}`);
+  }
+  for (const s of report.steps) say(`live: ${s.name}: ${s.action} - ${s.reason.split("\n")[0] ?? ""}`);
+  for (const s of report.steps) {
+    const d = report.diffs.get(s.name);
+    if (d === undefined || d.trim() === "") continue;
+    say(`diff: ${s.name}:`);
+    for (const line of d.trimEnd().split("\n")) say(`  ${line}`);
+  }
+  const changing = report.steps.filter((s) => s.action !== "skip" && s.action !== "no-op").length;
+  say(`live plan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op; nothing was changed`);
+}
+
+/** The plan in the preview's output (not only in the `plan` property): why the resource changes, then one line per step. */
+function printPlan(inputs: Record<string, unknown>, reasons: readonly string[]): void {
+  const name = typeof inputs.resourceName === "string" ? inputs.resourceName : "khook";
+  for (const r of reasons) sink(`[${name}] change: ${r}`);
+  const plan = inputs.plan;
+  if (Array.isArray(plan)) for (const line of plan) sink(`[${name}] plan: ${String(line)}`);
+  else if (plan !== undefined) sink(`[${name}] plan: known after the spec's inputs exist`);
 }
 
 // ---- create / update / delete / read ----
@@ -141,8 +238,20 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   if (typeof raw.spec !== "string") return; // nothing was ever applied from this state
   const { inputs, spec, name } = prepare(raw);
   const { signal, timeoutMs } = deadline(inputs);
-  const result = await operations().destroyOperation(spec, {
-    target: target(inputs),
+  const ops = operations();
+  const where = target(inputs, "stack-config-first");
+  const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
+  const unreachable = await ops.reachOperation?.(where);
+  if (unreachable !== undefined) {
+    const why = spec.redactor.redact(unreachable.message);
+    if (unreachable.kind === "unreachable" && configured.deleteUnreachable === true) {
+      say(`warning: the cluster cannot be reached (${why}); khook:deleteUnreachable is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`);
+      return;
+    }
+    throw new Error(destroyBlockedMessage(name, unreachable.kind, why));
+  }
+  const result = await ops.destroyOperation(spec, {
+    target: where,
     journal: "default-on",
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
@@ -163,13 +272,33 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
   const location = journalLocation(spec);
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
-  const report = await ops.statusOperation(spec, { target: target(inputs), journal: "default-on" });
+  const report = await ops.statusOperation(spec, { target: target(inputs, "stack-config-first"), journal: "default-on" });
   const previous = { ...raw } as unknown as KhookOutputs;
   delete (previous as unknown as Record<string, unknown>)[PROVIDER_KEY];
   return { id, props: refreshedOutputs(previous, spec, report, location) as unknown as Record<string, unknown> };
 }
 
 // ---- helpers ----
+
+/** Why destroy cannot tear down, and the ways out. */
+export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejected", why: string): string {
+  const fresh = "set fresh credentials with `pulumi config set --secret khook:kubeconfig <kubeconfig>` (the stack config wins over the stored kubeconfig for destroy and refresh) and run `pulumi destroy` again";
+  if (kind === "rejected") return `[${name}] cannot tear down: the cluster rejected the credentials (${why}).\nThe stored kubeconfig may hold an expired token: ${fresh}.`;
+  return (
+    `[${name}] cannot tear down: the cluster cannot be reached (${why}).\n` +
+    `If the credentials changed, ${fresh}.\n` +
+    "If the cluster is gone for good (deleted before this resource), run `pulumi config set khook:deleteUnreachable true` and `pulumi destroy` again: " +
+    "the resource is then dropped from the stack's state without touching any cluster."
+  );
+}
+
+/**
+ * Which credentials win. "inputs-first" (create, update): the program's
+ * `kubeconfig`/`context`, else the stack config. "stack-config-first" (delete,
+ * read): the stack config, else the stored inputs, because a stored token may
+ * have expired long before `pulumi destroy` runs.
+ */
+export type CredentialPrecedence = "inputs-first" | "stack-config-first";
 
 function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: LoadedSpec; name: string } {
   const bag = { ...raw };
@@ -181,8 +310,9 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
-  const kubeconfig = inputs.kubeconfig ?? configured.kubeconfig;
-  if (kubeconfig !== undefined && isKubeconfigContent(kubeconfig)) registerKubeconfigSecrets(spec.redactor, kubeconfig);
+  for (const kubeconfig of [inputs.kubeconfig, configured.kubeconfig]) {
+    if (kubeconfig !== undefined && isKubeconfigContent(kubeconfig)) registerKubeconfigSecrets(spec.redactor, kubeconfig);
+  }
   return { inputs, spec, name: inputs.resourceName ?? spec.name };
 }
 
@@ -190,9 +320,18 @@ export function resourceId(spec: LoadedSpec, location: { namespace: string; name
   return location ? `${location.namespace}/${location.name}` : spec.name;
 }
 
-export function target(inputs: KhookInputs): ClusterTarget {
-  const kubeconfig = inputs.kubeconfig ?? configured.kubeconfig;
-  const context = inputs.context ?? configured.context;
+export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "inputs-first"): ClusterTarget {
+  let kubeconfig: string | undefined;
+  let context: string | undefined;
+  if (precedence === "inputs-first") {
+    kubeconfig = inputs.kubeconfig ?? configured.kubeconfig;
+    context = inputs.context ?? configured.context;
+  } else {
+    kubeconfig = configured.kubeconfig ?? inputs.kubeconfig;
+    // A kubeconfig from the stack config goes with khook:context, else its own current-context:
+    // the stored context names a context of the stored kubeconfig.
+    context = configured.context ?? (configured.kubeconfig === undefined ? inputs.context : undefined);
+  }
   return {
     ...(kubeconfig !== undefined ? (isKubeconfigContent(kubeconfig) ? { kubeconfigContent: kubeconfig } : { kubeconfigPath: path.resolve(kubeconfig) }) : {}),
     ...(context !== undefined ? { context } : {}),

@@ -38,13 +38,21 @@ export interface SpecSummary {
   /** Where the journal lives; absent when `state.enabled: false`. */
   location?: StateSettings;
   plan: string[];
+  /** The external tools apply will need, each with the first included step that needs it. */
+  tools: RequiredTool[];
+}
+
+export interface RequiredTool {
+  tool: "helm" | "kustomize";
+  step: string;
+  index: number;
 }
 
 export type SummaryOutcome =
   | { readonly ok: true; readonly summary: SpecSummary; readonly fromMemo: boolean }
   | { readonly ok: false; readonly problems: InputProblem[]; readonly message: string };
 
-const MEMO_FORMAT = "khook-pulumi-summary v1";
+const MEMO_FORMAT = "khook-pulumi-summary v2";
 const MAX_ENTRIES = 256;
 
 /** The summary of the spec the inputs describe, from the memo or by loading it. */
@@ -73,7 +81,23 @@ export function summarize(spec: LoadedSpec): SpecSummary {
     steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.included })),
     ...(location !== undefined ? { location: { namespace: location.namespace, name: location.name } } : {}),
     plan: planLines(spec),
+    tools: requiredTools(spec),
   };
+}
+
+/** helm for an included helm step; kustomize for an included step with a `kustomize:` source. Steps `when:` excludes need nothing. */
+export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
+  const out = new Map<RequiredTool["tool"], RequiredTool>();
+  for (const s of spec.steps) {
+    if (!s.included) continue;
+    const need = (tool: RequiredTool["tool"]): void => {
+      if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
+    };
+    if (s.type === "helm") need("helm");
+    const manifests = (s.action as { manifests?: unknown }).manifests;
+    if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m)) need("kustomize");
+  }
+  return [...out.values()];
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
@@ -145,7 +169,7 @@ function sorted(m: Record<string, string> | undefined): [string, string][] {
 function readMemo(key: string): SpecSummary | undefined {
   try {
     const doc = JSON.parse(fs.readFileSync(path.join(memoDir(), `${key}.json`), "utf8")) as { format?: string; summary?: SpecSummary };
-    if (doc.format !== MEMO_FORMAT || doc.summary === undefined || !Array.isArray(doc.summary.steps) || !Array.isArray(doc.summary.plan)) return undefined;
+    if (doc.format !== MEMO_FORMAT || doc.summary === undefined || !Array.isArray(doc.summary.steps) || !Array.isArray(doc.summary.plan) || !Array.isArray(doc.summary.tools)) return undefined;
     return doc.summary;
   } catch {
     return undefined;

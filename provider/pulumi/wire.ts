@@ -44,12 +44,17 @@ export interface KhookInputs {
   secretVars?: Record<string, string>;
   /** KHOOK_VAR_* read by the SDK when opted in, prefix stripped (lowest precedence). */
   envVars?: Record<string, string>;
-  /** Kubeconfig content, or a path to one. */
+  /**
+   * Kubeconfig content (YAML or JSON), or a path to one. An object (e.g.
+   * @pulumi/eks's `cluster.kubeconfig`) is normalized to its JSON text.
+   */
   kubeconfig?: string;
   context?: string;
   parallelism?: number;
   /** Overall bound on one apply or destroy, a Go duration (`30m`). */
   timeout?: string;
+  /** `online` makes preview consult the cluster read-only (default: the stack config `khook:previewMode`, else `offline`). */
+  previewMode?: PreviewMode;
   /** Added by `check`: one line per step from the offline plan. */
   plan?: string[];
 }
@@ -92,6 +97,16 @@ export function containsUnknown(value: unknown): boolean {
   if (value !== null && typeof value === "object") return Object.values(value).some(containsUnknown);
   return false;
 }
+
+export type PreviewMode = "offline" | "online";
+export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
+
+/**
+ * The properties that only say where and how a run goes: an unknown value in
+ * one of them (a kubeconfig from a cluster being created) hides nothing from
+ * validation and the plan.
+ */
+export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "previewMode"] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
 export const SPEC_INPUT_KEYS = ["spec", "specFile", "baseDir", "files", "binaryFiles", "vars", "varFiles", "secretVars", "envVars"] as const;
@@ -142,8 +157,15 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   map("vars");
   map("secretVars", true);
   map("envVars");
-  str("kubeconfig");
+  const kc = raw.kubeconfig;
+  if (kc !== null && typeof kc === "object" && !Array.isArray(kc)) out.kubeconfig = JSON.stringify(kc);
+  else str("kubeconfig");
   str("context");
+  const mode = raw.previewMode;
+  if (mode !== undefined && mode !== null) {
+    if (typeof mode === "string" && (PREVIEW_MODES as readonly string[]).includes(mode)) out.previewMode = mode;
+    else problems.push({ property: "previewMode", reason: `previewMode must be one of ${PREVIEW_MODES.join(", ")}` });
+  }
   str("timeout");
   const varFiles = raw.varFiles;
   if (varFiles !== undefined && varFiles !== null) {

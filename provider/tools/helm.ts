@@ -73,6 +73,19 @@ export function helmVersionProblem(v: HelmVersion | undefined, where: string): s
   return undefined;
 }
 
+function helmMissingMessage(why: string): string {
+  return `helm: steps need the helm CLI: ${why}. ${INSTALL_HINT}`;
+}
+
+/**
+ * Why helm cannot be found (with the install hint), or undefined when it can.
+ * Presence only, no process: preview calls this; the version is checked at apply.
+ */
+export function helmMissing(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const found = locateTool("helm", { envVar: "KHOOK_HELM", env });
+  return found.ok ? undefined : helmMissingMessage(found.message);
+}
+
 const located = new Map<string, Promise<HelmBinary>>();
 
 /**
@@ -81,7 +94,7 @@ const located = new Map<string, Promise<HelmBinary>>();
  */
 export function locateHelm(opts: { explicit?: string | undefined; redactor: Redactor; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<HelmBinary> {
   const found = locateTool("helm", { explicit: opts.explicit, envVar: "KHOOK_HELM", ...(opts.env ? { env: opts.env } : {}) });
-  if (!found.ok) return Promise.reject(executionError(`helm: steps need the helm CLI: ${found.message}. ${INSTALL_HINT}`));
+  if (!found.ok) return Promise.reject(executionError(helmMissingMessage(found.message)));
   const key = found.tool.path;
   let p = located.get(key);
   if (p === undefined) {

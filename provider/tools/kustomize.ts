@@ -46,6 +46,16 @@ export function kustomizeCommand(opts: Pick<KustomizeOptions, "kustomizePath" | 
   );
 }
 
+/** Why neither kustomize nor kubectl can be found (with the install hint), or undefined. Presence only. */
+export function kustomizeMissing(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  try {
+    kustomizeCommand({ env });
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 /** Renders a local kustomization directory to multi-document YAML. */
 export async function renderKustomize(dir: string, opts: KustomizeOptions): Promise<string> {
   const shown = opts.written ?? dir;

@@ -25,7 +25,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { classifyChart } from "./chart.js";
 import { parseYamlStream } from "./yaml-stream.js";
-import { positionedYaml } from "./yaml.js";
+import { yamlLibrary } from "./yaml.js";
 import type { ActionByType, ManifestSource, StepType } from "./types.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
@@ -172,7 +172,7 @@ export function readKustomization(dir: string): Record<string, unknown> | undefi
   for (const name of KUSTOMIZATION_FILES) {
     const file = path.join(dir, name);
     if (fs.existsSync(file)) {
-      const docs = positionedYaml().parseAllDocuments(fs.readFileSync(file, "utf8"));
+      const docs = yamlLibrary().parseAllDocuments(fs.readFileSync(file, "utf8"));
       const first = Array.isArray(docs) ? docs[0] : undefined;
       const value: unknown = first?.toJS();
       return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};

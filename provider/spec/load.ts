@@ -19,7 +19,7 @@ import type { KhookDocument } from "./types.js";
 import { SPEC_DEFAULTS, stepTypeOf } from "./types.js";
 import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
-import { parseSpecYaml, pointer, positionedYaml } from "./yaml.js";
+import { parseSpecYaml, pointer, yamlLibrary } from "./yaml.js";
 
 export interface LoadOptions extends Omit<VariableSources, "varFiles"> {
   /** The spec file. Relative paths in the spec resolve against its directory. */
@@ -127,7 +127,7 @@ export function readVarFile(file: string): { file: string; values: Record<string
 export function parseVarFile(text: string, file: string): Record<string, string> {
   let data: unknown;
   try {
-    data = positionedYaml().parse(text, { prettyErrors: false });
+    data = yamlLibrary().parse(text, { prettyErrors: false });
   } catch (e) {
     throw invalidInput(`the var file ${file} is not valid YAML: ${(e as Error).message.split("\n")[0]}`, []);
   }

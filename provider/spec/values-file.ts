@@ -3,13 +3,13 @@
  * `yes`/`on` are booleans). Pure, so that the loader can reject a malformed local
  * valuesFrom file at validation and the helm executor reads url: sources by the same rule.
  */
-import { parseAllDocuments } from "yaml";
+import { yamlLibrary } from "./yaml.js";
 
 export type ValuesParse = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
 /** An empty document is an empty map; a second document, invalid YAML or anything but a mapping is a problem. */
 export function parseValuesDocument(text: string, origin: string): ValuesParse {
-  const docs = parseAllDocuments(text, { version: "1.1", prettyErrors: false });
+  const docs = yamlLibrary().parseAllDocuments(text, { version: "1.1", prettyErrors: false });
   const list = Array.isArray(docs) ? docs : [];
   const nonEmpty = list.filter((d) => d.contents !== null || d.errors.length > 0);
   if (nonEmpty.length === 0) return { ok: true, value: {} };

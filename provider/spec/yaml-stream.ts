@@ -3,7 +3,7 @@
  * validation, hashing and the apply step all read the same inline manifests.
  */
 import { CORE_SCHEMA, loadAll } from "js-yaml";
-import { positionedYaml } from "./yaml.js";
+import { yamlLibrary } from "./yaml.js";
 
 export type StreamDocument = { value: unknown; error?: undefined } | { value?: undefined; error: string };
 
@@ -32,7 +32,7 @@ function fastStream(text: string): StreamDocument[] | undefined {
 
 /** The `yaml` library's per-document errors, for a stream that is not valid. */
 function positionedStream(text: string): StreamDocument[] {
-  const parsed = positionedYaml().parseAllDocuments(text, { prettyErrors: false });
+  const parsed = yamlLibrary().parseAllDocuments(text, { prettyErrors: false });
   const list = Array.isArray(parsed) ? parsed : [];
   return list.map((d): StreamDocument => {
     const err = d.errors[0];

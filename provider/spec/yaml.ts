@@ -13,16 +13,16 @@ import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
 import type { OffsetMap, SourceText } from "./source.js";
 
 type YamlLibrary = typeof import("yaml");
-let yamlLibrary: YamlLibrary | undefined;
+let yamlModule: YamlLibrary | undefined;
 
 /**
  * The `yaml` library, required on first use for the same reason as above: loading it is
  * the largest part of a `khook validate` start, and a valid spec never needs it.
  */
-export function positionedYaml(): YamlLibrary {
+export function yamlLibrary(): YamlLibrary {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  yamlLibrary ??= require("yaml") as YamlLibrary;
-  return yamlLibrary;
+  yamlModule ??= require("yaml") as YamlLibrary;
+  return yamlModule;
 }
 
 export interface ParsedYaml {
@@ -62,7 +62,7 @@ function fastParse(text: string): unknown {
 /** The `yaml` library's Document: every error with its position, and a position for every path. */
 function positionedParse(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
   const toPosition = (offset: number): SourcePosition => original.positionAt(offsets.toOriginal(offset));
-  const docs = positionedYaml().parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false });
+  const docs = yamlLibrary().parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false });
   const diagnostics: Diagnostic[] = [];
   const list = Array.isArray(docs) ? docs : [];
   const nonEmpty = list.filter((d) => d.contents !== null);
@@ -118,7 +118,7 @@ export function pointer(...segments: (string | number)[]): string {
 
 /** Finds a path's node, or the nearest ancestor that exists. Map entries point at their key. */
 function makePositionLookup(doc: Document, toPosition: (offset: number) => SourcePosition): PositionLookup {
-  const { isMap, isPair, isScalar, isSeq } = positionedYaml();
+  const { isMap, isPair, isScalar, isSeq } = yamlLibrary();
   return (path: string) => {
     const segments = path === "" ? [] : path.slice(1).split("/").map(decodePointerSegment);
     let node: unknown = doc.contents;

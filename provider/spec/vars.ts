@@ -7,7 +7,7 @@
  */
 import type { Diagnostic } from "../errors.js";
 import { Redactor } from "../redact.js";
-import type { ParsedPipeline, PipelineError } from "./pipeline/index.js";
+import type { ParsedPipeline, PipelineError } from "../gotemplate/index.js";
 import { OffsetMap, SourceText } from "./source.js";
 
 export const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
@@ -201,7 +201,7 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   return { name, defaultValue, pipelineText };
 }
 
-type PipelineModule = typeof import("./pipeline/index.js");
+type PipelineModule = typeof import("../gotemplate/index.js");
 let pipelineModule: PipelineModule | undefined;
 
 /**
@@ -210,7 +210,7 @@ let pipelineModule: PipelineModule | undefined;
  */
 function pipelines(): PipelineModule {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  pipelineModule ??= require("./pipeline/index.js") as PipelineModule;
+  pipelineModule ??= require("../gotemplate/index.js") as PipelineModule;
   return pipelineModule;
 }
 

@@ -4,14 +4,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  ALLOWED_FUNCTIONS,
-  EXCLUDED_FUNCTIONS,
-  evaluatePipeline,
-  parsePipeline,
-  PipelineError,
-  runPipeline,
-} from "../../provider/spec/pipeline/index.js";
+import { parsePipeline, PipelineError, runPipeline } from "../../provider/gotemplate/index.js";
+import { ALLOWED_FUNCTIONS, EXCLUDED as EXCLUDED_FUNCTIONS } from "../../provider/gotemplate/functions/index.js";
+import { evaluatePipeline } from "./support/gotemplate.js";
 
 const BUILTINS = ["and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "index", "len", "print", "printf", "println", "urlquery", "html", "js"];
 const SPRIG_COUNT = 179;

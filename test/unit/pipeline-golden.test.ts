@@ -7,7 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { evaluatePipeline, PipelineError } from "../../provider/spec/pipeline/index.js";
+import { PipelineError } from "../../provider/gotemplate/index.js";
+import { evaluatePipeline } from "./support/gotemplate.js";
 
 interface Vector {
   value: string;

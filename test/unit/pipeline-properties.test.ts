@@ -6,13 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fc from "fast-check";
-import {
-  ALLOWED_FUNCTIONS,
-  evaluatePipeline,
-  parsePipeline,
-  PipelineError,
-  runPipeline,
-} from "../../provider/spec/pipeline/index.js";
+import { parsePipeline, PipelineError, runPipeline } from "../../provider/gotemplate/index.js";
+import { ALLOWED_FUNCTIONS } from "../../provider/gotemplate/functions/index.js";
+import { evaluatePipeline } from "./support/gotemplate.js";
 
 const RUNS = 300;
 

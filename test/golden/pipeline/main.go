@@ -4,7 +4,7 @@
 // Regenerate (from this directory):
 //
 //	go run . vectors            # reads cases.json, writes vectors.json
-//	go run . tables ../../../provider/spec/pipeline/unicode-tables.ts   # Go's Unicode tables for the evaluator
+//	go run . tables ../../../provider/gotemplate/unicode-tables.ts   # Go's Unicode tables for the evaluator
 //
 // Each case is rendered as the template `{{ . | <pipeline> }}` executed with the string value as dot,
 // using sprig.HermeticTxtFuncMap() minus the functions khook excludes (see excluded below).

@@ -1,9 +1,9 @@
 /** sprig's deterministic crypto: derivePassword (Master Password algorithm), decryptAES, buildCustomCert. */
 import { createDecipheriv, createHmac, createPrivateKey, scryptSync, X509Certificate } from "node:crypto";
-import { def } from "../conv";
-import { fromBytes, toBytes } from "../gostring";
-import { type FuncDef, GoCallError, GoStruct, type GoType, T_STRING, T_UINT32 } from "../values";
-import { base64Decode } from "./encoding";
+import { def } from "../conv.js";
+import { fromBytes, toBytes } from "../gostring.js";
+import { type FuncDef, GoCallError, GoStruct, type GoType, T_STRING, T_UINT32 } from "../values.js";
+import { base64Decode } from "./encoding.js";
 
 const S = T_STRING;
 

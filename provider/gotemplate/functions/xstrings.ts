@@ -1,6 +1,6 @@
 /** A port of huandu/xstrings v1.5.0 ToSnakeCase, ToKebabCase and ToPascalCase (sprig's camelcase). */
-import { decodeRune, encodeRune, RUNE_ERROR } from "../gostring";
-import { isLetter, isNumber, isPunct, isSpace, isUpper, toLower, toUpper } from "../unicode";
+import { decodeRune, encodeRune, RUNE_ERROR } from "../gostring.js";
+import { isLetter, isNumber, isPunct, isSpace, isUpper, toLower, toUpper } from "../unicode.js";
 
 const isConnector = (r: number): boolean => r === 0x2d || r === 0x5f || isSpace(r);
 

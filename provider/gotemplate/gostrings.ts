@@ -1,6 +1,6 @@
 /** Ports of Go's strings package functions used by sprig (on Go byte strings). */
-import { decodeLastRune, decodeRune, mapRunes, RUNE_ERROR, runeCount, runesOf } from "./gostring";
-import { isDigit, isLetter, isSpace, toLower, toTitle, toUpper } from "./unicode";
+import { decodeLastRune, decodeRune, mapRunes, RUNE_ERROR, runeCount, runesOf } from "./gostring.js";
+import { isDigit, isLetter, isSpace, toLower, toTitle, toUpper } from "./unicode.js";
 
 export function toUpperStr(s: string): string {
   if (/^[\x00-\x7f]*$/.test(s)) return s.replace(/[a-z]+/g, (m) => m.toUpperCase());

@@ -3,8 +3,8 @@
  * need a time.Time (unixEpoch, mustDateModify) are kept with Go's signatures; no pipeline can produce
  * a time.Time (toDate/now are excluded), so they fail with Go's type error.
  */
-import { def } from "../conv";
-import { type FuncDef, GoCallError, GoInt, type GoValue, T_ANY, T_STRING, T_TIME } from "../values";
+import { def } from "../conv.js";
+import { type FuncDef, GoCallError, GoInt, type GoValue, T_ANY, T_STRING, T_TIME } from "../values.js";
 
 const U64 = (1n << 64n) - 1n;
 const SECOND = 1000000000n;

@@ -1,7 +1,7 @@
 /** sprig's urlParse and urlJoin. */
-import { def, nilDeref } from "../conv";
-import { emptyURL, hostname, parseURL, URLError, urlString, userString } from "../gourl";
-import { type FuncDef, GoCallError, GoMap, type GoValue, kindOf, T_MAP_ANY, T_STRING } from "../values";
+import { def, nilDeref } from "../conv.js";
+import { emptyURL, hostname, parseURL, URLError, urlString, userString } from "../gourl.js";
+import { type FuncDef, GoCallError, GoMap, type GoValue, kindOf, T_MAP_ANY, T_STRING } from "../values.js";
 
 function dictGetOrEmpty(d: GoMap, key: string): string {
   if (!d.m.has(key)) return "";

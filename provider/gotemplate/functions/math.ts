@@ -1,7 +1,7 @@
 /** sprig's numeric functions (integer math on int64, float math via shopspring/decimal, cast conversions). */
-import { checkListLen, def, toFloat64, toInt64 } from "../conv";
-import { sprint } from "../gofmt";
-import { atoiLenient, formatFloat, parseInt as goParseInt } from "../strconv";
+import { checkListLen, def, toFloat64, toInt64 } from "../conv.js";
+import { sprint } from "../gofmt.js";
+import { atoiLenient, formatFloat, parseInt as goParseInt } from "../strconv.js";
 import {
   type FuncDef,
   GoCallError,
@@ -15,7 +15,7 @@ import {
   T_INT,
   T_SLICE_INT,
   T_STRING,
-} from "../values";
+} from "../values.js";
 
 const A = T_ANY;
 const I = T_INT;

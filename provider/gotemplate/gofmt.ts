@@ -2,10 +2,10 @@
  * A port of Go's fmt printing (Sprint, Sprintln, Sprintf) over the Go value model.
  * Strings in and out are Go byte strings (see gostring.ts).
  */
-import { decodeRune, encodeRune, RUNE_ERROR, runeCount } from "./gostring";
-import { canBackquote, formatFloat, quote, quoteRune } from "./strconv";
-import { isPrint } from "./unicode";
-import { GoComplex, GoInt, GoMap, GoPtr, GoSlice, GoStruct, type GoValue, typeOf, typeString } from "./values";
+import { decodeRune, encodeRune, RUNE_ERROR, runeCount } from "./gostring.js";
+import { canBackquote, formatFloat, quote, quoteRune } from "./strconv.js";
+import { isPrint } from "./unicode.js";
+import { GoComplex, GoInt, GoMap, GoPtr, GoSlice, GoStruct, type GoValue, typeOf, typeString } from "./values.js";
 
 const ldigits = "0123456789abcdefx";
 const udigits = "0123456789ABCDEFX";

@@ -1,8 +1,8 @@
 /** A port of Masterminds/semver v3.3.0 (NewVersion, NewConstraint, Check) as sprig uses it. */
-import { def } from "../conv";
-import { jsonString } from "../gojson";
-import * as re from "../goregexp";
-import { NumError, parseUint } from "../strconv";
+import { def } from "../conv.js";
+import { jsonString } from "../gojson.js";
+import * as re from "../goregexp.js";
+import { NumError, parseUint } from "../strconv.js";
 import {
   type FuncDef,
   GoCallError,
@@ -16,7 +16,7 @@ import {
   ptrTo,
   T_STRING,
   T_UINT64,
-} from "../values";
+} from "../values.js";
 
 interface Version {
   major: bigint;

@@ -8,9 +8,9 @@
  * byte string and positions are mapped back to byte offsets, so results are byte-exact like Go.
  */
 import * as vm from "node:vm";
-import { decodeRune, validString } from "./gostring";
-import { isDigit, isLetter, toLower, toUpper } from "./unicode";
-import { CASE_RANGES, FOLD_ORBITS } from "./unicode-tables";
+import { decodeRune, validString } from "./gostring.js";
+import { isDigit, isLetter, toLower, toUpper } from "./unicode.js";
+import { CASE_RANGES, FOLD_ORBITS } from "./unicode-tables.js";
 
 export class RegexSyntaxError extends Error {}
 

@@ -1,6 +1,6 @@
 /** A port of Go's net/url parsing and formatting (Go 1.26) for sprig's urlParse/urlJoin and urlquery. */
 import { isIP } from "node:net";
-import { toJs } from "./gostring";
+import { toJs } from "./gostring.js";
 
 const enum Mode {
   path = 1,

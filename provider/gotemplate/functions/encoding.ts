@@ -1,8 +1,8 @@
 /** sprig's encoding and hashing functions, with Go's base64/base32 decoders (and their error texts). */
 import { createHash } from "node:crypto";
-import { def } from "../conv";
-import { fromBytes, toBytes } from "../gostring";
-import { type FuncDef, T_STRING } from "../values";
+import { def } from "../conv.js";
+import { fromBytes, toBytes } from "../gostring.js";
+import { type FuncDef, T_STRING } from "../values.js";
 
 const S = T_STRING;
 

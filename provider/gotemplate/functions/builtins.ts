@@ -2,11 +2,11 @@
  * text/template's builtin functions (sprig's `slice` replaces the builtin one). `call` is not offered:
  * it only calls function values, which no pipeline can produce (in Go it always fails there too).
  */
-import { def, truth } from "../conv";
-import { sprint, sprintf, sprintln, stringerOf } from "../gofmt";
-import { decodeRune } from "../gostring";
-import { queryEscape } from "../gourl";
-import { isPrint } from "../unicode";
+import { def, truth } from "../conv.js";
+import { sprint, sprintf, sprintln, stringerOf } from "../gofmt.js";
+import { decodeRune } from "../gostring.js";
+import { queryEscape } from "../gourl.js";
+import { isPrint } from "../unicode.js";
 import {
   type FuncDef,
   GoCallError,
@@ -24,7 +24,7 @@ import {
   T_STRING,
   typeString,
   zeroOf,
-} from "../values";
+} from "../values.js";
 
 const RV = T_REFLECT_VALUE;
 

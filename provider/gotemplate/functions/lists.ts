@@ -1,5 +1,5 @@
 /** sprig's list functions (reflection-based in Go: any slice type is accepted). */
-import { checkListLen, def, isEmpty, nilDeref, toInt64 } from "../conv";
+import { checkListLen, def, isEmpty, nilDeref, toInt64 } from "../conv.js";
 import {
   deepEqual,
   type FuncDef,
@@ -13,7 +13,7 @@ import {
   T_INT,
   T_SLICE_ANY,
   T_SLICE_SLICE_ANY,
-} from "../values";
+} from "../values.js";
 
 const A = T_ANY;
 

@@ -3,11 +3,11 @@
  * (with Go's typing of constants and its type checks), fields/methods, variables and the final
  * rendering (printValue).
  */
-import { PipelineError } from "./errors";
-import { sprint } from "./gofmt";
-import { toJs } from "./gostring";
-import { type CommandNode, type Node, nodeString, type NumberNode, type PipeNode } from "./parser";
-import { truth } from "./conv";
+import { PipelineError } from "./errors.js";
+import { sprint } from "./gofmt.js";
+import { toJs } from "./gostring.js";
+import { type CommandNode, type Node, nodeString, type NumberNode, type PipeNode } from "./parser.js";
+import { truth } from "./conv.js";
 import {
   canBeNil,
   ExecError,
@@ -27,7 +27,7 @@ import {
   typeOf,
   UINT_KINDS,
   zeroOf,
-} from "./values";
+} from "./values.js";
 
 const MISSING = Symbol("missing");
 type Final = GoValue | typeof MISSING;

@@ -1,18 +1,18 @@
 /** The function map: text/template builtins + sprig's hermetic map minus khook's exclusions. */
-import { type FuncDef, GoCallError, T_STRING } from "../values";
-import { builtinFunctions } from "./builtins";
-import { cryptoFunctions } from "./crypto";
-import { dateFunctions } from "./date";
-import { defaultFunctions } from "./defaults";
-import { dictFunctions } from "./dicts";
-import { encodingFunctions } from "./encoding";
-import { listFunctions } from "./lists";
-import { mathFunctions } from "./math";
-import { pathFunctions } from "./paths";
-import { regexFunctions } from "./regex";
-import { semverFunctions } from "./semver";
-import { stringFunctions } from "./strings";
-import { urlFunctions } from "./url";
+import { type FuncDef, GoCallError, T_STRING } from "../values.js";
+import { builtinFunctions } from "./builtins.js";
+import { cryptoFunctions } from "./crypto.js";
+import { dateFunctions } from "./date.js";
+import { defaultFunctions } from "./defaults.js";
+import { dictFunctions } from "./dicts.js";
+import { encodingFunctions } from "./encoding.js";
+import { listFunctions } from "./lists.js";
+import { mathFunctions } from "./math.js";
+import { pathFunctions } from "./paths.js";
+import { regexFunctions } from "./regex.js";
+import { semverFunctions } from "./semver.js";
+import { stringFunctions } from "./strings.js";
+import { urlFunctions } from "./url.js";
 
 /** sprig functions (hermetic map minus exclusions): exactly 179 names. */
 export const SPRIG_FUNCTIONS: Readonly<Record<string, FuncDef>> = {
@@ -87,6 +87,9 @@ export const EXCLUDED: ReadonlyMap<string, string> = new Map<string, string>([
   ["required", "it is a Helm function; a missing variable is already an error in khook (use :- for fallbacks)"],
   ["lookup", "it is a Helm function that reads the cluster; pipelines must be hermetic"],
 ]);
+
+/** Names of the functions allowed: sprig's hermetic set minus exclusions, plus text/template builtins. */
+export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([...Object.keys(SPRIG_FUNCTIONS), ...Object.keys(BUILTIN_FUNCTIONS)]);
 
 export function lookupFunction(name: string): FuncDef | undefined {
   if (Object.hasOwn(SPRIG_FUNCTIONS, name)) return SPRIG_FUNCTIONS[name];

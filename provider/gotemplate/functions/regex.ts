@@ -1,7 +1,7 @@
 /** sprig's regex functions over Go's regexp (see goregexp.ts). The regex is the first argument. */
-import { def } from "../conv";
-import * as re from "../goregexp";
-import { type FuncDef, GoCallError, GoInt, GoSlice, type GoValue, stringsOf, T_INT, T_SLICE_STRING, T_STRING } from "../values";
+import { def } from "../conv.js";
+import * as re from "../goregexp.js";
+import { type FuncDef, GoCallError, GoInt, GoSlice, type GoValue, stringsOf, T_INT, T_SLICE_STRING, T_STRING } from "../values.js";
 
 const S = T_STRING;
 

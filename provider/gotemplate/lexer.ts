@@ -2,8 +2,8 @@
  * The lexer of Go's text/template, restricted to the inside of one action. The input is a Go byte
  * string (see gostring.ts); the end of input plays the role of the closing `}}`.
  */
-import { decodeRune, encodeRune, toJs } from "./gostring";
-import { isDigit, isLetter } from "./unicode";
+import { decodeRune, encodeRune, toJs } from "./gostring.js";
+import { isDigit, isLetter } from "./unicode.js";
 
 export type TokenType =
   | "error"

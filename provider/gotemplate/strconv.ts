@@ -1,6 +1,6 @@
 /** Ports of the parts of Go's strconv the evaluator needs (number parsing/formatting, quoting). */
-import { decodeRune, encodeRune, RUNE_ERROR, validRune } from "./gostring";
-import { isPrint } from "./unicode";
+import { decodeRune, encodeRune, RUNE_ERROR, validRune } from "./gostring.js";
+import { isPrint } from "./unicode.js";
 
 export class NumError extends Error {
   constructor(

@@ -1,6 +1,6 @@
 /** Go's path and path/filepath (Unix) functions as sprig exposes them. */
-import { def } from "../conv";
-import { type FuncDef, T_STRING } from "../values";
+import { def } from "../conv.js";
+import { type FuncDef, T_STRING } from "../values.js";
 
 const S = T_STRING;
 

@@ -1,5 +1,5 @@
 /**
- * khook's pipeline evaluator: `${NAME|pipeline}` renders what Go's text/template with sprig v3
+ * The Go runtime's one door (see README.md). khook's pipeline evaluator: `${NAME|pipeline}` renders what Go's text/template with sprig v3
  * would render for `{{ . | <pipeline> }}` with the resolved value as dot.
  *
  * - parsePipeline(text): Go template syntax (commands separated by `|`, literals, `.`, `$`, fields,
@@ -11,11 +11,11 @@
  *
  * Errors are PipelineError; messages never contain the value.
  */
-import { PipelineError } from "./errors";
-import { printResult, State, wrapExecError } from "./exec";
-import { BUILTIN_FUNCTIONS, EXCLUDED, lookupFunction, SPRIG_FUNCTIONS } from "./functions/index";
-import { fromJs, toJs } from "./gostring";
-import { ParseError, Parser, type PipeNode } from "./parser";
+import { PipelineError } from "./errors.js";
+import { printResult, State, wrapExecError } from "./exec.js";
+import { EXCLUDED, lookupFunction } from "./functions/index.js";
+import { fromJs, toJs } from "./gostring.js";
+import { ParseError, Parser, type PipeNode } from "./parser.js";
 
 export { PipelineError };
 
@@ -27,12 +27,6 @@ interface ParsedInternal {
   readonly text: string;
   readonly pipe: PipeNode;
 }
-
-/** Names of the functions allowed: sprig's hermetic set minus exclusions, plus text/template builtins. */
-export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([...Object.keys(SPRIG_FUNCTIONS), ...Object.keys(BUILTIN_FUNCTIONS)]);
-
-/** Functions khook refuses, with the reason. */
-export const EXCLUDED_FUNCTIONS: ReadonlyMap<string, string> = EXCLUDED;
 
 function refusal(name: string): string | undefined {
   const n = toJs(name);
@@ -74,9 +68,4 @@ export function runPipeline(pipeline: ParsedPipeline, value: string): string {
     const err = wrapExecError(e);
     throw new PipelineError(`pipeline ${JSON.stringify(p.text)}: ${err.message}`);
   }
-}
-
-/** Convenience: parse + run. */
-export function evaluatePipeline(value: string, pipelineText: string): string {
-  return runPipeline(parsePipeline(pipelineText), value);
 }

@@ -3,9 +3,9 @@
  * operands (literals, `.`, `$`, fields, chains, parenthesized pipelines) and Go's checks
  * (unknown functions, undefined variables, non-executable stages) at parse time.
  */
-import { toJs } from "./gostring";
-import { lex, type Token, tokenString } from "./lexer";
-import { NumError, parseFloat as goParseFloat, parseInt as goParseInt, parseUint as goParseUint, unquote, unquoteChar } from "./strconv";
+import { toJs } from "./gostring.js";
+import { lex, type Token, tokenString } from "./lexer.js";
+import { NumError, parseFloat as goParseFloat, parseInt as goParseInt, parseUint as goParseUint, unquote, unquoteChar } from "./strconv.js";
 
 export type Node =
   | { type: "dot" }

@@ -1,6 +1,6 @@
 /** Conversions sprig relies on: spf13/cast, sprig's strval/empty, text/template truth. */
-import { sprintV, stringerOf } from "./gofmt";
-import { NumError, parseFloat as goParseFloat, parseInt as goParseInt } from "./strconv";
+import { sprintV, stringerOf } from "./gofmt.js";
+import { NumError, parseFloat as goParseFloat, parseInt as goParseInt } from "./strconv.js";
 import {
   GoCallError,
   GoComplex,
@@ -12,7 +12,7 @@ import {
   type GoType,
   type GoValue,
   type FuncDef,
-} from "./values";
+} from "./values.js";
 
 /** Go's float64 → int64 conversion as amd64 does it (out of range and NaN give MinInt64). */
 export function floatToInt64(f: number): bigint {

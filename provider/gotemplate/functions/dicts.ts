@@ -1,5 +1,5 @@
 /** sprig's dict functions, including mergo's merge semantics and copystructure's deepCopy. */
-import { def, strval } from "../conv";
+import { def, strval } from "../conv.js";
 import {
   type FuncDef,
   GoCallError,
@@ -17,7 +17,7 @@ import {
   T_STRING,
   typeString,
   zeroOf,
-} from "../values";
+} from "../values.js";
 
 const A = T_ANY;
 const M = T_MAP_ANY;

@@ -1,6 +1,6 @@
 /** Go's encoding/json (Marshal, MarshalIndent, Encoder without HTML escaping, Unmarshal into interface{}). */
-import { decodeRune, fromJs, RUNE_ERROR, toJs } from "./gostring";
-import { formatFloat } from "./strconv";
+import { decodeRune, fromJs, RUNE_ERROR, toJs } from "./gostring.js";
+import { formatFloat } from "./strconv.js";
 import {
   GoCallError,
   GoComplex,
@@ -13,7 +13,7 @@ import {
   listOf,
   T_MAP_ANY,
   typeString,
-} from "./values";
+} from "./values.js";
 
 const hexDigits = "0123456789abcdef";
 

@@ -10,7 +10,7 @@ import {
   SPACE_RANGES,
   TITLE_RANGES,
   UPPER_RANGES,
-} from "./unicode-tables";
+} from "./unicode-tables.js";
 
 type RangeTable = { starts: Int32Array; ends: Int32Array; latin1: Uint8Array };
 

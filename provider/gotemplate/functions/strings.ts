@@ -1,10 +1,10 @@
 /** sprig's string functions. */
-import { checkSize, def, strval } from "../conv";
-import { sprintV } from "../gofmt";
-import { encodeRune, fromRunes, runesOf } from "../gostring";
-import * as gs from "../gostrings";
-import { quote as goQuote } from "../strconv";
-import { isLower, isSpace, isTitle, isUpper, toLower, toTitle, toUpper } from "../unicode";
+import { checkSize, def, strval } from "../conv.js";
+import { sprintV } from "../gofmt.js";
+import { encodeRune, fromRunes, runesOf } from "../gostring.js";
+import * as gs from "../gostrings.js";
+import { quote as goQuote } from "../strconv.js";
+import { isLower, isSpace, isTitle, isUpper, toLower, toTitle, toUpper } from "../unicode.js";
 import {
   type FuncDef,
   GoCallError,
@@ -18,8 +18,8 @@ import {
   T_SLICE_STRING,
   T_STRING,
   stringsOf,
-} from "../values";
-import { camelCase, kebabCase, snakeCase } from "./xstrings";
+} from "../values.js";
+import { camelCase, kebabCase, snakeCase } from "./xstrings.js";
 
 const S = T_STRING;
 const I = T_INT;

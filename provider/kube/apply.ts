@@ -13,9 +13,7 @@
  * `serverSide: true` uses server-side apply with force instead.
  */
 import { KhookError } from "../errors.js";
-import type { KubeClient } from "./client.js";
-import { KubeApiError } from "./errors.js";
-import { FIELD_MANAGER, resourcePath } from "./objects.js";
+import { kubectlRef, parseLastApplied, withLastApplied } from "../kubectl/lastapplied.js";
 import {
   createThreeWayJsonMergePatch,
   createThreeWayStrategicMergePatch,
@@ -23,10 +21,21 @@ import {
   isMap,
   PatchComputationError,
   type JsonMap,
-} from "./threeway.js";
-import { describeObject, groupResource, type ApiResource, type KubeObject } from "./types.js";
+} from "../kubectl/threeway.js";
+import { describeObject, type ApiResource, type KubeObject } from "../kubectl/types.js";
+import type { Discovery } from "./discovery.js";
+import { KubeApiError } from "./errors.js";
+import { FIELD_MANAGER, get, resourcePath, serverSideApply } from "./objects.js";
+import type { OpenApiCache } from "./openapi.js";
+import type { Transport } from "./transport.js";
 
-export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+/** What apply needs of a connection (KubeClient is one). */
+export interface ApplyConnection extends Transport {
+  /** The kubeconfig context's namespace: where namespaced objects without one go. */
+  readonly contextNamespace: string;
+  readonly discovery: Pick<Discovery, "resolveKind" | "expect">;
+  readonly openapi: Pick<OpenApiCache, "patchPlan" | "invalidate">;
+}
 
 export type ApplyAction = "created" | "configured" | "unchanged";
 
@@ -70,7 +79,7 @@ export interface ApplyResult {
 /** Conflicts are retried like kubectl (which retries a patch 5 times). */
 const MAX_TRIES = 5;
 
-export async function applyObject(client: KubeClient, manifest: KubeObject, opts: ApplyOptions = {}): Promise<ApplyResult> {
+export async function applyObject(client: ApplyConnection, manifest: KubeObject, opts: ApplyOptions = {}): Promise<ApplyResult> {
   const apiVersion = manifest.apiVersion;
   const kind = manifest.kind;
   if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
@@ -81,7 +90,7 @@ export async function applyObject(client: KubeClient, manifest: KubeObject, opts
     if (manifest.metadata?.generateName) throw new KhookError("execution", `cannot use generateName with apply (${kind} ${manifest.metadata.generateName}...)`);
     throw new KhookError("execution", `cannot apply a ${kind} without metadata.name`);
   }
-  const rt = await client.resolveKind(apiVersion, kind, { signal: opts.signal });
+  const rt = await client.discovery.resolveKind(apiVersion, kind, { signal: opts.signal });
   const obj = prepare(manifest, rt, opts, client.contextNamespace);
   const namespace = rt.namespaced ? obj.metadata!.namespace : undefined;
   let result: ApplyResult;
@@ -125,7 +134,7 @@ function withCreateAnnotations(obj: KubeObject, live: KubeObject | undefined, op
 }
 
 async function applyClientSide(
-  client: KubeClient,
+  client: ApplyConnection,
   rt: ApiResource,
   obj: KubeObject,
   name: string,
@@ -137,7 +146,7 @@ async function applyClientSide(
   // kubectl validates fields server-side (--validate=strict): unknown or duplicate fields are errors, not silently dropped.
   const query = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: "Strict", dryRun: opts.dryRun ? "All" : undefined };
   for (let attempt = 1; ; attempt++) {
-    const live = await client.get(rt, name, namespace, { signal: opts.signal });
+    const live = await get(client, rt, name, namespace, { signal: opts.signal });
     const desired = withCreateAnnotations(obj, live, opts);
     if (!live) {
       const body = withLastApplied(desired);
@@ -195,7 +204,7 @@ async function applyClientSide(
 }
 
 async function applyServerSide(
-  client: KubeClient,
+  client: ApplyConnection,
   rt: ApiResource,
   obj: KubeObject,
   name: string,
@@ -203,8 +212,8 @@ async function applyServerSide(
   opts: ApplyOptions,
 ): Promise<ApplyResult> {
   const ref = kubectlRef(rt, name);
-  const before = await client.get(rt, name, namespace, { signal: opts.signal });
-  const { object, created } = await client.serverSideApply(rt, withCreateAnnotations(obj, before, opts), {
+  const before = await get(client, rt, name, namespace, { signal: opts.signal });
+  const { object, created } = await serverSideApply(client, rt, withCreateAnnotations(obj, before, opts), {
     signal: opts.signal,
     dryRun: opts.dryRun,
     fieldManager: opts.fieldManager ?? FIELD_MANAGER,
@@ -218,70 +227,6 @@ async function applyServerSide(
   return { action, resource: rt, name, namespace, ref, object, before };
 }
 
-/**
- * kubectl's GetModifiedConfiguration: the object serialized without the
- * last-applied annotation (annotations become `{}` when empty, exactly as
- * kubectl writes them), then set as that annotation. The create body and the
- * patch's "modified" side are both this object.
- */
-export function withLastApplied(obj: KubeObject): KubeObject {
-  const copy = structuredClone(obj);
-  const meta = (copy.metadata ??= {});
-  const annots = { ...(meta.annotations ?? {}) };
-  delete annots[LAST_APPLIED_ANNOTATION];
-  meta.annotations = annots;
-  const encoded = lastAppliedJson(copy);
-  meta.annotations = { ...annots, [LAST_APPLIED_ANNOTATION]: encoded };
-  return copy;
-}
-
-/** The last-applied configuration stored on a live object, if any (unparseable → none, like an absent one). */
-export function parseLastApplied(live: KubeObject): JsonMap | undefined {
-  const text = live.metadata?.annotations?.[LAST_APPLIED_ANNOTATION];
-  if (typeof text !== "string" || text === "") return undefined;
-  try {
-    const v: unknown = JSON.parse(text);
-    return isMap(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Encodes like Go's encoding/json on an unstructured object (what kubectl
- * stores): map keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, and a
- * trailing newline. Identical manifests thus give identical annotations
- * whether kubectl or khook applied them.
- */
-export function lastAppliedJson(v: unknown): string {
-  return `${goJson(v)}\n`;
-}
-
-function goJson(v: unknown): string {
-  if (v === null || v === undefined) return "null";
-  if (typeof v === "string") return goString(v);
-  if (typeof v === "number") return Number.isFinite(v) ? JSON.stringify(v) : "null";
-  if (typeof v === "boolean") return v ? "true" : "false";
-  if (Array.isArray(v)) return `[${v.map(goJson).join(",")}]`;
-  if (typeof v === "object") {
-    const keys = Object.keys(v as object)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort(compareUtf8);
-    return `{${keys.map((k) => `${goString(k)}:${goJson((v as Record<string, unknown>)[k])}`).join(",")}}`;
-  }
-  return "null";
-}
-
-function goString(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-/** Go sorts map keys by their UTF-8 bytes. */
-function compareUtf8(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
 function stripVolatile(o: KubeObject): KubeObject {
   const c = structuredClone(o);
   if (c.metadata) {
@@ -292,13 +237,7 @@ function stripVolatile(o: KubeObject): KubeObject {
   return c;
 }
 
-/** `deployment.apps/x`, `configmap/y` — kubectl's printed name. */
-export function kubectlRef(rt: ApiResource, name: string): string {
-  const k = rt.kind.toLowerCase();
-  return `${rt.group === "" ? k : `${k}.${rt.group}`}/${name}`;
-}
-
-function noteCrd(client: KubeClient, crd: KubeObject): void {
+function noteCrd(client: ApplyConnection, crd: KubeObject): void {
   const spec = isMap(crd["spec"]) ? crd["spec"] : {};
   const names = isMap(spec["names"]) ? spec["names"] : {};
   const group = typeof spec["group"] === "string" ? spec["group"] : "";
@@ -371,7 +310,7 @@ function isBarrier(o: KubeObject): boolean {
 }
 
 /** Applies objects in order; see ApplyAllOptions for what runs concurrently. Results are in input order. */
-export async function applyAll(client: KubeClient, manifests: readonly KubeObject[], opts: ApplyAllOptions = {}): Promise<ApplyResult[]> {
+export async function applyAll(client: ApplyConnection, manifests: readonly KubeObject[], opts: ApplyAllOptions = {}): Promise<ApplyResult[]> {
   const concurrency = Math.max(1, opts.concurrency ?? 4);
   const continueOnError = opts.continueOnError ?? true;
   const results: (ApplyResult | undefined)[] = new Array<ApplyResult | undefined>(manifests.length);
@@ -417,4 +356,3 @@ export async function applyAll(client: KubeClient, manifests: readonly KubeObjec
   return results as ApplyResult[];
 }
 
-export { groupResource };

@@ -13,6 +13,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
+import { sleep, type HttpMethod, type QueryValue, type RawResponse, type RequestOptions, type Transport } from "./transport.js";
 import {
   credentialsFor,
   describeSource,
@@ -29,7 +30,7 @@ import * as objects from "./objects.js";
 import * as applyMod from "./apply.js";
 import * as watchMod from "./watch.js";
 import * as logsMod from "./logs.js";
-import type { KubeObject, ResourceType, ApiResource } from "./types.js";
+import type { KubeObject, ResourceType, ApiResource } from "../kubectl/types.js";
 
 export interface KubeConnectOptions {
   /** An explicit kubeconfig file (like `kubectl --kubeconfig`). */
@@ -40,36 +41,12 @@ export interface KubeConnectOptions {
   context?: string;
 }
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-
-export type QueryValue = string | number | boolean | undefined | readonly string[];
-
-export interface RequestOptions {
-  method?: HttpMethod;
-  /** Absolute API path, e.g. `/apis/apps/v1/namespaces/x/deployments/y`. */
-  path: string;
-  query?: Record<string, QueryValue>;
-  /** Sent as JSON unless it is already a string or Buffer. */
-  body?: unknown;
-  contentType?: string;
-  accept?: string;
-  signal?: AbortSignal;
-  /** Names the object in errors, kubectl-style. */
-  target?: ErrorTarget;
-  /** Socket inactivity timeout; default 60s. 0 disables it (watches). */
-  timeoutMs?: number;
-}
-
-export interface RawResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-}
-
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-export class KubeClient {
+export type { HttpMethod, QueryValue, RawResponse, RequestOptions };
+
+export class KubeClient implements Transport {
   /** The API server URL, e.g. `https://127.0.0.1:6443`. */
   readonly server: string;
   /** The kubeconfig context in use. */
@@ -445,19 +422,4 @@ async function readBody(res: http.IncomingMessage, signal: AbortSignal | undefin
     throw e;
   }
   return Buffer.concat(chunks).toString("utf8");
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(abortError(signal!));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -8,11 +8,11 @@
  * (the server only serves a CRD's resource once it is Established).
  */
 import { KhookError } from "../errors.js";
-import type { KubeClient } from "./client.js";
-import { sleep } from "./client.js";
+import type { Transport } from "./transport.js";
+import { sleep } from "./transport.js";
 import { abortError } from "./errors.js";
-import { matchKind, matchResource, splitTarget, suggest } from "./resourceref.js";
-import { isObject, splitApiVersion, type ApiResource } from "./types.js";
+import { matchKind, matchResource, splitTarget, suggest } from "../kubectl/resourceref.js";
+import { isObject, splitApiVersion, type ApiResource } from "../kubectl/types.js";
 
 export interface ResolveOptions {
   signal?: AbortSignal;
@@ -50,7 +50,7 @@ interface Expected {
 }
 
 export class Discovery {
-  private readonly client: KubeClient;
+  private readonly client: Transport;
   private cached: readonly ApiResource[] | undefined;
   private inflight: Promise<readonly ApiResource[]> | undefined;
   private expected: Expected[] = [];
@@ -59,7 +59,7 @@ export class Discovery {
   /** Ask for aggregated discovery first (default). False forces the per-group-version documents. */
   preferAggregated = true;
 
-  constructor(client: KubeClient) {
+  constructor(client: Transport) {
     this.client = client;
   }
 

@@ -3,7 +3,7 @@
  * engine maps them to exit 1 without knowing about Kubernetes.
  */
 import { KhookError } from "../errors.js";
-import { describeObject, isObject, type ResourceType } from "./types.js";
+import { describeObject, isObject, type ResourceType } from "../kubectl/types.js";
 
 /** What the request was about, so errors name the object the way kubectl does. */
 export interface ErrorTarget {

@@ -1,6 +1,13 @@
-/** provider/kube: the only code that talks to the API server. */
-export { KubeClient, sleep } from "./client.js";
-export type { KubeConnectOptions, RequestOptions, RawResponse, HttpMethod, QueryValue } from "./client.js";
+/**
+ * provider/kube: the only code that talks to the API server — requests, discovery,
+ * OpenAPI documents, watches, logs and kubeconfig loading. What kubectl computes
+ * without a server (three-way merge, JSONPath, wait conditions, rollout status,
+ * resource arguments) is in provider/kubectl/.
+ */
+export { KubeClient } from "./client.js";
+export type { KubeConnectOptions } from "./client.js";
+export { sleep } from "./transport.js";
+export type { Transport, RequestOptions, RawResponse, HttpMethod, QueryValue } from "./transport.js";
 
 export {
   KubeApiError,
@@ -15,8 +22,6 @@ export type { ErrorTarget } from "./errors.js";
 
 export { Discovery, UnknownResourceError, parseAggregated } from "./discovery.js";
 export type { ResolveOptions } from "./discovery.js";
-export { splitTarget, parseResourceArg, matchResource, matchKind } from "./resourceref.js";
-export type { ResourceQuery, TargetParse } from "./resourceref.js";
 
 export { FIELD_MANAGER, PATCH_CONTENT_TYPES, resourcePath } from "./objects.js";
 export type {
@@ -31,36 +36,17 @@ export type {
   PropagationPolicy,
 } from "./objects.js";
 
-export { LAST_APPLIED_ANNOTATION, ApplyAllError, kubectlRef, lastAppliedJson, parseLastApplied, withLastApplied, prepare as prepareForApply } from "./apply.js";
-export type { ApplyAction, ApplyOptions, ApplyAllOptions, ApplyResult } from "./apply.js";
+export { ApplyAllError } from "./apply.js";
+export type { ApplyAction, ApplyConnection, ApplyOptions, ApplyAllOptions, ApplyResult } from "./apply.js";
 
-export {
-  createThreeWayStrategicMergePatch,
-  createThreeWayJsonMergePatch,
-  createMergePatch,
-  applyMergePatch,
-  OpenApiV3PatchMeta,
-  NO_PATCH_META,
-  PatchComputationError,
-} from "./threeway.js";
-export type { PatchMeta, FieldPatchMeta, JsonMap } from "./threeway.js";
 export { OpenApiCache } from "./openapi.js";
 export type { PatchPlan } from "./openapi.js";
 
-export { watch, waitFor, waitForDeletion, observe, describeScope } from "./watch.js";
-export type { WatchEvent, WatchEventType, WatchOptions, WaitScope, WaitVerdict, WaitCheck, WaitOptions } from "./watch.js";
-
-export { evaluateCondition, checkObjects, waitForCondition, waitForObjects } from "./conditions.js";
-export type { ConditionResult, ObjectRef } from "./conditions.js";
-
-export { parseJsonPath, evaluateJsonPath, formatJsonPathValue, isNonEmptyValue } from "./jsonpath.js";
-export type { JsonPathExpr, JsonPathParse, Segment as JsonPathSegment } from "./jsonpath.js";
-
-export { rolloutStatus, restartPatch, rfc3339, ROLLOUT_KINDS, RESTARTED_AT } from "./rollout.js";
-export type { RolloutKind, RolloutStatus } from "./rollout.js";
+export { watch, waitFor, waitForDeletion, observe, describeScope, waitForCondition, waitForObjects } from "./watch.js";
+export type { WatchEvent, WatchEventType, WatchOptions, WaitScope, WaitVerdict, WaitCheck, WaitOptions, ObjectRef } from "./watch.js";
 
 export { podLogs, jobPods, PODS, JOBS } from "./logs.js";
 export type { LogOptions } from "./logs.js";
 
-export { apiVersionOf, splitApiVersion, groupResource, describeObject, shortRef } from "./types.js";
-export type { KubeObject, ObjectMeta, ResourceType, ApiResource } from "./types.js";
+// The object shapes the client speaks (defined with the pure kubectl semantics, which use them too).
+export type { KubeObject, ObjectMeta, ResourceType, ApiResource } from "../kubectl/types.js";

@@ -1,8 +1,8 @@
 /** Pod logs, and the pods of a Job (to surface a failed Job's last lines). */
-import type { KubeClient } from "./client.js";
+import type { Transport } from "./transport.js";
 import { isNotFound } from "./errors.js";
 import { get, list } from "./objects.js";
-import type { KubeObject, ResourceType } from "./types.js";
+import type { KubeObject, ResourceType } from "../kubectl/types.js";
 
 export const PODS: ResourceType = { group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true };
 export const JOBS: ResourceType = { group: "batch", version: "v1", resource: "jobs", kind: "Job", namespaced: true };
@@ -19,7 +19,7 @@ export interface LogOptions {
 }
 
 /** The pod's log text (`kubectl logs`). A pod or container without logs yet gives "". */
-export async function podLogs(client: KubeClient, namespace: string, pod: string, opts: LogOptions = {}): Promise<string> {
+export async function podLogs(client: Transport, namespace: string, pod: string, opts: LogOptions = {}): Promise<string> {
   try {
     const res = await client.request({
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`,
@@ -45,7 +45,7 @@ export async function podLogs(client: KubeClient, namespace: string, pod: string
  * The pods a Job created, oldest first. Uses the Job's own selector
  * (controller-uid) when the Job exists, else the `job-name` label.
  */
-export async function jobPods(client: KubeClient, namespace: string, job: string, opts: { signal?: AbortSignal } = {}): Promise<KubeObject[]> {
+export async function jobPods(client: Transport, namespace: string, job: string, opts: { signal?: AbortSignal } = {}): Promise<KubeObject[]> {
   const j = await get(client, JOBS, job, namespace, opts);
   let labelSelector = `job-name=${job}`;
   const matchLabels = (j?.["spec"] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;

@@ -3,9 +3,9 @@
  * patch (strategic / merge / json) and server-side apply. Objects keep every
  * field the server sends.
  */
-import type { KubeClient, QueryValue } from "./client.js";
+import type { QueryValue, Transport } from "./transport.js";
 import { isNotFound, KubeApiError } from "./errors.js";
-import type { KubeObject, ResourceType } from "./types.js";
+import type { KubeObject, ResourceType } from "../kubectl/types.js";
 
 export const FIELD_MANAGER = "khook";
 
@@ -64,6 +64,8 @@ export interface DeleteOptions {
   dryRun?: boolean;
   /** Only delete this exact incarnation (uid precondition). */
   uid?: string;
+  /** Only delete this exact version (resourceVersion precondition); a mismatch is a 409 KubeApiError. */
+  resourceVersion?: string;
 }
 
 export type DeleteResult =
@@ -85,7 +87,7 @@ function ns(rt: ResourceType, namespace: string | undefined): string | undefined
 }
 
 /** The object, or undefined when it does not exist. */
-export async function get(client: KubeClient, rt: ResourceType, name: string, namespace?: string, opts: ReadOptions = {}): Promise<KubeObject | undefined> {
+export async function get(client: Transport, rt: ResourceType, name: string, namespace?: string, opts: ReadOptions = {}): Promise<KubeObject | undefined> {
   const n = ns(rt, namespace);
   try {
     return await client.requestJson<KubeObject>({
@@ -100,7 +102,7 @@ export async function get(client: KubeClient, rt: ResourceType, name: string, na
 }
 
 /** Lists every matching object (following `continue` tokens). */
-export async function list(client: KubeClient, rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList> {
+export async function list(client: Transport, rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList> {
   const n = opts.allNamespaces ? undefined : ns(rt, opts.namespace);
   const items: KubeObject[] = [];
   let cont: string | undefined;
@@ -135,7 +137,7 @@ function writeQuery(opts: WriteOptions, extra: Record<string, QueryValue> = {}):
   return { ...extra, fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: opts.fieldValidation, dryRun: opts.dryRun ? "All" : undefined };
 }
 
-export async function create(client: KubeClient, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+export async function create(client: Transport, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
   const n = ns(rt, obj.metadata?.namespace);
   return client.requestJson<KubeObject>({
     method: "POST",
@@ -147,7 +149,7 @@ export async function create(client: KubeClient, rt: ResourceType, obj: KubeObje
   });
 }
 
-export async function replace(client: KubeClient, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+export async function replace(client: Transport, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
   const n = ns(rt, obj.metadata?.namespace);
   const name = obj.metadata?.name ?? "";
   return client.requestJson<KubeObject>({
@@ -161,7 +163,7 @@ export async function replace(client: KubeClient, rt: ResourceType, obj: KubeObj
 }
 
 /** Deletes one object; a missing object is `not-found`, not an error. */
-export async function remove(client: KubeClient, rt: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+export async function remove(client: Transport, rt: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
   const n = ns(rt, namespace);
   const body: Record<string, unknown> = {
     apiVersion: "v1",
@@ -170,7 +172,8 @@ export async function remove(client: KubeClient, rt: ResourceType, name: string,
   };
   if (opts.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = opts.gracePeriodSeconds;
   if (opts.dryRun) body["dryRun"] = ["All"];
-  if (opts.uid !== undefined) body["preconditions"] = { uid: opts.uid };
+  const preconditions = { ...(opts.uid !== undefined ? { uid: opts.uid } : {}), ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}) };
+  if (Object.keys(preconditions).length > 0) body["preconditions"] = preconditions;
   try {
     const res = await client.requestJson<KubeObject>({
       method: "DELETE",
@@ -192,7 +195,7 @@ export async function remove(client: KubeClient, rt: ResourceType, name: string,
 }
 
 /** Deletes every object matching the selectors, one by one (so each result is known). */
-export async function removeMatching(client: KubeClient, rt: ResourceType, opts: ListOptions & DeleteOptions): Promise<DeleteResult[]> {
+export async function removeMatching(client: Transport, rt: ResourceType, opts: ListOptions & DeleteOptions): Promise<DeleteResult[]> {
   const { items } = await list(client, rt, opts);
   const out: DeleteResult[] = [];
   for (const it of items) {
@@ -204,7 +207,7 @@ export async function removeMatching(client: KubeClient, rt: ResourceType, opts:
 
 /** `kubectl patch`. The target must exist (404 is an error). */
 export async function patch(
-  client: KubeClient,
+  client: Transport,
   rt: ResourceType,
   name: string,
   namespace: string | undefined,
@@ -230,7 +233,7 @@ export async function patch(
  * server answered 201.
  */
 export async function serverSideApply(
-  client: KubeClient,
+  client: Transport,
   rt: ResourceType,
   obj: KubeObject,
   opts: ServerSideApplyOptions = {},

@@ -1,5 +1,6 @@
 /**
- * Watches, and waits built on them.
+ * Watches, and waits built on them (including kubectl wait's conditions,
+ * evaluated by provider/kubectl/conditions.ts).
  *
  * `observe` is a tiny informer: list, then watch from the list's
  * resourceVersion (with bookmarks), re-watch when the server ends the stream,
@@ -8,11 +9,14 @@
  * changes — never by polling on an interval.
  */
 import { KhookError } from "../errors.js";
-import type { KubeClient } from "./client.js";
-import { sleep } from "./client.js";
+import { checkObjects, evaluateCondition, type WaitVerdict } from "../kubectl/conditions.js";
+import { describeObject, type KubeObject, type ResourceType } from "../kubectl/types.js";
+import { formatWaitCondition, type WaitCondition } from "../kubectl/waitfor.js";
 import { abortError, apiErrorFromResponse, KubeApiError, KubeConnectionError, WaitTimeoutError } from "./errors.js";
 import { list, resourcePath } from "./objects.js";
-import { describeObject, type KubeObject, type ResourceType } from "./types.js";
+import { sleep, type Transport } from "./transport.js";
+
+export type { WaitVerdict };
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
@@ -36,7 +40,7 @@ export interface WatchOptions {
 }
 
 /** One watch request: yields events until the server closes the stream. ERROR events are yielded as-is. */
-export async function* watch(client: KubeClient, rt: ResourceType, opts: WatchOptions): AsyncGenerator<WatchEvent> {
+export async function* watch(client: Transport, rt: ResourceType, opts: WatchOptions): AsyncGenerator<WatchEvent> {
   const ns = rt.namespaced && !opts.allNamespaces ? opts.namespace : undefined;
   const res = await client.stream({
     path: resourcePath(rt, ns),
@@ -85,13 +89,6 @@ export interface WaitScope {
   fieldSelector?: string;
 }
 
-export type WaitVerdict<T = true> =
-  | { state: "done"; value: T }
-  /** Not yet; `message` says what is missing (shown on timeout and as progress). */
-  | { state: "pending"; message: string }
-  /** Give up now with this message (e.g. a Deployment exceeded its progress deadline). */
-  | { state: "failed"; message: string };
-
 /** Decides from the current set of matching objects. */
 export type WaitCheck<T = true> = (objects: readonly KubeObject[]) => WaitVerdict<T>;
 
@@ -110,7 +107,7 @@ export interface WaitOptions {
  * from the set, so "wait for it to appear" and "wait until all are gone" are
  * ordinary checks.
  */
-export async function waitFor<T = true>(client: KubeClient, scope: WaitScope, check: WaitCheck<T>, opts: WaitOptions): Promise<T> {
+export async function waitFor<T = true>(client: Transport, scope: WaitScope, check: WaitCheck<T>, opts: WaitOptions): Promise<T> {
   const ac = new AbortController();
   const timeoutReason = new KhookError("execution", "wait timed out");
   const onAbort = (): void => ac.abort(opts.signal?.reason);
@@ -145,7 +142,7 @@ export async function waitFor<T = true>(client: KubeClient, scope: WaitScope, ch
 
 /** Waits until the named object is gone (or, with `uid`, until that incarnation is gone). */
 export async function waitForDeletion(
-  client: KubeClient,
+  client: Transport,
   rt: ResourceType,
   name: string,
   namespace: string | undefined,
@@ -168,7 +165,7 @@ export async function waitForDeletion(
 }
 
 /** Lists, then follows changes; yields the full matching set after every change. */
-export async function* observe(client: KubeClient, scope: WaitScope, signal: AbortSignal): AsyncGenerator<KubeObject[]> {
+export async function* observe(client: Transport, scope: WaitScope, signal: AbortSignal): AsyncGenerator<KubeObject[]> {
   const rt = scope.resource;
   const namespace = rt.namespaced && !scope.allNamespaces ? scope.namespace : undefined;
   const fieldSelector = [scope.name !== undefined ? `metadata.name=${scope.name}` : "", scope.fieldSelector ?? ""].filter((s) => s !== "").join(",");
@@ -250,4 +247,68 @@ export function formatMs(ms: number): string {
   const m = Math.floor(s / 60);
   const r = s % 60;
   return r === 0 ? `${m}m` : `${m}m${r}s`;
+}
+
+// ------------------------------------------------------------------ kubectl wait conditions
+
+/** Waits until `scope` satisfies the condition (see checkObjects). Resolves with the matching objects. */
+export function waitForCondition(client: Transport, scope: WaitScope, c: WaitCondition, opts: WaitOptions): Promise<KubeObject[]> {
+  return waitFor(client, scope, (objs) => checkObjects(c, objs, scope.resource, scope.name), {
+    description: `${formatWaitCondition(c)} on ${describeScopeShort(scope)}`,
+    ...opts,
+  });
+}
+
+export interface ObjectRef {
+  resource: ResourceType;
+  name: string;
+  namespace?: string;
+}
+
+/**
+ * Waits until every listed object meets the condition (apply.waitFor): one
+ * watch per resource type and namespace, not one per object.
+ */
+export async function waitForObjects(client: Transport, refs: readonly ObjectRef[], c: WaitCondition, opts: WaitOptions): Promise<void> {
+  const groups = new Map<string, { rt: ResourceType; namespace: string | undefined; names: Set<string> }>();
+  for (const r of refs) {
+    const ns = r.resource.namespaced ? r.namespace : undefined;
+    const key = `${r.resource.group}/${r.resource.version}/${r.resource.resource}/${ns ?? ""}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { rt: r.resource, namespace: ns, names: new Set() }));
+    g.names.add(r.name);
+  }
+  await Promise.all(
+    [...groups.values()].map(async (g) => {
+      const only = g.names.size === 1 ? [...g.names][0] : undefined;
+      await waitFor(
+        client,
+        { resource: g.rt, namespace: g.namespace, name: only },
+        (objs) => {
+          const byName = new Map(objs.filter((o) => g.names.has(o.metadata?.name ?? "")).map((o) => [o.metadata?.name ?? "", o]));
+          const pending: string[] = [];
+          for (const n of g.names) {
+            const r = evaluateCondition(c, byName.get(n));
+            if (!r.met) pending.push(`${g.rt.kind.toLowerCase()}/${n}: ${r.detail}`);
+          }
+          if (pending.length === 0) return { state: "done", value: true };
+          return { state: "pending", message: pending.length === 1 ? pending[0]! : `${pending.length} of ${g.names.size} not ready (${pending.slice(0, 3).join("; ")}${pending.length > 3 ? "; ..." : ""})` };
+        },
+        {
+          description: `${formatWaitCondition(c)} on ${g.names.size === 1 ? describeObject(g.rt, only, g.namespace) : `${g.names.size} ${g.rt.resource}${g.namespace ? ` in namespace "${g.namespace}"` : ""}`}`,
+          ...opts,
+        },
+      );
+    }),
+  );
+}
+
+function describeScopeShort(scope: WaitScope): string {
+  const rt = scope.resource;
+  if (scope.name !== undefined) return `${rt.kind.toLowerCase()}/${scope.name}${rt.namespaced && scope.namespace ? ` in namespace "${scope.namespace}"` : ""}`;
+  let s = rt.resource;
+  if (rt.namespaced) s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
+  if (scope.labelSelector) s += ` matching ${scope.labelSelector}`;
+  if (scope.fieldSelector) s += ` with ${scope.fieldSelector}`;
+  return s;
 }

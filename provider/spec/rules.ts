@@ -41,7 +41,7 @@ import { checkDnsSubdomain } from "./names.js";
 import { pointer } from "./yaml.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { parseValuesDocument } from "./values-file.js";
-import { parseWaitFor } from "./waitfor.js";
+import { parseWaitFor } from "../kubectl/waitfor.js";
 import type { JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
 import { SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
 

@@ -8,6 +8,8 @@
  * spec says for concurrent runners. khook refuses — without writing — a Secret
  * of that name that does not carry its label.
  */
+import type { KubeClient } from "../kube/client.js";
+import type { KubeObject, ResourceType } from "../kubectl/types.js";
 import { RECORD_KEY } from "./record.js";
 import { PermanentStoreError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
@@ -16,19 +18,13 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../o
 export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue };
 
 /**
- * The slice of the kube client this store needs: KubeClient's raw JSON REST
- * call (provider/kube/client.ts), typed structurally so tests can fake it.
- * Failures reject with an error carrying the HTTP `status` (KubeApiError).
+ * The slice of the kube client this store needs (provider/kube/client.ts), so
+ * tests can fake it. Failures reject with an error carrying the HTTP `status`
+ * (KubeApiError); `get` resolves undefined for a missing Secret.
  */
-export interface KubeRequester {
-  requestJson<T = unknown>(opts: {
-    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-    path: string;
-    body?: unknown;
-    contentType?: string;
-    signal?: AbortSignal;
-  }): Promise<T>;
-}
+export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete">;
+
+const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
 
 export interface SecretLocation {
   readonly namespace: string;
@@ -61,7 +57,7 @@ export class SecretRecordStore implements RecordStore {
   readonly calls = { get: 0, create: 0, update: 0, delete: 0 };
 
   constructor(
-    private readonly kube: KubeRequester,
+    private readonly kube: SecretClient,
     readonly location: SecretLocation,
     private readonly specName: string,
   ) {
@@ -81,7 +77,8 @@ export class SecretRecordStore implements RecordStore {
       const known = this.known;
       if (known.state === "absent") {
         try {
-          const created = await this.call("create", "POST", this.collectionPath(), signal, this.secretBody(json, undefined));
+          this.calls.create++;
+          const created = await this.kube.create(SECRETS, this.secretBody(json, undefined), { signal });
           this.known = { state: "present", secret: created as SecretObject };
           return;
         } catch (e) {
@@ -93,7 +90,8 @@ export class SecretRecordStore implements RecordStore {
         }
       } else if (known.state === "present") {
         try {
-          const updated = await this.call("update", "PUT", this.objectPath(), signal, this.secretBody(json, known.secret));
+          this.calls.update++;
+          const updated = await this.kube.replace(SECRETS, this.secretBody(json, known.secret), { signal });
           this.known = { state: "present", secret: updated as SecretObject };
           return;
         } catch (e) {
@@ -120,13 +118,10 @@ export class SecretRecordStore implements RecordStore {
       const known = this.known;
       if (known.state !== "present") return;
       const rv = known.secret.metadata?.resourceVersion;
-      const body = {
-        apiVersion: "v1",
-        kind: "DeleteOptions",
-        ...(rv ? { preconditions: { resourceVersion: rv } } : {}),
-      };
       try {
-        await this.call("delete", "DELETE", this.objectPath(), signal, body);
+        this.calls.delete++;
+        // A missing Secret is "not-found" here, not an error: either way it is gone.
+        await this.kube.delete(SECRETS, this.location.name, this.location.namespace, { signal, ...(rv ? { resourceVersion: rv } : {}) });
         this.known = { state: "absent" };
         return;
       } catch (e) {
@@ -147,15 +142,16 @@ export class SecretRecordStore implements RecordStore {
 
   /** GET, with the ownership check. */
   private async refresh(signal: AbortSignal | undefined): Promise<SecretObject | undefined> {
-    let secret: SecretObject;
+    let secret: SecretObject | undefined;
     try {
-      secret = (await this.call("get", "GET", this.objectPath(), signal)) as SecretObject;
+      this.calls.get++;
+      secret = (await this.kube.get(SECRETS, this.location.name, this.location.namespace, { signal })) as SecretObject | undefined;
     } catch (e) {
-      if (statusOf(e) === 404) {
-        this.known = { state: "absent" };
-        return undefined;
-      }
       throw this.explain("get", e);
+    }
+    if (secret === undefined) {
+      this.known = { state: "absent" };
+      return undefined;
     }
     if (secret?.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
       this.known = { state: "unknown" };
@@ -169,7 +165,7 @@ export class SecretRecordStore implements RecordStore {
     return secret;
   }
 
-  private secretBody(json: string, existing: SecretObject | undefined): SecretObject {
+  private secretBody(json: string, existing: SecretObject | undefined): KubeObject & SecretObject {
     const meta = existing?.metadata;
     return {
       apiVersion: "v1",
@@ -185,30 +181,6 @@ export class SecretRecordStore implements RecordStore {
       type: existing?.type ?? "Opaque",
       data: { [RECORD_KEY]: Buffer.from(json, "utf8").toString("base64") },
     };
-  }
-
-  private async call(
-    verb: keyof SecretRecordStore["calls"],
-    method: "GET" | "POST" | "PUT" | "DELETE",
-    path: string,
-    signal?: AbortSignal,
-    body?: unknown,
-  ): Promise<unknown> {
-    this.calls[verb]++;
-    return this.kube.requestJson({
-      method,
-      path,
-      ...(body !== undefined ? { body, contentType: "application/json" } : {}),
-      ...(signal ? { signal } : {}),
-    });
-  }
-
-  private collectionPath(): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.location.namespace)}/secrets`;
-  }
-
-  private objectPath(): string {
-    return `${this.collectionPath()}/${encodeURIComponent(this.location.name)}`;
   }
 
   /** Turns an API error into a sentence naming the verb, the Secret and the namespace. */

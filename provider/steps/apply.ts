@@ -7,7 +7,7 @@ import { executionError } from "../errors.js";
 import { ApplyAllError, waitForObjects, type ApplyResult, type KubeClient } from "../kube/index.js";
 import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
-import { parseWaitFor } from "../spec/waitfor.js";
+import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
 import { readManifestSources } from "./sources.js";

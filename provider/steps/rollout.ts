@@ -12,8 +12,8 @@
  */
 import { executionError, invalidInput } from "../errors.js";
 import type { KubeClient } from "../kube/client.js";
-import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kube/rollout.js";
-import type { ApiResource, KubeObject } from "../kube/types.js";
+import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kubectl/rollout.js";
+import type { ApiResource, KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 

@@ -16,12 +16,12 @@
  * as kubectl wait and the delete: step do.
  */
 import { invalidInput } from "../errors.js";
-import { checkObjects, waitForCondition } from "../kube/conditions.js";
 import { UnknownResourceError } from "../kube/discovery.js";
-import type { KubeObject } from "../kube/types.js";
-import type { WaitScope } from "../kube/watch.js";
+import { waitForCondition, type WaitScope } from "../kube/watch.js";
+import { checkObjects } from "../kubectl/conditions.js";
+import type { KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
-import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../spec/waitfor.js";
+import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../kubectl/waitfor.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type WaitStep = Extract<LoadedStep, { type: "wait" }>;

@@ -3,7 +3,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { LAST_APPLIED_ANNOTATION, type ApplyResult, type KubeObject } from "../../provider/kube/index.js";
+import { type ApplyResult, type KubeObject } from "../../provider/kube/index.js";
+import { LAST_APPLIED_ANNOTATION } from "../../provider/kubectl/lastapplied.js";
 import { kubeSetup } from "./support/executors.js";
 
 async function setup(t: TestContext) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { evaluateJsonPath, formatJsonPathValue, isNonEmptyValue, parseJsonPath, type JsonPathExpr } from "../../provider/kube/jsonpath.js";
+import { evaluateJsonPath, formatJsonPathValue, isNonEmptyValue, parseJsonPath, type JsonPathExpr } from "../../provider/kubectl/jsonpath.js";
 
 function expr(text: string): JsonPathExpr {
   const p = parseJsonPath(text);

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseAggregated } from "../../provider/kube/discovery.js";
-import { matchKind, matchResource, parseResourceArg, splitTarget } from "../../provider/kube/resourceref.js";
-import type { ApiResource } from "../../provider/kube/types.js";
+import { matchKind, matchResource, parseResourceArg, splitTarget } from "../../provider/kubectl/resourceref.js";
+import type { ApiResource } from "../../provider/kubectl/types.js";
 
 function r(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], singular = kind.toLowerCase()): ApiResource {
   return { group, version, resource, kind, namespaced, singular, shortNames, verbs: ["get", "list"], categories: [] };

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Journal } from "../../provider/state/journal.js";
-import { MANAGED_BY_LABEL, SecretRecordStore, SPEC_LABEL, labelValue, type KubeRequester } from "../../provider/state/secret-store.js";
+import type { DeleteOptions, DeleteResult, KubeObject, ResourceType } from "../../provider/kube/index.js";
+import { MANAGED_BY_LABEL, SecretRecordStore, SPEC_LABEL, labelValue, type SecretClient } from "../../provider/state/secret-store.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { noExtras, specFixture, StubExecutors } from "./support/engine-fixtures.js";
@@ -26,53 +27,55 @@ interface FakeSecret {
 }
 
 /** Secrets in one namespace, with resourceVersion checks and per-verb denial. */
-class FakeSecrets implements KubeRequester {
+class FakeSecrets implements SecretClient {
   readonly objects = new Map<string, FakeSecret>();
   readonly log: string[] = [];
   deny = new Set<string>();
   rv = 1;
-  /** Called before a PUT is applied (to simulate a concurrent writer). */
+  /** Called before a replace is applied (to simulate a concurrent writer). */
   beforePut: (() => void) | undefined;
 
-  async requestJson<T>(opts: { method?: string; path: string; body?: unknown }): Promise<T> {
-    const method = opts.method ?? "GET";
-    this.log.push(`${method} ${opts.path}`);
-    const m = /^\/api\/v1\/namespaces\/([^/]+)\/secrets(?:\/([^/]+))?$/.exec(opts.path);
-    assert.ok(m, opts.path);
-    const [, ns, name] = m;
-    const verb = { GET: "get", POST: "create", PUT: "update", DELETE: "delete" }[method] ?? "?";
-    if (this.deny.has(verb)) throw new FakeApiError(403, `secrets is forbidden: User "sa" cannot ${verb} resource "secrets" in API group "" in the namespace "${ns}"`);
-    if (method === "GET") {
-      const o = this.objects.get(name!);
-      if (!o) throw new FakeApiError(404, "not found");
-      return structuredClone(o) as T;
-    }
-    if (method === "POST") {
-      const body = structuredClone(opts.body) as FakeSecret;
-      if (this.objects.has(body.metadata.name)) throw new FakeApiError(409, "already exists");
-      body.metadata.resourceVersion = String(++this.rv);
-      this.objects.set(body.metadata.name, body);
-      return structuredClone(body) as T;
-    }
-    if (method === "PUT") {
-      this.beforePut?.();
-      const body = structuredClone(opts.body) as FakeSecret;
-      const cur = this.objects.get(name!);
-      if (!cur) throw new FakeApiError(404, "not found");
-      if (body.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new FakeApiError(409, "the object has been modified");
-      body.metadata.resourceVersion = String(++this.rv);
-      this.objects.set(name!, body);
-      return structuredClone(body) as T;
-    }
-    if (method === "DELETE") {
-      const cur = this.objects.get(name!);
-      if (!cur) throw new FakeApiError(404, "not found");
-      const pre = (opts.body as { preconditions?: { resourceVersion?: string } } | undefined)?.preconditions?.resourceVersion;
-      if (pre !== undefined && pre !== cur.metadata.resourceVersion) throw new FakeApiError(409, "precondition failed");
-      this.objects.delete(name!);
-      return undefined as T;
-    }
-    throw new Error(method);
+  private enter(verb: string, rt: ResourceType, namespace: string | undefined, name: string): void {
+    assert.equal(rt.resource, "secrets");
+    assert.equal(rt.group, "");
+    this.log.push(`${verb} ${namespace}/${name}`);
+    if (this.deny.has(verb)) throw new FakeApiError(403, `secrets is forbidden: User "sa" cannot ${verb} resource "secrets" in API group "" in the namespace "${namespace}"`);
+  }
+
+  async get(rt: ResourceType, name: string, namespace?: string): Promise<KubeObject | undefined> {
+    this.enter("get", rt, namespace, name);
+    const o = this.objects.get(name);
+    return o === undefined ? undefined : (structuredClone(o) as KubeObject);
+  }
+
+  async create(rt: ResourceType, obj: KubeObject): Promise<KubeObject> {
+    const body = structuredClone(obj) as unknown as FakeSecret;
+    this.enter("create", rt, body.metadata.namespace, body.metadata.name);
+    if (this.objects.has(body.metadata.name)) throw new FakeApiError(409, "already exists");
+    body.metadata.resourceVersion = String(++this.rv);
+    this.objects.set(body.metadata.name, body);
+    return structuredClone(body) as KubeObject;
+  }
+
+  async replace(rt: ResourceType, obj: KubeObject): Promise<KubeObject> {
+    const body = structuredClone(obj) as unknown as FakeSecret;
+    this.enter("update", rt, body.metadata.namespace, body.metadata.name);
+    this.beforePut?.();
+    const cur = this.objects.get(body.metadata.name);
+    if (!cur) throw new FakeApiError(404, "not found");
+    if (body.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new FakeApiError(409, "the object has been modified");
+    body.metadata.resourceVersion = String(++this.rv);
+    this.objects.set(body.metadata.name, body);
+    return structuredClone(body) as KubeObject;
+  }
+
+  async delete(rt: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+    this.enter("delete", rt, namespace, name);
+    const cur = this.objects.get(name);
+    if (!cur) return { status: "not-found", name, namespace };
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion) throw new FakeApiError(409, "precondition failed");
+    this.objects.delete(name);
+    return { status: "deleted", name, namespace, uid: undefined, object: undefined };
   }
 }
 
@@ -95,7 +98,7 @@ describe("state: Secret store protocol", () => {
     assert.equal(o?.metadata.labels?.[SPEC_LABEL], "demo");
     assert.deepEqual(Object.keys(o?.data ?? {}), ["record.json"]);
     assert.deepEqual(record(api), { x: 1 });
-    assert.deepEqual(api.log, ["GET /api/v1/namespaces/kube-system/secrets/khook-state-demo", "POST /api/v1/namespaces/kube-system/secrets"]);
+    assert.deepEqual(api.log, ["get kube-system/khook-state-demo", "create kube-system/khook-state-demo"]);
     assert.deepEqual((await store.read())?.json, '{"x":1}');
   });
 
@@ -111,7 +114,7 @@ describe("state: Secret store protocol", () => {
       return true;
     });
     await assert.rejects(store.write("{}"), PermanentStoreError);
-    assert.ok(api.log.every((l) => l.startsWith("GET")), api.log.join("\n"));
+    assert.ok(api.log.every((l) => l.startsWith("get")), api.log.join("\n"));
     assert.deepEqual(api.objects.get(loc.name)?.data, { password: "c2VjcmV0" });
   });
 
@@ -129,7 +132,7 @@ describe("state: Secret store protocol", () => {
     };
     await store.write('{"v":3}');
     assert.deepEqual(record(api), { v: 3 });
-    assert.deepEqual(api.log.map((l) => l.split(" ")[0]), ["GET", "POST", "PUT", "PUT", "GET", "PUT"]);
+    assert.deepEqual(api.log.map((l) => l.split(" ")[0]), ["get", "create", "update", "update", "get", "update"]);
   });
 
   test("a Secret deleted mid-run is recreated on the next write", async () => {
@@ -184,8 +187,11 @@ describe("state: Secret store protocol", () => {
   });
 
   test("a missing namespace is explained", async () => {
-    const api: KubeRequester = {
-      requestJson: (opts) => Promise.reject(new FakeApiError(404, opts.method === "POST" ? 'namespaces "nope" not found' : "not found")),
+    const api: SecretClient = {
+      get: () => Promise.resolve(undefined),
+      create: () => Promise.reject(new FakeApiError(404, 'namespaces "nope" not found')),
+      replace: () => Promise.reject(new FakeApiError(404, "not found")),
+      delete: (_rt, name, namespace) => Promise.resolve({ status: "not-found", name, namespace }),
     };
     const store = new SecretRecordStore(api, { namespace: "nope", name: "x" }, "demo");
     await store.read();

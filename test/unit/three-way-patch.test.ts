@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { LAST_APPLIED_ANNOTATION, lastAppliedJson, parseLastApplied, withLastApplied } from "../../provider/kube/apply.js";
-import { parseGvDoc } from "../../provider/kube/openapi.js";
+import { LAST_APPLIED_ANNOTATION, lastAppliedJson, parseLastApplied, withLastApplied } from "../../provider/kubectl/lastapplied.js";
+import { parseGvDoc } from "../../provider/kubectl/patchplan.js";
 import {
   applyMergePatch,
   createThreeWayJsonMergePatch,
@@ -11,7 +11,7 @@ import {
   OpenApiV3PatchMeta,
   type JsonMap,
   type PatchMeta,
-} from "../../provider/kube/threeway.js";
+} from "../../provider/kubectl/threeway.js";
 
 /** A slice of the real apps/v1 OpenAPI v3 document: $refs wrapped in allOf, extensions beside them. */
 const ref = (name: string) => ({ allOf: [{ $ref: `#/components/schemas/${name}` }], default: {} });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { evaluateCondition } from "../../provider/kube/conditions.js";
-import { restartPatch, rfc3339, rolloutStatus } from "../../provider/kube/rollout.js";
-import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../provider/spec/waitfor.js";
+import { evaluateCondition } from "../../provider/kubectl/conditions.js";
+import { restartPatch, rfc3339, rolloutStatus } from "../../provider/kubectl/rollout.js";
+import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../provider/kubectl/waitfor.js";
 
 function ok(text: string, allowDelete = true): WaitCondition {
   const p = parseWaitFor(text, { allowDelete });

@@ -1,12 +1,19 @@
 /**
  * Evaluating a WaitCondition (`condition=…`, `jsonpath=…`, `delete`) against
- * objects, with kubectl wait's semantics, and the waits built on it.
+ * objects, with kubectl wait's semantics. The waits that watch the cluster
+ * until a verdict is reached live in provider/kube/watch.ts.
  */
-import { formatWaitCondition, type WaitCondition } from "../spec/waitfor.js";
-import type { KubeClient } from "./client.js";
 import { evaluateJsonPath, formatJsonPathValue, isNonEmptyValue } from "./jsonpath.js";
-import { describeObject, isObject, type KubeObject, type ResourceType } from "./types.js";
-import { waitFor, type WaitOptions, type WaitScope, type WaitVerdict } from "./watch.js";
+import { isObject, type KubeObject, type ResourceType } from "./types.js";
+import type { WaitCondition } from "./waitfor.js";
+
+/** A decision from the current set of matching objects. */
+export type WaitVerdict<T = true> =
+  | { state: "done"; value: T }
+  /** Not yet; `message` says what is missing (shown on timeout and as progress). */
+  | { state: "pending"; message: string }
+  /** Give up now with this message (e.g. a Deployment exceeded its progress deadline). */
+  | { state: "failed"; message: string };
 
 export interface ConditionResult {
   met: boolean;
@@ -85,66 +92,4 @@ export function checkObjects(c: WaitCondition, objects: readonly KubeObject[], r
   if (failing.length === 0) return { state: "done", value: [...objects] };
   const head = objects.length === 1 ? failing[0]! : `${failing.length} of ${objects.length} not ready (${failing.slice(0, 3).join("; ")}${failing.length > 3 ? "; ..." : ""})`;
   return { state: "pending", message: head };
-}
-
-/** Waits until `scope` satisfies the condition (see checkObjects). Resolves with the matching objects. */
-export function waitForCondition(client: KubeClient, scope: WaitScope, c: WaitCondition, opts: WaitOptions): Promise<KubeObject[]> {
-  return waitFor(client, scope, (objs) => checkObjects(c, objs, scope.resource, scope.name), {
-    description: `${formatWaitCondition(c)} on ${describeScopeShort(scope)}`,
-    ...opts,
-  });
-}
-
-export interface ObjectRef {
-  resource: ResourceType;
-  name: string;
-  namespace?: string;
-}
-
-/**
- * Waits until every listed object meets the condition (apply.waitFor): one
- * watch per resource type and namespace, not one per object.
- */
-export async function waitForObjects(client: KubeClient, refs: readonly ObjectRef[], c: WaitCondition, opts: WaitOptions): Promise<void> {
-  const groups = new Map<string, { rt: ResourceType; namespace: string | undefined; names: Set<string> }>();
-  for (const r of refs) {
-    const ns = r.resource.namespaced ? r.namespace : undefined;
-    const key = `${r.resource.group}/${r.resource.version}/${r.resource.resource}/${ns ?? ""}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { rt: r.resource, namespace: ns, names: new Set() }));
-    g.names.add(r.name);
-  }
-  await Promise.all(
-    [...groups.values()].map(async (g) => {
-      const only = g.names.size === 1 ? [...g.names][0] : undefined;
-      await waitFor(
-        client,
-        { resource: g.rt, namespace: g.namespace, name: only },
-        (objs) => {
-          const byName = new Map(objs.filter((o) => g.names.has(o.metadata?.name ?? "")).map((o) => [o.metadata?.name ?? "", o]));
-          const pending: string[] = [];
-          for (const n of g.names) {
-            const r = evaluateCondition(c, byName.get(n));
-            if (!r.met) pending.push(`${g.rt.kind.toLowerCase()}/${n}: ${r.detail}`);
-          }
-          if (pending.length === 0) return { state: "done", value: true };
-          return { state: "pending", message: pending.length === 1 ? pending[0]! : `${pending.length} of ${g.names.size} not ready (${pending.slice(0, 3).join("; ")}${pending.length > 3 ? "; ..." : ""})` };
-        },
-        {
-          description: `${formatWaitCondition(c)} on ${g.names.size === 1 ? describeObject(g.rt, only, g.namespace) : `${g.names.size} ${g.rt.resource}${g.namespace ? ` in namespace "${g.namespace}"` : ""}`}`,
-          ...opts,
-        },
-      );
-    }),
-  );
-}
-
-function describeScopeShort(scope: WaitScope): string {
-  const rt = scope.resource;
-  if (scope.name !== undefined) return `${rt.kind.toLowerCase()}/${scope.name}${rt.namespaced && scope.namespace ? ` in namespace "${scope.namespace}"` : ""}`;
-  let s = rt.resource;
-  if (rt.namespaced) s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
-  if (scope.labelSelector) s += ` matching ${scope.labelSelector}`;
-  if (scope.fieldSelector) s += ` with ${scope.fieldSelector}`;
-  return s;
 }

@@ -11,7 +11,7 @@
  * and `status.phase` are the same. Expressions with filters contain `=` and
  * must use the braced form: `jsonpath={.status.conditions[?(@.type=="Ready")].status}=True`.
  */
-import { parseJsonPath, type JsonPathExpr } from "../kube/jsonpath.js";
+import { parseJsonPath, type JsonPathExpr } from "./jsonpath.js";
 
 export type WaitCondition =
   | { kind: "condition"; name: string; value: string }

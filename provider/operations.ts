@@ -3,6 +3,7 @@
  * journal, run the engine, read the record. Both adapters stay thin.
  */
 import { makeStepContext } from "./engine/attempt.js";
+import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { KubeClient } from "./kube/index.js";
@@ -111,7 +112,9 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
         const executor = executors.get(step.type);
         if (p.action === "skip" || p.action === "no-op" || executor?.diff === undefined) continue;
         try {
-          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined });
+          // post-render functions run (side-effect free), so the diff shows the transformed objects; webhooks never do.
+          const hooks = stepHooksFor(spec, step, "plan");
+          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined, hooks });
           const text = await executor.diff(step as never, ctx);
           diffs.set(p.name, spec.redactor.redact(text));
         } catch (e) {

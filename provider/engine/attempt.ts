@@ -6,6 +6,7 @@
 import type { LoadedSpec } from "../spec/loaded.js";
 import type { StepContext } from "../steps/types.js";
 import { formatDuration } from "../spec/duration.js";
+import type { StepHooks } from "../hooks/run.js";
 import type { StepContextExtras } from "./types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
@@ -84,10 +85,14 @@ export function makeStepContext(args: {
   deadlineAt: number;
   now: () => number;
   log: (message: string) => void;
+  /** The step's hooks (stepHooksFor), bound to this attempt's signal and log. */
+  hooks?: StepHooks | undefined;
 }): StepContext {
   const { spec, extras, signal, deadlineAt, now, log } = args;
+  const redactedLog = (message: string): void => log(spec.redactor.redact(String(message)));
   const ctx = {
     ...extras,
+    ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog }) } : {}),
     spec,
     signal,
     redactor: spec.redactor,
@@ -95,9 +100,7 @@ export function makeStepContext(args: {
     get deadline(): number {
       return Math.max(0, deadlineAt - now());
     },
-    log(message: string): void {
-      log(spec.redactor.redact(String(message)));
-    },
+    log: redactedLog,
   };
   return ctx as StepContext;
 }

@@ -8,6 +8,9 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
 import type { PlanAction, StepExecutor } from "../steps/types.js";
+import { stepHooksFor } from "../hooks/run.js";
+import { describeHook, hooksFor } from "../spec/hooks.js";
+import { HOOK_EVENTS } from "../spec/types.js";
 import { boundedAttempt, errorText, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import type { StepContextExtras } from "./types.js";
@@ -22,6 +25,19 @@ export interface OfflinePlanStep {
   readonly inputHash: string;
   readonly action: "run" | "skip";
   readonly reason: string;
+  /** The step's hooks in run order, event by event: `post-render require-limits (function ./fn/require-limits)`. */
+  readonly hooks: readonly string[];
+}
+
+/** The hooks a step runs, event by event, each event's in run order. */
+export function planHooks(step: LoadedStep): string[] {
+  return HOOK_EVENTS.flatMap((event) => hooksFor(step, event).map((h) => describeHook(h, [event])));
+}
+
+/** Plan's note on a step with webhooks: it never calls them. */
+export function webhookNote(step: LoadedStep): string | undefined {
+  const names = [...new Set(step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => h.name))];
+  return names.length > 0 ? `webhook hooks not called by plan: ${names.join(", ")}` : undefined;
 }
 
 /** Per step, in document order. Pure and deterministic. */
@@ -35,6 +51,7 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
       summary: step.summary,
       when: step.included ? ("included" as const) : ("excluded" as const),
       inputHash: step.inputHash,
+      hooks: planHooks(step),
     };
     if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
     return { ...base, action: "run" as const, reason: runReason(step, redact) };
@@ -112,10 +129,11 @@ export async function planOnline(
         const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
           executor.assess(
             step as never,
-            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined }),
+            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, hooks: stepHooksFor(spec, step, "plan") }),
           ),
         );
-        out[i] = { ...base, action: a.action, reason: redact(a.reason), decidedBy: "assess" };
+        const note = webhookNote(step);
+        out[i] = { ...base, action: a.action, reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""), decidedBy: "assess" };
       } catch (e) {
         const error = errorText(e, redact);
         out[i] = { ...base, action: "run", reason: `cannot assess live state: ${error}`, decidedBy: "error", error };

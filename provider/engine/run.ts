@@ -29,6 +29,7 @@
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
+import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
 import { boundedAttempt, errorText, isCancelled, makeStepContext } from "./attempt.js";
 import {
   blockedReason,
@@ -178,6 +179,8 @@ function schedule(
   /** Steps whose deps have all resolved, not yet resolved or started; kept in document order. */
   const ready: LoadedStep[] = steps.filter((s) => remaining.get(s.name) === 0);
 
+  /** helm revisions made by the last attempt of each step, for post-apply hooks. */
+  const revisions = new Map<string, number>();
   let stopReason: string | undefined;
   let cancelled = false;
   let finished = false;
@@ -274,7 +277,26 @@ function schedule(
       if (running.size === 0 && (stopReason !== undefined || ready.length === 0)) finish();
     }
 
+    /** Runs the step's attempts, then tells its post-apply hooks how it ended. */
     async function execute(step: LoadedStep): Promise<StepResult> {
+      const hooks = stepHooksFor(spec, step, mode);
+      const result = await attempts(step, hooks);
+      if (hooks === undefined || mode !== "apply" || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
+      try {
+        await hooks.postApply(
+          { status: result.status, reason: result.error ?? result.reason, revision: revisions.get(step.name) },
+          { signal: runSignal, log: (message) => emit({ type: "step-log", step: step.name, message: redact(message) }) },
+          sleep,
+        );
+        return result;
+      } catch (e) {
+        if (result.status === "failed") return result;
+        const error = errorText(e, redact);
+        return { ...result, status: "failed", reason: `the step succeeded, but its post-apply hook failed`, error };
+      }
+    }
+
+    async function attempts(step: LoadedStep, hooks: StepHooks | undefined): Promise<StepResult> {
       const t = now();
       const base = { name: step.name, type: step.type, inputHash: step.inputHash };
       const elapsed = (): number => Math.max(0, now() - t);
@@ -297,16 +319,14 @@ function schedule(
         emit({ type: "attempt-started", step: step.name, attempt, of });
         try {
           const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
-            const ctx = makeStepContext({
-              spec,
-              extras: opts.context,
-              signal,
-              deadlineAt,
-              now,
-              log: (message) => emit({ type: "step-log", step: step.name, message }),
-            });
-            return mode === "apply" ? executor.apply(step as never, ctx) : executor.destroy(step as never, ctx);
+            const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
+            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, hooks });
+            if (mode === "apply") return executor.apply(step as never, ctx);
+            // finalize: the teardown proceeds only once every finalize hook succeeded.
+            return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step as never, ctx));
           });
+          const revision = (outcome as { revision?: unknown } | undefined)?.revision;
+          if (typeof revision === "number") revisions.set(step.name, revision);
           const status = (outcome as { status?: unknown } | undefined)?.status === "skipped" ? "skipped" : "ok";
           const reason = redact(String((outcome as { reason?: unknown } | undefined)?.reason ?? ""));
           return { ...base, status, reason, attempts: attempt, durationMs: elapsed() };
@@ -316,11 +336,12 @@ function schedule(
             return cancelledResult(attempt);
           }
           lastError = errorText(e, redact);
-          const willRetry = attempt < of && !runSignal.aborted;
+          // A failure retrying cannot fix (a function's verdict, a hook's permanent error) ends the step.
+          const willRetry = attempt < of && !runSignal.aborted && !isPermanent(e);
           const retryInMs = willRetry ? Math.max(0, step.retryDelayMs) : 0;
           emit({ type: "attempt-failed", step: step.name, attempt, of, error: lastError, willRetry, retryInMs });
           if (!willRetry) {
-            if (attempt < of) return cancelledResult(attempt);
+            if (attempt < of && runSignal.aborted) return cancelledResult(attempt);
             return { ...base, status: "failed", reason: failedReason(attempt), attempts: attempt, durationMs: elapsed(), error: lastError };
           }
           if (retryInMs > 0) {

@@ -13,7 +13,7 @@ export type RunMode = "apply" | "destroy";
  * The parts of a StepContext the engine does not make itself (today nothing;
  * the Kubernetes client once `kube` lands on StepContext). Passed through opaque.
  */
-export type StepContextExtras = Omit<StepContext, "spec" | "signal" | "redactor" | "deadline" | "log">;
+export type StepContextExtras = Omit<StepContext, "spec" | "signal" | "redactor" | "deadline" | "log" | "hooks">;
 
 /** Sleeps `ms`, rejecting when `signal` aborts. Injectable so tests need no timed assertions. */
 export type SleepFn = (ms: number, signal: AbortSignal) => Promise<void>;

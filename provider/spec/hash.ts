@@ -278,11 +278,16 @@ export interface StepHashInput {
   action: ActionByType[StepType];
 }
 
-/** The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order. */
-export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[]): string {
+/**
+ * The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order.
+ * `hooks` are the hooks that apply to the step, in run order: each adds a line
+ * `hook <name> <digest>`, so a step without hooks keeps the hash it always had.
+ */
+export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string }[] = []): string {
   const h = createHash("sha256");
   h.update(`${HASH_FORMAT}\n`);
   h.update(canonicalJson({ name: step.name, type: step.type, action: normalizeAction(step.type, step.action, step.name) }));
   for (const { ref, digest } of files) h.update(`\n${ref.role} ${ref.written} ${digest}`);
+  for (const hook of hooks) h.update(`\nhook ${hook.name} ${hook.digest}`);
   return `sha256:${h.digest("hex")}`;
 }

@@ -11,6 +11,7 @@ import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
 import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
+import { checkHooks, isSecretHeader, loadHooks, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { SourceText } from "./source.js";
@@ -65,6 +66,14 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   const stepsValid = Array.isArray(doc.steps);
   if (stepsValid) diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps }));
+  if (stepsValid && Array.isArray(doc.hooks)) {
+    const schemaInvalidHooks = new Set<number>();
+    for (const d of diagnostics) {
+      const m = /^\/hooks\/(\d+)/.exec(d.path);
+      if (m && d.severity === "error") schemaInvalidHooks.add(Number(m[1]));
+    }
+    diagnostics.push(...checkHooks(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidHooks }));
+  }
 
   // `when:` is decided once, here, against the merged variables.
   const plainVars = new Map([...vars.values].map(([k, v]) => [k, v.value]));
@@ -79,7 +88,8 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
-  const steps = buildSteps(doc, baseDir, included, diagnostics, parsed.positionOf);
+  const hooks = loadHooks(doc, baseDir, parsed.positionOf);
+  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -94,6 +104,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
     steps,
     stepsByName,
     levels,
+    hooks,
     state,
     stateDeclared: doc.state === undefined || doc.state === null ? "absent" : doc.state.enabled === false ? "disabled" : "enabled",
     specHash: specHash(doc.metadata.name, steps, state),
@@ -146,7 +157,6 @@ export function parseVarFile(text: string, file: string): Record<string, string>
 /** Credentials in auth: blocks and URL userinfo are masked everywhere, whatever their source. */
 function registerCredentials(doc: unknown, vars: MergedVariables): void {
   const steps = (doc as { steps?: unknown } | null)?.steps;
-  if (!Array.isArray(steps)) return;
   const addUrl = (u: unknown): void => {
     if (typeof u !== "string") return;
     const info = splitUserinfo(u);
@@ -167,12 +177,28 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
       if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
     }
   }
+  // Webhook credentials: header values that look like credentials, and URL userinfo (which the rules reject).
+  for (const hook of entries((doc as { hooks?: unknown }).hooks)) {
+    const webhook = hook.webhook as Record<string, unknown> | undefined;
+    if (webhook === null || typeof webhook !== "object") continue;
+    addUrl(webhook.url);
+    const headers = webhook.headers;
+    if (headers === null || typeof headers !== "object") continue;
+    for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+      if (typeof value !== "string" || !isSecretHeader(name)) continue;
+      vars.redactor.add(value);
+      // `Bearer <token>`: the token alone is the secret too.
+      const scheme = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value);
+      if (scheme) vars.redactor.add(scheme[1]!);
+    }
+  }
 }
 
 function buildSteps(
   doc: KhookDocument,
   baseDir: string,
   included: ReadonlyMap<number, boolean>,
+  hooks: readonly LoadedHook[],
   diagnostics: Diagnostic[],
   positionOf: PositionLookup,
 ): LoadedStep[] {
@@ -193,6 +219,7 @@ function buildSteps(
     });
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
+    const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
     const loaded = {
       name: step.name,
       type,
@@ -205,7 +232,8 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, type, action }, files),
+      inputHash: stepInputHash({ name: step.name, type, action }, files, stepHooks),
+      hooks: stepHooks,
       summary: summarizeStep(step.name, type, action),
       index,
     };

@@ -4,6 +4,7 @@
  */
 import type { Diagnostic, SourcePosition } from "../errors.js";
 import type { Redactor } from "../redact.js";
+import type { LoadedHook } from "./hooks.js";
 import type { ActionByType, OnError, StepType } from "./types.js";
 
 export interface LoadedStepBase<T extends StepType = StepType> {
@@ -25,6 +26,8 @@ export interface LoadedStepBase<T extends StepType = StepType> {
   readonly inputHash: string;
   /** A one-line description of the target, safe to print (no credentials). */
   readonly summary: string;
+  /** The hooks that apply to this step (any event), in run order: priority, then document order. */
+  readonly hooks: readonly LoadedHook[];
   /** Index in `steps:` and the step's source position. */
   readonly index: number;
   readonly position: SourcePosition | undefined;
@@ -52,6 +55,8 @@ export interface LoadedSpec {
   readonly state: StateSettings | undefined;
   /** Whether the document has a `state:` block, and whether it is enabled: Pulumi journals by default unless it is disabled. */
   readonly stateDeclared: "absent" | "enabled" | "disabled";
+  /** Every hook of `hooks:`, in run order (priority, then document order). Empty without `hooks:`. */
+  readonly hooks: readonly LoadedHook[];
   /** Hash over every step's name and input hash, plus the state settings. */
   readonly specHash: string;
   /** The merged variable map (values may be secret: never print it unredacted). */

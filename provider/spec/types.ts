@@ -17,6 +17,7 @@ export interface KhookDocument {
   metadata: Metadata;
   defaults?: StepDefaults;
   state?: StateConfig;
+  hooks?: HookSpec[];
   steps: StepSpec[];
 }
 
@@ -171,6 +172,42 @@ export interface JobAction {
   skipIf?: "succeeded";
 }
 
+/** Lifecycle events a hook can handle (see docs/hooks.md). */
+export const HOOK_EVENTS = ["post-render", "pre-apply", "post-apply", "finalize"] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+export type FailurePolicy = "Fail" | "Ignore";
+
+/** A lifecycle hook: one handler (a KRM exec function or a webhook) on one or more events. */
+export interface HookSpec {
+  name: string;
+  on: HookEvent[];
+  match?: HookMatch;
+  priority?: number;
+  failurePolicy?: FailurePolicy;
+  function?: HookFunction;
+  webhook?: HookWebhook;
+}
+
+/** Which steps a hook applies to: a step matches when it is in `steps` (if given) and of one of `types` (if given). */
+export interface HookMatch {
+  steps?: string[];
+  types?: StepType[];
+}
+
+/** A KRM function (exec form): ResourceList YAML on stdin, a ResourceList back on stdout. */
+export interface HookFunction {
+  exec: string;
+  config?: Record<string, unknown>;
+  timeout?: DurationText;
+}
+
+/** A webhook speaking the Scoby hooks v1 contract. */
+export interface HookWebhook {
+  url: string;
+  timeout?: DurationText;
+  headers?: Record<string, string>;
+}
+
 /** The spec's defaults, in one place. */
 export const SPEC_DEFAULTS = {
   timeout: "5m",
@@ -180,6 +217,10 @@ export const SPEC_DEFAULTS = {
   namespace: "default",
   stateNamespace: "default",
   stateNamePrefix: "khook-state-",
+  hookPriority: 0,
+  hookFailurePolicy: "Fail" as FailurePolicy,
+  functionTimeout: "30s",
+  webhookTimeout: "10s",
 } as const;
 
 /** The one `skipIf` word each step type accepts. */

@@ -10,13 +10,14 @@ import type { LoadedStepBase } from "../spec/loaded.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
-import { readManifestSources } from "./sources.js";
+import { readManifestSources, renderWithHooks } from "./sources.js";
 import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type ApplyStep = LoadedStepBase<"apply">;
 
-async function readObjects(step: ApplyStep, ctx: StepContext) {
-  const sourced = await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools });
+/** The step's objects after its hooks: post-render always, pre-apply when `send` (the objects are about to be sent). */
+async function readObjects(step: ApplyStep, ctx: StepContext, send = false) {
+  const sourced = await renderWithHooks(await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools }), ctx, send);
   return { sourced, resolved: await resolveObjects(ctx.kube, sourced, step.action.namespace, ctx.signal) };
 }
 
@@ -82,10 +83,11 @@ export const applyExecutor: StepExecutor<"apply"> = {
   },
 
   async apply(step, ctx): Promise<StepOutcome> {
+    // Objects first: a hook that rejects them fails the step before anything (even the namespace) is created.
+    const { resolved } = await readObjects(step, ctx, true);
     if (step.action.createNamespace === true && step.action.namespace !== undefined) {
       if (await ensureNamespace(ctx.kube, step.action.namespace, ctx.signal)) ctx.log(`namespace/${step.action.namespace} created`);
     }
-    const { resolved } = await readObjects(step, ctx);
     if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
       const known = resolved as ResolvedObject[];
       await waitForApplied(step, ctx, known);

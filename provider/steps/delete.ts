@@ -11,7 +11,7 @@ import type { LoadedStepBase } from "../spec/loaded.js";
 import type { DeleteManifestsAction, DeleteResourceAction } from "../spec/types.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
 import { isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
-import { readManifestSources } from "./sources.js";
+import { readManifestSources, renderWithHooks } from "./sources.js";
 import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type DeleteStep = LoadedStepBase<"delete">;
@@ -29,7 +29,8 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   const victims: Victim[] = [];
   const absent: string[] = [];
   if ("manifests" in action) {
-    const sourced = await readManifestSources(action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools });
+    // post-render hooks shape what is deleted exactly as they shape what an apply sends.
+    const sourced = await renderWithHooks(await readManifestSources(action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools }), ctx, false);
     const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
     for (const o of [...resolved].reverse()) {
       if (isUnknownKind(o)) {

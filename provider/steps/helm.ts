@@ -37,6 +37,10 @@ import {
 } from "../tools/helm.js";
 import type { KubeObject } from "../kube/index.js";
 import { computeValues, registerPreviousSecrets, sameValues, type Values } from "./helm-values.js";
+import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
+import { isPermanent } from "../hooks/run.js";
+import { sha256Hex } from "../spec/hash.js";
+import { hooksFor } from "../spec/hooks.js";
 import { maskSecretPair } from "./objects.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
@@ -256,6 +260,10 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
     if (!sameChart) return upgrade("");
     if (!sameValues(deployedValues, values)) return upgrade(" (values changed)");
+    // The render hooks' fingerprint rides on the release: changed hooks re-render it. Specs without hooks skip the lookup.
+    if (ctx.spec.hooks.length > 0 && !(await session.hasLabels(t.release, t.namespace, { [HOOKS_LABEL]: renderHooksFingerprint(step) ?? null }))) {
+      return upgrade(" (hooks changed)");
+    }
     if (t.source.form === "local") {
       const before = await session.rawManifest(t.release, t.namespace);
       const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
@@ -283,8 +291,52 @@ function valuesFile(session: HelmSession, values: Values): string | undefined {
   return Object.keys(values).length === 0 ? undefined : session.privateFile("values.json", JSON.stringify(values));
 }
 
+/** The release label holding the fingerprint of the step's post-render and pre-apply hooks. */
+export const HOOKS_LABEL = "khook.io/hooks";
+
+/** A short fingerprint of the hooks that change a release's objects, or undefined when none does. */
+export function renderHooksFingerprint(step: HelmStep): string | undefined {
+  const hooks = [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
+  return hooks.length === 0 ? undefined : sha256Hex(hooks.map((h) => `${h.name} ${h.digest}`).join("\n")).slice(0, 32);
+}
+
+/**
+ * helm runs the chart's manifest through the step's hooks via `--post-renderer`
+ * (provider/hooks/post-renderer.ts). A hook's own error is kept, so the step fails
+ * with it (and its retry semantics) rather than with helm's wrapping of it.
+ */
+async function hookRenderer(session: HelmSession, ctx: StepContext, send: boolean): Promise<{ renderer: PostRenderer; hookError: () => unknown } | undefined> {
+  const hooks = ctx.hooks;
+  if (hooks === undefined || !hooks.transformsObjects) return undefined;
+  let failure: unknown;
+  const renderer = await startPostRenderer(session.dir, async (manifest) => {
+    try {
+      return objectsManifest(await hooks.render(manifestObjects(manifest), { send }));
+    } catch (e) {
+      failure = e;
+      throw e;
+    }
+  });
+  return { renderer, hookError: () => failure };
+}
+
+/** Runs a helm install/upgrade with the hook renderer; a hook's failure wins over helm's report of it. */
+async function withHookRenderer<T>(session: HelmSession, ctx: StepContext, send: boolean, run: (postRenderer: string | undefined) => Promise<T>): Promise<T> {
+  const hooked = await hookRenderer(session, ctx, send);
+  try {
+    return await run(hooked?.renderer.executable);
+  } catch (e) {
+    const hookError = hooked?.hookError();
+    if (hookError !== undefined && (isPermanent(hookError) || hookError instanceof Error)) throw hookError;
+    throw e;
+  } finally {
+    await hooked?.renderer.close();
+  }
+}
+
 async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Values, mode: "install" | "upgrade", step: HelmStep, ctx: StepContext): Promise<string> {
-  const r = await session.installOrUpgrade({
+  const r = await withHookRenderer(session, ctx, false, (postRenderer) => session.installOrUpgrade({
+    postRenderer,
     mode,
     release: t.release,
     namespace: t.namespace,
@@ -294,7 +346,7 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
     createNamespace: step.action.createNamespace === true,
     timeoutMs: helmTimeoutMs(ctx.deadline),
     dryRun: true,
-  });
+  }));
   return r.rawManifest;
 }
 
@@ -318,7 +370,17 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
       case "install":
       case "upgrade": {
         ctx.log(`${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`);
-        const r = await session.installOrUpgrade({
+        const desired = decision.desired;
+        ctx.hooks?.setExtras({
+          ...(desired !== undefined ? { chart: { name: desired.name, version: desired.version } } : {}),
+          release: { name: t.release, namespace: t.namespace },
+          values: p.values,
+        });
+        const fingerprint = renderHooksFingerprint(step);
+        // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
+        const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
+        const r = await withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
+          postRenderer,
           mode: decision.action,
           release: t.release,
           namespace: t.namespace,
@@ -330,12 +392,13 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           timeoutMs: helmTimeoutMs(ctx.deadline),
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.
-          ...(decision.action === "install" ? { labels: ownershipLabels(ctx.spec.name) } : {}),
-        });
+          labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
+        }));
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         const owned = decision.action === "install" || (await session.hasLabels(t.release, t.namespace, ownershipLabels(ctx.spec.name)));
         return {
           status: "ok",
+          revision: r.revision,
           reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired ?? { name: "?", version: "?" })}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
           ...(owned ? { owned: [{ kind: "release" as const, namespace: t.namespace, name: t.release }] } : {}),
         };

@@ -10,6 +10,7 @@ import { describeChartText, splitUserinfo } from "../spec/chart.js";
 import type { ManifestSource } from "../spec/types.js";
 import { parseYamlStream } from "../spec/yaml-stream.js";
 import { renderKustomize } from "../tools/kustomize.js";
+import type { AttemptHooks } from "../hooks/run.js";
 import type { ToolPaths } from "./types.js";
 
 /** Remote sources are fetched with this bound unless the step's own deadline is sooner. */
@@ -78,6 +79,22 @@ async function readOneSource(source: ManifestSource, index: number, ctx: SourceC
     ...(ctx.tools?.kubectl !== undefined ? { kubectlPath: ctx.tools.kubectl } : {}),
   });
   return { text: rendered, origin: `kustomize ${source.kustomize}` };
+}
+
+/**
+ * Runs the step's post-render (and, when `send`, pre-apply) hooks over sourced
+ * objects. An object a hook kept keeps its origin; one it added is `hooks`.
+ */
+export async function renderWithHooks(objects: SourcedObject[], ctx: { hooks?: AttemptHooks | undefined }, send: boolean): Promise<SourcedObject[]> {
+  if (ctx.hooks === undefined || !ctx.hooks.transformsObjects) return objects;
+  const out = await ctx.hooks.render(objects.map((o) => o.object), { send });
+  const origins = new Map(objects.map((o) => [identity(o.object), o.origin]));
+  return out.map((object) => ({ object, origin: origins.get(identity(object)) ?? "hooks" }));
+}
+
+function identity(o: Record<string, unknown>): string {
+  const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  return `${String(o.apiVersion)}|${String(o.kind)}|${String(meta.namespace ?? "")}|${String(meta.name ?? "")}`;
 }
 
 export function parseManifestText(text: string, origin: string, redactor: Redactor): SourcedObject[] {

@@ -6,6 +6,7 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Redactor } from "../redact.js";
 import type { KubeClient } from "../kube/index.js";
+import type { AttemptHooks } from "../hooks/run.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
@@ -30,6 +31,8 @@ export interface Assessment {
 export interface StepOutcome {
   status: "ok" | "skipped";
   reason: string;
+  /** helm: the revision this attempt made, for post-apply hooks. */
+  revision?: number;
   /** What the step created and owns, so destroy can undo exactly that. */
   owned?: OwnedRef[];
 }
@@ -60,6 +63,8 @@ export interface StepContext {
   readonly connection?: KubeConnection;
   /** Tool binaries from the provider configuration; else KHOOK_HELM / KHOOK_KUSTOMIZE / KHOOK_KUBECTL, else PATH. */
   readonly tools?: ToolPaths;
+  /** The step's lifecycle hooks (provider/hooks); absent when none applies to the step. */
+  readonly hooks?: AttemptHooks;
 }
 
 /** Same shape as the kube client's connect options. */

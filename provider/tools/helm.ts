@@ -170,6 +170,8 @@ export interface InstallRequest {
   labels?: Record<string, string>;
   /** `--dry-run=server`: render and validate against the cluster, change nothing. */
   dryRun?: boolean;
+  /** `--post-renderer`: an executable helm pipes the rendered manifest through (khook's hooks). */
+  postRenderer?: string | undefined;
 }
 
 export function goDuration(ms: number): string {
@@ -187,6 +189,7 @@ export function buildInstallArgs(req: InstallRequest): string[] {
   args.push("--timeout", goDuration(req.timeoutMs));
   const labels = Object.entries(req.labels ?? {});
   if (labels.length > 0) args.push("--labels", labels.map(([k, v]) => `${k}=${v}`).join(","));
+  if (req.postRenderer !== undefined) args.push("--post-renderer", req.postRenderer);
   if (req.dryRun) args.push("--dry-run=server");
   args.push("--output", "json");
   return args;
@@ -386,9 +389,10 @@ export class HelmSession {
   }
 
   /** Whether the release's latest revision carries every given label. */
-  async hasLabels(release: string, namespace: string, labels: Record<string, string>): Promise<boolean> {
+  /** Whether the release carries `labels`; a null value asks that the label be absent. */
+  async hasLabels(release: string, namespace: string, labels: Record<string, string | null>): Promise<boolean> {
     const selector = Object.entries(labels)
-      .map(([k, v]) => `${k}=${v}`)
+      .map(([k, v]) => (v === null ? `!${k}` : `${k}=${v}`))
       .join(",");
     const r = await this.must(
       ["list", "--namespace", namespace, "--all", "--filter", `^${escapeRegex(release)}$`, "--selector", selector, "--output", "json"],

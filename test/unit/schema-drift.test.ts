@@ -114,6 +114,11 @@ const OBJECTS: Record<string, { pointer: string; omit?: readonly string[] }> = {
   WaitAction: { pointer: "/$defs/waitAction" },
   RolloutAction: { pointer: "/$defs/rolloutAction" },
   JobAction: { pointer: "/$defs/jobAction" },
+  HookSpec: { pointer: "/$defs/hook" },
+  HookMatch: { pointer: "/$defs/hookMatch" },
+  // exec is required through a tagged allOf (the loader words it); image exists only to be rejected with a pointer to exec.
+  HookFunction: { pointer: "/$defs/hookFunction", omit: ["exec", "image"] },
+  HookWebhook: { pointer: "/$defs/hookWebhook" },
 };
 
 /** Unions of single-key objects ("exactly one source") -> schema pointer. */

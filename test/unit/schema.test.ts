@@ -816,6 +816,7 @@ describe("division of labour with the loader's semantic rules", () => {
     ["patch-body-shape", spec("name: a\npatch: {target: a/b, type: json, patch: {a: 1}}"), /type: json needs a list/],
     ["source-url", spec("name: a\napply: {manifests: [{url: 'ftp://x.example/a.yaml'}]}"), /is not an http:\/\/ or https:\/\/ URL/],
     ["local-path", spec("name: a\napply: {manifests: [{kustomize: overlays/prod}]}"), /is not a local path/],
+    ["hook-function-exec", spec("name: a\napply: {manifests: [{file: ./a.yaml}]}").replace("steps:", "hooks:\n  - {name: h, on: [post-render], function: {image: 'gcr.io/x/y:1'}}\nsteps:"), /./],
   ];
   for (const [rule, text, message] of samples) {
     test(`${rule}: reported by the schema only on request; by default left to the loader (${message.source})`, () => {

@@ -38,6 +38,15 @@ export async function offlinePlanCommand(argv: string[], out: Output, values: Pa
       plan.map((p) => [String(p.level), p.name, p.type, p.action, p.inputHash.replace(/^sha256:/, "").slice(0, 12), p.action === "skip" ? p.reason : p.summary]),
     ),
   );
+  const withHooks = plan.filter((p) => p.hooks.length > 0);
+  if (withHooks.length > 0) {
+    out.out("\nHooks, in the order they run:");
+    for (const p of withHooks) {
+      out.out(`  ${p.name}:`);
+      for (const h of p.hooks) out.out(`    ${h}`);
+    }
+    if (spec.hooks.some((h) => h.handler.kind === "webhook")) out.out("  (plan never calls webhooks; plan --diff runs post-render functions)");
+  }
   const skipped = plan.filter((p) => p.action === "skip").length;
   out.out(`\nPlan (offline): ${plan.length - skipped} to run, ${skipped} excluded by when:. Live state is not consulted; run khook plan without --offline for install/upgrade decisions.`);
   return 0;

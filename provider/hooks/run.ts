@@ -1,0 +1,288 @@
+/**
+ * Lifecycle hooks of one step: the one place every event goes through.
+ *
+ * The engine makes a StepHooks per step (shared by its attempts) and hands
+ * every attempt a view bound to that attempt's signal and log. Executors call
+ * `render` where their objects exist (apply and delete sources, helm's
+ * post-renderer); the engine itself calls `postApply` when the step finished
+ * and `finalize` before each destroy attempt.
+ *
+ * - post-render: KRM functions, in order; each sees the previous one's output.
+ *   A function's failure, or a result of severity `error`, fails the step before
+ *   anything is sent, listing each result with its object and field. Function
+ *   failures are deterministic (same input, same output), so they are not retried.
+ * - pre-apply (apply mode only): webhooks receive `{phase, object, children}` and
+ *   may return changed children (which replace the set they were sent).
+ * - post-apply: webhooks are told the outcome, the objects sent and the helm revision.
+ * - finalize: webhooks must succeed before the step's objects are removed.
+ *
+ * Webhook errors follow seed 003: `permanent: false` is retried under the step's
+ * retries, `permanent: true` fails the step at once, `continue: true` proceeds
+ * unchanged. With failurePolicy Ignore an unreachable hook is logged and skipped.
+ * Plan runs post-render functions (side-effect free by seed 002) and never calls
+ * a webhook.
+ */
+import { executionError, KhookError } from "../errors.js";
+import type { Redactor } from "../redact.js";
+import { describeHook, hooksFor, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
+import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { HookEvent } from "../spec/types.js";
+import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
+import { runFunction, type FunctionResult } from "./function.js";
+import { callWebhook, describeUrl } from "./webhook.js";
+
+export type HookMode = "apply" | "plan" | "destroy";
+export type KubeObjectLike = Record<string, unknown>;
+
+/** A failure that retrying the attempt cannot fix: the engine does not retry it. */
+export class PermanentHookError extends KhookError {
+  readonly permanent = true;
+  constructor(message: string) {
+    super("execution", message);
+    this.name = "PermanentHookError";
+  }
+}
+
+export function isPermanent(e: unknown): boolean {
+  return e instanceof PermanentHookError;
+}
+
+/** What an attempt's hooks need from the attempt. */
+export interface AttemptIo {
+  readonly signal: AbortSignal;
+  log(message: string): void;
+}
+
+export interface PostApplyOutcome {
+  readonly status: "ok" | "failed" | "skipped";
+  readonly reason: string;
+  readonly revision?: number | undefined;
+}
+
+/** What an executor sees of its step's hooks during one attempt (StepContext.hooks). */
+export interface AttemptHooks {
+  /** Whether `render` may change the objects (helm then routes its manifest through the post-renderer). */
+  readonly transformsObjects: boolean;
+  /** post-render, then pre-apply when `send` is true and the run applies. */
+  render(objects: readonly KubeObjectLike[], opts: { send: boolean }): Promise<KubeObjectLike[]>;
+  /** Chart, release, values and capabilities for the context (helm). */
+  setExtras(extras: HookContextExtras): void;
+}
+
+/** The step's hooks for a run in `mode`, or undefined when no hook applies to it. */
+export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode): StepHooks | undefined {
+  return step.hooks.length > 0 ? new StepHooks(spec, step, mode, spec.redactor) : undefined;
+}
+
+/** The hooks of one step in one run. */
+export class StepHooks {
+  private sent: KubeObjectLike[] = [];
+  private extras: HookContextExtras = {};
+
+  constructor(
+    private readonly spec: LoadedSpec,
+    readonly step: LoadedStep,
+    readonly mode: HookMode,
+    private readonly redactor: Redactor,
+  ) {}
+
+  /** The hooks of this step for `event`, in run order. */
+  for(event: HookEvent): LoadedHook[] {
+    return hooksFor(this.step, event);
+  }
+
+  /** Whether `render` changes anything in this mode: post-render functions, or pre-apply webhooks when applying. */
+  get transformsObjects(): boolean {
+    return this.for("post-render").length > 0 || (this.mode === "apply" && this.for("pre-apply").length > 0);
+  }
+
+  /** The webhooks plan does not call, as `pre-apply audit, finalize audit`. */
+  webhooksNotCalledByPlan(): string[] {
+    return this.step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => describeHook(h, h.events));
+  }
+
+  /** The view one attempt's executor gets. */
+  bind(io: AttemptIo): AttemptHooks {
+    return {
+      transformsObjects: this.transformsObjects,
+      render: (objects, opts) => this.render(objects, io, opts),
+      setExtras: (extras) => this.setExtras(extras),
+    };
+  }
+
+  /** What executors know about the step beyond its spec (helm: chart, release, values). */
+  setExtras(extras: HookContextExtras): void {
+    this.extras = { ...this.extras, ...extras };
+  }
+
+  /**
+   * post-render, then (when applying) pre-apply: the objects to send. `send` is
+   * false for reads (plan, diff, delete's lookups): pre-apply webhooks then do not run.
+   */
+  async render(objects: readonly KubeObjectLike[], io: AttemptIo, opts: { send: boolean }): Promise<KubeObjectLike[]> {
+    let current = [...objects];
+    for (const hook of this.for("post-render")) current = await this.runPostRender(hook, current, io);
+    if (opts.send && this.mode === "apply") {
+      for (const hook of this.for("pre-apply")) current = await this.runPreApply(hook, current, io);
+      this.sent = current;
+    }
+    return current;
+  }
+
+  /** Tells post-apply webhooks how the step ended; retried under the step's retries. Throws when a Fail hook does not succeed. */
+  async postApply(outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+    if (this.mode !== "apply") return;
+    for (const hook of this.for("post-apply")) {
+      const extras: HookContextExtras = {
+        ...this.extras,
+        ...(outcome.revision !== undefined && this.extras.release !== undefined ? { release: { ...this.extras.release, revision: outcome.revision } } : {}),
+        outcome: { status: outcome.status, reason: outcome.reason },
+      };
+      const attempts = 1 + Math.max(0, this.step.retries);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.callWebhookHook(hook, "post-apply", this.sent, io, extras);
+          break;
+        } catch (e) {
+          if (isPermanent(e) || attempt >= attempts || io.signal.aborted) throw e;
+          io.log(`post-apply hook ${hook.name}: ${(e as Error).message}; retrying (${attempt + 1}/${attempts})`);
+          await sleep(this.step.retryDelayMs, io.signal);
+        }
+      }
+    }
+  }
+
+  /** finalize: every hook must succeed before the step's objects are removed. The engine retries the attempt. */
+  async finalize(io: AttemptIo): Promise<void> {
+    if (this.mode !== "destroy") return;
+    for (const hook of this.for("finalize")) await this.callWebhookHook(hook, "finalize", [], io, this.extras);
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  private where(hook: LoadedHook): string {
+    const line = hook.position?.line;
+    return `${this.spec.file ?? "spec"}${line !== undefined ? `:${line}` : ""}`;
+  }
+
+  private contextJson(hook: LoadedHook, event: HookEvent, withheld: readonly string[], extras: HookContextExtras = this.extras): string {
+    return JSON.stringify(
+      buildContext({
+        event,
+        hook: hook.name,
+        spec: this.spec.name,
+        step: { name: this.step.name, type: this.step.type, summary: this.step.summary },
+        extras,
+        withheld,
+        redactor: this.redactor,
+      }),
+    );
+  }
+
+  private async runPostRender(hook: LoadedHook, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+    if (hook.handler.kind !== "function") return objects;
+    const { visible, withheld } = partitionObjects(objects, this.redactor);
+    const withheldKeys = withheld.map((w) => objectKey(w.object));
+    if (withheldKeys.length > 0) io.log(`post-render hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
+    const run = await runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, "post-render", withheldKeys), { redactor: this.redactor, signal: io.signal });
+    const label = `post-render hook ${hook.name} (${this.where(hook)})`;
+    for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
+    const errors = run.results.filter((r) => r.severity === "error");
+    if (run.failure !== undefined || errors.length > 0) {
+      const lines = errors.map((r) => `  - ${formatResult(r)}`);
+      // A validator reports through error results (and exits 1): its results are the message.
+      const head = errors.length > 0 ? `${label} rejected the step's objects (${errors.length} error${errors.length === 1 ? "" : "s"}); nothing was sent to the cluster` : `${label}: function ${hook.handler.exec} ${run.failure ?? "failed"}`;
+      throw new PermanentHookError(this.redactor.redact([head, ...lines].join("\n")));
+    }
+    return mergeWithheld(run.items ?? [], withheld);
+  }
+
+  private async runPreApply(hook: LoadedHook, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+    const { visible, withheld } = partitionObjects(objects, this.redactor);
+    const children = await this.callWebhookHook(hook, "pre-apply", visible.map((v) => v.object), io, this.extras, withheld.map((w) => objectKey(w.object)));
+    if (children === undefined) return objects;
+    io.log(`pre-apply hook ${hook.name}: ${Object.keys(children).length} object(s) returned`);
+    return mergeWithheld(Object.values(children), withheld);
+  }
+
+  /**
+   * One webhook call under the contract. Returns the changed children (pre-apply),
+   * or undefined for "no changes"; throws when the step must fail or retry.
+   */
+  private async callWebhookHook(
+    hook: LoadedHook,
+    phase: HookEvent,
+    objects: readonly KubeObjectLike[],
+    io: AttemptIo,
+    extras: HookContextExtras,
+    withheld: readonly string[] = [],
+  ): Promise<Record<string, KubeObjectLike> | undefined> {
+    const handler = hook.handler as LoadedWebhookHandler;
+    const label = `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(describeUrl(handler.url))})`;
+    const request = {
+      phase,
+      object: this.stepObject(extras),
+      children: childrenMap(objects),
+      context: JSON.parse(this.contextJson(hook, phase, withheld, extras)) as unknown,
+    };
+    const answer = await callWebhook(handler, request, { redactor: this.redactor, signal: io.signal });
+    switch (answer.kind) {
+      case "ok":
+        return phase === "pre-apply" ? answer.children : undefined;
+      case "unreachable":
+        if (hook.failurePolicy === "Ignore") {
+          io.log(`${label}: ${answer.message}; failurePolicy Ignore: skipped`);
+          return undefined;
+        }
+        throw executionError(`${label}: ${answer.message} (failurePolicy Fail; set failurePolicy: Ignore to proceed without it)`);
+      case "error": {
+        const text = `${label} answered HTTP ${answer.status}: ${answer.message}`;
+        if (answer.continue) {
+          io.log(`${text}; continue: true, so the step proceeds unchanged`);
+          return undefined;
+        }
+        if (answer.permanent) throw new PermanentHookError(`${text} (permanent: not retried)`);
+        throw executionError(text);
+      }
+    }
+  }
+
+  /** Scoby's `object`: the step being reconciled, as a Kubernetes-style object. */
+  private stepObject(extras: HookContextExtras): Record<string, unknown> {
+    return this.redactor.redactValue({
+      apiVersion: "khook.io/v1",
+      kind: "Step",
+      metadata: { name: this.step.name, labels: { "khook.io/spec": this.spec.name } },
+      spec: { type: this.step.type, summary: this.step.summary },
+      ...(extras.outcome !== undefined ? { status: extras.outcome } : {}),
+    });
+  }
+}
+
+/** Scoby's children map: `Kind/name -n namespace` keys (a repeated key gets `#2`, `#3`, ...). */
+export function childrenMap(objects: readonly KubeObjectLike[]): Record<string, KubeObjectLike> {
+  const out: Record<string, KubeObjectLike> = {};
+  for (const o of objects) {
+    const base = objectKey(o);
+    let key = base;
+    for (let n = 2; key in out; n++) key = `${base} #${n}`;
+    out[key] = o;
+  }
+  return out;
+}
+
+/** Puts withheld objects back where they were, relative to the (possibly changed) rest. */
+function mergeWithheld(items: readonly KubeObjectLike[], withheld: readonly { index: number; object: KubeObjectLike }[]): KubeObjectLike[] {
+  const out = [...items];
+  for (const w of withheld) out.splice(Math.min(w.index, out.length), 0, w.object);
+  return out;
+}
+
+/** `error Deployment/web -n apps spec.template.spec.containers[0].resources.limits: message` */
+export function formatResult(r: FunctionResult): string {
+  const ref = r.resourceRef;
+  const object = ref !== undefined ? `${ref.kind ?? "?"}/${ref.name ?? "?"}${ref.namespace ? ` -n ${ref.namespace}` : ""}` : "";
+  const field = r.field?.path !== undefined ? `${object !== "" ? " " : ""}${r.field.path}` : "";
+  const where = object + field;
+  return `${r.severity}${where !== "" ? ` ${where}` : ""}: ${r.message}`;
+}

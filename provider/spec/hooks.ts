@@ -1,0 +1,308 @@
+/**
+ * Lifecycle hooks at load time: the rules a JSON Schema cannot express, and the
+ * immutable LoadedHook each matched step carries. Each problem names its rule:
+ *
+ *   hook-name-unique        hook names are unique
+ *   hook-match-steps        every match.steps entry names a step of this spec
+ *   hook-event-type         every event of the hook applies to every step type it matches
+ *   hook-event-handler      post-render takes a function; pre-apply, post-apply and finalize take a webhook
+ *   hook-function-exec      a function is exec: (container functions, image:, are not supported)
+ *   hook-exec-file          the exec file exists, is a regular file and is executable
+ *   hook-webhook-url        https://, or http:// to a loopback address; no credentials in the URL
+ *   hook-timeout            timeouts are positive; a webhook's is at most 60s
+ *   hook-matches-nothing    a hook that matches no step (warning)
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
+import { parseDuration } from "./duration.js";
+import { canonicalJson, sha256Hex } from "./hash.js";
+import { pointer } from "./yaml.js";
+import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepType } from "./types.js";
+import { HOOK_EVENTS, SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
+
+/** Which step types each event happens on. */
+export const EVENT_STEP_TYPES: Readonly<Record<HookEvent, readonly StepType[]>> = {
+  // Steps that render objects before sending them (delete: only its manifests form).
+  "post-render": ["apply", "delete", "helm"],
+  // Steps that send objects.
+  "pre-apply": ["apply", "helm"],
+  // Every step finishes.
+  "post-apply": STEP_TYPES,
+  // Steps whose destroy removes objects.
+  finalize: ["apply", "helm", "job"],
+};
+
+/** Which handler each event takes; see docs/hooks.md for why. */
+export const EVENT_HANDLER: Readonly<Record<HookEvent, "function" | "webhook">> = {
+  "post-render": "function",
+  "pre-apply": "webhook",
+  "post-apply": "webhook",
+  finalize: "webhook",
+};
+
+/** A webhook request never waits longer than this, whatever the spec says. */
+export const MAX_WEBHOOK_TIMEOUT_MS = 60_000;
+
+export interface LoadedFunctionHandler {
+  readonly kind: "function";
+  /** As written in the spec. */
+  readonly exec: string;
+  /** Resolved against the spec's directory. */
+  readonly path: string;
+  readonly config: Readonly<Record<string, unknown>> | undefined;
+  readonly timeoutMs: number;
+}
+
+export interface LoadedWebhookHandler {
+  readonly kind: "webhook";
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface LoadedHook {
+  readonly name: string;
+  readonly events: readonly HookEvent[];
+  readonly priority: number;
+  readonly failurePolicy: FailurePolicy;
+  /** Index in `hooks:`: the tie-breaker after priority. */
+  readonly index: number;
+  readonly handler: LoadedFunctionHandler | LoadedWebhookHandler;
+  /** sha256 of the hook's definition and its exec file's content: an input of every step it matches. */
+  readonly digest: string;
+  /** The names of the steps it applies to, in document order. */
+  readonly steps: readonly string[];
+  /** `hooks[i]` in the spec, for messages. */
+  readonly position: SourcePosition | undefined;
+}
+
+type Report = (path: string, message: string, rule: string, severity?: "error" | "warning") => void;
+
+/** Whether `event` happens on a step of this type and form. */
+export function eventApplies(event: HookEvent, type: StepType, action: unknown): boolean {
+  if (!EVENT_STEP_TYPES[event].includes(type)) return false;
+  if (event === "post-render" && type === "delete") return action !== null && typeof action === "object" && "manifests" in action;
+  return true;
+}
+
+function stepMatches(hook: HookSpec, step: StepSpec): boolean {
+  const type = stepTypeOf(step);
+  if (hook.match?.steps !== undefined && !hook.match.steps.includes(step.name)) return false;
+  if (hook.match?.types !== undefined && !hook.match.types.includes(type)) return false;
+  const action = (step as unknown as Record<string, unknown>)[type];
+  return hook.on.some((e) => eventApplies(e, type, action));
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** Why a webhook URL is not acceptable, or undefined. */
+export function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "is not a valid URL";
+  }
+  if (url.username !== "" || url.password !== "") return "must not carry credentials; put them in headers: (e.g. Authorization: \"Bearer ${HOOK_TOKEN}\")";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:") return isLoopbackHost(url.hostname) ? undefined : `uses plain http to ${url.hostname}: use https:// (plain http is allowed only to loopback addresses)`;
+  return `has scheme ${url.protocol.replace(/:$/, "")}: use https://`;
+}
+
+/** Header names whose values are credentials and are redacted everywhere. */
+export function isSecretHeader(name: string): boolean {
+  return /^(authorization|proxy-authorization|cookie)$/i.test(name) || /token|secret|key|password|passwd|auth|credential/i.test(name);
+}
+
+/** The rules of the hooks: block. Needs a schema-valid document. */
+export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionOf: PositionLookup; schemaInvalidHooks: ReadonlySet<number> }): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const report: Report = (p, message, rule, severity = "error") => out.push({ severity, path: p, message, rule, position: ctx.positionOf(p) });
+  const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
+  const steps = Array.isArray(doc.steps) ? doc.steps.filter((s) => s !== null && typeof s === "object" && STEP_TYPES.filter((t) => t in s).length === 1) : [];
+  const stepByName = new Map(steps.map((s) => [s.name, s]));
+  const firstName = new Map<string, number>();
+  hooks.forEach((hook, i) => {
+    if (ctx.schemaInvalidHooks.has(i)) return;
+    const at = (...rest: (string | number)[]): string => pointer("hooks", i, ...rest);
+    const prev = firstName.get(hook.name);
+    if (prev !== undefined) report(at("name"), `hook name "${hook.name}" is already used by hook ${prev + 1}; hook names must be unique`, "hook-name-unique");
+    else firstName.set(hook.name, i);
+
+    hook.on.forEach((event, e) => {
+      const wants = EVENT_HANDLER[event];
+      const has = hook.function !== undefined ? "function" : "webhook";
+      if (wants !== has) {
+        report(
+          at("on", e),
+          wants === "function"
+            ? `${event} takes a function:, not a webhook: plan --diff runs post-render handlers, and plan never calls webhooks. Use pre-apply for a webhook that changes the objects`
+            : `${event} takes a webhook:, not a function: a KRM function only transforms or validates objects, which is post-render's job`,
+          "hook-event-handler",
+        );
+      }
+    });
+
+    hook.match?.steps?.forEach((name, j) => {
+      const step = stepByName.get(name);
+      if (step === undefined) {
+        report(at("match", "steps", j), `match names step "${name}", which this spec does not have`, "hook-match-steps");
+        return;
+      }
+      const type = stepTypeOf(step);
+      const action = (step as unknown as Record<string, unknown>)[type];
+      if (hook.match?.types !== undefined && !hook.match.types.includes(type)) {
+        report(at("match", "steps", j), `match names step "${name}", a ${type} step, but match.types does not include ${type}: the hook would never run on it`, "hook-event-type");
+      }
+      for (const event of hook.on) {
+        if (!eventApplies(event, type, action)) report(at("match", "steps", j), `${event} does not happen on step "${name}" (${describeType(type, action)}); it happens on ${describeEventTypes(event)}`, "hook-event-type");
+      }
+    });
+    hook.match?.types?.forEach((type, j) => {
+      for (const event of hook.on) {
+        if (!EVENT_STEP_TYPES[event].includes(type)) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
+      }
+    });
+    if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
+      report(at(), `hook "${hook.name}" matches no step of this spec, so it never runs`, "hook-matches-nothing", "warning");
+    }
+
+    if (hook.function !== undefined) checkFunction(hook, i, ctx.baseDir, report);
+    if (hook.webhook !== undefined) {
+      const problem = webhookUrlProblem(hook.webhook.url);
+      if (problem !== undefined) report(at("webhook", "url"), `webhook url ${problem}`, "hook-webhook-url");
+      checkTimeout(hook.webhook.timeout, at("webhook", "timeout"), MAX_WEBHOOK_TIMEOUT_MS, report);
+    }
+  });
+  return out;
+}
+
+function describeType(type: StepType, action: unknown): string {
+  return type === "delete" && !(action !== null && typeof action === "object" && "manifests" in action) ? "a delete step by resource or release, which renders nothing" : `a ${type} step`;
+}
+
+function describeEventTypes(event: HookEvent): string {
+  const types = EVENT_STEP_TYPES[event];
+  if (types.length === STEP_TYPES.length) return "every step";
+  return types.map((t) => (t === "delete" ? "delete (by manifests)" : t)).join(", ") + " steps";
+}
+
+function checkFunction(hook: HookSpec, i: number, baseDir: string, report: Report): void {
+  const fn = hook.function as unknown as Record<string, unknown>;
+  const at = (...rest: string[]): string => pointer("hooks", i, "function", ...rest);
+  if ("image" in fn) {
+    report(at("image"), `container functions (image: ${String(fn.image)}) need a container runtime, which khook does not use: build the function as a local executable and point exec: at it (container functions are on the roadmap, see ROADMAP.md)`, "hook-function-exec");
+  }
+  if (typeof fn.exec !== "string") {
+    if (!("image" in fn)) report(at(), "a function needs exec: the path of a local executable, relative to the spec file", "hook-function-exec");
+    return;
+  }
+  const problem = execFileProblem(path.resolve(baseDir, fn.exec));
+  if (problem !== undefined) report(at("exec"), `${fn.exec} ${problem}`, "hook-exec-file");
+  checkTimeout(fn.timeout, at("timeout"), undefined, report);
+}
+
+/** Why `file` cannot run as a function, or undefined. */
+export function execFileProblem(file: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return `does not exist (${file})`;
+  }
+  if (!st.isFile()) return `is not a regular file (${file})`;
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    return `is not executable: run chmod +x ${file}`;
+  }
+  return undefined;
+}
+
+function checkTimeout(value: unknown, p: string, maxMs: number | undefined, report: Report): void {
+  if (typeof value !== "string") return;
+  const ms = parseDuration(value);
+  if (ms === undefined) return; // the schema reported it
+  if (ms <= 0) report(p, "timeout must be greater than zero", "hook-timeout");
+  else if (maxMs !== undefined && ms > maxMs) report(p, `timeout ${value} is longer than the ${maxMs / 1000}s a webhook may take`, "hook-timeout");
+}
+
+/**
+ * The loaded hooks, sorted by priority then document order, each with the steps it
+ * matches and its digest. Needs a document that passed checkHooks; an unreadable
+ * exec file (reported there) digests as empty.
+ */
+export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup): LoadedHook[] {
+  const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
+  const loaded = hooks.map((hook, index): LoadedHook => {
+    const handler = hook.function !== undefined
+      ? {
+          kind: "function" as const,
+          exec: hook.function.exec,
+          path: path.resolve(baseDir, hook.function.exec),
+          config: hook.function.config,
+          timeoutMs: parseDuration(hook.function.timeout ?? SPEC_DEFAULTS.functionTimeout) ?? 0,
+        }
+      : {
+          kind: "webhook" as const,
+          url: hook.webhook!.url,
+          timeoutMs: parseDuration(hook.webhook!.timeout ?? SPEC_DEFAULTS.webhookTimeout) ?? 0,
+          headers: hook.webhook!.headers ?? {},
+        };
+    const h = {
+      name: hook.name,
+      events: HOOK_EVENTS.filter((e) => hook.on.includes(e)),
+      priority: hook.priority ?? SPEC_DEFAULTS.hookPriority,
+      failurePolicy: hook.failurePolicy ?? SPEC_DEFAULTS.hookFailurePolicy,
+      index,
+      handler,
+      digest: hookDigest(hook, handler),
+      steps: doc.steps.filter((s) => stepMatches(hook, s)).map((s) => s.name),
+    };
+    // Positions are only wanted for messages; asking for one parses the positioned Document.
+    Object.defineProperty(h, "position", { enumerable: true, get: () => positionOf(pointer("hooks", index)) });
+    return h as unknown as LoadedHook;
+  });
+  return orderHooks(loaded);
+}
+
+/** Priority, then document order (seed 004's ordering). */
+export function orderHooks<T extends { priority: number; index: number }>(hooks: readonly T[]): T[] {
+  return [...hooks].sort((a, b) => a.priority - b.priority || a.index - b.index);
+}
+
+/**
+ * What the step hash covers of a hook: what it does (events, priority, its
+ * function and config, or its webhook address and headers) and the exec file's
+ * bytes. Timeouts and failurePolicy are scheduling, like a step's, and are not inputs.
+ */
+function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler): string {
+  const definition =
+    handler.kind === "function"
+      ? { name: hook.name, on: [...hook.on].sort(), priority: hook.priority ?? 0, function: { exec: handler.exec, config: handler.config ?? null } }
+      : { name: hook.name, on: [...hook.on].sort(), priority: hook.priority ?? 0, webhook: { url: handler.url, headers: handler.headers } };
+  let content = "";
+  if (handler.kind === "function") {
+    try {
+      content = sha256Hex(fs.readFileSync(handler.path));
+    } catch {
+      content = "";
+    }
+  }
+  return sha256Hex(`${canonicalJson(definition)}\n${content}`);
+}
+
+/** The hooks of `step` that handle `event`, in run order. */
+export function hooksFor(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }, event: HookEvent): LoadedHook[] {
+  return step.hooks.filter((h) => h.events.includes(event) && eventApplies(event, step.type, step.action));
+}
+
+/** `require-limits (post-render function ./fn/require-limits)`, for plan lines. */
+export function describeHook(hook: LoadedHook, events: readonly HookEvent[] = hook.events): string {
+  const handler = hook.handler.kind === "function" ? `function ${hook.handler.exec}` : `webhook ${new URL(hook.handler.url).origin}${new URL(hook.handler.url).pathname}`;
+  return `${events.join(",")} ${hook.name} (${handler})`;
+}

@@ -1,0 +1,236 @@
+/**
+ * The hooks pipeline with real parts and no cluster: real exec functions (the
+ * committed fixtures in test/functions) and a real HTTP hook server on loopback.
+ * The engine-level behaviour (retries, finalize before destroy, post-apply) is in
+ * test/integration/hooks.test.ts.
+ */
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/run.js";
+import { loadSpec } from "../../provider/spec/load.js";
+import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import { deadLoopbackUrl, HookServer } from "../harness/hook-server.js";
+import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
+
+const FUNCTIONS = path.join(repoRoot(), "test", "functions");
+const SECRET = "hunter2-very-secret";
+
+const STEP = [
+  "  - name: web",
+  "    retries: 2",
+  "    apply:",
+  "      manifests:",
+  "        - inline: |",
+  "            apiVersion: apps/v1",
+  "            kind: Deployment",
+  "            metadata: {name: web, namespace: apps}",
+  "            spec:",
+  "              template:",
+  "                spec:",
+  "                  containers:",
+  "                    - {name: app, image: nginx}",
+  "                    - {name: sidecar, image: envoy, resources: {limits: {cpu: 100m}}}",
+  "",
+].join("\n");
+
+function specWith(hooksYaml: string, files: Record<string, string> = {}): LoadedSpec {
+  const dir = tempSpecDir({ "spec.yaml": specText(STEP, `hooks:\n${hooksYaml}`), ...files });
+  fs.mkdirSync(path.join(dir, "fn"), { recursive: true });
+  for (const f of fs.readdirSync(FUNCTIONS)) {
+    fs.copyFileSync(path.join(FUNCTIONS, f), path.join(dir, "fn", f));
+    fs.chmodSync(path.join(dir, "fn", f), 0o755);
+  }
+  for (const rel of Object.keys(files)) fs.chmodSync(path.join(dir, rel), 0o755);
+  return loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_TOKEN: SECRET } });
+}
+
+function io(): AttemptIo & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, signal: new AbortController().signal, log: (m) => lines.push(m) };
+}
+
+const deployment = (): Record<string, unknown> => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "apps" },
+  spec: { template: { spec: { containers: [{ name: "app", image: "nginx" }, { name: "sidecar", image: "envoy", resources: { limits: { cpu: "100m" } } }] } } },
+});
+const configMap = (name: string, data: Record<string, string> = {}): Record<string, unknown> => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data });
+
+function hooksOf(spec: LoadedSpec, mode: "apply" | "plan" | "destroy" = "apply"): StepHooks {
+  return new StepHooks(spec, spec.stepsByName.get("web")!, mode, spec.redactor);
+}
+
+describe("post-render functions (real executables)", () => {
+  test("a transformer's output replaces the objects, and its results are printed with the hook's source line", async () => {
+    const spec = specWith("  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: platform}}}\n");
+    const out = io();
+    const objects = await hooksOf(spec).render([deployment(), configMap("a")], out, { send: true });
+    assert.deepEqual(objects.map((o) => (o.metadata as { labels?: unknown }).labels), [{ team: "platform" }, { team: "platform" }]);
+    assert.ok(out.lines.some((l) => /^post-render hook labels \(.*spec\.yaml:6\): info: labelled 2 object/.test(l)), out.lines.join("\n"));
+  });
+
+  test("a validator's error results fail the step permanently, listing each offending object and field", async () => {
+    const spec = specWith("  - name: limits\n    on: [post-render]\n    function: {exec: ./fn/require-limits}\n");
+    const out = io();
+    await assert.rejects(hooksOf(spec).render([deployment()], out, { send: true }), (e: Error) => {
+      assert.ok(isPermanent(e), "a function's verdict is not retried");
+      assert.match(e.message, /post-render hook limits \(.*spec\.yaml:6\) rejected/);
+      assert.match(e.message, /error Deployment\/web -n apps spec\.template\.spec\.containers\[0\]\.resources\.limits: container app has no resource limits/);
+      assert.doesNotMatch(e.message, /containers\[1\]/);
+      return true;
+    });
+  });
+
+  test("exec functions get PATH and HOME only, run in a private directory, and the context holds no secret", async () => {
+    const spec = specWith("  - name: env\n    on: [post-render]\n    function: {exec: ./fn/print-env}\n");
+    process.env["KHOOK_SECRET_LEAK"] = SECRET;
+    const out = io();
+    try {
+      await hooksOf(spec).render([configMap("a")], out, { send: false });
+    } finally {
+      delete process.env["KHOOK_SECRET_LEAK"];
+    }
+    const line = out.lines.find((l) => l.includes("info: {"))!;
+    const report = JSON.parse(line.slice(line.indexOf("info: ") + 6)) as { env: string[]; cwd: string; context: string };
+    assert.deepEqual(report.env, ["HOME", "PATH"]);
+    assert.notEqual(path.resolve(report.cwd), path.dirname(spec.file!));
+    assert.ok(!fs.existsSync(report.cwd), "the private directory is removed afterwards");
+    const context = JSON.parse(report.context) as Record<string, unknown>;
+    assert.equal((context.step as { name: string }).name, "web");
+    assert.equal(context.event, "post-render");
+    assert.ok(!out.lines.join("\n").includes(SECRET));
+  });
+
+  test("objects carrying a secret value are withheld from functions and passed through unchanged", async () => {
+    const spec = specWith("  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n");
+    const out = io();
+    const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET }), configMap("b")], out, { send: false });
+    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds", "b"]);
+    assert.equal((objects[1]!.metadata as { labels?: unknown }).labels, undefined);
+    assert.ok(out.lines.some((l) => /carry a secret value.*ConfigMap\/creds/.test(l)));
+  });
+
+  test("a function that outlives its timeout is stopped and the step fails", async () => {
+    const spec = specWith("  - name: slow\n    on: [post-render]\n    function: {exec: ./fn/slow, timeout: 1s}\n", { "fn/slow": "#!/bin/sh\nexec sleep 30\n" });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), /did not finish within its timeout of 1s/);
+  });
+
+  test("output that is not a ResourceList fails the step, with the function's stderr (redacted)", async () => {
+    const spec = specWith("  - name: bad\n    on: [post-render]\n    function: {exec: ./fn/bad}\n", { "fn/bad": `#!/bin/sh\necho "oops ${SECRET}" >&2\necho '{"kind":"List"}'\n` });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), (e: Error) => {
+      assert.match(e.message, /kind "List", not ResourceList/);
+      assert.match(e.message, /oops \*\*\*/);
+      assert.ok(!e.message.includes(SECRET));
+      return true;
+    });
+  });
+});
+
+describe("webhooks (a real hook server on loopback, seed 003's contract)", () => {
+  let server: HookServer;
+  before(async () => {
+    server = await HookServer.start();
+  });
+  after(() => server.close());
+  const hook = (extra = ""): string =>
+    `  - name: audit\n    on: [pre-apply, post-apply, finalize]\n    ${extra}webhook: {url: '${server.url}', headers: {Authorization: 'Bearer \${TOKEN}', X-Team: platform}}\n`;
+
+  test("success with changed children: the returned children are what gets sent; the secret header is sent but never shown", async () => {
+    server.on("pre-apply", { kind: "ok", change: (children) => Object.fromEntries(Object.entries(children).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { audited: "yes" } } }])) });
+    const spec = specWith(hook());
+    const before = server.count("pre-apply");
+    const out = io();
+    const objects = await hooksOf(spec).render([configMap("a")], out, { send: true });
+    assert.equal(server.count("pre-apply"), before + 1);
+    const req = server.requests.at(-1)!;
+    assert.equal(req.headers.authorization, `Bearer ${SECRET}`);
+    assert.deepEqual(Object.keys(req.body.children), ["ConfigMap/a"]);
+    assert.equal((req.body.object as { kind: string }).kind, "Step");
+    assert.equal(req.body.context.event, "pre-apply");
+    assert.deepEqual((objects[0]!.metadata as { labels: unknown }).labels, { audited: "yes" });
+    assert.ok(!out.lines.join("\n").includes(SECRET));
+  });
+
+  test("pre-apply is not called when nothing is sent (plan, diff, reads)", async () => {
+    const spec = specWith(hook());
+    const before = server.count();
+    await hooksOf(spec, "plan").render([configMap("a")], io(), { send: true });
+    await hooksOf(spec).render([configMap("a")], io(), { send: false });
+    assert.equal(server.count(), before);
+  });
+
+  test("permanent: false is a retryable failure; permanent: true is not retried", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "error", message: "not yet", permanent: false });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => !isPermanent(e) && /answered HTTP 500: not yet/.test(e.message));
+    server.on("pre-apply", { kind: "error", status: 403, message: "forbidden by policy", permanent: true });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => isPermanent(e) && /HTTP 403: forbidden by policy \(permanent/.test(e.message));
+  });
+
+  test("continue: true proceeds with the objects unchanged", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "error", message: "degraded", continue: true });
+    const out = io();
+    const objects = await hooksOf(spec).render([configMap("a")], out, { send: true });
+    assert.deepEqual(objects, [configMap("a")]);
+    assert.ok(out.lines.some((l) => /degraded; continue: true/.test(l)));
+  });
+
+  test("failurePolicy Ignore: an unreachable hook is logged and skipped; Fail fails the step", async () => {
+    const dead = await deadLoopbackUrl();
+    const ignore = specWith(`  - name: audit\n    on: [pre-apply]\n    failurePolicy: Ignore\n    webhook: {url: '${dead}'}\n`);
+    const out = io();
+    assert.deepEqual(await hooksOf(ignore).render([configMap("a")], out, { send: true }), [configMap("a")]);
+    assert.ok(out.lines.some((l) => /cannot reach .*failurePolicy Ignore: skipped/.test(l)), out.lines.join("\n"));
+    const fail = specWith(`  - name: audit\n    on: [pre-apply]\n    webhook: {url: '${dead}'}\n`);
+    await assert.rejects(hooksOf(fail).render([configMap("a")], io(), { send: true }), /cannot reach .*failurePolicy Fail/);
+  });
+
+  test("a secret in a hook's error text is masked", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "error", message: `token ${SECRET} rejected`, permanent: true });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => !e.message.includes(SECRET) && /token \*\*\* rejected/.test(e.message));
+  });
+
+  test("objects carrying a secret are withheld from webhooks, listed in the context, and sent unchanged", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "ok", change: (children) => children });
+    const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: true });
+    const req = server.requests.at(-1)!;
+    assert.deepEqual(Object.keys(req.body.children), ["ConfigMap/a"]);
+    assert.deepEqual(req.body.context.withheld, ["ConfigMap/creds"]);
+    assert.ok(!JSON.stringify(req.body).includes(SECRET));
+    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds"]);
+  });
+
+  test("post-apply is told the outcome and the objects sent; finalize runs only when destroying", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "ok" });
+    server.on("post-apply", { kind: "ok" });
+    const hooks = hooksOf(spec);
+    await hooks.render([configMap("a")], io(), { send: true });
+    await hooks.postApply({ status: "ok", reason: "1 created" }, io(), async () => undefined);
+    const req = server.requests.at(-1)!;
+    assert.equal(req.body.phase, "post-apply");
+    assert.deepEqual(req.body.context.outcome, { status: "ok", reason: "1 created" });
+    assert.deepEqual(Object.keys(req.body.children), ["ConfigMap/a"]);
+    const before = server.count("finalize");
+    await hooks.finalize(io());
+    assert.equal(server.count("finalize"), before, "finalize is for destroy");
+    await hooksOf(spec, "destroy").finalize(io());
+    assert.equal(server.count("finalize"), before + 1);
+  });
+
+  test("post-apply: permanent: false is retried under the step's retries, then succeeds", async () => {
+    const spec = specWith(hook());
+    server.on("post-apply", { kind: "error", message: "busy" }, { kind: "error", message: "busy" }, { kind: "ok" });
+    const before = server.count("post-apply");
+    const sleeps: number[] = [];
+    await hooksOf(spec).postApply({ status: "ok", reason: "x" }, io(), async (ms) => void sleeps.push(ms));
+    assert.equal(server.count("post-apply"), before + 3);
+    assert.equal(sleeps.length, 2);
+  });
+});

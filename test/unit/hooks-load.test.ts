@@ -9,7 +9,7 @@ import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
-const FUNCTIONS = path.join(repoRoot(), "test", "functions");
+const FUNCTIONS = path.join(repoRoot(), "examples", "functions");
 
 const STEPS = [
   "  - name: web",

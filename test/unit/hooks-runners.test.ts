@@ -14,7 +14,8 @@ import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { deadLoopbackUrl, HookServer } from "../harness/hook-server.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
-const FUNCTIONS = path.join(repoRoot(), "test", "functions");
+/** The example functions (add-labels, require-limits) and the test-only print-env. */
+const FUNCTIONS = [path.join(repoRoot(), "examples", "functions"), path.join(repoRoot(), "test", "functions")];
 const SECRET = "hunter2-very-secret";
 
 const STEP = [
@@ -38,9 +39,11 @@ const STEP = [
 function specWith(hooksYaml: string, files: Record<string, string> = {}): LoadedSpec {
   const dir = tempSpecDir({ "spec.yaml": specText(STEP, `hooks:\n${hooksYaml}`), ...files });
   fs.mkdirSync(path.join(dir, "fn"), { recursive: true });
-  for (const f of fs.readdirSync(FUNCTIONS)) {
-    fs.copyFileSync(path.join(FUNCTIONS, f), path.join(dir, "fn", f));
-    fs.chmodSync(path.join(dir, "fn", f), 0o755);
+  for (const from of FUNCTIONS) {
+    for (const f of fs.readdirSync(from)) {
+      fs.copyFileSync(path.join(from, f), path.join(dir, "fn", f));
+      fs.chmodSync(path.join(dir, "fn", f), 0o755);
+    }
   }
   for (const rel of Object.keys(files)) fs.chmodSync(path.join(dir, rel), 0o755);
   return loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_TOKEN: SECRET } });

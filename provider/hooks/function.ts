@@ -13,8 +13,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { formatDuration } from "../spec/duration.js";
+import { yamlLibrary } from "../spec/yaml.js";
 import type { LoadedFunctionHandler } from "../spec/hooks.js";
 import type { Redactor } from "../redact.js";
 import { lastLines, runTool } from "../tools/exec.js";
@@ -68,7 +68,7 @@ export function parseResourceList(text: string): { items: Record<string, unknown
     doc = JSON.parse(text);
   } catch {
     try {
-      doc = parseYaml(text, { prettyErrors: false, maxAliasCount: 100 });
+      doc = yamlLibrary().parse(text, { prettyErrors: false, maxAliasCount: 100 });
     } catch (e) {
       return { problem: `its output is not YAML or JSON: ${(e as Error).message.split("\n")[0]}` };
     }

@@ -16,7 +16,7 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { parseAllDocuments, stringify as stringifyYaml } from "yaml";
+import { yamlLibrary } from "../spec/yaml.js";
 
 export type ManifestTransform = (manifest: string) => Promise<string>;
 
@@ -61,7 +61,7 @@ function shellQuote(s: string): string {
 /** helm's rendered manifest as objects (helm's `# Source:` comments are dropped). */
 export function manifestObjects(manifest: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const doc of parseAllDocuments(manifest)) {
+  for (const doc of yamlLibrary().parseAllDocuments(manifest)) {
     if ("errors" in doc && doc.errors.length > 0) throw new Error(`helm's rendered manifest is not valid YAML: ${doc.errors[0]!.message}`);
     const v: unknown = doc.toJS();
     if (v !== null && typeof v === "object" && !Array.isArray(v)) out.push(v as Record<string, unknown>);
@@ -70,5 +70,5 @@ export function manifestObjects(manifest: string): Record<string, unknown>[] {
 }
 
 export function objectsManifest(objects: readonly Record<string, unknown>[]): string {
-  return objects.map((o) => `---\n${stringifyYaml(o, { aliasDuplicateObjects: false, lineWidth: 0 })}`).join("");
+  return objects.map((o) => `---\n${yamlLibrary().stringify(o, { aliasDuplicateObjects: false, lineWidth: 0 })}`).join("");
 }

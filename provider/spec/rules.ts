@@ -19,6 +19,8 @@
  *   resource-reference        targets are `type` or `kind/name` as each field allows
  *   rollout-kind              rollout targets a deployment, daemonset or statefulset
  *   namespace-or-all          namespace excludes allNamespaces
+ *   delete-name-or-selector   delete of kind/name takes no selector, fieldSelector or allNamespaces (kubectl refuses them)
+ *   delete-type-needs-selector  delete of a bare type needs selector: or fieldSelector: (kubectl demands --all)
  *   create-namespace-needs-namespace  apply.createNamespace needs apply.namespace
  *   patch-body-shape          a mapping for strategic/merge, a list of operations for json
  *   patch-json-idempotency    a json remove or list-index add fails when re-run (warning)
@@ -42,7 +44,7 @@ import { pointer } from "./yaml.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { parseValuesDocument } from "./values-file.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
-import type { JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
+import type { DeleteResourceAction, JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
 import { SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
 
 export interface RuleContext {
@@ -50,6 +52,13 @@ export interface RuleContext {
   positionOf: PositionLookup;
   /** Steps whose own subtree already failed the schema: their action is not inspected. */
   schemaInvalidSteps: ReadonlySet<number>;
+  /** Steps excluded by `when:`: their local files are not looked at (only the paths' form is checked). */
+  excludedSteps?: ReadonlySet<number>;
+}
+
+/** What one step's checks may do: excluded steps' files are not read. */
+interface StepRuleContext extends RuleContext {
+  readFiles: boolean;
 }
 
 type Report = (path: string, message: string, rule: string, severity?: "error" | "warning") => void;
@@ -69,7 +78,7 @@ export function checkRules(doc: KhookDocument, ctx: RuleContext): Diagnostic[] {
     const types = STEP_TYPES.filter((t) => t in step);
     if (types.length !== 1) return;
     checkDurations(step, ["steps", i], report);
-    checkAction(step, i, ctx, report);
+    checkAction(step, i, { ...ctx, readFiles: !(ctx.excludedSteps?.has(i) ?? false) }, report);
   });
   return out;
 }
@@ -141,7 +150,7 @@ function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | nul
   }
 }
 
-function checkAction(step: StepSpec, i: number, ctx: RuleContext, report: Report): void {
+function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Report): void {
   const type = stepTypeOf(step);
   const at = (...rest: (string | number)[]): string => pointer("steps", i, type, ...rest);
   switch (type) {
@@ -181,6 +190,7 @@ function checkAction(step: StepSpec, i: number, ctx: RuleContext, report: Report
       if ("resource" in del) {
         checkResourceRef(del.resource, at("resource"), "type-or-name", report);
         checkNamespaceOrAll(del, at, report);
+        checkDeleteSelection(del, at, report);
       }
       break;
     }
@@ -251,6 +261,30 @@ function checkNamespaceOrAll(block: { namespace?: string; allNamespaces?: boolea
   }
 }
 
+/**
+ * kubectl's selection rules for `delete`: a named object takes no selector (kubectl: "name cannot be
+ * provided when a selector is specified"), and a bare type deletes nothing unless a selector narrows
+ * it (kubectl demands --all; khook has no --all, so deleting every object of a type is not expressible).
+ */
+function checkDeleteSelection(del: DeleteResourceAction, at: (...r: (string | number)[]) => string, report: Report): void {
+  const named = del.resource.includes("/");
+  if (named) {
+    for (const key of ["selector", "fieldSelector", "allNamespaces"] as const) {
+      if (del[key] === undefined || del[key] === false) continue;
+      report(at(key), `${del.resource} names one object, so ${key}: would be ignored; remove ${key}:, or delete by type with a selector (resource: ${del.resource.split("/")[0]} and selector: ...)`, "delete-name-or-selector");
+    }
+    return;
+  }
+  if (del.selector === undefined && del.fieldSelector === undefined) {
+    const scope = del.allNamespaces === true ? "in every namespace" : "in the namespace";
+    report(
+      at("resource"),
+      `resource: ${del.resource} without selector: or fieldSelector: would delete every ${del.resource} ${scope}; select what to delete with selector: (labels, e.g. app=old) or fieldSelector: (e.g. status.phase=Failed), or name one object as kind/name`,
+      "delete-type-needs-selector",
+    );
+  }
+}
+
 /** Checks `type` or `kind/name`; returns the type part. */
 function checkResourceRef(ref: string, p: string, allowed: "name" | "type-or-name", report: Report): string | undefined {
   const parts = ref.split("/");
@@ -267,7 +301,7 @@ function checkResourceRef(ref: string, p: string, allowed: "name" | "type-or-nam
   return typePart;
 }
 
-function checkManifests(manifests: readonly ManifestSource[] | undefined, at: (...r: (string | number)[]) => string, ctx: RuleContext, report: Report): void {
+function checkManifests(manifests: readonly ManifestSource[] | undefined, at: (...r: (string | number)[]) => string, ctx: StepRuleContext, report: Report): void {
   manifests?.forEach((m, j) => {
     if ("inline" in m) checkManifestText(m.inline, at("manifests", j, "inline"), report);
     if ("url" in m) checkUrl(m.url, at("manifests", j, "url"), report);
@@ -281,7 +315,7 @@ function checkManifests(manifests: readonly ManifestSource[] | undefined, at: (.
         for (const remote of findRemoteKustomizeBases(resolved)) {
           report(
             at("manifests", j, "kustomize"),
-            `the kustomization references a remote base (${path.relative(ctx.baseDir, remote) || remote}); kustomize: sources must be local, because remote bases need git. Vendor the base into the repository and reference it by a relative path`,
+            `the kustomization in ${path.relative(ctx.baseDir, remote.dir) || "."} references a remote base (${remote.ref}); kustomize: sources must be local, because remote bases need git. Vendor the base into the repository and reference it by a relative path`,
             "kustomize-local-only",
           );
         }
@@ -323,7 +357,7 @@ function checkUrl(url: string, p: string, report: Report): void {
 function checkLocalPath(
   written: string,
   p: string,
-  ctx: RuleContext,
+  ctx: StepRuleContext,
   report: Report,
   kind: "file" | "directory" | "directory-or-file",
   mustLookLocal = true,
@@ -332,6 +366,7 @@ function checkLocalPath(
     report(p, `"${written}" must be a local path starting with ./, ../ or /`, "local-path");
     return undefined;
   }
+  if (!ctx.readFiles) return undefined;
   const resolved = path.resolve(ctx.baseDir, written);
   let st: fs.Stats;
   try {

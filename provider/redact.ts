@@ -8,8 +8,11 @@
 
 export const MASK = "***";
 
-/** Secrets shorter than this are not masked by substring: masking "a" would destroy every log line. */
-const MIN_SECRET_LENGTH = 3;
+/**
+ * Secrets shorter than this are not masked by substring: masking "a" would destroy every log line.
+ * Loading refuses a secret (or a secret's pipeline output) this short, so none reaches output.
+ */
+export const MIN_SECRET_LENGTH = 3;
 
 export class Redactor {
   private readonly secrets = new Set<string>();

@@ -149,6 +149,11 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
   }
 
   const readEnv = args.fromEnvironment ?? (args.varPrefix !== undefined || args.secretPrefix !== undefined);
+  if (args.varPrefix === "" || args.secretPrefix === "") {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { prefixProblems } = require("../provider/spec/vars.js") as typeof import("../provider/spec/vars.js");
+    throw new Error(`Khook ${name}: ${prefixProblems(args).join("; ")}`);
+  }
   const envVars: Record<string, string> = {};
   const envSecrets: Record<string, string> = {};
   if (readEnv) {

@@ -5,8 +5,8 @@
  *
  * Extension to the spec: `$${` is a literal `${` (shell snippets in job args need it).
  */
-import type { Diagnostic } from "../errors.js";
-import { Redactor } from "../redact.js";
+import { invalidInput, type Diagnostic } from "../errors.js";
+import { MIN_SECRET_LENGTH, Redactor } from "../redact.js";
 import type { ParsedPipeline, PipelineError } from "../gotemplate/index.js";
 import { OffsetMap, SourceText } from "./source.js";
 
@@ -40,8 +40,24 @@ export interface MergedVariables {
   readonly redactor: Redactor;
 }
 
+/**
+ * Problems with the environment prefixes: an empty one would turn the whole environment (PATH,
+ * HOME, CI tokens) into spec variables, or make every environment value a secret.
+ */
+export function prefixProblems(prefixes: { varPrefix?: string | undefined; secretPrefix?: string | undefined }): string[] {
+  const out: string[] = [];
+  const check = (value: string | undefined, flag: string, what: string, fallback: string): void => {
+    if (value === "") out.push(`${flag} is empty, which would make every environment variable (PATH, HOME, CI tokens...) ${what}; give a prefix such as ${fallback}, or leave it unset for the default`);
+  };
+  check(prefixes.varPrefix, "the variable prefix (--var-prefix, varPrefix)", "a spec variable", DEFAULT_VAR_PREFIX);
+  check(prefixes.secretPrefix, "the secret prefix (--secret-prefix, secretPrefix)", "a secret", DEFAULT_SECRET_PREFIX);
+  return out;
+}
+
 /** Applies `--set` > `--var-file` > KHOOK_SECRET_* > KHOOK_VAR_* and registers every secret value. */
 export function mergeVariables(sources: VariableSources): MergedVariables {
+  const problems = prefixProblems(sources);
+  if (problems.length > 0) throw invalidInput(problems.join("\n"), []);
   const redactor = new Redactor();
   const values = new Map<string, ResolvedVariable>();
   const put = (name: string, value: string, origin: VariableOrigin, secret: boolean): void => {
@@ -109,6 +125,7 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
   const referenced = new Set<string>();
   const offsets = new OffsetMap();
   const missing = new Map<string, number[]>();
+  const shortSecrets = new Set<string>();
   let out = "";
   let copiedUpTo = 0;
   let i = text.indexOf("$");
@@ -138,7 +155,7 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
       diagnostics.push(problem(source, i, parsed.problem, parsed.rule));
     } else {
       referenced.add(parsed.name);
-      replacement = resolveReference(parsed, vars, source, i, diagnostics, missing);
+      replacement = resolveReference(parsed, vars, source, i, diagnostics, missing, shortSecrets);
     }
     out += text.slice(copiedUpTo, i);
     const value = replacement ?? "";
@@ -237,6 +254,7 @@ function resolveReference(
   at: number,
   diagnostics: Diagnostic[],
   missing: Map<string, number[]>,
+  shortSecrets: Set<string>,
 ): string | undefined {
   const found = vars.values.get(ref.name);
   let value: string;
@@ -244,6 +262,11 @@ function resolveReference(
   if (found !== undefined) {
     value = found.value;
     secret = found.secret;
+    if (secret && isUnmaskable(value)) {
+      if (!shortSecrets.has(ref.name)) diagnostics.push(problem(source, at, shortSecretMessage(`secret variable ${ref.name}`), "secret-min-length"));
+      shortSecrets.add(ref.name);
+      return undefined;
+    }
   } else if (ref.defaultValue !== undefined) {
     value = ref.defaultValue;
   } else {
@@ -262,6 +285,10 @@ function resolveReference(
   }
   try {
     const result = runPipeline(pipeline, value);
+    if (secret && isUnmaskable(result)) {
+      diagnostics.push(problem(source, at, shortSecretMessage(`the pipeline output of secret variable ${ref.name}`), "secret-min-length"));
+      return undefined;
+    }
     if (secret) vars.redactor.add(result);
     return result;
   } catch (e) {
@@ -270,6 +297,19 @@ function resolveReference(
     diagnostics.push(problem(source, at, `in the pipeline of \${${ref.name}|...}: ${vars.redactor.redact(message)}`, "pipeline"));
     return undefined;
   }
+}
+
+/**
+ * Secrets are masked by their text, and a 1-2 character text occurs in ordinary output all the
+ * time (masking "42" would mangle every number with a 42 in it), so such a secret cannot be kept
+ * out of output soundly: it is refused at load instead. An empty value has nothing to hide.
+ */
+function isUnmaskable(value: string): boolean {
+  return value.length > 0 && value.length < MIN_SECRET_LENGTH;
+}
+
+function shortSecretMessage(what: string): string {
+  return `${what} is shorter than ${MIN_SECRET_LENGTH} characters, so khook cannot keep it out of output (secrets are masked by their text, and a 1-2 character text is everywhere); use a secret of at least ${MIN_SECRET_LENGTH} characters, or, if the value is not secret, pass it as a plain variable (--set or the variable prefix)`;
 }
 
 function problem(source: SourceText, offset: number, message: string, rule: string): Diagnostic {

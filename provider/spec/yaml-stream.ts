@@ -3,7 +3,7 @@
  * validation, hashing and the apply step all read the same inline manifests.
  */
 import { CORE_SCHEMA, loadAll } from "js-yaml";
-import { yamlLibrary } from "./yaml.js";
+import { yamlLibrary, aliasLimitMessage, isAliasLimitError, MAX_ALIAS_COUNT, mayHoldAlias } from "./yaml.js";
 
 export type StreamDocument = { value: unknown; error?: undefined } | { value?: undefined; error: string };
 
@@ -23,6 +23,7 @@ export function parseYamlStream(text: string): readonly StreamDocument[] {
 
 /** js-yaml's core schema when the stream is valid (see provider/spec/yaml.ts for why). */
 function fastStream(text: string): StreamDocument[] | undefined {
+  if (mayHoldAlias(text)) return undefined;
   try {
     return (loadAll(text, null, { schema: CORE_SCHEMA }) as unknown[]).map((value) => ({ value }));
   } catch {
@@ -30,12 +31,19 @@ function fastStream(text: string): StreamDocument[] | undefined {
   }
 }
 
-/** The `yaml` library's per-document errors, for a stream that is not valid. */
+/** The `yaml` library's per-document errors, for a stream that is not valid or may hold aliases. */
 function positionedStream(text: string): StreamDocument[] {
-  const parsed = yamlLibrary().parseAllDocuments(text, { prettyErrors: false });
+  // logLevel "error": the library's warnings (e.g. a `{{ .Values.x }}` key) would go straight to stderr.
+  const parsed = yamlLibrary().parseAllDocuments(text, { prettyErrors: false, logLevel: "error" });
   const list = Array.isArray(parsed) ? parsed : [];
   return list.map((d): StreamDocument => {
     const err = d.errors[0];
-    return err ? { error: err.message.split("\n")[0] ?? err.message } : { value: d.toJS() as unknown };
+    if (err) return { error: err.message.split("\n")[0] ?? err.message };
+    try {
+      return { value: d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown };
+    } catch (e) {
+      if (isAliasLimitError(e)) return { error: aliasLimitMessage() };
+      throw e;
+    }
   });
 }

@@ -25,6 +25,42 @@ export function yamlLibrary(): YamlLibrary {
   return yamlModule;
 }
 
+/** The largest spec, in bytes, that loading accepts (before and after variable substitution). */
+export const MAX_SPEC_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The bound on alias expansion, in the `yaml` library's measure (aliases resolved times the
+ * aliases nested inside what they point at). Ordinary anchors stay far below it; an alias bomb
+ * (`&a [x,x,...]`, `&b [*a,*a,...]`, ...) exceeds it after a few levels, before anything expands.
+ */
+export const MAX_ALIAS_COUNT = 1000;
+
+/** The one-line problem for text over MAX_SPEC_BYTES, or undefined. */
+export function specSizeProblem(text: string, what: string): string | undefined {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes <= MAX_SPEC_BYTES) return undefined;
+  return `${what} is ${bytes} bytes, larger than the limit of ${MAX_SPEC_BYTES} bytes (${MAX_SPEC_BYTES / 1024 / 1024} MiB); move large manifests into files (manifests: - file:) or charts`;
+}
+
+/**
+ * Whether the text may hold a YAML alias (`*name` where a node starts). js-yaml, the fast
+ * path, has no alias bound, so text that may hold one goes to the `yaml` library, which has.
+ * A false positive (a `*` in a quoted string) only costs the slower parse.
+ */
+export function mayHoldAlias(text: string): boolean {
+  return /(?:^|[\s[{,])\*[^\s[\]{},]/m.test(text);
+}
+
+/** The problem text when the `yaml` library refused to expand aliases. */
+export function aliasLimitMessage(): string {
+  return `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases`;
+}
+
+/** Whether an error is the `yaml` library's alias bound. */
+export function isAliasLimitError(e: unknown): boolean {
+  return e instanceof ReferenceError && /alias/i.test(e.message);
+}
+
 export interface ParsedYaml {
   value: unknown;
   positionOf: PositionLookup;
@@ -50,6 +86,7 @@ export function parseSpecYaml(substituted: string, original: SourceText, offsets
 
 /** The value of a single-document stream, or undefined when anything is unusual (errors, several documents). */
 function fastParse(text: string): unknown {
+  if (mayHoldAlias(text)) return undefined;
   try {
     const docs = loadAll(text, null, { schema: CORE_SCHEMA }) as unknown[];
     const nonEmpty = docs.filter((d) => d !== null && d !== undefined);
@@ -62,10 +99,12 @@ function fastParse(text: string): unknown {
 /** The `yaml` library's Document: every error with its position, and a position for every path. */
 function positionedParse(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
   const toPosition = (offset: number): SourcePosition => original.positionAt(offsets.toOriginal(offset));
-  const docs = yamlLibrary().parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false });
+  const docs = yamlLibrary().parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false, logLevel: "error" });
   const diagnostics: Diagnostic[] = [];
   const list = Array.isArray(docs) ? docs : [];
-  const nonEmpty = list.filter((d) => d.contents !== null);
+  // `---` alone makes a document whose contents is an empty null scalar: it holds nothing.
+  const { isScalar } = yamlLibrary();
+  const nonEmpty = list.filter((d) => d.contents !== null && !(isScalar(d.contents) && d.contents.value === null && d.contents.source === ""));
   if (nonEmpty.length > 1) {
     const second = nonEmpty[1]!;
     diagnostics.push({
@@ -76,7 +115,7 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
       rule: "yaml",
     });
   }
-  const doc = nonEmpty[0] ?? list[0];
+  const doc = nonEmpty[0];
   for (const d of list) {
     for (const err of d.errors) {
       diagnostics.push({
@@ -94,8 +133,15 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
     }
     return { value: undefined, positionOf: () => undefined, diagnostics };
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 1000 });
-  return { value, positionOf: makePositionLookup(doc, toPosition), diagnostics };
+  const positionOf = makePositionLookup(doc, toPosition);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (!isAliasLimitError(e)) throw e;
+    return { value: undefined, positionOf, diagnostics: [{ severity: "error", path: "", message: aliasLimitMessage(), position: positionOf(""), rule: "yaml-alias-limit" }] };
+  }
+  return { value, positionOf, diagnostics };
 }
 
 function firstLine(s: string): string {

@@ -172,7 +172,7 @@ export function readKustomization(dir: string): Record<string, unknown> | undefi
   for (const name of KUSTOMIZATION_FILES) {
     const file = path.join(dir, name);
     if (fs.existsSync(file)) {
-      const docs = yamlLibrary().parseAllDocuments(fs.readFileSync(file, "utf8"));
+      const docs = yamlLibrary().parseAllDocuments(fs.readFileSync(file, "utf8"), { logLevel: "error" });
       const first = Array.isArray(docs) ? docs[0] : undefined;
       const value: unknown = first?.toJS();
       return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
@@ -202,9 +202,15 @@ export function isRemoteKustomizeReference(ref: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) || /^git(@|::)/.test(ref) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) || /\?(ref|version|submodules|timeout)=/.test(ref);
 }
 
-/** Remote references anywhere in a local kustomize tree, as `dir: ref` lines. */
-export function findRemoteKustomizeBases(dir: string): string[] {
-  const found: string[] = [];
+/** A remote reference in a local kustomize tree: the directory whose kustomization names it, and the reference as written. */
+export interface RemoteKustomizeBase {
+  dir: string;
+  ref: string;
+}
+
+/** Remote references anywhere in a local kustomize tree. */
+export function findRemoteKustomizeBases(dir: string): RemoteKustomizeBase[] {
+  const found: RemoteKustomizeBase[] = [];
   const seen = new Set<string>();
   const visit = (d: string): void => {
     const real = path.resolve(d);
@@ -213,7 +219,7 @@ export function findRemoteKustomizeBases(dir: string): string[] {
     const k = readKustomization(real);
     if (k === undefined) return;
     for (const ref of kustomizeReferences(k)) {
-      if (isRemoteKustomizeReference(ref)) found.push(`${real}: ${ref}`);
+      if (isRemoteKustomizeReference(ref)) found.push({ dir: real, ref });
       else {
         const target = path.resolve(real, ref);
         if (fs.existsSync(target) && fs.statSync(target).isDirectory()) visit(target);
@@ -260,7 +266,10 @@ function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
     out.chart = source.name;
     if (source.version !== undefined) out.version = source.version;
   } else if (source?.form === "oci" && source.tag !== undefined && source.version === undefined) {
-    out.chart = chart.slice(0, chart.lastIndexOf(`:${source.tag}`));
+    // `ref:tag@digest` -> chart `ref@digest`, version `tag`: the digest is what gets pulled, so it stays in.
+    const digest = source.digest !== undefined ? `@${source.digest}` : "";
+    const withTag = chart.slice(0, chart.length - digest.length);
+    out.chart = `${withTag.slice(0, withTag.length - source.tag.length - 1)}${digest}`;
     out.version = source.tag;
   }
 }

@@ -72,9 +72,8 @@ export async function renderKustomize(dir: string, opts: KustomizeOptions): Prom
   const remote = findRemoteKustomizeBases(dir);
   if (remote.length > 0) {
     const list = remote.map((r) => {
-      const sep = r.indexOf(": ");
-      const where = path.relative(dir, r.slice(0, sep)) || ".";
-      return `${where === "." ? shown : path.join(shown, where)}: ${r.slice(sep + 2)}`;
+      const where = path.relative(dir, r.dir) || ".";
+      return `${where === "." ? shown : path.join(shown, where)}: ${r.ref}`;
     });
     throw executionError(opts.redactor.redact(`kustomize: the kustomization references a remote base (${list.join("; ")}); ${REMOTE_BASE_EXPLANATION}`));
   }

@@ -7,8 +7,11 @@ export { RESUME_REASON };
 export const CANCELLED_REASON = "cancelled";
 export const CANCELLED_WHILE_RUNNING_REASON = "cancelled while running";
 
-export function excludedReason(step: Pick<LoadedStep, "when">, redact: (s: string) => string): string {
-  return `excluded by when: ${redact(step.when ?? "false")}`;
+/** An excluded step's local files are neither read nor hashed (they may be absent here); the reason says so. */
+export function excludedReason(step: Pick<LoadedStep, "when" | "unreadFiles">, redact: (s: string) => string): string {
+  const files = step.unreadFiles ?? [];
+  const unread = files.length === 0 ? "" : `; its local file${files.length === 1 ? "" : "s"} (${files.join(", ")}) ${files.length === 1 ? "was" : "were"} not read`;
+  return redact(`excluded by when: ${step.when ?? "false"}${unread}`);
 }
 
 /** Every not-yet-run step after a step with `onError: fail` failed. */

@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Document } from "yaml";
 import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
 import { splitUserinfo } from "./chart.js";
 import { computeLevels } from "./dag.js";
@@ -20,7 +21,7 @@ import type { KhookDocument } from "./types.js";
 import { SPEC_DEFAULTS, stepTypeOf } from "./types.js";
 import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
-import { parseSpecYaml, pointer, yamlLibrary } from "./yaml.js";
+import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
 
 export interface LoadOptions extends Omit<VariableSources, "varFiles"> {
   /** The spec file. Relative paths in the spec resolve against its directory. */
@@ -45,8 +46,12 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
     throw diagnosticsError(redactDiagnostics(ds, vars), displayName);
   };
 
+  const tooBig = specSizeProblem(source.text, "the spec");
+  if (tooBig !== undefined) fail([{ severity: "error", path: "", message: tooBig, position: { line: 1, column: 1 }, rule: "spec-size-limit" }]);
   const substituted = substitute(source, vars);
   if (errorsOnly(substituted.diagnostics).length > 0) fail(substituted.diagnostics);
+  const tooBigSubstituted = specSizeProblem(substituted.text, "the spec after variable substitution");
+  if (tooBigSubstituted !== undefined) fail([{ severity: "error", path: "", message: tooBigSubstituted, position: { line: 1, column: 1 }, rule: "spec-size-limit" }]);
 
   const parsed = parseSpecYaml(substituted.text, source, substituted.offsets);
   if (errorsOnly(parsed.diagnostics).length > 0) fail(parsed.diagnostics);
@@ -65,17 +70,9 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
     if (m && d.severity === "error") schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
-  if (stepsValid) diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps }));
-  if (stepsValid && Array.isArray(doc.hooks)) {
-    const schemaInvalidHooks = new Set<number>();
-    for (const d of diagnostics) {
-      const m = /^\/hooks\/(\d+)/.exec(d.path);
-      if (m && d.severity === "error") schemaInvalidHooks.add(Number(m[1]));
-    }
-    diagnostics.push(...checkHooks(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidHooks }));
-  }
 
-  // `when:` is decided once, here, against the merged variables.
+  // `when:` is decided once, here, against the merged variables, before the rules: an excluded
+  // step's local files are not read (they may legitimately be absent where it is excluded).
   const plainVars = new Map([...vars.values].map(([k, v]) => [k, v.value]));
   const included = new Map<number, boolean>();
   if (stepsValid) {
@@ -85,6 +82,16 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
       if (r.ok) included.set(i, r.value);
       else diagnostics.push({ severity: "error", path: pointer("steps", i, "when"), message: r.message, rule: "when-cel", position: parsed.positionOf(pointer("steps", i, "when")) });
     });
+  }
+  const excludedSteps = new Set([...included].filter(([, v]) => !v).map(([i]) => i));
+  if (stepsValid) diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }));
+  if (stepsValid && Array.isArray(doc.hooks)) {
+    const schemaInvalidHooks = new Set<number>();
+    for (const d of diagnostics) {
+      const m = /^\/hooks\/(\d+)/.exec(d.path);
+      if (m && d.severity === "error") schemaInvalidHooks.add(Number(m[1]));
+    }
+    diagnostics.push(...checkHooks(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidHooks }));
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
@@ -135,23 +142,39 @@ export function readVarFile(file: string): { file: string; values: Record<string
   return { file, values: parseVarFile(text, file) };
 }
 
+/**
+ * Values keep the author's text: `1.10` stays `1.10` (not 1.1), `0x1F`, `1e3` and big integers
+ * stay as written, because a variable is substituted as text. Quoted and block scalars are their
+ * string value; an empty value or `~` is "".
+ */
 export function parseVarFile(text: string, file: string): Record<string, string> {
-  let data: unknown;
-  try {
-    data = yamlLibrary().parse(text, { prettyErrors: false });
-  } catch (e) {
-    throw invalidInput(`the var file ${file} is not valid YAML: ${(e as Error).message.split("\n")[0]}`, []);
-  }
-  if (data === null || data === undefined) return {};
-  if (typeof data !== "object" || Array.isArray(data)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
+  const { isMap, isScalar, parseDocument } = yamlLibrary();
+  const doc = parseDocument(text, { prettyErrors: false, logLevel: "error" });
+  if (doc.errors.length > 0) throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
+  const root = doc.contents;
+  if (root === null || (isScalar(root) && root.value === null)) return {};
+  if (!isMap(root)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
   const out: Record<string, string> = {};
   const problems: Diagnostic[] = [];
-  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
-    if (v !== null && typeof v === "object") problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
-    else out[k] = v === null ? "" : String(v);
+  for (const pair of root.items) {
+    const k = scalarText(pair.key, doc);
+    const node = yamlLibrary().isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+    if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
+    else out[k] = scalarText(node, doc);
   }
   if (problems.length > 0) throw diagnosticsError(problems, file);
   return out;
+}
+
+/** A scalar as the author wrote it: strings as their value, numbers and booleans as their source text. */
+function scalarText(node: unknown, doc: Document): string {
+  const { isAlias, isScalar } = yamlLibrary();
+  const resolved = isAlias(node) ? node.resolve(doc) : node;
+  if (!isScalar(resolved)) return resolved === null || resolved === undefined ? "" : String(resolved);
+  const v = resolved.value;
+  if (v === null || v === undefined) return "";
+  if (typeof v === "string") return v;
+  return resolved.source ?? String(v);
 }
 
 /** Credentials in auth: blocks and URL userinfo are masked everywhere, whatever their source. */
@@ -208,7 +231,10 @@ function buildSteps(
   return doc.steps.map((step, index): LoadedStep => {
     const type = stepTypeOf(step);
     const action = (step as unknown as Record<string, unknown>)[type] as LoadedStep["action"];
+    const isIncluded = included.get(index) ?? true;
     const files = fileReferences(type, action, baseDir).map((ref) => {
+      // Excluded by when: not read, not hashed; the hash notes the path only.
+      if (!isIncluded) return { ref, digest: "not-read" };
       const digest = digests.digest(ref);
       if (digest instanceof Error) {
         const p = pointer("steps", index, type) + ref.field;
@@ -226,7 +252,7 @@ function buildSteps(
       action,
       needs: step.needs ?? [],
       when: step.when,
-      included: included.get(index) ?? true,
+      included: isIncluded,
       timeoutMs: parseDuration(timeout) ?? 0,
       retries: step.retries ?? defaults.retries ?? SPEC_DEFAULTS.retries,
       retryDelayMs: parseDuration(retryDelay) ?? 0,
@@ -234,6 +260,7 @@ function buildSteps(
       level: levels.get(step.name) ?? 0,
       inputHash: stepInputHash({ name: step.name, type, action }, files, stepHooks),
       hooks: stepHooks,
+      ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: summarizeStep(step.name, type, action),
       index,
     };

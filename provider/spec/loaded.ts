@@ -24,6 +24,8 @@ export interface LoadedStepBase<T extends StepType = StepType> {
   readonly level: number;
   /** sha256 of the canonical action block plus referenced local file contents, `sha256:<hex>`. */
   readonly inputHash: string;
+  /** The local files (as written) of a step excluded by `when:`: not read, not hashed, and allowed to be absent. */
+  readonly unreadFiles?: readonly string[];
   /** A one-line description of the target, safe to print (no credentials). */
   readonly summary: string;
   /** The hooks that apply to this step (any event), in run order: priority, then document order. */

@@ -20,12 +20,20 @@ export const CLUSTER_OPTIONS = {
 
 export type OutputFormat = "text" | "json";
 
+/** Parses a command's flags; no command takes positional arguments (the spec comes with -f). */
 export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: O) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
     throw invalidInput(`khook ${command}: ${(e as Error).message.replace(/\. To specify a positional.*$/s, "")}\nRun 'khook ${command} --help' for usage.`, []);
   }
+  const stray = parsed.positionals[0];
+  if (stray !== undefined) {
+    const hint = "filename" in options ? "; pass the spec with -f FILE" : "";
+    throw invalidInput(`khook ${command}: unexpected argument "${stray}"${hint}\nRun 'khook ${command} --help' for usage.`, []);
+  }
+  return parsed;
 }
 
 export function outputFormat(value: string | undefined, command: string): OutputFormat {

@@ -1,10 +1,25 @@
-/** Mermaid and DOT renderings of the step graph. Pure. */
+/** Mermaid, DOT and JSON renderings of the step graph. Pure. */
 import type { LoadedSpec } from "../spec/loaded.js";
 
 export type GraphFormat = "mermaid" | "dot";
 
 export function renderGraph(spec: LoadedSpec, format: GraphFormat): string {
   return format === "mermaid" ? mermaid(spec) : dot(spec);
+}
+
+export interface GraphJson {
+  name: string;
+  steps: { name: string; type: string; level: number; included: boolean; needs: readonly string[] }[];
+  /** `from` must finish before `to` starts. */
+  edges: { from: string; to: string }[];
+}
+
+export function graphJson(spec: LoadedSpec): GraphJson {
+  return {
+    name: spec.name,
+    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, level: s.level, included: s.included, needs: s.needs })),
+    edges: spec.steps.flatMap((s) => s.needs.map((n) => ({ from: n, to: s.name }))),
+  };
 }
 
 function mermaid(spec: LoadedSpec): string {

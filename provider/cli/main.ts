@@ -2,7 +2,7 @@
  * The khook CLI. Thin: flags -> engine -> text or JSON.
  * Exit codes: 0 ok, 1 execution failure, 2 invalid input (including bad flags).
  */
-import { EXIT_CODES, isKhookError } from "../errors.js";
+import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
 import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
 import { graphCommand, offlinePlanCommand, schemaCommand, validateCommand, versionCommand } from "./commands/offline.js";
 import { Output, type Streams } from "./output.js";
@@ -19,7 +19,7 @@ Commands:
   apply         run the spec against the cluster
   destroy       undo what khook created, in reverse order
   status        show the state record of the last run
-  graph         print the step graph (--format mermaid|dot)
+  graph         print the step graph (--format mermaid|dot, or -o json)
   schema        print the JSON Schema of khook.io/v1
   version       print the version
 
@@ -40,6 +40,9 @@ Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a lite
 
 async function planCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("plan", argv, { ...COMMON_OPTIONS, offline: { type: "boolean" }, diff: { type: "boolean" }, kubeconfig: { type: "string" }, context: { type: "string" }, parallelism: { type: "string" } });
+  if (values.offline && values.diff) {
+    throw invalidInput("khook plan: --diff compares with the live cluster (a server-side dry run), so it cannot be combined with --offline; drop --offline to see the diff, or drop --diff", []);
+  }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
   return online.onlinePlanCommand(argv, out);

@@ -11,6 +11,7 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
+import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
 import { sleep, type HttpMethod, type QueryValue, type RawResponse, type RequestOptions, type Transport } from "./transport.js";
@@ -247,7 +248,8 @@ export class KubeClient implements Transport {
   }
 
   private connectionError(e: unknown, opts: RequestOptions): Error {
-    if (e instanceof Error && (e.name === "KhookError" || e.name === "AbortError")) return e;
+    // Already ours (any KhookError subclass: a failed credential refresh, a cancellation) or an abort: keep it as it is.
+    if (e instanceof KhookError || (e instanceof Error && e.name === "AbortError")) return e;
     const err = e as NodeJS.ErrnoException;
     const code = err.code ?? "";
     const what = `${opts.method ?? "GET"} ${opts.path}`;

@@ -740,7 +740,10 @@ class DynamicCredentials implements Credentials {
     try {
       await this.kc.applyToHTTPSOptions(o);
     } catch (e) {
-      throw new KubeConfigError(`cannot prepare credentials for context "${this.sel.contextName}": ${errText(e)}`);
+      const how = this.sel.user.exec !== undefined ? "exec plugin" : "auth provider";
+      throw new KubeConfigError(
+        `cannot get credentials for user "${this.sel.user.name}" (context "${this.sel.contextName}"): its ${how} failed: ${errText(e)}; fix or re-authenticate the ${how} (for example, log in again), then retry`,
+      );
     }
     const headers: http.OutgoingHttpHeaders = { ...impersonationHeaders(this.sel.user) };
     for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = String(v);

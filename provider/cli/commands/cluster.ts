@@ -1,5 +1,5 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status. */
-import { EXIT_CODES, formatDiagnostic } from "../../errors.js";
+import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
 import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, type OperationOptions } from "../../operations.js";
 import { formatDuration } from "../../spec/duration.js";
@@ -125,8 +125,7 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   const spec = await loadFromFlags("status", values, out);
   const location = recordLocation(spec, "spec");
   if (location === undefined) {
-    out.err(`${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`);
-    return EXIT_CODES.execution;
+    throw invalidInput(`khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`, []);
   }
   const report = await statusOperation(spec, operationOptions(values, "status"));
   if (report === undefined) {

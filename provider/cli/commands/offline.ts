@@ -1,17 +1,25 @@
 /** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
 import { planOffline } from "../../engine/plan.js";
-import { formatDiagnostic, invalidInput } from "../../errors.js";
+import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
 import { schemaSource } from "../../spec/schema.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
-import { renderGraph } from "../graph.js";
+import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";
 import { loadFromFlags } from "../spec-input.js";
 
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("validate", argv, COMMON_OPTIONS);
   const format = outputFormat(values.output, "validate");
-  const spec = await loadFromFlags("validate", values, out);
+  let spec;
+  try {
+    spec = await loadFromFlags("validate", values, out);
+  } catch (e) {
+    if (format !== "json" || !isKhookError(e) || e.code !== "invalid-input") throw e;
+    // -o json: the problems as JSON on stdout, like the valid case, so tools parse one shape.
+    out.json({ valid: false, problems: e.diagnostics.length > 0 ? e.diagnostics.map(problemJson) : [{ severity: "error", path: "", message: e.message }] });
+    return e.exitCode;
+  }
   if (format === "json") {
     out.json({ valid: true, name: spec.name, steps: spec.steps.length, warnings: spec.warnings });
   } else {
@@ -19,6 +27,11 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     out.out(`${spec.file ?? "spec"} is valid: Khook "${spec.name}" with ${spec.steps.length} step${spec.steps.length === 1 ? "" : "s"} in ${spec.levels.length} level${spec.levels.length === 1 ? "" : "s"}`);
   }
   return 0;
+}
+
+/** A diagnostic as JSON: where (path, line, column), what, and which rule. */
+function problemJson(d: Diagnostic): Record<string, unknown> {
+  return { severity: d.severity, path: d.path, ...(d.position ? { line: d.position.line, column: d.position.column } : {}), message: d.message, ...(d.rule ? { rule: d.rule } : {}) };
 }
 
 /** `khook plan --offline`; the online plan lives in the cluster commands. */
@@ -54,10 +67,13 @@ export async function offlinePlanCommand(argv: string[], out: Output, values: Pa
 
 export async function graphCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("graph", argv, { ...COMMON_OPTIONS, format: { type: "string" } });
+  const json = outputFormat(values.output, "graph") === "json";
+  if (json && values.format !== undefined) throw invalidInput(`khook graph: -o json and --format ${values.format} both choose the output; give one`, []);
   const format = values.format ?? "mermaid";
-  if (format !== "mermaid" && format !== "dot") throw invalidInput(`khook graph: unknown --format "${format}"; use mermaid or dot`, []);
+  if (format !== "mermaid" && format !== "dot") throw invalidInput(`khook graph: unknown --format "${format}"; use mermaid or dot (or -o json)`, []);
   const spec = await loadFromFlags("graph", values, out);
-  out.out(renderGraph(spec, format));
+  if (json) out.json(graphJson(spec));
+  else out.out(renderGraph(spec, format));
   return 0;
 }
 

@@ -1,0 +1,105 @@
+/**
+ * The CLI's contract for bad invocations (issue 10, items 5, 21 and 22): invalid input is
+ * exit 2 with the reason, JSON output stays JSON, and nothing but khook writes to stderr.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, test } from "node:test";
+import { main } from "../../provider/cli/main.js";
+import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
+
+async function khook(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const stdin = new PassThrough();
+  stdin.end("");
+  let out = "";
+  let err = "";
+  stdout.on("data", (d: Buffer) => (out += d.toString()));
+  stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await main(argv, { stdout, stderr, stdin, env });
+  return { code, out, err };
+}
+
+const TWO_STEPS = specText("  - name: ns\n    wait: { for: delete, on: pods, selector: app=x }\n  - name: job\n    needs: [ns]\n    job: { image: busybox }\n");
+
+function specFile(text = TWO_STEPS): string {
+  return path.join(tempSpecDir({ "spec.yaml": text }), "spec.yaml");
+}
+
+describe("khook CLI: invalid invocations exit 2", () => {
+  test("prefix-not-empty: --var-prefix \"\" and --secret-prefix \"\" exit 2", async () => {
+    for (const flag of ["--var-prefix", "--secret-prefix"]) {
+      const r = await khook(["validate", "-f", specFile(), flag, ""], { PATH: "/bin", HOME: "/root" });
+      assert.equal(r.code, 2, `${flag}: ${r.err}`);
+      assert.match(r.err, /prefix.*empty|empty.*prefix/);
+    }
+  });
+
+  test("plan-offline-no-diff: plan --offline --diff exits 2 and says why", async () => {
+    const r = await khook(["plan", "--offline", "--diff", "-f", specFile()]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /--diff.*--offline|--offline.*--diff/);
+    assert.equal(r.out, "");
+  });
+
+  test("status-needs-state: status on a spec without state: exits 2", async () => {
+    const r = await khook(["status", "-f", specFile()]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /state/);
+  });
+
+  test("no-positional-arguments: stray positional arguments exit 2, naming them", async () => {
+    for (const argv of [["validate", "-f", specFile(), "extra.yaml"], ["validate", "spec.yaml"], ["graph", "-f", specFile(), "x"], ["schema", "x"], ["version", "x"], ["plan", "--offline", "-f", specFile(), "x"]]) {
+      const r = await khook(argv);
+      assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+      assert.match(r.err, /unexpected argument/);
+    }
+  });
+
+  test("graph-json: graph -o json prints the graph as JSON", async () => {
+    const r = await khook(["graph", "-f", specFile(), "-o", "json"]);
+    assert.equal(r.code, 0, r.err);
+    const g = JSON.parse(r.out) as { name: string; steps: { name: string; type: string; level: number; included: boolean; needs: string[] }[]; edges: { from: string; to: string }[] };
+    assert.equal(g.name, "test");
+    assert.deepEqual(g.steps.map((s) => [s.name, s.type, s.level, s.included]), [["ns", "wait", 0, true], ["job", "job", 1, true]]);
+    assert.deepEqual(g.edges, [{ from: "ns", to: "job" }]);
+  });
+
+  test("graph: an unknown -o format exits 2", async () => {
+    assert.equal((await khook(["graph", "-f", specFile(), "-o", "yaml"])).code, 2);
+  });
+
+  test("validate-json-problems: validate -o json on invalid input prints the problems as JSON, exit 2", async () => {
+    const file = specFile(specText("  - name: a\n    needs: [missing]\n    wait: { for: nope, on: pods }\n"));
+    const r = await khook(["validate", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 2);
+    const v = JSON.parse(r.out) as { valid: boolean; problems: { path: string; line?: number; column?: number; message: string; rule?: string; severity: string }[] };
+    assert.equal(v.valid, false);
+    assert.equal(v.problems.length, 2);
+    for (const p of v.problems) {
+      assert.ok(p.line !== undefined && p.line > 0 && p.column !== undefined, JSON.stringify(p));
+      assert.equal(p.severity, "error");
+    }
+    assert.deepEqual(v.problems.map((p) => p.path).sort(), ["/steps/0/needs/0", "/steps/0/wait/for"]);
+  });
+
+  test("validate -o json on an unreadable spec still prints JSON", async () => {
+    const r = await khook(["validate", "-f", "/no/such/spec.yaml", "-o", "json"]);
+    assert.equal(r.code, 2);
+    const v = JSON.parse(r.out) as { valid: boolean; problems: { message: string }[] };
+    assert.equal(v.valid, false);
+    assert.match(v.problems[0]!.message, /no such file/);
+  });
+});
+
+describe("khook CLI: stderr carries only khook's own messages", () => {
+  test("yaml-no-library-warnings: an inline manifest containing {{ .Values.x }} prints no YAML-library warning", () => {
+    const file = specFile(specText("  - name: a\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n            data:\n              a: {{ .Values.x }}\n"));
+    const cli = path.join(repoRoot(), "dist", "provider", "cli", "main.js");
+    const r = spawnSync(process.execPath, [cli, "validate", "-f", file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
+    assert.doesNotMatch(r.stderr, /Warning|stringified|mapAsMap/, r.stderr);
+  });
+});

@@ -76,11 +76,11 @@ describe("khook CLI: invalid invocations exit 2", () => {
     const file = specFile(specText("  - name: a\n    needs: [missing]\n    wait: { for: nope, on: pods }\n"));
     const r = await khook(["validate", "-f", file, "-o", "json"]);
     assert.equal(r.code, 2);
-    const v = JSON.parse(r.out) as { valid: boolean; problems: { path: string; line?: number; column?: number; message: string; rule?: string; severity: string }[] };
+    const v = JSON.parse(r.out) as { valid: boolean; problems: { path: string; position?: { line: number; column: number }; message: string; rule?: string; severity: string }[] };
     assert.equal(v.valid, false);
     assert.equal(v.problems.length, 2);
     for (const p of v.problems) {
-      assert.ok(p.line !== undefined && p.line > 0 && p.column !== undefined, JSON.stringify(p));
+      assert.ok(p.position !== undefined && p.position.line > 0 && p.position.column > 0, JSON.stringify(p));
       assert.equal(p.severity, "error");
     }
     assert.deepEqual(v.problems.map((p) => p.path).sort(), ["/steps/0/needs/0", "/steps/0/wait/for"]);

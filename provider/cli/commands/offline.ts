@@ -17,7 +17,8 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
   } catch (e) {
     if (format !== "json" || !isKhookError(e) || e.code !== "invalid-input") throw e;
     // -o json: the problems as JSON on stdout, like the valid case, so tools parse one shape.
-    out.json({ valid: false, problems: e.diagnostics.length > 0 ? e.diagnostics.map(problemJson) : [{ severity: "error", path: "", message: e.message }] });
+    const problems: readonly Diagnostic[] = e.diagnostics.length > 0 ? e.diagnostics : [{ severity: "error", path: "", message: e.message }];
+    out.json({ valid: false, problems });
     return e.exitCode;
   }
   if (format === "json") {
@@ -27,11 +28,6 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
     out.out(`${spec.file ?? "spec"} is valid: Khook "${spec.name}" with ${spec.steps.length} step${spec.steps.length === 1 ? "" : "s"} in ${spec.levels.length} level${spec.levels.length === 1 ? "" : "s"}`);
   }
   return 0;
-}
-
-/** A diagnostic as JSON: where (path, line, column), what, and which rule. */
-function problemJson(d: Diagnostic): Record<string, unknown> {
-  return { severity: d.severity, path: d.path, ...(d.position ? { line: d.position.line, column: d.position.column } : {}), message: d.message, ...(d.rule ? { rule: d.rule } : {}) };
 }
 
 /** `khook plan --offline`; the online plan lives in the cluster commands. */

@@ -2,7 +2,7 @@
  * The operations the CLI and the Pulumi provider share: connect, pick the
  * journal, run the engine, read the record. Both adapters stay thin.
  */
-import { makeStepContext } from "./engine/attempt.js";
+import { executorFor, makeStepContext } from "./engine/attempt.js";
 import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
@@ -11,8 +11,7 @@ import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/types.js";
 import { Journal, SecretRecordStore, summarizeRecord, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
-import type { KubeConnection, StepExecutor, ToolPaths } from "./steps/types.js";
-import type { StepType } from "./spec/types.js";
+import type { ExecutorRegistry, KubeConnection, ToolPaths } from "./steps/types.js";
 
 export type ClusterTarget = KubeConnection;
 
@@ -32,7 +31,7 @@ export interface OperationOptions {
   /** An already-connected client to use (and leave open) instead of connecting to `target`. */
   client?: KubeClient;
   /** For tests: replace executors by type. */
-  executors?: ReadonlyMap<StepType, StepExecutor>;
+  executors?: ExecutorRegistry;
 }
 
 /** Where the record lives under a policy; undefined when there is no journal. */
@@ -109,13 +108,13 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
       const signal = opts.signal ?? new AbortController().signal;
       for (const p of steps) {
         const step = spec.stepsByName.get(p.name)!;
-        const executor = executors.get(step.type);
-        if (p.action === "skip" || p.action === "no-op" || executor?.diff === undefined) continue;
+        const executor = executorFor(executors, step);
+        if (p.action === "skip" || p.action === "no-op" || executor.diff === undefined) continue;
         try {
           // post-render functions run (side-effect free), so the diff shows the transformed objects; webhooks never do.
           const hooks = stepHooksFor(spec, step, "plan");
           const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined, hooks });
-          const text = await executor.diff(step as never, ctx);
+          const text = await executor.diff(step, ctx);
           diffs.set(p.name, spec.redactor.redact(text));
         } catch (e) {
           diffs.set(p.name, spec.redactor.redact(`# cannot compute the diff: ${(e as Error).message}`));

@@ -3,8 +3,9 @@
  * or cancellation, and the engine additionally races the executor's promise so
  * an executor that ignores its signal cannot hang the run.
  */
-import type { LoadedSpec } from "../spec/loaded.js";
-import type { StepContext } from "../steps/types.js";
+import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
+import type { StepType } from "../spec/types.js";
+import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
 import { formatDuration } from "../spec/duration.js";
 import type { StepHooks } from "../hooks/run.js";
 import type { StepContextExtras } from "./types.js";
@@ -75,6 +76,11 @@ export async function boundedAttempt<T>(
     clearTimeout(timer);
     bounds.runSignal.removeEventListener("abort", onRunAbort);
   }
+}
+
+/** The executor of a step's type, typed for that step (no cast: the registry is keyed by type). */
+export function executorFor<T extends StepType>(registry: ExecutorRegistry, step: LoadedStepBase<T>): StepExecutor<T> {
+  return registry[step.type];
 }
 
 /** The context an executor sees for one attempt (or one assess call). */

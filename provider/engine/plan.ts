@@ -7,11 +7,11 @@ import { setMaxListeners } from "node:events";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
-import type { PlanAction, StepExecutor } from "../steps/types.js";
+import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
 import { describeHook, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
-import { boundedAttempt, errorText, makeStepContext } from "./attempt.js";
+import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import type { StepContextExtras } from "./types.js";
 
@@ -87,7 +87,7 @@ export interface PlanOnlineOptions {
  */
 export async function planOnline(
   spec: LoadedSpec,
-  executors: ReadonlyMap<StepType, StepExecutor>,
+  executors: ExecutorRegistry,
   context: StepContextExtras,
   journal?: Journal,
   opts: PlanOnlineOptions = {},
@@ -119,16 +119,11 @@ export async function planOnline(
       const i = toAssess[next++]!;
       const step = spec.steps[i]!;
       const base = offline[i]!;
-      const executor = executors.get(step.type);
-      if (executor === undefined) {
-        const error = `no executor for step type "${step.type}"`;
-        out[i] = { ...base, action: "run", reason: `cannot assess: ${error}`, decidedBy: "error", error };
-        continue;
-      }
+      const executor = executorFor(executors, step);
       try {
         const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
           executor.assess(
-            step as never,
+            step,
             makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, hooks: stepHooksFor(spec, step, "plan") }),
           ),
         );

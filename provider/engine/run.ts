@@ -30,7 +30,7 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
-import { boundedAttempt, errorText, isCancelled, makeStepContext } from "./attempt.js";
+import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import {
   blockedReason,
   CANCELLED_REASON,
@@ -308,10 +308,7 @@ function schedule(
         durationMs: elapsed(),
         error: CANCELLED_REASON,
       });
-      const executor = opts.executors.get(step.type);
-      if (executor === undefined) {
-        return { ...base, status: "failed", reason: failedReason(0), attempts: 0, durationMs: 0, error: `no executor for step type "${step.type}"` };
-      }
+      const executor = executorFor(opts.executors, step);
       const of = 1 + Math.max(0, Math.floor(step.retries));
       let lastError = "";
       for (let attempt = 1; attempt <= of; attempt++) {
@@ -321,9 +318,9 @@ function schedule(
           const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
             const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, hooks });
-            if (mode === "apply") return executor.apply(step as never, ctx);
+            if (mode === "apply") return executor.apply(step, ctx);
             // finalize: the teardown proceeds only once every finalize hook succeeded.
-            return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step as never, ctx));
+            return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
           });
           const revision = (outcome as { revision?: unknown } | undefined)?.revision;
           if (typeof revision === "number") revisions.set(step.name, revision);

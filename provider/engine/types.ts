@@ -4,14 +4,15 @@
  * here knows about terminals or Pulumi.
  */
 import type { StepType } from "../spec/types.js";
-import type { StepContext, StepExecutor } from "../steps/types.js";
+import type { ExecutorRegistry, StepContext } from "../steps/types.js";
 import type { Journal } from "../state/journal.js";
 
 export type RunMode = "apply" | "destroy";
 
 /**
- * The parts of a StepContext the engine does not make itself (today nothing;
- * the Kubernetes client once `kube` lands on StepContext). Passed through opaque.
+ * The parts of a StepContext the engine does not make itself: the cluster
+ * (`kube`), how subprocesses reach it (`connection`) and tool paths. Passed
+ * through opaque.
  */
 export type StepContextExtras = Omit<StepContext, "spec" | "signal" | "redactor" | "deadline" | "log" | "hooks">;
 
@@ -20,8 +21,8 @@ export type SleepFn = (ms: number, signal: AbortSignal) => Promise<void>;
 
 export interface RunOptions {
   readonly mode: RunMode;
-  readonly executors: ReadonlyMap<StepType, StepExecutor>;
-  /** Merged into every step's context (the kube client, once it exists). */
+  readonly executors: ExecutorRegistry;
+  /** Merged into every step's context (the cluster, tool paths). */
   readonly context: StepContextExtras;
   /** Max steps executing at once (default 8). Resumed and excluded steps take no slot. */
   readonly parallelism?: number;

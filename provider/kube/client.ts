@@ -6,8 +6,9 @@
  * unknown fields intact.
  *
  * Higher-level operations (discovery, get/list/patch, apply, watch, logs) live
- * in their own modules; KubeClient exposes them as methods so step executors
- * only need `ctx.kube`.
+ * in their own modules, which take the raw-REST Transport this class is;
+ * KubeClient exposes them as methods, and is the KubeApi (./api.ts) that
+ * executors receive as `ctx.kube`.
  */
 import * as http from "node:http";
 import * as https from "node:https";
@@ -32,6 +33,8 @@ import * as applyMod from "./apply.js";
 import * as watchMod from "./watch.js";
 import * as logsMod from "./logs.js";
 import type { KubeObject, ResourceType, ApiResource } from "../kubectl/types.js";
+import type { WaitCondition } from "../kubectl/waitfor.js";
+import type { KubeApi } from "./api.js";
 
 export interface KubeConnectOptions {
   /** An explicit kubeconfig file (like `kubectl --kubeconfig`). */
@@ -47,7 +50,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 
 export type { HttpMethod, QueryValue, RawResponse, RequestOptions };
 
-export class KubeClient implements Transport {
+export class KubeClient implements Transport, KubeApi {
   /** The API server URL, e.g. `https://127.0.0.1:6443`. */
   readonly server: string;
   /** The kubeconfig context in use. */
@@ -362,6 +365,12 @@ export class KubeClient implements Transport {
   }
   waitForDeletion(rt: ResourceType, name: string, namespace: string | undefined, opts: watchMod.WaitOptions & { uid?: string }): Promise<void> {
     return watchMod.waitForDeletion(this, rt, name, namespace, opts);
+  }
+  waitForCondition(scope: watchMod.WaitScope, condition: WaitCondition, opts: watchMod.WaitOptions): Promise<KubeObject[]> {
+    return watchMod.waitForCondition(this, scope, condition, opts);
+  }
+  waitForObjects(refs: readonly watchMod.ObjectRef[], condition: WaitCondition, opts: watchMod.WaitOptions): Promise<void> {
+    return watchMod.waitForObjects(this, refs, condition, opts);
   }
 
   // ---------------------------------------------------------------- logs

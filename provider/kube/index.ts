@@ -4,6 +4,7 @@
  * without a server (three-way merge, JSONPath, wait conditions, rollout status,
  * resource arguments) is in provider/kubectl/.
  */
+export type { KubeApi } from "./api.js";
 export { KubeClient } from "./client.js";
 export type { KubeConnectOptions } from "./client.js";
 export { sleep } from "./transport.js";

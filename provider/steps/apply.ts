@@ -4,7 +4,7 @@
  */
 import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
-import { ApplyAllError, waitForObjects, type ApplyResult, type KubeClient } from "../kube/index.js";
+import { ApplyAllError, type ApplyResult, type KubeApi } from "../kube/index.js";
 import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
@@ -22,7 +22,7 @@ async function readObjects(step: ApplyStep, ctx: StepContext, send = false) {
 }
 
 /** Every object exists already: the `skipIf: exists` predicate. */
-async function allExist(kube: KubeClient, resolved: Awaited<ReturnType<typeof resolveObjects>>, signal: AbortSignal): Promise<boolean> {
+async function allExist(kube: KubeApi, resolved: Awaited<ReturnType<typeof resolveObjects>>, signal: AbortSignal): Promise<boolean> {
   if (resolved.length === 0 || resolved.some(isUnknownKind)) return false;
   const found = await Promise.all((resolved as ResolvedObject[]).map((o) => kube.get(o.resource, o.name, o.namespace, { signal })));
   return found.every((o) => o !== undefined);
@@ -33,8 +33,7 @@ async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readon
   const parsed = parseWaitFor(step.action.waitFor, { allowDelete: false });
   if (!parsed.ok) throw executionError(`waitFor: ${parsed.message}`);
   ctx.log(`waiting for ${step.action.waitFor} on ${objects.length} object${objects.length === 1 ? "" : "s"}`);
-  await waitForObjects(
-    ctx.kube,
+  await ctx.kube.waitForObjects(
     objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
     parsed.condition,
     { signal: ctx.signal, timeoutMs: ctx.deadline, onProgress: (m) => ctx.log(m) },

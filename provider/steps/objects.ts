@@ -1,6 +1,6 @@
 /** Helpers shared by the executors that work on manifest objects (apply, delete by manifests). */
 import { stringify } from "yaml";
-import type { ApiResource, KubeClient, KubeObject } from "../kube/index.js";
+import type { ApiResource, KubeApi, KubeObject } from "../kube/index.js";
 import { UnknownResourceError } from "../kube/index.js";
 import type { SourcedObject } from "./sources.js";
 
@@ -13,7 +13,7 @@ export interface ResolvedObject {
 }
 
 /** Resolves each manifest's kind and effective namespace (namespace-less namespaced objects get `defaultNamespace`). */
-export async function resolveObjects(kube: KubeClient, objects: readonly SourcedObject[], defaultNamespace: string | undefined, signal: AbortSignal): Promise<(ResolvedObject | UnknownKind)[]> {
+export async function resolveObjects(kube: KubeApi, objects: readonly SourcedObject[], defaultNamespace: string | undefined, signal: AbortSignal): Promise<(ResolvedObject | UnknownKind)[]> {
   return Promise.all(
     objects.map(async ({ object, origin }) => {
       const manifest = object as KubeObject;

@@ -11,7 +11,7 @@
  *   and non-RollingUpdate strategies fail at once, as in kubectl.
  */
 import { executionError, invalidInput } from "../errors.js";
-import type { KubeClient } from "../kube/client.js";
+import type { KubeApi } from "../kube/api.js";
 import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kubectl/rollout.js";
 import type { ApiResource, KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
@@ -28,7 +28,7 @@ interface Target {
   label: string;
 }
 
-async function resolveTarget(step: RolloutStep, kube: KubeClient, signal: AbortSignal): Promise<Target> {
+async function resolveTarget(step: RolloutStep, kube: KubeApi, signal: AbortSignal): Promise<Target> {
   const a = step.action;
   const mode = a.restart !== undefined ? "restart" : "status";
   const ref = a.restart ?? a.status;

@@ -2,10 +2,10 @@
  * The one interface every step type implements. A new step type is one file
  * in this directory plus its schema entry; the engine does not change.
  */
-import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Redactor } from "../redact.js";
-import type { KubeClient } from "../kube/index.js";
+import type { KubeApi } from "../kube/api.js";
 import type { AttemptHooks } from "../hooks/run.js";
 
 /** What plan shows for a step, decided from live state. */
@@ -49,8 +49,8 @@ export interface StepContext {
   readonly spec: LoadedSpec;
   readonly signal: AbortSignal;
   readonly redactor: Redactor;
-  /** The cluster connection: discovery, get/list/patch, apply, watch/wait, logs. */
-  readonly kube: KubeClient;
+  /** The cluster: discovery, get/list/patch, apply, watch/wait, logs (provider/kube/api.ts). */
+  readonly kube: KubeApi;
   /** Milliseconds left in this attempt; waits use it as their bound. */
   readonly deadline: number;
   /** Progress lines for people (already safe to print after redaction). */
@@ -88,11 +88,14 @@ export interface DestroyOutcome {
 export interface StepExecutor<T extends StepType = StepType> {
   readonly type: T;
   /** Read-only: decides plan's action from live state. Must never change the cluster. */
-  assess(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<Assessment>;
+  assess(step: LoadedStepBase<T>, ctx: StepContext): Promise<Assessment>;
   /** Runs one attempt. Throws on failure; the engine handles retries and timeouts. */
-  apply(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<StepOutcome>;
+  apply(step: LoadedStepBase<T>, ctx: StepContext): Promise<StepOutcome>;
   /** Undoes what this step created, and only that. */
-  destroy(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<DestroyOutcome>;
+  destroy(step: LoadedStepBase<T>, ctx: StepContext): Promise<DestroyOutcome>;
   /** A unified diff of what apply would change, from a server-side dry run. */
-  diff?(step: Extract<LoadedStep, { type: T }>, ctx: StepContext): Promise<string>;
+  diff?(step: LoadedStepBase<T>, ctx: StepContext): Promise<string>;
 }
+
+/** One executor per step type, each for its own type: a missing or misfiled one does not compile. */
+export type ExecutorRegistry = { readonly [T in StepType]: StepExecutor<T> };

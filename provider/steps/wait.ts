@@ -17,7 +17,7 @@
  */
 import { invalidInput } from "../errors.js";
 import { UnknownResourceError } from "../kube/discovery.js";
-import { waitForCondition, type WaitScope } from "../kube/watch.js";
+import type { WaitScope } from "../kube/watch.js";
 import { checkObjects } from "../kubectl/conditions.js";
 import type { KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
@@ -142,7 +142,7 @@ export const waitExecutor: StepExecutor<"wait"> = {
     const t = await resolveTarget(step, ctx, true);
     const cond = formatWaitCondition(t.condition);
     ctx.log(`waiting for ${cond} on ${t.label}`);
-    const objs = await waitForCondition(ctx.kube, t.scope, t.condition, {
+    const objs = await ctx.kube.waitForCondition(t.scope, t.condition, {
       signal: ctx.signal,
       timeoutMs: ctx.deadline,
       onProgress: throttled((m) => ctx.log(m)),

@@ -8,8 +8,8 @@ import type { RunResult, StepContextExtras, StepResult } from "../../../provider
 import { parseRecord, type MemoryRecordStore, type StateRecord } from "../../../provider/state/index.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
-import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
+import type { OnError, StepType } from "../../../provider/spec/types.js";
+import type { Assessment, DestroyOutcome, ExecutorRegistry, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
 
 export interface StepFixture {
   name: string;
@@ -148,13 +148,20 @@ export class StubExecutors {
     return this.calls.filter((c) => c.step.name === name && c.kind === kind).length;
   }
 
-  get map(): ReadonlyMap<StepType, StepExecutor> {
-    const m = new Map<StepType, StepExecutor>();
-    for (const type of STEP_TYPES) m.set(type, this.executor(type));
-    return m;
+  /** A registry with a stub for every step type. */
+  get map(): ExecutorRegistry {
+    return {
+      helm: this.executor("helm"),
+      apply: this.executor("apply"),
+      delete: this.executor("delete"),
+      patch: this.executor("patch"),
+      wait: this.executor("wait"),
+      rollout: this.executor("rollout"),
+      job: this.executor("job"),
+    };
   }
 
-  private executor(type: StepType): StepExecutor {
+  private executor<T extends StepType>(type: T): StepExecutor<T> {
     const call = async (kind: CallInfo["kind"], step: LoadedStep, ctx: StepContext): Promise<unknown> => {
       const key = `${kind}:${step.name}`;
       const attempt = (this.attempts.get(key) ?? 0) + 1;

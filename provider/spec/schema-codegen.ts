@@ -5,12 +5,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import standaloneCode from "ajv/dist/standalone/index.js";
-import { GENERATED_VALIDATOR, createAjv, schemaSource } from "./schema.js";
+import { GENERATED_VALIDATOR, createAjv, loadLoaderSchema, schemaSource } from "./schema.js";
 
 export function generateValidator(): string {
-  const { text, sha256 } = schemaSource();
+  const { sha256 } = schemaSource();
   const ajv = createAjv({ code: { source: true } });
-  const validate = ajv.compile(JSON.parse(text) as object);
+  const validate = ajv.compile(loadLoaderSchema());
   return `${standaloneCode(ajv, validate)}\nmodule.exports.schemaSha256 = ${JSON.stringify(sha256)};\n`;
 }
 

@@ -40,7 +40,7 @@ import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
 /** Annotation keywords the schema uses for editors (VS Code / yaml-language-server). */
-const EDITOR_KEYWORDS = ["patternErrorMessage", "errorMessage", "enumDescriptions", "markdownDescription"];
+const EDITOR_KEYWORDS = ["patternErrorMessage", "errorMessage", "enumDescriptions", "markdownDescription", "defaultSnippets", "doNotSuggest"];
 
 /** Marks a subschema whose rule the loader's semantic pass owns (see the header). */
 const SEMANTIC_RULE_KEYWORD = "x-khook-rule";
@@ -77,16 +77,83 @@ function schemaFile(): string {
   throw new Error(`khook: cannot find the JSON schema; looked at:\n  ${tried.join("\n  ")}`);
 }
 
+/** The loader's schema (see deriveLoaderSchema), derived once from the committed file. */
 function schemaObject(): SchemaNode {
   if (schemaCache === undefined) {
-    schemaCache = JSON.parse(fs.readFileSync(schemaFile(), "utf8")) as SchemaNode;
+    schemaCache = deriveLoaderSchema(JSON.parse(fs.readFileSync(schemaFile(), "utf8")) as SchemaNode);
   }
   return schemaCache;
 }
 
-/** The committed JSON Schema (a fresh copy: callers may print or modify it). */
+/** The committed JSON Schema, the one editors use (a fresh copy: callers may modify it). */
 export function loadSchema(): object {
+  return JSON.parse(fs.readFileSync(schemaFile(), "utf8")) as object;
+}
+
+/** The schema the loader validates substituted specs against (a fresh copy). */
+export function loadLoaderSchema(): object {
   return structuredClone(schemaObject());
+}
+
+// ---------------------------------------------------------------------------
+// The loader's schema, derived from the editor's
+//
+// schema/v1/khook.json is written for editors, which see the spec before substitution: every
+// typed scalar also accepts a ${...} reference, and the cross-field rules are shaped so that
+// yaml-language-server puts their message on the offending key. The loader sees the spec after
+// substitution and must stay strict, so it validates against a variant derived mechanically:
+//
+// - `anyOf: [<strict>, {$ref: #/$defs/reference}]` becomes <strict> (merged into the node);
+// - `"x-khook-exactly-one": [keys]` becomes `oneOf: [{required: [key]}, ...]`, the group the
+//   diagnostics below turn into "must have exactly one ... found 2: a, b";
+// - `allOf` entries marked `"x-khook-editor": true` (messages and completions for editors,
+//   whose rules the exactly-one groups already state) are dropped;
+// - `patternProperties` of single literal keys (`^helm$`, where editors cannot complete them)
+//   become ordinary `properties`.
+
+const REFERENCE_REF = "#/$defs/reference";
+const EXACTLY_ONE_KEYWORD = "x-khook-exactly-one";
+const EDITOR_ONLY_KEYWORD = "x-khook-editor";
+
+export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
+  const derive = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(derive);
+    if (!isNode(v)) return v;
+    let node: SchemaNode = {};
+    for (const [k, x] of Object.entries(v)) node[k] = derive(x);
+    const anyOf = node["anyOf"];
+    if (Array.isArray(anyOf) && anyOf.some((a) => isNode(a) && a["$ref"] === REFERENCE_REF)) {
+      const strict = anyOf.filter((a) => !(isNode(a) && a["$ref"] === REFERENCE_REF));
+      delete node["anyOf"];
+      if (strict.length === 1 && isNode(strict[0])) node = { ...node, ...strict[0] };
+      else node["anyOf"] = strict;
+    }
+    const keys = node[EXACTLY_ONE_KEYWORD];
+    if (Array.isArray(keys)) {
+      delete node[EXACTLY_ONE_KEYWORD];
+      node["oneOf"] = keys.map((k) => ({ required: [k] }));
+    }
+    const allOf = node["allOf"];
+    if (Array.isArray(allOf)) {
+      const kept = allOf.filter((e) => !(isNode(e) && e[EDITOR_ONLY_KEYWORD] === true));
+      if (kept.length === 0) delete node["allOf"];
+      else node["allOf"] = kept;
+    }
+    const patterns = node["patternProperties"];
+    if (isNode(patterns) && isNode(node["properties"])) {
+      const literal = Object.keys(patterns).filter((p) => /^\^[A-Za-z][A-Za-z0-9]*\$$/.test(p));
+      const properties: SchemaNode = { ...node["properties"] };
+      for (const p of literal) properties[p.slice(1, -1)] = patterns[p];
+      node["properties"] = properties;
+      const rest = Object.fromEntries(Object.entries(patterns).filter(([p]) => !literal.includes(p)));
+      if (Object.keys(rest).length === 0) delete node["patternProperties"];
+      else node["patternProperties"] = rest;
+    }
+    return node;
+  };
+  const out = derive(editor) as SchemaNode;
+  if (isNode(out["$defs"])) delete out["$defs"]["reference"];
+  return out;
 }
 
 /** The one Ajv configuration, shared by the runtime compile and the build-time code generator. */
@@ -106,7 +173,7 @@ export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
     allowUnionTypes: true,
     ...extra,
   });
-  ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD]);
+  ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD, EXACTLY_ONE_KEYWORD, EDITOR_ONLY_KEYWORD]);
   return ajv;
 }
 
@@ -510,6 +577,10 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       return { path: focus, message: custom ?? `${label} is not allowed here` };
     }
 
+    case "false schema":
+      // A key a cross-field rule forbids (see withThenSchemas): the path is the key itself.
+      return { path: at, message: custom ?? `${label} is not allowed here` };
+
     case "required": {
       const missing = String(params["missingProperty"]);
       if (custom !== undefined) return { path: at, message: custom };
@@ -662,12 +733,29 @@ function withCanonicalParent(e: ErrorObject): ErrorObject {
   return node === undefined || node === e.parentSchema ? e : { ...e, parentSchema: node };
 }
 
+/**
+ * A cross-field rule written as `if: ... then: {properties: {repo: false}, errorMessage: ...}`
+ * fails with a "false schema" error whose parentSchema is `false`; its wording and rule tag are
+ * on the `then` node, which the sibling "if" error (same object, same schema prefix) carries.
+ */
+function withThenSchemas(errors: ErrorObject[]): ErrorObject[] {
+  return errors.map((e) => {
+    if (e.keyword !== "false schema") return e;
+    const m = /^(.*)then\/properties\/[^/]+\/false schema$/.exec(e.schemaPath);
+    if (m === null) return e;
+    const objectPath = e.instancePath.slice(0, e.instancePath.lastIndexOf("/"));
+    const owner = errors.find((f) => f.keyword === "if" && f.instancePath === objectPath && f.schemaPath === `${m[1]}if`);
+    const then = owner !== undefined && isNode(owner.parentSchema) ? owner.parentSchema["then"] : undefined;
+    return isNode(then) ? { ...e, parentSchema: then } : e;
+  });
+}
+
 export function validateSchema(doc: unknown, positionOf: PositionLookup, options: ValidateSchemaOptions = {}): Diagnostic[] {
   const validate = validator();
   if (validate(doc)) return [];
   const index = schemaIndex();
   const deferred = (e: ErrorObject): boolean => isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
-  const errors = (validate.errors ?? []).map(withCanonicalParent).filter((e) => options.semanticRules === true || !deferred(e));
+  const errors = withThenSchemas((validate.errors ?? []).map(withCanonicalParent)).filter((e) => options.semanticRules === true || !deferred(e));
 
   // Unions that failed, and which branch (if any) the author meant.
   const unions = new Map<string, UnionFailure>();

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
-import { loadSchema } from "../../provider/spec/schema.js";
+import { loadLoaderSchema } from "../../provider/spec/schema.js";
 import { API_VERSION, KIND, SKIP_IF_BY_TYPE, SPEC_DEFAULTS, STEP_TYPES } from "../../provider/spec/types.js";
 
 type Node = { [key: string]: unknown };
@@ -25,7 +25,8 @@ function repoRoot(): string {
 }
 
 const root = repoRoot();
-const schema = loadSchema() as Node;
+// The loader's schema: the model the loader validates (the editor schema also accepts ${...} references).
+const schema = loadLoaderSchema() as Node;
 
 function at(pointer: string): Node {
   let cur: unknown = schema;

@@ -456,7 +456,8 @@ describe("helm", () => {
 
   test("helm private sources: userinfo in repo and auth are never both", () => {
     valid(spec("name: a\nhelm: {chart: app, repo: 'https://u:p@charts.example'}"));
-    invalid(spec("name: a\nhelm: {chart: app, repo: 'https://u:p@charts.example', auth: {username: u, password: p}}"), /^credentials come either as userinfo in repo: or as an auth: block/, "/steps/0/helm/repo");
+    invalid(spec("name: a\nhelm: {chart: app, repo: 'https://u:p@charts.example', auth: {username: u, password: p}}"), /^credentials come either as userinfo in the URL or as an auth: block/, "/steps/0/helm/auth");
+    invalid(spec("name: a\nhelm: {chart: 'oci://u:p@r.example/charts/app', auth: {username: u, password: p}}"), /^credentials come either as userinfo in the URL or as an auth: block/, "/steps/0/helm/auth");
   });
 
   test("helm: release is a Helm release name", () => {
@@ -817,6 +818,7 @@ describe("division of labour with the loader's semantic rules", () => {
     ["source-url", spec("name: a\napply: {manifests: [{url: 'ftp://x.example/a.yaml'}]}"), /is not an http:\/\/ or https:\/\/ URL/],
     ["local-path", spec("name: a\napply: {manifests: [{kustomize: overlays/prod}]}"), /is not a local path/],
     ["hook-function-exec", spec("name: a\napply: {manifests: [{file: ./a.yaml}]}").replace("steps:", "hooks:\n  - {name: h, on: [post-render], function: {image: 'gcr.io/x/y:1'}}\nsteps:"), /./],
+    ["patch-json-pointer", spec("name: a\npatch: {target: a/b, type: json, patch: [{op: replace, path: spec/replicas, value: 1}]}"), /A JSON pointer starts with \//],
   ];
   for (const [rule, text, message] of samples) {
     test(`${rule}: reported by the schema only on request; by default left to the loader (${message.source})`, () => {

@@ -264,6 +264,26 @@ state:
   enabled: \${USE_STATE:-false}
   namespace: \${STATE_NS}
   name: \${STATE_NAME}
+hooks:
+  - name: \${HOOK}
+    on:
+      - \${EVENT}
+    match:
+      steps:
+        - \${FIRST}
+      types:
+        - \${TYPE}
+    priority: \${PRIORITY}
+    failurePolicy: \${POLICY}
+    function:
+      exec: \${FUNCTION}
+      timeout: \${FUNCTION_TIMEOUT}
+  - name: webhook
+    on:
+      - post-apply
+    webhook:
+      url: \${HOOK_URL}
+      timeout: \${HOOK_TIMEOUT}
 steps:
   - name: \${FIRST}
     timeout: \${WINDOW:-5|printf "%sm"}

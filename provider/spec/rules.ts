@@ -267,12 +267,8 @@ function checkNamespaceOrAll(block: { namespace?: string; allNamespaces?: boolea
  * it (kubectl demands --all; khook has no --all, so deleting every object of a type is not expressible).
  */
 function checkDeleteSelection(del: DeleteResourceAction, at: (...r: (string | number)[]) => string, report: Report): void {
-  const named = del.resource.includes("/");
-  if (named) {
-    for (const key of ["selector", "fieldSelector", "allNamespaces"] as const) {
-      if (del[key] === undefined || del[key] === false) continue;
-      report(at(key), `${del.resource} names one object, so ${key}: would be ignored; remove ${key}:, or delete by type with a selector (resource: ${del.resource.split("/")[0]} and selector: ...)`, "delete-name-or-selector");
-    }
+  if (del.resource.includes("/")) {
+    checkNamedTargetSelection(del.resource, "resource", del, at, "delete-name-or-selector", report);
     return;
   }
   if (del.selector === undefined && del.fieldSelector === undefined) {

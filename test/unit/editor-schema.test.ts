@@ -110,7 +110,7 @@ describe("editor schema: mistakes are still flagged", () => {
 });
 
 /** Each cross-field rule, with its message on the key that breaks it. */
-const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: RegExp }[] = [
+const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: RegExp; hooks?: string }[] = [
   {
     rule: "two action keys",
     steps: "  - name: a\n    helm:\n      chart: ./c\n    apply:\n      manifests:\n        - file: ./m.yaml\n",
@@ -153,12 +153,19 @@ const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: Re
     key: "      status:",
     message: /^rollout takes exactly one of restart: or status:, and this one already has restart/,
   },
+  {
+    rule: "a container hook function (image:)",
+    hooks: "hooks:\n  - name: h\n    on:\n      - post-render\n    function:\n      exec: ./fn\n      image: gcr.io/fn:1\n",
+    steps: "  - name: a\n    wait:\n      for: delete\n      on: pods\n",
+    key: "      image:",
+    message: /^container functions \(image:\) are not supported/,
+  },
 ];
 
 describe("editor schema: cross-field rules put their message on the offending key", () => {
   for (const c of CROSS_FIELD_RULES) {
     test(`editor schema: ${c.rule} is reported on the offending key`, async () => {
-      const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}steps:\n${c.steps}`);
+      const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}${c.hooks ?? ""}steps:\n${c.steps}`);
       expectAt(diagnostics, positionOf(text, c.key), c.message);
       for (const d of diagnostics) assert.doesNotMatch(d.message, /Matches (a schema that is not allowed|multiple schemas)/, "no anonymous not/oneOf message");
     });

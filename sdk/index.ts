@@ -204,6 +204,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     baseDir: bundle.apply((b) => b.baseDir),
     files: bundle.apply((b) => b.files),
     binaryFiles: bundle.apply((b) => b.binaryFiles),
+    executables: bundle.apply((b) => b.executables ?? []),
     vars,
     ...(varFiles.length > 0 ? { varFiles } : {}),
     ...(hasSecrets ? { secretVars: pulumi.secret(secretVars) } : {}),

@@ -77,6 +77,7 @@ export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode)
 /** The hooks of one step in one run. */
 export class StepHooks {
   private sent: KubeObjectLike[] = [];
+  private readonly wheres = new Map<string, string>();
   private extras: HookContextExtras = {};
 
   constructor(
@@ -160,9 +161,15 @@ export class StepHooks {
 
   // ---------------------------------------------------------------- handlers
 
+  /** `spec.yaml:12`, for messages. Looking a position up parses the positioned document: only on demand, once. */
   private where(hook: LoadedHook): string {
-    const line = hook.position?.line;
-    return `${this.spec.file ?? "spec"}${line !== undefined ? `:${line}` : ""}`;
+    let w = this.wheres.get(hook.name);
+    if (w === undefined) {
+      const line = hook.position?.line;
+      w = `${this.spec.file ?? "spec"}${line !== undefined ? `:${line}` : ""}`;
+      this.wheres.set(hook.name, w);
+    }
+    return w;
   }
 
   private contextJson(hook: LoadedHook, event: HookEvent, withheld: readonly string[], extras: HookContextExtras = this.extras): string {
@@ -185,7 +192,7 @@ export class StepHooks {
     const withheldKeys = withheld.map((w) => objectKey(w.object));
     if (withheldKeys.length > 0) io.log(`post-render hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
     const run = await runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, "post-render", withheldKeys), { redactor: this.redactor, signal: io.signal });
-    const label = `post-render hook ${hook.name} (${this.where(hook)})`;
+    const label = run.results.length > 0 || run.failure !== undefined ? `post-render hook ${hook.name} (${this.where(hook)})` : "";
     for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
     const errors = run.results.filter((r) => r.severity === "error");
     if (run.failure !== undefined || errors.length > 0) {
@@ -218,7 +225,7 @@ export class StepHooks {
     withheld: readonly string[] = [],
   ): Promise<Record<string, KubeObjectLike> | undefined> {
     const handler = hook.handler as LoadedWebhookHandler;
-    const label = `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(describeUrl(handler.url))})`;
+    const label = (): string => `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(describeUrl(handler.url))})`;
     const request = {
       phase,
       object: this.stepObject(extras),
@@ -231,12 +238,12 @@ export class StepHooks {
         return phase === "pre-apply" ? answer.children : undefined;
       case "unreachable":
         if (hook.failurePolicy === "Ignore") {
-          io.log(`${label}: ${answer.message}; failurePolicy Ignore: skipped`);
+          io.log(`${label()}: ${answer.message}; failurePolicy Ignore: skipped`);
           return undefined;
         }
-        throw executionError(`${label}: ${answer.message} (failurePolicy Fail; set failurePolicy: Ignore to proceed without it)`);
+        throw executionError(`${label()}: ${answer.message} (failurePolicy Fail; set failurePolicy: Ignore to proceed without it)`);
       case "error": {
-        const text = `${label} answered HTTP ${answer.status}: ${answer.message}`;
+        const text = `${label()} answered HTTP ${answer.status}: ${answer.message}`;
         if (answer.continue) {
           io.log(`${text}; continue: true, so the step proceeds unchanged`);
           return undefined;

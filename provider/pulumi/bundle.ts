@@ -30,12 +30,12 @@ const hash = (): typeof import("../spec/hash.js") => require("../spec/hash.js") 
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path. */
-const MAYBE_LOCAL = /\b(?:file|kustomize)["']?\s*:|\bchart["']?\s*:\s*["']?(?:\.|\/|\$)/;
+const MAYBE_LOCAL = /\b(?:file|kustomize|exec)["']?\s*:|\bchart["']?\s*:\s*["']?(?:\.|\/|\$)/;
 
 function mayReferenceFiles(specText: string, sources: VariableSources): boolean {
   if (MAYBE_LOCAL.test(specText)) return true;
   const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {})];
-  return values.some((v) => typeof v === "string" && /file|kustomize|chart/.test(v));
+  return values.some((v) => typeof v === "string" && /file|kustomize|chart|exec/.test(v));
 }
 
 export interface Bundle {
@@ -43,6 +43,8 @@ export interface Bundle {
   baseDir: string;
   files: Record<string, string>;
   binaryFiles: Record<string, string>;
+  /** Keys of files that are executable (hook functions): they are written back with their executable bit. */
+  executables?: string[];
 }
 
 /**
@@ -54,9 +56,13 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
   const absBase = path.resolve(baseDir);
   if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
+  const executablePaths = new Set<string>();
   for (const ref of referencedPaths(specText, absBase, sources)) {
     if (path.isAbsolute(ref.written)) continue; // read live by the provider
-    for (const file of expand(ref)) paths.add(file);
+    for (const file of expand(ref)) {
+      paths.add(file);
+      if (isExecutable(file)) executablePaths.add(file);
+    }
   }
   if (paths.size === 0) return { baseDir: ".", files: {}, binaryFiles: {} };
 
@@ -65,6 +71,7 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
   const root = path.dirname(common) === common ? common : path.dirname(common);
   const files: Record<string, string> = {};
   const binaryFiles: Record<string, string> = {};
+  const executables: string[] = [];
   for (const p of [...paths].sort()) {
     let data: Buffer;
     try {
@@ -73,11 +80,21 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
       continue;
     }
     const key = toPosix(path.relative(root, p));
+    if (executablePaths.has(p)) executables.push(key);
     const text = asText(data);
     if (text !== undefined) files[key] = text;
     else binaryFiles[key] = data.toString("base64");
   }
-  return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles };
+  return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
@@ -93,9 +110,17 @@ function referencedPaths(specText: string, baseDir: string, sources: VariableSou
   } catch {
     return [];
   }
-  const steps = (doc as { steps?: unknown } | null)?.steps;
-  if (!Array.isArray(steps)) return [];
   const refs: FileReference[] = [];
+  // Hook functions: the executables khook runs on post-render.
+  const hooks = (doc as { hooks?: unknown } | null)?.hooks;
+  if (Array.isArray(hooks)) {
+    hooks.forEach((h: unknown, i) => {
+      const exec = (h as { function?: { exec?: unknown } } | null)?.function?.exec;
+      if (typeof exec === "string" && exec !== "") refs.push({ role: "function", written: exec, resolved: path.resolve(baseDir, exec), field: `/hooks/${i}/function/exec` });
+    });
+  }
+  const steps = (doc as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return refs;
   for (const step of steps) {
     if (step === null || typeof step !== "object") continue;
     const types = STEP_TYPES.filter((t) => Object.hasOwn(step, t));
@@ -181,7 +206,7 @@ function asText(data: Buffer): string | undefined {
 }
 
 /** A stable digest of a bundle, for caching and directory names. */
-export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles">): string {
+export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles" | "executables">): string {
   const h = createHash("sha256");
   h.update(`base ${b.baseDir}\n`);
   for (const [kind, map] of [["t", b.files], ["b", b.binaryFiles]] as const) {
@@ -191,6 +216,7 @@ export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles"
       h.update("\n");
     }
   }
+  for (const key of [...(b.executables ?? [])].sort()) h.update(`x ${key}\n`);
   return h.digest("hex");
 }
 
@@ -243,6 +269,7 @@ export function materializeBundle(b: Bundle): { root: string; baseDir: string } 
         fs.mkdirSync(path.dirname(p), { recursive: true });
         fs.writeFileSync(p, Buffer.from(data, "base64"));
       }
+      for (const key of b.executables ?? []) fs.chmodSync(inside(partial, key), 0o755);
       fs.mkdirSync(baseOf(partial), { recursive: true });
       fs.renameSync(partial, root);
     } catch (e) {

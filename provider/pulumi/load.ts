@@ -31,6 +31,7 @@ function specKey(inputs: KhookInputs): string {
         baseDir: inputs.baseDir ?? ".",
         files: inputs.files ?? {},
         binaryFiles: inputs.binaryFiles ?? {},
+        executables: inputs.executables ?? [],
         vars: inputs.vars ?? {},
         varFiles: inputs.varFiles ?? [],
         secretVars: inputs.secretVars ?? {},
@@ -60,7 +61,7 @@ function load(inputs: KhookInputs): LoadOutcome {
   let root: string;
   let baseDir: string;
   try {
-    ({ root, baseDir } = materializeBundle({ baseDir: inputs.baseDir ?? ".", files: inputs.files ?? {}, binaryFiles: inputs.binaryFiles ?? {} }));
+    ({ root, baseDir } = materializeBundle({ baseDir: inputs.baseDir ?? ".", files: inputs.files ?? {}, binaryFiles: inputs.binaryFiles ?? {}, executables: inputs.executables ?? [] }));
   } catch (e) {
     const message = `cannot prepare the spec's local files: ${e instanceof Error ? e.message : String(e)}`;
     return { ok: false, problems: [{ property: "files", reason: message }], message };

@@ -14,6 +14,8 @@ export const PLAN_HASH_DIGITS = 12;
 export function planLines(spec: LoadedSpec): string[] {
   return planOffline(spec).map((s) => {
     const hash = s.inputHash.replace(/^sha256:/, "").slice(0, PLAN_HASH_DIGITS);
-    return spec.redactor.redact(`${s.name}: ${s.action} ${s.type} [inputs ${hash}, when ${s.when}] ${s.summary} - ${s.reason}`);
+    // Hooks, in run order; plan (and so preview) never calls the webhooks among them.
+    const hooks = s.hooks.length > 0 ? `; hooks: ${s.hooks.join(", ")}` : "";
+    return spec.redactor.redact(`${s.name}: ${s.action} ${s.type} [inputs ${hash}, when ${s.when}] ${s.summary} - ${s.reason}${hooks}`);
   });
 }

@@ -150,6 +150,7 @@ export function memoKey(inputs: KhookInputs): string | undefined {
         inputs.baseDir ?? ".",
         sorted(inputs.files),
         sorted(inputs.binaryFiles),
+        inputs.executables ?? [],
         sorted(inputs.vars),
         (inputs.varFiles ?? []).map((f) => sorted(f.values)),
         sorted(inputs.secretVars),

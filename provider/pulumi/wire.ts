@@ -36,6 +36,8 @@ export interface KhookInputs {
   files?: Record<string, string>;
   /** The other referenced local files, base64. */
   binaryFiles?: Record<string, string>;
+  /** Keys of `files`/`binaryFiles` that are executable (hook functions), sorted. */
+  executables?: string[];
   /** Like `--set` (highest precedence). */
   vars?: Record<string, string>;
   /** Like `--var-file`, already parsed, in order. */
@@ -109,7 +111,7 @@ export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
 export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "previewMode"] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
-export const SPEC_INPUT_KEYS = ["spec", "specFile", "baseDir", "files", "binaryFiles", "vars", "varFiles", "secretVars", "envVars"] as const;
+export const SPEC_INPUT_KEYS = ["spec", "specFile", "baseDir", "files", "binaryFiles", "executables", "vars", "varFiles", "secretVars", "envVars"] as const;
 
 export interface InputProblem {
   property: string;
@@ -154,6 +156,11 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   str("baseDir");
   map("files");
   map("binaryFiles");
+  const executables = raw.executables;
+  if (executables !== undefined && executables !== null) {
+    if (!Array.isArray(executables) || executables.some((x) => typeof x !== "string")) problems.push({ property: "executables", reason: "executables must be a list of file keys" });
+    else if (executables.length > 0) out.executables = [...(executables as string[])].sort();
+  }
   map("vars");
   map("secretVars", true);
   map("envVars");

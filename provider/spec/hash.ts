@@ -54,7 +54,7 @@ export function canonicalJson(value: unknown): string {
 
 /** A local file or directory that an action references, resolved against the spec's directory. */
 export interface FileReference {
-  role: "manifest" | "kustomize" | "values" | "chart";
+  role: "manifest" | "kustomize" | "values" | "chart" | "function";
   /** As written in the spec. */
   written: string;
   resolved: string;

@@ -11,7 +11,7 @@ import type { RunEvent, RunResult, StepResult } from "../../provider/engine/type
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
-import { collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
+import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
 import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
@@ -367,6 +367,28 @@ describe("the file bundle", () => {
     const m = materializeBundle(b);
     assert.equal(fs.readFileSync(path.join(m.baseDir, "../shared/one.yaml"), "utf8"), CM("one"));
     assert.deepEqual([...fs.readFileSync(path.join(m.baseDir, "charts/tiny/blob.bin"))], [0, 1, 2, 255]);
+  });
+
+  test("hook function files travel with the resource, with their executable bit, and load to the same hashes", () => {
+    const dir = tempSpecDir({
+      "proj/boot.khook.yaml": specText(`  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`, "hooks:\n  - {name: labels, on: [post-render], function: {exec: ./fn/add-labels}}\n"),
+      "proj/a.yaml": CM("a"),
+      "proj/fn/add-labels": "#!/bin/sh\ncat\n",
+    });
+    const base = path.join(dir, "proj");
+    fs.chmodSync(path.join(base, "fn/add-labels"), 0o755);
+    const text = fs.readFileSync(path.join(base, "boot.khook.yaml"), "utf8");
+    const b = collectBundle(text, base, {});
+    const key = Object.keys(b.files).find((k) => k.endsWith("fn/add-labels"));
+    assert.ok(key !== undefined, JSON.stringify(Object.keys(b.files)));
+    assert.deepEqual(b.executables, [key]);
+    const m = materializeBundle(b);
+    fs.accessSync(path.join(m.baseDir, "fn/add-labels"), fs.constants.X_OK);
+    const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), env: {} });
+    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", ...b });
+    assert.equal(fromBundle.steps[0]!.inputHash, onDisk.steps[0]!.inputHash);
+    // The bit is part of the bundle: the same content without it is another bundle.
+    assert.notEqual(bundleDigest(b), bundleDigest({ ...b, executables: [] }));
   });
 
   test("an invalid spec still bundles what it can; a spec without files bundles nothing", () => {

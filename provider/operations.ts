@@ -8,7 +8,7 @@ import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { KubeClient } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
-import { SPEC_DEFAULTS } from "./spec/types.js";
+import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { Journal, SecretRecordStore, summarizeRecord, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, KubeConnection, ToolPaths } from "./steps/types.js";

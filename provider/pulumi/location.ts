@@ -8,7 +8,7 @@
  * run in every preview — never load the cluster-facing code.
  */
 import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
-import { SPEC_DEFAULTS } from "../spec/types.js";
+import { SPEC_DEFAULTS } from "../spec/defaults.js";
 
 export function journalLocation(spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">): StateSettings | undefined {
   if (spec.state !== undefined) return spec.state;

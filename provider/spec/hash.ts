@@ -9,9 +9,10 @@
  *             "\n" + role + " " + path-as-written + " " + contentDigest )
  *
  * - canonicalJson: object keys sorted by code point, no whitespace, JSON numbers and strings.
- * - normalize: drops absent fields, fields equal to their spec default, and empty optional lists
- *   and maps; so writing a default explicitly, or adding an optional field to the code later
- *   (absent = default = omitted), never changes an existing hash. Inline manifests are parsed and
+ * - canonicalAction: the loaded action (every default of the table in defaults.ts applied) minus
+ *   the fields equal to their default, and minus empty optional lists and maps; so writing a default
+ *   explicitly, or adding an optional field to the code later (absent = default = omitted), never
+ *   changes an existing hash. The hash and the executors read the same table. Inline manifests are parsed and
  *   hashed as data, so comments, key order and quoting inside them do not count. The chart's inline
  *   version sugar (`name:1.2.3`, `oci://...:1.2.3`) is normalized to `version`.
  * - Scheduling (`needs`, `when`, `timeout`, `retries`, `retryDelay`, `onError`) is never an input.
@@ -26,6 +27,7 @@ import * as path from "node:path";
 import { classifyChart } from "./chart.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { yamlLibrary } from "./yaml.js";
+import { defaultsFor, type TypedAction } from "./defaults.js";
 import type { ActionByType, ManifestSource, StepType } from "./types.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
@@ -230,29 +232,22 @@ export function findRemoteKustomizeBases(dir: string): RemoteKustomizeBase[] {
   return found;
 }
 
-const DEFAULTS: { [T in StepType]: Record<string, unknown> } = {
-  helm: { namespace: "default", createNamespace: false, atomic: false, wait: false },
-  apply: { createNamespace: false, serverSide: false },
-  delete: { ignoreNotFound: true, allNamespaces: false },
-  patch: { namespace: "default", type: "strategic" },
-  wait: { allNamespaces: false },
-  rollout: {},
-  job: { namespace: "default", createNamespace: false },
-};
-
-/** The normalized action block that the hash covers. */
-export function normalizeAction(type: StepType, action: ActionByType[StepType], stepName: string): Record<string, unknown> {
+/**
+ * The action block in the hash's canonical form: the fields that differ from
+ * the defaults table (defaults.ts), whether the author wrote them or the
+ * loader filled them in.
+ */
+export function canonicalAction(t: TypedAction, stepName: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const defaults = DEFAULTS[type];
-  for (const [k, v] of Object.entries(action as unknown as Record<string, unknown>)) {
+  const defaults = defaultsFor(t);
+  for (const [k, v] of Object.entries(t.action)) {
     if (v === undefined || v === null) continue;
     if (Object.hasOwn(defaults, k) && defaults[k] === v) continue;
     if (Array.isArray(v) && v.length === 0) continue;
     if (typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0) continue;
     out[k] = v;
   }
-  if (type === "helm") normalizeHelm(out, stepName);
-  if (type === "delete" && "release" in out && out.namespace === "default") delete out.namespace;
+  if (t.type === "helm") normalizeHelm(out, stepName);
   if (Array.isArray(out.manifests)) out.manifests = (out.manifests as ManifestSource[]).map(normalizeManifestSource);
   return out;
 }
@@ -281,11 +276,7 @@ function normalizeManifestSource(m: ManifestSource): unknown {
   return m;
 }
 
-export interface StepHashInput {
-  name: string;
-  type: StepType;
-  action: ActionByType[StepType];
-}
+export type StepHashInput = { name: string } & TypedAction;
 
 /**
  * The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order.
@@ -295,7 +286,7 @@ export interface StepHashInput {
 export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string }[] = []): string {
   const h = createHash("sha256");
   h.update(`${HASH_FORMAT}\n`);
-  h.update(canonicalJson({ name: step.name, type: step.type, action: normalizeAction(step.type, step.action, step.name) }));
+  h.update(canonicalJson({ name: step.name, type: step.type, action: canonicalAction(step, step.name) }));
   for (const { ref, digest } of files) h.update(`\n${ref.role} ${ref.written} ${digest}`);
   for (const hook of hooks) h.update(`\nhook ${hook.name} ${hook.digest}`);
   return `sha256:${h.digest("hex")}`;

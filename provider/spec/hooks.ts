@@ -19,7 +19,8 @@ import { parseDuration } from "./duration.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
 import { pointer } from "./yaml.js";
 import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepType } from "./types.js";
-import { HOOK_EVENTS, SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
+import { SPEC_DEFAULTS } from "./defaults.js";
+import { HOOK_EVENTS, STEP_TYPES, stepTypeOf } from "./types.js";
 
 /** Which step types each event happens on. */
 export const EVENT_STEP_TYPES: Readonly<Record<HookEvent, readonly StepType[]>> = {

@@ -18,7 +18,7 @@ import { validateSchema } from "./schema.js";
 import { SourceText } from "./source.js";
 import { summarizeStep } from "./summary.js";
 import type { KhookDocument } from "./types.js";
-import { SPEC_DEFAULTS, stepTypeOf } from "./types.js";
+import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
 import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
 import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
@@ -229,8 +229,8 @@ function buildSteps(
   const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
   const digests = new ContentDigests();
   return doc.steps.map((step, index): LoadedStep => {
-    const type = stepTypeOf(step);
-    const action = (step as unknown as Record<string, unknown>)[type] as LoadedStep["action"];
+    const typed = deepFreeze(withActionDefaults(typedActionOf(step), step.name));
+    const { type, action } = typed;
     const isIncluded = included.get(index) ?? true;
     const files = fileReferences(type, action, baseDir).map((ref) => {
       // Excluded by when: not read, not hashed; the hash notes the path only.
@@ -246,10 +246,9 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
-    const loaded = {
+    const loaded: LoadedStep = {
+      ...typed,
       name: step.name,
-      type,
-      action,
       needs: step.needs ?? [],
       when: step.when,
       included: isIncluded,
@@ -258,15 +257,17 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, type, action }, files, stepHooks),
+      inputHash: stepInputHash({ name: step.name, ...typed }, files, stepHooks),
       hooks: stepHooks,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
-      summary: summarizeStep(step.name, type, action),
+      summary: summarizeStep(step.name, typed),
       index,
+      // Positions are only wanted for errors; asking for one parses the positioned Document.
+      get position() {
+        return positionOf(pointer("steps", index));
+      },
     };
-    // Positions are only wanted for errors; asking for one parses the positioned Document.
-    Object.defineProperty(loaded, "position", { enumerable: true, get: () => positionOf(pointer("steps", index)) });
-    return loaded as unknown as LoadedStep;
+    return Object.freeze(loaded);
   });
 }
 

@@ -5,13 +5,14 @@
 import type { Diagnostic, SourcePosition } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedHook } from "./hooks.js";
-import type { ActionByType, OnError, StepType } from "./types.js";
+import type { NormalizedActionByType } from "./defaults.js";
+import type { OnError, StepType } from "./types.js";
 
 export interface LoadedStepBase<T extends StepType = StepType> {
   readonly name: string;
   readonly type: T;
-  /** The action block after substitution, with relative paths left as written. */
-  readonly action: ActionByType[T];
+  /** The action block after substitution, with every default of the table applied (defaults.ts); relative paths left as written. Frozen. */
+  readonly action: NormalizedActionByType[T];
   readonly needs: readonly string[];
   readonly when: string | undefined;
   /** The `when:` outcome, decided once at load. true when there is no `when:`. */

@@ -45,7 +45,8 @@ import { parseYamlStream } from "./yaml-stream.js";
 import { parseValuesDocument } from "./values-file.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
 import type { DeleteResourceAction, JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
-import { SPEC_DEFAULTS, STEP_TYPES, stepTypeOf } from "./types.js";
+import { ACTION_DEFAULTS, SPEC_DEFAULTS } from "./defaults.js";
+import { STEP_TYPES, stepTypeOf } from "./types.js";
 
 export interface RuleContext {
   baseDir: string;
@@ -197,7 +198,7 @@ function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Re
     case "patch": {
       const patch = (step as Extract<StepSpec, { patch: unknown }>).patch;
       checkResourceRef(patch.target, at("target"), "name", report);
-      checkPatchBody(patch.type ?? "strategic", patch.patch, at, report);
+      checkPatchBody(patch.type ?? ACTION_DEFAULTS.patch.type, patch.patch, at, report);
       break;
     }
     case "wait": {

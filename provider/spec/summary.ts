@@ -1,23 +1,23 @@
 /** One-line descriptions of what a step targets. Never includes credentials. */
 import { classifyChart, describeChartSource, describeChartText } from "./chart.js";
-import type { ActionByType, ManifestSource, StepType } from "./types.js";
-import { SPEC_DEFAULTS } from "./types.js";
+import type { NormalizedTypedAction } from "./defaults.js";
+import type { ManifestSource } from "./types.js";
 
-export function summarizeStep(name: string, type: StepType, action: ActionByType[StepType]): string {
-  switch (type) {
+export function summarizeStep(name: string, t: NormalizedTypedAction): string {
+  switch (t.type) {
     case "helm": {
-      const a = action as ActionByType["helm"];
+      const a = t.action;
       const { source } = classifyChart(a);
       const chart = source ? describeChartSource(source) : describeChartText(a.chart);
-      return `release ${a.release ?? name} in ${a.namespace ?? SPEC_DEFAULTS.namespace}: ${chart}`;
+      return `release ${a.release} in ${a.namespace}: ${chart}`;
     }
     case "apply": {
-      const a = action as ActionByType["apply"];
+      const a = t.action;
       return `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`;
     }
     case "delete": {
-      const a = action as ActionByType["delete"];
-      if ("release" in a) return `uninstall release ${a.release} in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+      const a = t.action;
+      if ("release" in a) return `uninstall release ${a.release} in ${a.namespace}`;
       if ("resource" in a) {
         const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""].filter(Boolean).join(" ");
         return `delete ${a.resource}${sel ? ` ${sel}` : ""} ${where(a.namespace, a.allNamespaces)}`;
@@ -25,21 +25,21 @@ export function summarizeStep(name: string, type: StepType, action: ActionByType
       return `delete the objects of ${describeSources(a.manifests)}`;
     }
     case "patch": {
-      const a = action as ActionByType["patch"];
-      return `${a.type ?? "strategic"} patch ${a.target} in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+      const a = t.action;
+      return `${a.type} patch ${a.target} in ${a.namespace}`;
     }
     case "wait": {
-      const a = action as ActionByType["wait"];
+      const a = t.action;
       const sel = a.selector ? ` -l ${a.selector}` : "";
       return `wait for ${a.for} on ${a.on}${sel} ${where(a.namespace, a.allNamespaces)}`;
     }
     case "rollout": {
-      const a = action as ActionByType["rollout"];
+      const a = t.action;
       return a.restart !== undefined ? `restart ${a.restart} in ${a.namespace}` : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`;
     }
     case "job": {
-      const a = action as ActionByType["job"];
-      return `run job ${name} (${a.image}) in ${a.namespace ?? SPEC_DEFAULTS.namespace}`;
+      const a = t.action;
+      return `run job ${name} (${a.image}) in ${a.namespace}`;
     }
   }
 }

@@ -208,20 +208,6 @@ export interface HookWebhook {
   headers?: Record<string, string>;
 }
 
-/** The spec's defaults, in one place. */
-export const SPEC_DEFAULTS = {
-  timeout: "5m",
-  retries: 0,
-  retryDelay: "10s",
-  onError: "fail" as OnError,
-  namespace: "default",
-  stateNamespace: "default",
-  stateNamePrefix: "khook-state-",
-  hookPriority: 0,
-  hookFailurePolicy: "Fail" as FailurePolicy,
-  functionTimeout: "30s",
-  webhookTimeout: "10s",
-} as const;
 
 /** The one `skipIf` word each step type accepts. */
 export const SKIP_IF_BY_TYPE: Partial<Record<StepType, string>> = {

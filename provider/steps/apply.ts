@@ -47,7 +47,7 @@ function applyOptions(step: ApplyStep, ctx: StepContext, dryRun: boolean) {
     ...(step.action.namespace !== undefined ? { defaultNamespace: step.action.namespace } : {}),
     annotations: { [APPLIED_BY]: owner },
     createAnnotations: { [OWNED_BY]: owner },
-    serverSide: step.action.serverSide === true,
+    serverSide: step.action.serverSide,
     dryRun,
   };
 }
@@ -84,7 +84,7 @@ export const applyExecutor: StepExecutor<"apply"> = {
   async apply(step, ctx): Promise<StepOutcome> {
     // Objects first: a hook that rejects them fails the step before anything (even the namespace) is created.
     const { resolved } = await readObjects(step, ctx, true);
-    if (step.action.createNamespace === true && step.action.namespace !== undefined) {
+    if (step.action.createNamespace && step.action.namespace !== undefined) {
       if (await ensureNamespace(ctx.kube, step.action.namespace, ctx.signal)) ctx.log(`namespace/${step.action.namespace} created`);
     }
     if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {

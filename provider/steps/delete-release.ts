@@ -9,22 +9,24 @@
  * The delete executor dispatches here for the release form.
  */
 import { executionError } from "../errors.js";
+import type { NormalizedActionByType } from "../spec/defaults.js";
 import type { LoadedStep } from "../spec/loaded.js";
-import type { DeleteReleaseAction } from "../spec/types.js";
 import { HelmSession, locateHelm } from "../tools/helm.js";
 import { describeRevision, historyState } from "./helm.js";
 import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "./types.js";
 
 type DeleteStep = Extract<LoadedStep, { type: "delete" }>;
 
+type DeleteReleaseAction = Extract<NormalizedActionByType["delete"], { release: string }>;
+
 export function isDeleteRelease(action: DeleteStep["action"]): action is DeleteReleaseAction {
-  return "release" in action && typeof (action as DeleteReleaseAction).release === "string";
+  return "release" in action;
 }
 
-function releaseAction(step: DeleteStep): DeleteReleaseAction & { namespace: string; ignoreNotFound: boolean } {
+function releaseAction(step: DeleteStep): DeleteReleaseAction {
   const a = step.action;
   if (!isDeleteRelease(a)) throw new Error(`step ${step.name}: not a delete-by-release step`);
-  return { ...a, namespace: a.namespace ?? "default", ignoreNotFound: a.ignoreNotFound ?? true };
+  return a;
 }
 
 async function withSession<T>(ctx: StepContext, fn: (s: HelmSession) => Promise<T>): Promise<T> {

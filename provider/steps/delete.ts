@@ -8,7 +8,6 @@
 import { executionError } from "../errors.js";
 import type { ApiResource, KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
-import type { DeleteManifestsAction, DeleteResourceAction } from "../spec/types.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
 import { isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
@@ -25,7 +24,8 @@ interface Victim {
 
 /** What the step would delete now, and what it names that is already absent. */
 async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victims: Victim[]; absent: string[] }> {
-  const action = step.action as DeleteManifestsAction | DeleteResourceAction;
+  const action = step.action;
+  if (isDeleteRelease(action)) throw new Error(`step ${step.name}: a delete-by-release step has no objects to find`);
   const victims: Victim[] = [];
   const absent: string[] = [];
   if ("manifests" in action) {
@@ -64,9 +64,6 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   return { victims, absent };
 }
 
-function ignoreNotFound(step: DeleteStep): boolean {
-  return (step.action as { ignoreNotFound?: boolean }).ignoreNotFound ?? true;
-}
 
 function listed(names: readonly string[]): string {
   return `${names.slice(0, 3).join(", ")}${names.length > 3 ? `, and ${names.length - 3} more` : ""}`;
@@ -79,7 +76,7 @@ export const deleteExecutor: StepExecutor<"delete"> = {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.assess(step, ctx);
     const { victims, absent } = await findVictims(step, ctx);
     if (victims.length === 0) {
-      if (absent.length > 0 && !ignoreNotFound(step)) return { action: "delete", reason: `${listed(absent)} not found: the step will fail (ignoreNotFound: false)` };
+      if (absent.length > 0 && !step.action.ignoreNotFound) return { action: "delete", reason: `${listed(absent)} not found: the step will fail (ignoreNotFound: false)` };
       return { action: "no-op", reason: absent.length > 0 ? `already absent: ${listed(absent)}` : "nothing matches" };
     }
     return { action: "delete", reason: `${victims.length} to delete: ${listed(victims.map(objectLabel))}` };
@@ -88,7 +85,7 @@ export const deleteExecutor: StepExecutor<"delete"> = {
   async apply(step, ctx): Promise<StepOutcome> {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.apply(step, ctx);
     const { victims, absent } = await findVictims(step, ctx);
-    if (absent.length > 0 && !ignoreNotFound(step)) throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
+    if (absent.length > 0 && !step.action.ignoreNotFound) throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
     await Promise.all(
       victims.map(async (v) => {
         const r = await ctx.kube.delete(v.resource, v.name, v.namespace, { signal: ctx.signal, propagationPolicy: "Background" });

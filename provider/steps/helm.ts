@@ -46,11 +46,9 @@ import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
-export const DEFAULT_NAMESPACE = "default";
-
 /** The release name and namespace a helm: step targets. */
-export function releaseOf(step: { name: string; action: Pick<HelmAction, "release" | "namespace"> }): { release: string; namespace: string } {
-  return { release: step.action.release ?? step.name, namespace: step.action.namespace ?? DEFAULT_NAMESPACE };
+function releaseOf(step: HelmStep): { release: string; namespace: string } {
+  return { release: step.action.release, namespace: step.action.namespace };
 }
 
 // ------------------------------------------------------------------ history
@@ -343,7 +341,7 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
     chart: ref,
     valuesFile: valuesFile(session, values),
     // On a missing namespace a server-side dry-run install fails; createNamespace makes helm tolerate it.
-    createNamespace: step.action.createNamespace === true,
+    createNamespace: step.action.createNamespace,
     timeoutMs: helmTimeoutMs(ctx.deadline),
     dryRun: true,
   }));
@@ -386,9 +384,9 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           namespace: t.namespace,
           chart: p.ref,
           valuesFile: valuesFile(session, p.values),
-          createNamespace: step.action.createNamespace === true,
-          atomic: step.action.atomic === true,
-          wait: step.action.wait === true,
+          createNamespace: step.action.createNamespace,
+          atomic: step.action.atomic,
+          wait: step.action.wait,
           timeoutMs: helmTimeoutMs(ctx.deadline),
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.

@@ -12,7 +12,6 @@ import { executionError } from "../errors.js";
 import { JOBS, type KubeObject } from "../kube/index.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, isManagedByKhook, labelValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
-import { SPEC_DEFAULTS } from "../spec/types.js";
 import { ensureNamespace } from "./namespace.js";
 import type { StepContext, StepExecutor } from "./types.js";
 
@@ -21,7 +20,7 @@ type JobStep = LoadedStepBase<"job">;
 export const LOG_TAIL_LINES = 20;
 
 function jobNamespace(step: JobStep): string {
-  return step.action.namespace ?? SPEC_DEFAULTS.namespace;
+  return step.action.namespace;
 }
 
 type Condition = { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string };
@@ -104,7 +103,7 @@ export const jobExecutor: StepExecutor<"job"> = {
 
   async apply(step, ctx) {
     const ns = jobNamespace(step);
-    if (step.action.createNamespace === true && (await ensureNamespace(ctx.kube, ns, ctx.signal))) ctx.log(`namespace/${ns} created`);
+    if (step.action.createNamespace && (await ensureNamespace(ctx.kube, ns, ctx.signal))) ctx.log(`namespace/${ns} created`);
     const previous = await getJob(step, ctx);
     assertOwned(step, previous);
     const done = finished(previous);

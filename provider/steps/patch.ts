@@ -6,7 +6,6 @@ import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
-import { SPEC_DEFAULTS } from "../spec/types.js";
 import { forDiff, maskSecretPair } from "./objects.js";
 import type { StepContext, StepExecutor } from "./types.js";
 
@@ -22,7 +21,7 @@ interface Target {
 async function findTarget(step: PatchStep, ctx: StepContext): Promise<Target> {
   const { type, name } = await ctx.kube.resolveTarget(step.action.target, { signal: ctx.signal });
   if (name === undefined) throw executionError(`patch target ${step.action.target} must be kind/name`);
-  const namespace = type.namespaced ? (step.action.namespace ?? SPEC_DEFAULTS.namespace) : undefined;
+  const namespace = type.namespaced ? step.action.namespace : undefined;
   const live = await ctx.kube.get(type, name, namespace, { signal: ctx.signal });
   if (live === undefined) {
     throw executionError(`${step.action.target}${namespace ? ` in namespace ${namespace}` : ""} does not exist; a patch target must exist (order this step after whatever creates it with needs:)`);
@@ -31,7 +30,7 @@ async function findTarget(step: PatchStep, ctx: StepContext): Promise<Target> {
 }
 
 async function sendPatch(step: PatchStep, ctx: StepContext, t: Target, dryRun: boolean): Promise<KubeObject> {
-  const type = step.action.type ?? "strategic";
+  const type = step.action.type;
   try {
     return await ctx.kube.patch(t.resource, t.name, t.namespace, type, step.action.patch, { signal: ctx.signal, dryRun });
   } catch (e) {
@@ -53,7 +52,7 @@ export const patchExecutor: StepExecutor<"patch"> = {
     const t = await findTarget(step, ctx);
     const after = await sendPatch(step, ctx, t, true);
     return changed(t.live, after)
-      ? { action: "configure", reason: `${step.action.type ?? "strategic"} patch changes ${step.action.target}` }
+      ? { action: "configure", reason: `${step.action.type} patch changes ${step.action.target}` }
       : { action: "no-op", reason: `${step.action.target} already matches the patch` };
   },
 

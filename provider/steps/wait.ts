@@ -63,7 +63,7 @@ async function resolveTarget(step: WaitStep, ctx: StepContext, waitForType: bool
   const scope: WaitScope = {
     resource: type,
     namespace,
-    allNamespaces: type.namespaced && a.allNamespaces === true,
+    allNamespaces: type.namespaced && a.allNamespaces,
     name,
     labelSelector: a.selector,
     fieldSelector: a.fieldSelector,

@@ -11,7 +11,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { loadLoaderSchema } from "../../provider/spec/schema.js";
-import { API_VERSION, KIND, SKIP_IF_BY_TYPE, SPEC_DEFAULTS, STEP_TYPES } from "../../provider/spec/types.js";
+import { SPEC_DEFAULTS } from "../../provider/spec/defaults.js";
+import { API_VERSION, KIND, SKIP_IF_BY_TYPE, STEP_TYPES } from "../../provider/spec/types.js";
 
 type Node = { [key: string]: unknown };
 

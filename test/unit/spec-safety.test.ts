@@ -132,7 +132,8 @@ describe("YAML resource limits", () => {
 
   test("ordinary anchors and aliases still work", () => {
     const spec = load("  - name: a\n    job: &j { image: busybox, args: [a] }\n  - name: b\n    job: *j\n");
-    assert.deepEqual(spec.steps[1]!.action, { image: "busybox", args: ["a"] });
+    // The loaded action carries the defaults table's values too (provider/spec/defaults.ts).
+    assert.deepEqual(spec.steps[1]!.action, { image: "busybox", args: ["a"], namespace: "default", createNamespace: false });
   });
 
   test("spec-size-limit: a spec file larger than the limit is refused before parsing", () => {

@@ -12,7 +12,8 @@ import { testCluster, toolPath, withNamespace, type TestCluster } from "../../ha
 import { KubeClient } from "../../../provider/kube/index.js";
 import { Redactor } from "../../../provider/redact.js";
 import { loadSpec } from "../../../provider/spec/load.js";
-import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/spec/loaded.js";
+import { withActionDefaults, type TypedAction } from "../../../provider/spec/defaults.js";
+import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
 import type { ActionByType, StepType } from "../../../provider/spec/types.js";
 import type { StepContext, ToolPaths } from "../../../provider/steps/types.js";
 
@@ -54,10 +55,11 @@ export function specFromSteps(stepsYaml: string, opts: { name?: string; env?: Re
 
 /** A step built directly (no spec), for executors that only read their action. */
 export function loadedStep<T extends StepType>(type: T, action: ActionByType[T], name: string = type): Extract<LoadedStep, { type: T }> {
-  const step: LoadedStepBase<T> = {
+  // What the loader does: the defaults table applied once (provider/spec/defaults.ts).
+  const typed = withActionDefaults({ type, action } as TypedAction, name);
+  const step = {
     name,
-    type,
-    action,
+    ...typed,
     needs: [],
     hooks: [],
     when: undefined,

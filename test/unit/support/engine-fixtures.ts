@@ -74,7 +74,7 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         hooks: [],
         index,
         position: { line: index + 1, column: 1 },
-      }) as LoadedStep,
+      }) as unknown as LoadedStep,
   );
   const maxLevel = Math.max(0, ...steps.map((s) => s.level));
   const levels = Array.from({ length: maxLevel + 1 }, (_, l) => steps.filter((s) => s.level === l).map((s) => s.name));

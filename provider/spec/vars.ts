@@ -149,6 +149,13 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
       diagnostics.push(problem(source, i, "unterminated variable reference: `${` has no closing `}` (write `$${` for a literal `${`)", "variable-syntax"));
       break;
     }
+    if (nameSpansLines(text.slice(i + 2, close))) {
+      // `${` with no `}` on its line: the next `}` belongs to later text (often another reference),
+      // so report this one and go on scanning right after it.
+      diagnostics.push(problem(source, i, "unterminated variable reference: `${` has no closing `}` on its line (write `$${` for a literal `${`)", "variable-syntax"));
+      i = text.indexOf("$", i + 2);
+      continue;
+    }
     const parsed = parseReference(text.slice(i + 2, close));
     let replacement: string | undefined;
     if ("problem" in parsed) {
@@ -182,6 +189,12 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
   return { text: out, offsets, referenced, diagnostics };
 }
 
+/** True when the name part of `${...}` (before any `:-` or `|`) runs past the end of its line. */
+function nameSpansLines(inner: string): boolean {
+  const ends = [inner.indexOf(":-"), inner.indexOf("|")].filter((n) => n !== -1);
+  return inner.slice(0, ends.length > 0 ? Math.min(...ends) : inner.length).includes("\n");
+}
+
 /** Parses the inside of `${...}`; on bad syntax, a message for people and the rule it breaks. */
 function parseReference(inner: string): Omit<VariableReference, "start" | "end"> | { problem: string; rule: string } {
   const pipeAt = inner.indexOf("|");
@@ -203,7 +216,8 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
     head = inner;
   }
   const name = head.trim();
-  const shown = inner.length > 40 ? `${inner.slice(0, 40)}...` : inner;
+  // Escaped, so that a problem stays one line of the problem list.
+  const shown = JSON.stringify(inner.length > 40 ? `${inner.slice(0, 40)}...` : inner).slice(1, -1);
   if (!NAME.test(name)) {
     return { problem: `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`, rule: "variable-syntax" };
   }

@@ -69,6 +69,9 @@ export function encodedForms(value: string): string[] {
   forms.add(escapeUrlQuery(value));
   forms.add(Buffer.from(value, "utf8").toString("base64"));
   forms.add(Buffer.from(value, "utf8").toString("base64").replace(/=+$/, ""));
+  // Each line of a multi-line secret (a key, a certificate): substituted into YAML, a secret is
+  // re-indented or folded, and a message that quotes the text shows it line by line.
+  if (value.includes("\n")) for (const line of value.split(/\r?\n/)) forms.add(line.trim());
   return [...forms];
 }
 

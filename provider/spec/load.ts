@@ -201,7 +201,7 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
     }
   }
   // Webhook credentials: header values that look like credentials, and URL userinfo (which the rules reject).
-  for (const hook of entries((doc as { hooks?: unknown }).hooks)) {
+  for (const hook of entries((doc as { hooks?: unknown } | null)?.hooks)) {
     const webhook = hook.webhook as Record<string, unknown> | undefined;
     if (webhook === null || typeof webhook !== "object") continue;
     addUrl(webhook.url);
@@ -290,6 +290,7 @@ function specHash(name: string, steps: readonly LoadedStep[], state: StateSettin
   return `sha256:${sha256Hex(body)}`;
 }
 
+/** Messages and paths: a secret substituted into a key is part of the JSON-pointer path. */
 function redactDiagnostics(ds: readonly Diagnostic[], vars: MergedVariables): Diagnostic[] {
-  return ds.map((d) => ({ ...d, message: vars.redactor.redact(d.message) }));
+  return ds.map((d) => ({ ...d, path: vars.redactor.redact(d.path), message: vars.redactor.redact(d.message) }));
 }

@@ -28,7 +28,8 @@
  * wait-for-grammar, apply-wait-for-grammar, rollout-kind, namespace-or-all,
  * resource-reference, patch-body-shape, source-url, local-path). By default
  * validateSchema leaves those to the loader, so every problem is reported once,
- * by its best reporter; `{ semanticRules: true }` reports them here too.
+ * by its best reporter; `{ semanticRules: true }` reports them here too. A wrong
+ * type is never left to the loader: its rules take the schema's types as given.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -754,7 +755,8 @@ export function validateSchema(doc: unknown, positionOf: PositionLookup, options
   const validate = validator();
   if (validate(doc)) return [];
   const index = schemaIndex();
-  const deferred = (e: ErrorObject): boolean => isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
+  // A wrong type is the schema's to report: the semantic rules read the value as the type the schema promises.
+  const deferred = (e: ErrorObject): boolean => e.keyword !== "type" && isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
   const errors = withThenSchemas((validate.errors ?? []).map(withCanonicalParent)).filter((e) => options.semanticRules === true || !deferred(e));
 
   // Unions that failed, and which branch (if any) the author meant.

@@ -38,14 +38,21 @@ interface Replacement {
   outLength: number;
   origStart: number;
   origLength: number;
+  /** The secret variable whose value this is, if it is one. */
+  secret?: string;
 }
 
 /** Replacements are recorded in increasing order; between them the two texts align 1:1. */
 export class OffsetMap {
   private readonly replacements: Replacement[] = [];
 
-  replaced(outStart: number, origStart: number, outLength: number, origLength: number): void {
-    this.replacements.push({ outStart, outLength, origStart, origLength });
+  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string): void {
+    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}) });
+  }
+
+  /** The secret variable whose substituted value overlaps [outStart, outEnd), if any. */
+  secretWithin(outStart: number, outEnd: number): string | undefined {
+    return this.replacements.find((r) => r.secret !== undefined && r.outStart < Math.max(outEnd, outStart + 1) && outStart < r.outStart + r.outLength)?.secret;
   }
 
   toOriginal(outOffset: number): number {

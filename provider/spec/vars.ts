@@ -166,7 +166,9 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     }
     out += text.slice(copiedUpTo, i);
     const value = replacement ?? "";
-    offsets.replaced(out.length, i, value.length, close + 1 - i);
+    // Marked so that a YAML error inside the value never quotes a piece of a secret.
+    const secret = replacement !== undefined && "name" in parsed && vars.values.get(parsed.name)?.secret === true ? parsed.name : undefined;
+    offsets.replaced(out.length, i, value.length, close + 1 - i, secret);
     out += value;
     copiedUpTo = close + 1;
     i = text.indexOf("$", copiedUpTo);

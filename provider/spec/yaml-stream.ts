@@ -3,7 +3,7 @@
  * validation, hashing and the apply step all read the same inline manifests.
  */
 import { CORE_SCHEMA, loadAll } from "js-yaml";
-import { yamlLibrary, aliasLimitMessage, isAliasLimitError, MAX_ALIAS_COUNT, mayHoldAlias } from "./yaml.js";
+import { yamlLibrary, aliasProblem, MAX_ALIAS_COUNT, mayHoldAlias } from "./yaml.js";
 
 export type StreamDocument = { value: unknown; error?: undefined } | { value?: undefined; error: string };
 
@@ -42,7 +42,8 @@ function positionedStream(text: string): StreamDocument[] {
     try {
       return { value: d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown };
     } catch (e) {
-      if (isAliasLimitError(e)) return { error: aliasLimitMessage() };
+      const problem = aliasProblem(e);
+      if (problem !== undefined) return { error: problem.message };
       throw e;
     }
   });

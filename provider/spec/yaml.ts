@@ -51,14 +51,20 @@ export function mayHoldAlias(text: string): boolean {
   return /(?:^|[\s[{,])\*[^\s[\]{},]/m.test(text);
 }
 
-/** The problem text when the `yaml` library refused to expand aliases. */
-export function aliasLimitMessage(): string {
-  return `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases`;
-}
-
-/** Whether an error is the `yaml` library's alias bound. */
-export function isAliasLimitError(e: unknown): boolean {
-  return e instanceof ReferenceError && /alias/i.test(e.message);
+/**
+ * The problem text when the `yaml` library refused to resolve aliases: over the bound, or an alias
+ * whose anchor is not set before it (which the library only finds while resolving, not while
+ * parsing); undefined for any other error.
+ */
+export function aliasProblem(e: unknown): { message: string; alias?: string } | undefined {
+  if (!(e instanceof ReferenceError)) return undefined;
+  const unresolved = /^Unresolved alias \(the anchor must be set before the alias\): (.*)$/.exec(e.message);
+  if (unresolved !== null) {
+    const name = unresolved[1]!;
+    return { message: `YAML: alias *${name} has no anchor &${name} before it; an anchor must come before its aliases`, alias: name };
+  }
+  if (!/alias/i.test(e.message)) return undefined;
+  return { message: `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases` };
 }
 
 export interface ParsedYaml {
@@ -77,7 +83,9 @@ export function parseSpecYaml(substituted: string, original: SourceText, offsets
     let lookup: PositionLookup | undefined;
     return {
       value: fast,
-      positionOf: (p) => (lookup ??= positionedParse(substituted, original, offsets).positionOf)(p),
+      // The two parsers can disagree on odd text (a tab-indented scalar): with no positioned
+      // Document, a problem still points at a line, the document's start.
+      positionOf: (p) => (lookup ??= positionedParse(substituted, original, offsets).positionOf)(p) ?? { line: 1, column: 1 },
       diagnostics: [],
     };
   }
@@ -116,15 +124,20 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
     });
   }
   const doc = nonEmpty[0];
+  const reported = new Set<string>();
   for (const d of list) {
     for (const err of d.errors) {
-      diagnostics.push({
-        severity: "error",
-        path: "",
-        message: `YAML: ${firstLine(err.message)}`,
-        position: toPosition(err.pos[0]),
-        rule: "yaml",
-      });
+      // The parser quotes the text it tripped on, which may be a piece of a secret that it split into tokens.
+      const secret = offsets.secretWithin(err.pos[0], err.pos[1]);
+      const message =
+        secret === undefined
+          ? `YAML: ${firstLine(err.message)}`
+          : `YAML: the value of secret variable ${secret} breaks the YAML here (a value is substituted as raw text); write \${${secret} | quote} to insert it as one quoted string`;
+      const position = toPosition(err.pos[0]);
+      const key = `${position.line}:${position.column}:${message}`;
+      if (reported.has(key)) continue;
+      reported.add(key);
+      diagnostics.push({ severity: "error", path: "", message, position, rule: "yaml" });
     }
   }
   if (doc === undefined || diagnostics.length > 0) {
@@ -138,10 +151,29 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    if (!isAliasLimitError(e)) throw e;
-    return { value: undefined, positionOf, diagnostics: [{ severity: "error", path: "", message: aliasLimitMessage(), position: positionOf(""), rule: "yaml-alias-limit" }] };
+    const problem = aliasProblem(e);
+    if (problem === undefined) throw e;
+    const position = problem.alias !== undefined ? aliasOffset(doc, problem.alias) : undefined;
+    return {
+      value: undefined,
+      positionOf,
+      diagnostics: [{ severity: "error", path: "", message: problem.message, position: position !== undefined ? toPosition(position) : positionOf(""), rule: problem.alias !== undefined ? "yaml" : "yaml-alias-limit" }],
+    };
   }
   return { value, positionOf, diagnostics };
+}
+
+/** Where the first alias `*name` starts. */
+function aliasOffset(doc: Document, name: string): number | undefined {
+  let offset: number | undefined;
+  yamlLibrary().visit(doc, {
+    Alias(_key, node) {
+      if (node.source !== name || node.range === undefined || node.range === null) return undefined;
+      offset = node.range[0];
+      return yamlLibrary().visit.BREAK;
+    },
+  });
+  return offset;
 }
 
 function firstLine(s: string): string {

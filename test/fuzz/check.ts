@@ -1,6 +1,6 @@
 /**
  * The loader fuzz's invariants, checked for one input by running the CLI in-process:
- * - `validate`, `plan --offline` and `plan --offline -o json` exit 0 or 2, never anything else
+ * - `validate` and `plan --offline`, each as text and as JSON, exit 0 or 2, never anything else
  *   (the CLI turns an unexpected exception into exit 1);
  * - they agree on validity;
  * - an exit 2 lists its problems, each with file:line:column;
@@ -47,6 +47,11 @@ async function runCli(argv: string[], env: Record<string, string>): Promise<CliR
   return { argv, code, stdout: out, stderr: err };
 }
 
+/** The command without its spec and variable flags, for messages. */
+function command(r: CliRun): string {
+  return r.argv.slice(0, r.argv.indexOf("-f")).join(" ");
+}
+
 /** The shortest fragment of a secret that counts as a leak when it shows up in output. */
 const FRAGMENT = 8;
 
@@ -64,20 +69,21 @@ function leakForms(secret: string, publicText: string): string[] {
 
 const PROBLEM_LINE = /^ {2}- (.*?):(\d+):(\d+): /;
 
-/** The invariants' violations (none when the input passes), and validate's exit code. */
-export async function checkLoaderInput(input: LoaderInput, workspace: Workspace): Promise<{ violations: string[]; exitCode: number }> {
+/** The invariants' violations (none when the input passes), and what validate printed. */
+export async function checkLoaderInput(input: LoaderInput, workspace: Workspace): Promise<{ violations: string[]; exitCode: number; validateStderr: string }> {
   fs.writeFileSync(workspace.specFile, input.spec);
   const flags = ["-f", workspace.specFile, ...input.set.flatMap((s) => ["--set", s])];
   const runs = [
     await runCli(["validate", ...flags], input.env),
+    await runCli(["validate", "-o", "json", ...flags], input.env),
     await runCli(["plan", "--offline", ...flags], input.env),
     await runCli(["plan", "--offline", "-o", "json", ...flags], input.env),
   ];
   const violations: string[] = [];
   for (const r of runs) {
-    if (r.code !== 0 && r.code !== 2) violations.push(`${r.argv[0]} ${r.argv[1]}: exit ${r.code}, not 0 or 2: ${firstLines(r.stderr)}`);
+    if (r.code !== 0 && r.code !== 2) violations.push(`${command(r)}: exit ${r.code}, not 0 or 2: ${firstLines(r.stderr)}`);
   }
-  if (new Set(runs.map((r) => r.code)).size > 1) violations.push(`validate and plan --offline disagree: exits ${runs.map((r) => `${r.argv.slice(0, 2).join(" ")}=${r.code}`).join(", ")}`);
+  if (new Set(runs.map((r) => r.code)).size > 1) violations.push(`validate and plan --offline disagree: exits ${runs.map((r) => `${command(r)}=${r.code}`).join(", ")}`);
 
   const validate = runs[0]!;
   if (validate.code === 2) violations.push(...problemListViolations(validate.stderr, workspace.specFile));
@@ -87,11 +93,11 @@ export async function checkLoaderInput(input: LoaderInput, workspace: Workspace)
   for (const secret of secrets) {
     for (const form of leakForms(secret, publicText)) {
       for (const r of runs) {
-        if (r.stdout.includes(form) || r.stderr.includes(form)) violations.push(`${r.argv.slice(0, 2).join(" ")} prints ${JSON.stringify(form)}, a secret's ${form === secret ? "value" : "form or fragment"}`);
+        if (r.stdout.includes(form) || r.stderr.includes(form)) violations.push(`${command(r)} prints ${JSON.stringify(form)}, a secret's ${form === secret ? "value" : "form or fragment"}`);
       }
     }
   }
-  return { violations: [...new Set(violations)], exitCode: validate.code };
+  return { violations: [...new Set(violations)], exitCode: validate.code, validateStderr: validate.stderr };
 }
 
 /** Exit 2's message: "Error: FILE is invalid: N problem(s)" and N lines "  - FILE:LINE:COL: ...". */

@@ -47,8 +47,9 @@ describe("loader fuzz", () => {
       test(regression.finding, { ...(regression.issue10 !== undefined ? { todo: `issue 10: ${regression.issue10}` } : {}) }, async () => {
         const workspace = createWorkspace(repoRoot());
         try {
-          const { violations } = await checkLoaderInput(regression.input, workspace);
+          const { violations, validateStderr } = await checkLoaderInput(regression.input, workspace);
           assert.deepEqual(violations, []);
+          if (regression.reports !== undefined) assert.ok(validateStderr.includes(regression.reports), validateStderr);
         } finally {
           workspace.dispose();
         }

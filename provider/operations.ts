@@ -9,7 +9,7 @@ import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { KubeClient } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
-import { Journal, SecretRecordStore, summarizeRecord, type RecordSummary } from "./state/index.js";
+import { clearLease, Journal, SecretRecordStore, summarizeRecord, type Lease, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, KubeConnection, ToolPaths } from "./steps/types.js";
 
@@ -54,7 +54,12 @@ export async function connect(target: ClusterTarget): Promise<KubeClient> {
 function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined): Journal | undefined {
   const location = recordLocation(spec, policy);
   if (location === undefined) return undefined;
-  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
+  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), { unlockCommand: unlockCommand(spec, location) });
+}
+
+/** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
+export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSettings): string {
+  return spec.file !== undefined ? `khook unlock -f ${spec.file}` : `khook unlock --record ${location.namespace}/${location.name}`;
 }
 
 async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient) => Promise<T>): Promise<T> {
@@ -163,5 +168,20 @@ export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promi
     const record = await journal.readRecord();
     if (record === undefined) return undefined;
     return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps }) };
+  });
+}
+
+export interface UnlockReport {
+  namespace: string;
+  name: string;
+  /** The lease that was cleared; undefined when none was held. */
+  cleared: Lease | undefined;
+}
+
+/** Clears the lease on a record by hand (`khook unlock`). The record's steps are kept. */
+export function unlockOperation(location: StateSettings, specName: string | undefined, opts: OperationOptions): Promise<UnlockReport> {
+  return withCluster(opts, async (kube) => {
+    const cleared = await clearLease(new SecretRecordStore(kube, location, specName), opts.signal);
+    return { ...location, cleared };
   });
 }

@@ -19,6 +19,7 @@ Commands:
   apply         run the spec against the cluster
   destroy       undo what khook created, in reverse order
   status        show the state record of the last run
+  unlock        clear the lease on the state record left by a run that is gone
   graph         print the step graph (--format mermaid|dot, or -o json)
   schema        print the JSON Schema of khook.io/v1
   version       print the version
@@ -31,10 +32,13 @@ Common flags:
       --secret-prefix P   environment prefix for secret variables (default KHOOK_SECRET_)
   -o, --output FORMAT     text (default) or json
 
-Cluster flags (plan, apply, destroy, status):
+Cluster flags (plan, apply, destroy, status, unlock):
       --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME      kubeconfig context
       --parallelism N     steps to run at once (default 8)
+
+khook unlock -f FILE clears the lease of the spec's state record (--record NAMESPACE/NAME names the record
+instead of a spec, e.g. for a Pulumi resource's record).
 
 Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a literal \${.`;
 
@@ -48,7 +52,7 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
   return online.onlinePlanCommand(argv, out);
 }
 
-async function clusterCommand(name: "apply" | "destroy" | "status", argv: string[], out: Output): Promise<number> {
+async function clusterCommand(name: "apply" | "destroy" | "status" | "unlock", argv: string[], out: Output): Promise<number> {
   const cluster = await import("./commands/cluster.js");
   return cluster.clusterCommands[name](argv, out);
 }
@@ -59,6 +63,7 @@ export const COMMANDS: Record<string, Command> = {
   apply: (argv, out) => clusterCommand("apply", argv, out),
   destroy: (argv, out) => clusterCommand("destroy", argv, out),
   status: (argv, out) => clusterCommand("status", argv, out),
+  unlock: (argv, out) => clusterCommand("unlock", argv, out),
   graph: graphCommand,
   schema: schemaCommand,
   version: versionCommand,

@@ -96,16 +96,14 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     } catch (e) {
       return refuse(errorText(e, redact), "the state record could not be read");
     }
-    for (const message of journal.warnings) emit({ type: "journal-warning", message: redact(message) });
-    if (mode === "destroy") {
-      try {
-        await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
-      } catch (e) {
-        return refuse(errorText(e, redact), "the state record could not be updated before teardown");
-      }
-    } else {
-      journal.beginRun();
+    try {
+      if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
+      else await journal.beginRun();
+    } catch (e) {
+      for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
+      return refuse(errorText(e, redact), mode === "destroy" ? "the state record could not be claimed and updated before teardown" : "the state record could not be claimed");
     }
+    for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
   }
 
   const resolutions = await schedule(spec, opts, emit, redact, now);
@@ -125,6 +123,8 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
       journalError = await journal.finish(status);
       if (journalError !== undefined) journalError = redact(journalError);
     }
+    // Warnings that arose during the run (e.g. the record deleted under it).
+    for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
     if (journalError !== undefined && status === "succeeded") status = "failed";
   }
   return finishWith(steps, status, journalError);

@@ -7,6 +7,7 @@ export * from "./record.js";
 export * from "./store.js";
 export * from "./journal.js";
 export * from "./secret-store.js";
+export * from "./lease.js";
 
 /** The Secret-backed store for a spec's `state:` settings; undefined when state is disabled. */
 export function secretStoreForSpec(spec: LoadedSpec, kube: SecretClient): SecretRecordStore | undefined {

@@ -15,11 +15,25 @@
  * started after Ctrl-C — keep their previous entry: nothing happened to their
  * objects in this run, so a still-valid `ok` stays valid.
  *
- * Failure policy: a record that cannot be read (or belongs to someone else)
- * stops the run before it starts; a record that cannot be written does not
- * stop the run, but the run ends with a journalError (exit 1). Errors that
- * retrying cannot fix (RBAC) stop further write attempts.
+ * The lease (lease.ts): a run claims the record before anything runs — one
+ * write, conditional on the version it read — and holds it until its final
+ * write releases it, renewing it with every write and on a timer while a long
+ * step runs. A second run finds the lease held and fails fast naming the
+ * holder. Every write is conditional on the last version seen; a conflict is
+ * resolved by re-reading, never by overwriting: if the lease is still ours
+ * the write goes again, if another run holds it (or `khook unlock` cleared
+ * it) this run stops writing and ends with a journalError; if someone deleted
+ * the record, it is recreated with only what this run executed (the deletion
+ * reset the rest, as deleting the record is meant to).
+ *
+ * Failure policy: a record that cannot be read (or belongs to someone else),
+ * or a lease held by another live run, stops the run before it starts; a
+ * record that cannot be written does not stop the run, but the run ends with
+ * a journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
+ * lease) stop further write attempts.
  */
+import { randomUUID } from "node:crypto";
+import * as os from "node:os";
 import { KhookError } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
@@ -32,16 +46,39 @@ import {
   parseRecord,
   serializeRecord,
   withEntry,
+  withLease,
   type OutcomeInput,
   type Redacting,
   type RunIdentity,
   type StateRecord,
   type StepKey,
 } from "./record.js";
-import { PermanentStoreError, StoreError, type RecordStore } from "./store.js";
+import {
+  assessLease,
+  LEASE_DURATION_MS,
+  LEASE_RENEW_INTERVAL_MS,
+  leaseHeldMessage,
+  leaseLostMessage,
+  leaseTakenOverWarning,
+  newLease,
+  renewLease,
+  type Lease,
+  type LeaseSelf,
+} from "./lease.js";
+import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
 /** Bound on any one store call, so a hung API server cannot hang the end of a run. */
 const STORE_CALL_TIMEOUT_MS = 30_000;
+/** How many conflicts in a row one claim, write or delete resolves before giving up. */
+const MAX_CONFLICTS = 5;
+
+/** This run lost the lease: nothing it writes may land any more. */
+export class LeaseLostError extends PermanentStoreError {
+  constructor(message: string) {
+    super(message);
+    this.name = "LeaseLostError";
+  }
+}
 
 export interface JournalOptions {
   readonly spec: string;
@@ -52,6 +89,35 @@ export interface JournalOptions {
   readonly khookVersion?: string;
   readonly now?: () => Date;
   readonly storeCallTimeoutMs?: number;
+  /** Who this run is, for the lease (default: this process, a fresh id). */
+  readonly self?: LeaseSelf;
+  /** Whether a pid on this host runs (default: signal 0). */
+  readonly isAlive?: (pid: number) => boolean;
+  readonly leaseDurationMs?: number;
+  readonly renewIntervalMs?: number;
+  /** The command that clears the lease by hand, quoted in the message of a second run. */
+  readonly unlockCommand?: string;
+}
+
+/** This process as a lease holder; each journal gets its own id. */
+export function currentRun(): LeaseSelf {
+  let holder = process.env["USER"] ?? "unknown user";
+  try {
+    holder = os.userInfo().username;
+  } catch {
+    // No passwd entry (e.g. an arbitrary uid in a container): keep $USER.
+  }
+  return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid };
+}
+
+/** Signal 0 checks that a process exists; EPERM means it does, but is not ours. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 export class Journal {
@@ -60,12 +126,23 @@ export class Journal {
   private readonly redactor: Redacting;
   private readonly now: () => Date;
   private readonly callTimeoutMs: number;
+  private readonly self: LeaseSelf;
+  private readonly isAlive: (pid: number) => boolean;
+  private readonly leaseDurationMs: number;
+  private readonly renewIntervalMs: number;
+  private readonly unlockCommand: string;
 
   private opened = false;
   private previous: StateRecord | undefined;
   private existed = false;
   private current: StateRecord | undefined;
   private closed = false;
+  /** The version of the record as last read or written (undefined: there is none). */
+  private version: string | undefined;
+  /** Steps that executed in this run: what survives the record being deleted under us. */
+  private readonly executed = new Set<string>();
+  private renewTimer: NodeJS.Timeout | undefined;
+  private deletedWarned = false;
 
   private dirty = false;
   private writing = false;
@@ -76,6 +153,7 @@ export class Journal {
   writes = 0;
   /** Things worth telling people, e.g. an unreadable record that will be replaced. */
   readonly warnings: string[] = [];
+  private warningsTaken = 0;
 
   constructor(
     readonly store: RecordStore,
@@ -86,6 +164,18 @@ export class Journal {
     this.redactor = opts.redactor;
     this.now = opts.now ?? (() => new Date());
     this.callTimeoutMs = opts.storeCallTimeoutMs ?? STORE_CALL_TIMEOUT_MS;
+    this.self = opts.self ?? currentRun();
+    this.isAlive = opts.isAlive ?? pidAlive;
+    this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
+    this.renewIntervalMs = opts.renewIntervalMs ?? LEASE_RENEW_INTERVAL_MS;
+    this.unlockCommand = opts.unlockCommand ?? "khook unlock -f <the spec file>";
+  }
+
+  /** The warnings not yet handed out (each is handed out once). */
+  takeWarnings(): string[] {
+    const fresh = this.warnings.slice(this.warningsTaken);
+    this.warningsTaken = this.warnings.length;
+    return fresh;
   }
 
   static forSpec(spec: LoadedSpec, store: RecordStore, opts: Partial<JournalOptions> = {}): Journal {
@@ -131,12 +221,18 @@ export class Journal {
     }
     this.opened = true;
     this.existed = stored !== undefined;
-    if (stored?.json !== undefined) {
-      const parsed = parseRecord(stored.json);
-      if (parsed.ok) this.previous = parsed.record;
-      else this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
-    }
+    this.adopt(stored, true);
     return this.previous;
+  }
+
+  /** Takes a (re-)read as the record this run starts from. */
+  private adopt(stored: StoredRecord | undefined, warn: boolean): void {
+    this.version = stored?.version;
+    this.previous = undefined;
+    if (stored?.json === undefined) return;
+    const parsed = parseRecord(stored.json);
+    if (parsed.ok) this.previous = parsed.record;
+    else if (warn) this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
   }
 
   /** The resume rule, against the record as read at the start. */
@@ -144,10 +240,76 @@ export class Journal {
     return isResumable(this.previous, step);
   }
 
-  /** Marks the record `running` (written in the background, coalesced with what follows). */
-  beginRun(): void {
-    this.current = beginRecord(this.previous, this.id, "apply", this.now());
-    this.schedule();
+  /**
+   * Claims the lease and marks the record `running`, before anything runs.
+   * Throws a KhookError naming the holder when another live run holds it.
+   */
+  async beginRun(): Promise<void> {
+    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now()));
+  }
+
+  /**
+   * One conditional write of `build(previous)` with this run's lease. A
+   * conflict (another run claimed or wrote meanwhile) re-reads and decides
+   * again. A write that fails otherwise (RBAC, the network) does not stop
+   * the run: it ends with a journalError, as any unwritable record does.
+   */
+  private async claim(command: Lease["command"], build: (previous: StateRecord | undefined) => StateRecord): Promise<void> {
+    for (let i = 0; i < MAX_CONFLICTS; i++) {
+      const now = this.now();
+      const assessment = assessLease(this.previous?.lease, this.self, now, this.isAlive);
+      if (assessment.kind === "held") {
+        throw new KhookError("execution", leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand));
+      }
+      this.current = withLease(build(this.previous), newLease(this.self, command, now, this.leaseDurationMs));
+      // The claim is a write like any other: none may run beside it.
+      this.writing = true;
+      try {
+        this.writes++;
+        this.version = await this.store.write(serializeRecord(this.current, this.stepNames), this.version, this.callSignal());
+        this.existed = true;
+      } catch (e) {
+        if (e instanceof RecordConflictError) {
+          this.writing = false;
+          await this.reread();
+          continue;
+        }
+        this.lastError = e;
+        if (e instanceof PermanentStoreError) this.permanentError = e;
+      }
+      this.writing = false;
+      if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
+      this.startRenewing();
+      if (this.dirty) this.schedule();
+      else this.wakeIdle();
+      return;
+    }
+    throw new KhookError("execution", `could not claim the lease on the state record (${this.store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried; is another khook run starting? Nothing was changed.`);
+  }
+
+  private async reread(): Promise<void> {
+    let stored;
+    try {
+      stored = await this.store.read(this.callSignal());
+    } catch (e) {
+      throw new KhookError("execution", storeErrorText("read", this.store, e));
+    }
+    this.existed = stored !== undefined;
+    this.adopt(stored, false);
+  }
+
+  private startRenewing(): void {
+    if (this.renewTimer !== undefined || this.permanentError !== undefined) return;
+    // Every write renews the lease; the timer covers long steps with no write.
+    this.renewTimer = setInterval(() => {
+      if (!this.closed && this.current?.lease !== undefined) this.schedule();
+    }, this.renewIntervalMs);
+    this.renewTimer.unref();
+  }
+
+  private stopRenewing(): void {
+    if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
   }
 
   /**
@@ -159,15 +321,13 @@ export class Journal {
     if (!this.existed || this.previous === undefined) {
       if (this.existed) {
         // An unreadable record: replace it with one that resumes nothing.
-        this.current = beginRecord(undefined, this.id, "destroy", this.now());
-        this.schedule();
+        await this.claim("destroy", () => beginRecord(undefined, this.id, "destroy", this.now()));
         const err = await this.flush();
         if (err !== undefined) throw new KhookError("execution", `${err}; nothing was destroyed`);
       }
       return;
     }
-    this.current = markDestroying(beginRecord(this.previous, this.id, "destroy", this.now()), names, this.now());
-    this.schedule();
+    await this.claim("destroy", (previous) => markDestroying(beginRecord(previous, this.id, "destroy", this.now()), names, this.now()));
     const err = await this.flush();
     if (err !== undefined) throw new KhookError("execution", `${err}; nothing was destroyed`);
   }
@@ -180,6 +340,7 @@ export class Journal {
       this.current.command === "destroy" ? (outcome.status === "failed" ? "destroy-failed" : "destroyed") : outcome.status;
     const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash }, this.redactor, now, status);
     this.current = withEntry(this.current, step.name, entry, now);
+    this.executed.add(step.name);
     this.schedule();
   }
 
@@ -189,6 +350,7 @@ export class Journal {
    */
   async finish(status: "succeeded" | "failed" | "cancelled"): Promise<string | undefined> {
     if (this.current === undefined || this.closed) return this.flush();
+    this.stopRenewing();
     this.current = finishRecord(this.current, status, this.now());
     this.schedule();
     const err = await this.flush();
@@ -202,11 +364,18 @@ export class Journal {
    */
   async deleteRecord(): Promise<void> {
     this.closed = true;
+    this.stopRenewing();
     await this.flush();
-    try {
-      await this.store.delete(this.callSignal());
-    } catch (e) {
-      throw new KhookError("execution", storeErrorText("delete", this.store, e));
+    if (this.permanentError instanceof LeaseLostError) throw new KhookError("execution", this.permanentError.message);
+    for (let i = 0; ; i++) {
+      try {
+        await this.store.delete(this.version, this.callSignal());
+        break;
+      } catch (e) {
+        if (!(e instanceof RecordConflictError) || i >= MAX_CONFLICTS) throw new KhookError("execution", storeErrorText("delete", this.store, e));
+        const lost = await this.resolveConflict();
+        if (lost !== undefined) throw new KhookError("execution", lost.message);
+      }
     }
     this.previous = undefined;
     this.current = undefined;
@@ -242,31 +411,117 @@ export class Journal {
   }
 
   private async drain(): Promise<void> {
+    let conflicts = 0;
     try {
       while (this.dirty && this.permanentError === undefined && this.current !== undefined) {
         this.dirty = false;
+        // Every write renews the lease it carries (the final one carries none: it releases it).
+        if (this.current.lease !== undefined) this.current = withLease(this.current, renewLease(this.current.lease, this.now(), this.leaseDurationMs));
         const json = serializeRecord(this.current, this.stepNames);
         try {
           this.writes++;
-          await this.store.write(json, this.callSignal());
+          this.version = await this.store.write(json, this.version, this.callSignal());
+          this.existed = true;
           this.lastError = undefined;
+          conflicts = 0;
         } catch (e) {
           this.lastError = e;
+          if (e instanceof RecordConflictError && conflicts++ < MAX_CONFLICTS) {
+            const lost = await this.resolveConflict();
+            if (lost === undefined) this.dirty = true;
+            else this.permanentError = lost;
+            continue;
+          }
           if (e instanceof PermanentStoreError) this.permanentError = e;
         }
       }
     } finally {
       this.dirty = false;
       this.writing = false;
-      const waiters = this.idle;
-      this.idle = [];
-      for (const w of waiters) w();
+      this.wakeIdle();
     }
+  }
+
+  private wakeIdle(): void {
+    const waiters = this.idle;
+    this.idle = [];
+    for (const w of waiters) w();
+  }
+
+  /**
+   * After a conditional write or delete lost: re-read, and either go again
+   * (the lease is still ours, or the record was deleted — recreated with this
+   * run's own steps only) or return the LeaseLostError that stops this run's
+   * writes. A failed re-read is left to the next write to retry.
+   */
+  private async resolveConflict(): Promise<LeaseLostError | undefined> {
+    let stored: StoredRecord | undefined;
+    try {
+      stored = await this.store.read(this.callSignal());
+    } catch (e) {
+      this.lastError = e;
+      return e instanceof PermanentStoreError ? new LeaseLostError(storeErrorText("read", this.store, e)) : undefined;
+    }
+    if (stored === undefined) {
+      this.version = undefined;
+      if (this.current !== undefined) this.current = { ...this.current, steps: pick(this.current.steps, this.executed) };
+      if (!this.deletedWarned) {
+        this.deletedWarned = true;
+        this.warnings.push(
+          `the state record (${this.store.description}) was deleted by someone else during this run; khook recreated it with only the steps this run executed, so the next run re-runs the steps the deleted record had let it resume`,
+        );
+      }
+      return undefined;
+    }
+    const parsed = stored.json === undefined ? undefined : parseRecord(stored.json);
+    const lease = parsed?.ok ? parsed.record.lease : undefined;
+    if (lease !== undefined && lease.id === this.self.id) {
+      // Someone touched the Secret but the lease is still ours: our record is the truth.
+      this.version = stored.version;
+      return undefined;
+    }
+    this.stopRenewing();
+    return new LeaseLostError(leaseLostMessage(lease, this.store.description));
   }
 
   private callSignal(): AbortSignal {
     return AbortSignal.timeout(this.callTimeoutMs);
   }
+}
+
+function pick<T>(entries: Readonly<Record<string, T>>, names: ReadonlySet<string>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const name of names) if (Object.prototype.hasOwnProperty.call(entries, name)) out[name] = entries[name]!;
+  return out;
+}
+
+/**
+ * `khook unlock`: removes the lease from the record (a conditional write, like
+ * every other) and returns the lease that was removed, or undefined when none
+ * was held. The record's steps are kept.
+ */
+export async function clearLease(store: RecordStore, signal?: AbortSignal): Promise<Lease | undefined> {
+  for (let i = 0; i < MAX_CONFLICTS; i++) {
+    let stored: StoredRecord | undefined;
+    try {
+      stored = await store.read(signal);
+    } catch (e) {
+      throw new KhookError("execution", storeErrorText("read", store, e));
+    }
+    if (stored?.json === undefined) return undefined;
+    const parsed = parseRecord(stored.json);
+    if (!parsed.ok) throw new KhookError("execution", `the state record in ${store.description} is unreadable (${parsed.problem}); delete it to start afresh`);
+    const lease = parsed.record.lease;
+    if (lease === undefined) return undefined;
+    try {
+      await store.write(serializeRecord(withLease(parsed.record, undefined)), stored.version, signal);
+      return lease;
+    } catch (e) {
+      if (e instanceof RecordConflictError) continue;
+      throw new KhookError("execution", storeErrorText("write", store, e));
+    }
+  }
+  throw new KhookError("execution", `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
 }
 
 function storeErrorText(verb: "read" | "write" | "delete", store: RecordStore, e: unknown): string {

@@ -16,6 +16,8 @@
  * MAX_RECORD_BYTES, those stale entries are dropped, oldest first.
  */
 
+import { parseLease, type Lease } from "./lease.js";
+
 export const RECORD_FORMAT = 1;
 /** The key of the JSON blob in the Secret's data. */
 export const RECORD_KEY = "record.json";
@@ -32,7 +34,7 @@ export type RecordCommand = "apply" | "destroy";
 
 /**
  * `running` / `destroying` while a run is in progress (a crash can leave them
- * behind: a marker for status output, not a lock); `succeeded` / `failed` /
+ * behind: a marker for status output; the lock is the `lease`); `succeeded` / `failed` /
  * `cancelled` after it. A fully successful destroy deletes the record, so a
  * finished destroy only ever leaves `failed` or `cancelled` behind.
  */
@@ -70,6 +72,8 @@ export interface StateRecord {
   readonly startedAt: string;
   readonly updatedAt: string;
   readonly finishedAt?: string;
+  /** The run that may write the record (lease.ts); absent when no run holds it. Added in format 1 without a bump: older readers ignore it. */
+  readonly lease?: Lease;
   readonly steps: Readonly<Record<string, StepEntry>>;
 }
 
@@ -172,9 +176,17 @@ export function markDestroying(record: StateRecord, names: Iterable<string>, now
   return { ...record, updatedAt: at, steps };
 }
 
+/** The final status; the lease is released with it. */
 export function finishRecord(record: StateRecord, status: "succeeded" | "failed" | "cancelled", now: Date): StateRecord {
   const at = now.toISOString();
-  return { ...record, runStatus: status, updatedAt: at, finishedAt: at };
+  const { lease: _released, ...rest } = record;
+  return { ...rest, runStatus: status, updatedAt: at, finishedAt: at };
+}
+
+/** The record with `lease` held (or, with undefined, released). */
+export function withLease(record: StateRecord, lease: Lease | undefined): StateRecord {
+  const { lease: _previous, ...rest } = record;
+  return lease === undefined ? rest : { ...rest, lease };
 }
 
 /**
@@ -242,6 +254,7 @@ export function parseRecord(text: string): ParsedRecord {
     startedAt: str("startedAt"),
     updatedAt: str("updatedAt"),
     ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
+    ...leaseField(raw["lease"]),
     steps,
   };
   return { ok: true, record };
@@ -262,6 +275,11 @@ function parseEntry(e: unknown): StepEntry | undefined {
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
   return typeof e["error"] === "string" ? { ...entry, error: e["error"] } : entry;
+}
+
+function leaseField(raw: unknown): { lease?: Lease } {
+  const lease = parseLease(raw);
+  return lease === undefined ? {} : { lease };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -320,6 +338,8 @@ export interface RecordSummary {
   readonly startedAt: string;
   readonly updatedAt: string;
   readonly finishedAt?: string;
+  /** The run holding the record's lease, if any (it may have expired). */
+  readonly lease?: Lease;
   /** Whether the whole-spec hash matches the given spec's (undefined when no spec was given). */
   readonly specChanged?: boolean;
   /** Current spec steps first in document order, then steps only in the record, by name. */
@@ -381,6 +401,7 @@ export function summarizeRecord(
     startedAt: record.startedAt,
     updatedAt: record.updatedAt,
     ...(record.finishedAt !== undefined ? { finishedAt: record.finishedAt } : {}),
+    ...(record.lease !== undefined ? { lease: record.lease } : {}),
     ...(current ? { specChanged: current.specHash !== record.specHash } : {}),
     steps,
     counts,

@@ -3,15 +3,17 @@
  * labelled app.kubernetes.io/managed-by=khook and khook.io/spec=<name>.
  *
  * API calls: one GET when the journal opens; then one PUT (or one POST when
- * the Secret does not exist yet) per write. A write that loses an optimistic
- * concurrency race (409) re-reads and writes again: last write wins, as the
- * spec says for concurrent runners. khook refuses — without writing — a Secret
- * of that name that does not carry its label.
+ * the Secret does not exist yet) per write. Every PUT carries the
+ * resourceVersion the caller last saw, and every DELETE a resourceVersion
+ * precondition: a write that loses the race (409), or finds the Secret gone
+ * (404), is a RecordConflictError for the journal to resolve — never a blind
+ * overwrite. khook refuses — without writing — a Secret of that name that
+ * does not carry its label.
  */
 import type { KubeClient } from "../kube/client.js";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";
 import { RECORD_KEY } from "./record.js";
-import { PermanentStoreError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
+import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
 
@@ -45,21 +47,18 @@ interface SecretObject {
   data?: Record<string, string>;
 }
 
-type Known = { state: "unknown" } | { state: "absent" } | { state: "present"; secret: SecretObject };
-
-/** How many 409s in a row a single write or delete tolerates before giving up. */
-const MAX_CONFLICTS = 5;
-
 export class SecretRecordStore implements RecordStore {
   readonly description: string;
-  private known: Known = { state: "unknown" };
+  /** The Secret as last read or written: a write keeps its labels, annotations and type. */
+  private last: SecretObject | undefined;
   /** API calls made, by verb; tests assert the call budget with it. */
   readonly calls = { get: 0, create: 0, update: 0, delete: 0 };
 
   constructor(
     private readonly kube: SecretClient,
     readonly location: SecretLocation,
-    private readonly specName: string,
+    /** For the khook.io/spec label; undefined keeps the Secret's own (khook unlock --record). */
+    private readonly specName: string | undefined,
   ) {
     this.description = `Secret "${location.name}" in namespace "${location.namespace}"`;
   }
@@ -68,76 +67,53 @@ export class SecretRecordStore implements RecordStore {
     const secret = await this.refresh(signal);
     if (secret === undefined) return undefined;
     const b64 = secret.data?.[RECORD_KEY];
-    return { json: b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8") };
+    return { json: b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8"), version: secret.metadata?.resourceVersion ?? "" };
   }
 
-  async write(json: string, signal?: AbortSignal): Promise<void> {
-    for (let i = 0; i < MAX_CONFLICTS; i++) {
-      if (this.known.state === "unknown") await this.refresh(signal);
-      const known = this.known;
-      if (known.state === "absent") {
-        try {
-          this.calls.create++;
-          const created = await this.kube.create(SECRETS, this.secretBody(json, undefined), { signal });
-          this.known = { state: "present", secret: created as SecretObject };
-          return;
-        } catch (e) {
-          if (statusOf(e) === 409) {
-            this.known = { state: "unknown" };
-            continue;
-          }
-          throw this.explain("create", e);
-        }
-      } else if (known.state === "present") {
-        try {
-          this.calls.update++;
-          const updated = await this.kube.replace(SECRETS, this.secretBody(json, known.secret), { signal });
-          this.known = { state: "present", secret: updated as SecretObject };
-          return;
-        } catch (e) {
-          const status = statusOf(e);
-          if (status === 409) {
-            // Someone else wrote since we read: re-read (re-checking ownership), then overwrite.
-            this.known = { state: "unknown" };
-            continue;
-          }
-          if (status === 404) {
-            this.known = { state: "absent" };
-            continue;
-          }
-          throw this.explain("update", e);
-        }
-      }
-    }
-    throw new StoreError(`gave up writing ${this.description} after ${MAX_CONFLICTS} write conflicts in a row`);
-  }
-
-  async delete(signal?: AbortSignal): Promise<void> {
-    for (let i = 0; i < MAX_CONFLICTS; i++) {
-      if (this.known.state === "unknown") await this.refresh(signal);
-      const known = this.known;
-      if (known.state !== "present") return;
-      const rv = known.secret.metadata?.resourceVersion;
+  async write(json: string, version: string | undefined, signal?: AbortSignal): Promise<string> {
+    if (version === undefined) {
       try {
-        this.calls.delete++;
-        // A missing Secret is "not-found" here, not an error: either way it is gone.
-        await this.kube.delete(SECRETS, this.location.name, this.location.namespace, { signal, ...(rv ? { resourceVersion: rv } : {}) });
-        this.known = { state: "absent" };
-        return;
+        this.calls.create++;
+        const created = (await this.kube.create(SECRETS, this.secretBody(json, undefined, undefined), { signal })) as SecretObject;
+        this.last = created;
+        return created.metadata?.resourceVersion ?? "";
       } catch (e) {
-        const status = statusOf(e);
-        if (status === 404) {
-          this.known = { state: "absent" };
-          return;
-        }
-        if (status === 409) {
-          this.known = { state: "unknown" };
-          continue;
-        }
-        throw this.explain("delete", e);
+        if (statusOf(e) === 409) throw new RecordConflictError(`${this.description} was created by someone else`, "exists");
+        throw this.explain("create", e);
       }
     }
-    throw new StoreError(`gave up deleting ${this.description} after ${MAX_CONFLICTS} conflicts in a row`);
+    try {
+      this.calls.update++;
+      const updated = (await this.kube.replace(SECRETS, this.secretBody(json, this.last, version), { signal })) as SecretObject;
+      this.last = updated;
+      return updated.metadata?.resourceVersion ?? "";
+    } catch (e) {
+      const status = statusOf(e);
+      // The resourceVersion precondition failed: someone else wrote since we read.
+      if (status === 409) throw new RecordConflictError(`${this.description} was changed by someone else`, "changed");
+      if (status === 404) throw new RecordConflictError(`${this.description} was deleted by someone else`, "gone");
+      throw this.explain("update", e);
+    }
+  }
+
+  async delete(version: string | undefined, signal?: AbortSignal): Promise<void> {
+    if (version === undefined) {
+      // Never delete unseen: read first (which refuses a Secret that is not khook's).
+      const seen = await this.refresh(signal);
+      if (seen === undefined) return;
+      version = seen.metadata?.resourceVersion;
+    }
+    try {
+      this.calls.delete++;
+      // A missing Secret is "not-found" here, not an error: either way it is gone.
+      await this.kube.delete(SECRETS, this.location.name, this.location.namespace, { signal, ...(version ? { resourceVersion: version } : {}) });
+      this.last = undefined;
+    } catch (e) {
+      const status = statusOf(e);
+      if (status === 404) return;
+      if (status === 409) throw new RecordConflictError(`${this.description} was changed by someone else`, "changed");
+      throw this.explain("delete", e);
+    }
   }
 
   /** GET, with the ownership check. */
@@ -150,22 +126,23 @@ export class SecretRecordStore implements RecordStore {
       throw this.explain("get", e);
     }
     if (secret === undefined) {
-      this.known = { state: "absent" };
+      this.last = undefined;
       return undefined;
     }
     if (secret?.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
-      this.known = { state: "unknown" };
+      this.last = undefined;
       throw new PermanentStoreError(
         `refusing to use ${this.description} as the state record: it exists but is not managed by khook ` +
           `(it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}), so khook will not read or overwrite it. ` +
           `Nothing was written. Rename or delete that Secret, or set state.name (or state.namespace) in the spec to a Secret khook can own.`,
       );
     }
-    this.known = { state: "present", secret };
+    this.last = secret;
     return secret;
   }
 
-  private secretBody(json: string, existing: SecretObject | undefined): KubeObject & SecretObject {
+  /** The Secret to write; `version` is the resourceVersion precondition (absent on create). */
+  private secretBody(json: string, existing: SecretObject | undefined, version: string | undefined): KubeObject & SecretObject {
     const meta = existing?.metadata;
     return {
       apiVersion: "v1",
@@ -173,8 +150,12 @@ export class SecretRecordStore implements RecordStore {
       metadata: {
         name: this.location.name,
         namespace: this.location.namespace,
-        ...(meta?.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
-        labels: { ...(meta?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: labelValue(this.specName) },
+        ...(version !== undefined ? { resourceVersion: version } : {}),
+        labels: {
+          ...(meta?.labels ?? {}),
+          [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+          ...(this.specName !== undefined ? { [SPEC_LABEL]: labelValue(this.specName) } : {}),
+        },
         ...(meta?.annotations ? { annotations: meta.annotations } : {}),
       },
       // A Secret's type is immutable: keep whatever it is.

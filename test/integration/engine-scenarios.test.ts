@@ -7,19 +7,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
-import { cliEnv, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stepOf } from "./support/khook-cli.js";
+import { applyStep, cliEnv, cm, gatedChain, gateStep, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
-
-const indent = (text: string, n: number) => text.replace(/^/gm, " ".repeat(n));
-const cm = (name: string, ns: string, data = 'a: "1"') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  ${data}\n`;
-const applyStep = (name: string, manifest: string, extra = "") => `  - name: ${name}\n${extra}    apply:\n      manifests:\n        - inline: |\n${indent(manifest, 12)}\n`;
-/** A json-patch `test` fails until the ConfigMap's data.ready is "yes": a step the test can make pass. */
-const gateStep = (name: string, ns: string, extra = "") => `  - name: ${name}\n${extra}    patch:\n      target: configmap/gate\n      namespace: ${ns}\n      type: json\n      patch:\n        - { op: test, path: /data/ready, value: "yes" }\n`;
-
-/** first -> blocked (waits until the gate ConfigMap says ready) -> `last`: a run that stops in the middle. */
-const gatedChain = (ns: string, last: string) =>
-  `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep(last, cm(last, ns), "    needs: [blocked]\n")}`;
 
 async function setup(t: TestContext) {
   const cluster = await testCluster();
@@ -42,8 +32,6 @@ async function setup(t: TestContext) {
   };
   return { cluster, ns, kubectl, khook, apply, openGate, record, env };
 }
-
-const stateIn = (ns: string) => `state:\n  namespace: ${ns}\n`;
 
 describe("engine: onError", () => {
   // --parallelism 1 makes the order deterministic: after gate-cm, "gate" (first in document order) runs before "independent".
@@ -256,6 +244,7 @@ describe("state record", () => {
     await openGate();
     const again = await apply(file);
     assert.equal(again.r.code, 0, again.r.stderr);
+    assert.match(again.r.stderr, /took over the lease .*its process is no longer running on this host/, "the killed run's lease is taken over at once");
     assert.equal(stepOf(again.run, "first").reason, RESUME);
     assert.equal(stepOf(again.run, "blocked").status, "ok");
     assert.equal(stepOf(again.run, "last").status, "ok");

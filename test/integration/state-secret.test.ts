@@ -142,7 +142,7 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     assert.ok(store.calls.update <= 2, JSON.stringify(store.calls));
   });
 
-  test("two writers: a write that lost the resourceVersion race re-reads and wins (last write wins)", async (t) => {
+  test("two writers: a write that lost the resourceVersion race re-reads; the lease is still this run's, so it writes again and keeps the other writer's metadata", async (t) => {
     const { spec, run, secret, kubectl, ns } = await setup(t);
     const s = spec("conflict", [{ name: "a" }, { name: "b", needs: ["a"] }]);
     const stubs = new StubExecutors().on("b", async () => {

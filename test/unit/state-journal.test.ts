@@ -1,17 +1,57 @@
-/** The journal's write discipline, against the in-memory store. */
+/** The journal's write discipline and its lease, against the in-memory store. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { KhookError } from "../../provider/errors.js";
 import { Redactor } from "../../provider/redact.js";
-import { Journal } from "../../provider/state/journal.js";
-import { parseRecord } from "../../provider/state/record.js";
+import { clearLease, Journal, type JournalOptions } from "../../provider/state/journal.js";
+import { assessLease, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
+import { parseRecord, serializeRecord, type StateRecord } from "../../provider/state/record.js";
 import { MemoryRecordStore, PermanentStoreError } from "../../provider/state/store.js";
 import { deferred, tick } from "./support/engine-fixtures.js";
 
-function journal(store: MemoryRecordStore): Journal {
-  return new Journal(store, { spec: "demo", specHash: "sha256:s", stepNames: ["a", "b", "c"], redactor: new Redactor(), khookVersion: "9.9.9" });
+const T0 = new Date("2026-01-01T00:00:00.000Z");
+const me: LeaseSelf = { id: "run-me", holder: "alice", host: "laptop", pid: 100 };
+const other: LeaseSelf = { id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 };
+
+function journal(store: MemoryRecordStore, opts: Partial<JournalOptions> = {}): Journal {
+  return new Journal(store, {
+    spec: "demo",
+    specHash: "sha256:s",
+    stepNames: ["a", "b", "c"],
+    redactor: new Redactor(),
+    khookVersion: "9.9.9",
+    self: me,
+    now: () => T0,
+    isAlive: () => true,
+    unlockCommand: "khook unlock -f demo.yaml",
+    ...opts,
+  });
 }
 
 const ok = { status: "ok" as const, reason: "done", attempts: 1, durationMs: 3 };
+
+function stored(store: MemoryRecordStore): StateRecord {
+  const r = parseRecord(store.json ?? "");
+  assert.ok(r.ok, store.json);
+  return r.record;
+}
+
+/** A record as another run left it: step `a` ok, and (optionally) its lease. */
+function recordHeldBy(lease: Lease | undefined): string {
+  const record: StateRecord = {
+    format: 1,
+    spec: "demo",
+    specHash: "sha256:s",
+    khookVersion: "9.9.9",
+    command: "apply",
+    runStatus: "running",
+    startedAt: T0.toISOString(),
+    updatedAt: T0.toISOString(),
+    steps: { a: { inputHash: "ha", status: "ok", reason: "done", attempts: 1, durationMs: 1, finishedAt: T0.toISOString() } },
+    ...(lease ? { lease } : {}),
+  };
+  return serializeRecord(record);
+}
 
 describe("state: journal writes", () => {
   test("open reads once", async () => {
@@ -25,23 +65,22 @@ describe("state: journal writes", () => {
   test("one write in flight at a time; changes meanwhile go out as one write of the latest state", async () => {
     const store = new MemoryRecordStore();
     const gate = deferred();
-    store.beforeWrite = () => (store.calls.write === 1 ? gate.promise : undefined);
+    store.beforeWrite = () => (store.calls.write === 2 ? gate.promise : undefined);
     const j = journal(store);
     await j.open();
-    j.beginRun();
+    await j.beginRun();
     j.recordStep({ name: "a", inputHash: "ha" }, ok);
     j.recordStep({ name: "b", inputHash: "hb" }, ok);
     j.recordStep({ name: "c", inputHash: "hc" }, ok);
     await tick();
-    assert.equal(store.calls.write, 1);
+    assert.equal(store.calls.write, 2, "the claim, then one write in flight");
     gate.resolve();
     assert.equal(await j.finish("succeeded"), undefined);
-    assert.equal(store.calls.write, 2);
-    const r = parseRecord(store.json ?? "");
-    assert.ok(r.ok);
-    assert.deepEqual(Object.keys(r.record.steps), ["a", "b", "c"]);
-    assert.equal(r.record.runStatus, "succeeded");
-    assert.equal(r.record.khookVersion, "9.9.9");
+    assert.equal(store.calls.write, 3);
+    const r = stored(store);
+    assert.deepEqual(Object.keys(r.steps), ["a", "b", "c"]);
+    assert.equal(r.runStatus, "succeeded");
+    assert.equal(r.khookVersion, "9.9.9");
   });
 
   test("a permanent write error is reported by finish and stops further attempts", async () => {
@@ -49,8 +88,7 @@ describe("state: journal writes", () => {
     store.failWrites = new PermanentStoreError("forbidden to create Secret \"x\" in namespace \"y\"");
     const j = journal(store);
     await j.open();
-    j.beginRun();
-    await tick();
+    await j.beginRun();
     j.recordStep({ name: "a", inputHash: "ha" }, ok);
     assert.match((await j.finish("succeeded")) ?? "", /forbidden to create Secret "x" in namespace "y"/);
     assert.equal(store.calls.write, 1);
@@ -61,29 +99,171 @@ describe("state: journal writes", () => {
     store.failWrites = new Error("ECONNRESET");
     const j = journal(store);
     await j.open();
-    j.beginRun();
+    await j.beginRun();
     assert.equal(await j.finish("failed"), 'cannot write the state record (Secret "x" in namespace "y"): ECONNRESET');
   });
 
   test("deleteRecord waits for writes in flight, so nothing recreates the record afterwards", async () => {
     const store = new MemoryRecordStore("{}");
     const gate = deferred();
-    store.beforeWrite = () => gate.promise;
+    store.beforeWrite = () => (store.calls.write === 2 ? gate.promise : undefined);
     const j = journal(store);
     await j.open();
-    j.beginRun();
+    await j.beginRun();
+    j.recordStep({ name: "a", inputHash: "ha" }, ok);
     const del = j.deleteRecord();
-    j.recordStep({ name: "a", inputHash: "ha" }, ok); // ignored: the journal is closed
+    j.recordStep({ name: "b", inputHash: "hb" }, ok); // ignored: the journal is closed
     gate.resolve();
     await del;
     await tick();
     assert.equal(store.exists, false);
-    assert.equal(store.calls.write, 1);
+    assert.equal(store.calls.write, 2);
   });
 
   test("readRecord reads afresh and rejects unreadable records", async () => {
     const store = new MemoryRecordStore("nope");
     await assert.rejects(journal(store).readRecord(), /unreadable/);
     assert.equal(await journal(new MemoryRecordStore()).readRecord(), undefined);
+  });
+});
+
+describe("state: the lease on the record", () => {
+  test("a run claims the lease before anything runs (holder, host, pid, start time, renewal deadline) and its final write releases it", async () => {
+    const store = new MemoryRecordStore();
+    const j = journal(store, { leaseDurationMs: 90_000 });
+    await j.open();
+    await j.beginRun();
+    assert.equal(store.calls.write, 1, "the claim is written before beginRun returns");
+    const lease = stored(store).lease;
+    assert.deepEqual(lease, { id: "run-me", holder: "alice", host: "laptop", pid: 100, command: "apply", startedAt: T0.toISOString(), renewDeadline: "2026-01-01T00:01:30.000Z" });
+    assert.equal(await j.finish("succeeded"), undefined);
+    assert.equal(stored(store).lease, undefined);
+  });
+
+  test("a second run fails fast naming the holder and how to unlock, and writes nothing", async () => {
+    const store = new MemoryRecordStore(recordHeldBy(newLease(other, "apply", T0)));
+    const before = store.json;
+    const j = journal(store);
+    await j.open();
+    await assert.rejects(j.beginRun(), (e: unknown) => {
+      assert.ok(e instanceof KhookError);
+      assert.equal(e.exitCode, 1);
+      assert.match(e.message, /locked by another khook run: bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00.000Z\)/);
+      assert.match(e.message, /khook unlock -f demo\.yaml/);
+      return true;
+    });
+    assert.equal(store.calls.write, 0);
+    assert.equal(store.json, before);
+  });
+
+  test("a lease on another host is never judged by its pid: it holds until its deadline", () => {
+    const lease = newLease(other, "apply", T0);
+    assert.equal(assessLease(lease, { ...me, pid: 9 }, T0, () => false).kind, "held");
+    assert.equal(assessLease(lease, me, new Date(Date.parse(lease.renewDeadline) + 1), () => true).kind, "expired");
+  });
+
+  test("an expired lease is taken over with a warning", async () => {
+    const store = new MemoryRecordStore(recordHeldBy(newLease(other, "apply", new Date(T0.getTime() - 10 * 60_000))));
+    const j = journal(store);
+    await j.open();
+    await j.beginRun();
+    assert.equal(stored(store).lease?.id, "run-me");
+    const [warning, ...rest] = j.takeWarnings();
+    assert.deepEqual(rest, []);
+    assert.match(warning ?? "", /took over the lease .* held by bob on ci-runner-3 \(pid 4242.*it was not renewed after/);
+    assert.ok(j.isResumable({ name: "a", inputHash: "ha" }), "the steps the other run recorded still resume");
+  });
+
+  test("a lease held by a process on this host that is no longer alive is taken over at once (kill -9)", async () => {
+    const store = new MemoryRecordStore(recordHeldBy(newLease({ ...other, host: "laptop" }, "apply", T0)));
+    const j = journal(store, { isAlive: (pid) => pid !== 4242 });
+    await j.open();
+    await j.beginRun();
+    assert.equal(stored(store).lease?.id, "run-me");
+    assert.match(j.takeWarnings().join("\n"), /its process is no longer running on this host/);
+  });
+
+  test("two runs racing for a free record: exactly one claims it, the other fails naming it", async () => {
+    const store = new MemoryRecordStore();
+    const a = journal(store);
+    const b = journal(store, { self: other });
+    await Promise.all([a.open(), b.open()]);
+    const results = await Promise.allSettled([a.beginRun(), b.beginRun()]);
+    assert.deepEqual(results.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+    const loser = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    const winner = stored(store).lease;
+    assert.ok(winner);
+    assert.match(String(loser.reason), new RegExp(`locked by another khook run: ${winner.holder} on ${winner.host}`));
+  });
+
+  test("a conflict whose re-read shows the lease still ours writes again (never blind, never lost)", async () => {
+    const store = new MemoryRecordStore();
+    const j = journal(store);
+    await j.open();
+    await j.beginRun();
+    // Someone touches the record without taking the lease (e.g. a label edit bumps the version).
+    store.put(store.json!);
+    j.recordStep({ name: "a", inputHash: "ha" }, ok);
+    assert.equal(await j.finish("succeeded"), undefined);
+    assert.deepEqual(Object.keys(stored(store).steps), ["a"]);
+    assert.ok(store.calls.read >= 2, "the conflict was re-read");
+  });
+
+  test("a run whose lease was taken over stops writing and ends with a journal error naming the new holder", async () => {
+    const store = new MemoryRecordStore();
+    const j = journal(store);
+    await j.open();
+    await j.beginRun();
+    const theirs = recordHeldBy(newLease(other, "apply", T0));
+    store.put(theirs);
+    j.recordStep({ name: "b", inputHash: "hb" }, ok);
+    const err = await j.finish("succeeded");
+    assert.match(err ?? "", /lost its lease on the state record .*now held by bob on ci-runner-3/);
+    assert.equal(store.json, theirs, "the other run's record is untouched");
+  });
+
+  test("khook unlock clears the lease, keeps the steps, and says whose it was; the holder then stops writing", async () => {
+    const store = new MemoryRecordStore();
+    const j = journal(store);
+    await j.open();
+    await j.beginRun();
+    j.recordStep({ name: "a", inputHash: "ha" }, ok);
+    await j.flush();
+    const cleared = await clearLease(store);
+    assert.equal(cleared?.holder, "alice");
+    assert.equal(stored(store).lease, undefined);
+    assert.deepEqual(Object.keys(stored(store).steps), ["a"]);
+    assert.equal(await clearLease(store), undefined, "nothing to clear twice");
+    j.recordStep({ name: "b", inputHash: "hb" }, ok);
+    assert.match((await j.finish("succeeded")) ?? "", /lost its lease .*it was cleared \(khook unlock\)/);
+    assert.deepEqual(Object.keys(stored(store).steps), ["a"]);
+  });
+
+  test("a record deleted by someone else mid-run is recreated with only the steps this run executed, with a warning", async () => {
+    const store = new MemoryRecordStore(recordHeldBy(undefined));
+    const j = journal(store);
+    await j.open();
+    await j.beginRun();
+    assert.ok(j.isResumable({ name: "a", inputHash: "ha" }));
+    store.remove();
+    j.recordStep({ name: "b", inputHash: "hb" }, ok);
+    assert.equal(await j.finish("succeeded"), undefined);
+    assert.deepEqual(Object.keys(stored(store).steps), ["b"], "the deleted record's entry for a is not resurrected");
+    assert.match(j.takeWarnings().join("\n"), /deleted by someone else during this run; khook recreated it/);
+  });
+
+  test("the lease is renewed on a timer while a long step runs", async () => {
+    const store = new MemoryRecordStore();
+    let t = T0.getTime();
+    const renewed = deferred();
+    store.beforeWrite = () => (store.calls.write === 2 ? renewed.resolve() : undefined);
+    const j = journal(store, { now: () => new Date((t += 1000)), renewIntervalMs: 5, leaseDurationMs: 60_000 });
+    await j.open();
+    await j.beginRun();
+    const first = stored(store).lease!.renewDeadline;
+    await renewed.promise;
+    await j.flush();
+    assert.ok(stored(store).lease!.renewDeadline > first, "the deadline moved forward");
+    await j.finish("succeeded");
   });
 });

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { Journal } from "../../provider/state/journal.js";
 import type { DeleteOptions, DeleteResult, KubeObject, ResourceType } from "../../provider/kube/index.js";
 import { MANAGED_BY_LABEL, SecretRecordStore, SPEC_LABEL, labelValue, type SecretClient } from "../../provider/state/secret-store.js";
-import { PermanentStoreError } from "../../provider/state/store.js";
+import { PermanentStoreError, RecordConflictError } from "../../provider/state/store.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { noExtras, specFixture, StubExecutors } from "./support/engine-fixtures.js";
 
@@ -92,7 +92,7 @@ describe("state: Secret store protocol", () => {
     const api = new FakeSecrets();
     const store = new SecretRecordStore(api, loc, "demo");
     assert.equal(await store.read(), undefined);
-    await store.write('{"x":1}');
+    await store.write('{"x":1}', undefined);
     const o = api.objects.get(loc.name);
     assert.equal(o?.metadata.labels?.[MANAGED_BY_LABEL], "khook");
     assert.equal(o?.metadata.labels?.[SPEC_LABEL], "demo");
@@ -113,36 +113,33 @@ describe("state: Secret store protocol", () => {
       assert.match(e.message, /state\.name/);
       return true;
     });
-    await assert.rejects(store.write("{}"), PermanentStoreError);
+    await assert.rejects(store.delete(undefined), PermanentStoreError);
     assert.ok(api.log.every((l) => l.startsWith("get")), api.log.join("\n"));
     assert.deepEqual(api.objects.get(loc.name)?.data, { password: "c2VjcmV0" });
   });
 
-  test("updates go out as PUT with the last seen resourceVersion; a conflict re-reads and overwrites (last write wins)", async () => {
+  test("every write carries the resourceVersion it was given; losing the race is a conflict, never an overwrite", async () => {
     const api = new FakeSecrets();
     const store = new SecretRecordStore(api, loc, "demo");
     await store.read();
-    await store.write('{"v":1}');
-    await store.write('{"v":2}');
+    const v1 = await store.write('{"v":1}', undefined);
+    const v2 = await store.write('{"v":2}', v1);
     // Another runner writes in between.
-    api.beforePut = () => {
-      api.beforePut = undefined;
-      const cur = api.objects.get(loc.name)!;
-      cur.metadata.resourceVersion = String(++api.rv);
-    };
-    await store.write('{"v":3}');
-    assert.deepEqual(record(api), { v: 3 });
-    assert.deepEqual(api.log.map((l) => l.split(" ")[0]), ["get", "create", "update", "update", "get", "update"]);
+    api.objects.get(loc.name)!.metadata.resourceVersion = String(++api.rv);
+    await assert.rejects(store.write('{"v":3}', v2), (e: unknown) => e instanceof RecordConflictError && e.kind === "changed");
+    assert.deepEqual(record(api), { v: 2 }, "the other runner's version is not overwritten");
+    assert.deepEqual(api.log.map((l) => l.split(" ")[0]), ["get", "create", "update", "update"]);
+    await assert.rejects(store.write('{"v":4}', undefined), (e: unknown) => e instanceof RecordConflictError && e.kind === "exists");
   });
 
-  test("a Secret deleted mid-run is recreated on the next write", async () => {
+  test("a Secret deleted mid-run is a conflict of kind gone (the journal decides what to write)", async () => {
     const api = new FakeSecrets();
     const store = new SecretRecordStore(api, loc, "demo");
     await store.read();
-    await store.write('{"v":1}');
+    const v1 = await store.write('{"v":1}', undefined);
     api.objects.delete(loc.name);
-    await store.write('{"v":2}');
-    assert.deepEqual(record(api), { v: 2 });
+    await assert.rejects(store.write('{"v":2}', v1), (e: unknown) => e instanceof RecordConflictError && e.kind === "gone");
+    assert.equal(api.objects.size, 0);
   });
 
   test("keeps labels, annotations and the type of an owned Secret when replacing it", async () => {
@@ -153,8 +150,8 @@ describe("state: Secret store protocol", () => {
       data: {},
     });
     const store = new SecretRecordStore(api, loc, "demo");
-    assert.deepEqual(await store.read(), { json: undefined });
-    await store.write("{}");
+    assert.deepEqual(await store.read(), { json: undefined, version: "3" });
+    await store.write("{}", "3");
     const o = api.objects.get(loc.name)!;
     assert.equal(o.metadata.labels?.["team"], "platform");
     assert.equal(o.metadata.annotations?.["note"], "hi");
@@ -166,7 +163,7 @@ describe("state: Secret store protocol", () => {
     api.deny.add("create");
     const store = new SecretRecordStore(api, loc, "demo");
     await store.read();
-    await assert.rejects(store.write("{}"), (e: unknown) => {
+    await assert.rejects(store.write("{}", undefined), (e: unknown) => {
       assert.ok(e instanceof PermanentStoreError);
       assert.match(e.message, /^forbidden to create Secret "khook-state-demo" in namespace "kube-system"/);
       assert.match(e.message, /get, create and update on secrets/);
@@ -195,25 +192,28 @@ describe("state: Secret store protocol", () => {
     };
     const store = new SecretRecordStore(api, { namespace: "nope", name: "x" }, "demo");
     await store.read();
-    await assert.rejects(store.write("{}"), /namespace "nope" does not exist/);
+    await assert.rejects(store.write("{}", undefined), /namespace "nope" does not exist/);
   });
 
   test("delete uses the resourceVersion precondition and treats absent as done", async () => {
     const api = new FakeSecrets();
     const store = new SecretRecordStore(api, loc, "demo");
     await store.read();
-    await store.write("{}");
-    await store.delete();
+    const v = await store.write("{}", undefined);
+    api.objects.get(loc.name)!.metadata.resourceVersion = String(++api.rv);
+    await assert.rejects(store.delete(v), RecordConflictError);
+    assert.equal(api.objects.size, 1, "a record changed since it was read is not deleted");
+    await store.delete(api.objects.get(loc.name)!.metadata.resourceVersion);
     assert.equal(api.objects.size, 0);
-    await store.delete();
+    await store.delete(v);
     const fresh = new SecretRecordStore(api, loc, "demo");
-    await fresh.delete();
+    await fresh.delete(undefined);
   });
 
   test("delete refuses a foreign Secret", async () => {
     const api = new FakeSecrets();
     api.objects.set(loc.name, { metadata: { ...loc, resourceVersion: "1" } });
-    await assert.rejects(new SecretRecordStore(api, loc, "demo").delete(), PermanentStoreError);
+    await assert.rejects(new SecretRecordStore(api, loc, "demo").delete(undefined), PermanentStoreError);
     assert.equal(api.objects.size, 1);
   });
 

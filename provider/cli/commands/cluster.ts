@@ -1,7 +1,9 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, type OperationOptions } from "../../operations.js";
+import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
+import { describeLease } from "../../state/lease.js";
+import { invalidInput } from "../../errors.js";
 import { formatDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
@@ -88,7 +90,8 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
       : result.status === "cancelled" ? `${name === "apply" ? "Apply" : "Destroy"} interrupted`
       : `${name === "apply" ? "Apply" : "Destroy"} failed`;
     out.out(`\n${headline} in ${formatDuration(result.durationMs)}: ${counts.ok} ok, ${counts.failed} failed, ${counts.skipped} skipped.`);
-    if (result.journalError !== undefined) out.err(`Error: the state record could not be written: ${result.journalError}`);
+    // Each journal error is a sentence naming the state record (cannot write it, locked by another run, ...).
+    if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
     const failed = result.steps.filter((s) => s.status === "failed");
     for (const s of failed) out.err(`Error: step ${s.name} failed: ${s.error ?? s.reason}`);
     if (result.status === "cancelled") out.err(`The run was interrupted. Run khook ${name} again to ${spec.state ? "resume from the state record" : "continue"}.`);
@@ -140,7 +143,9 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
   out.out(`Spec:     ${s.spec}${s.specChanged ? " (the spec changed since the last run)" : ""}`);
-  out.out(`Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})\n`);
+  out.out(`Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})`);
+  if (s.lease !== undefined) out.out(`Locked:   by ${describeLease(s.lease)}, lease renewed until ${s.lease.renewDeadline}`);
+  out.out("");
   out.out(
     table(
       ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
@@ -151,8 +156,49 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   return 0;
 }
 
+/**
+ * `khook unlock -f spec.yaml` (or `--record NAMESPACE/NAME`, for a record without a spec file at
+ * hand, e.g. a Pulumi resource's): clears the lease on the state record and says whose it was.
+ * The record's steps are kept. The run that held it, if it still runs, stops writing the record.
+ */
+export async function unlockCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("unlock", argv, { ...OPTIONS, record: { type: "string" } });
+  const format = outputFormat(values.output, "unlock");
+  let location: { namespace: string; name: string };
+  let specName: string | undefined;
+  if (values.record !== undefined) {
+    if (values.filename !== undefined) throw invalidInput("khook unlock: pass either -f FILE or --record NAMESPACE/NAME, not both", []);
+    const m = /^([a-z0-9][a-z0-9-]*)\/([a-z0-9][a-z0-9.-]*)$/.exec(values.record);
+    if (m === null) throw invalidInput(`khook unlock: --record expects NAMESPACE/NAME of the state record Secret, got "${values.record}"`, []);
+    location = { namespace: m[1]!, name: m[2]! };
+  } else {
+    const spec = await loadFromFlags("unlock", values, out);
+    const settings = recordLocation(spec, "spec");
+    if (settings === undefined) {
+      out.err(`${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`);
+      return EXIT_CODES.execution;
+    }
+    location = settings;
+    specName = spec.name;
+  }
+  const report = await unlockOperation(location, specName, operationOptions(values, "unlock"));
+  if (format === "json") {
+    out.json({ namespace: report.namespace, name: report.name, cleared: report.cleared ?? null });
+    return 0;
+  }
+  const where = `secret/${report.name} in namespace ${report.namespace}`;
+  if (report.cleared === undefined) out.out(`The state record ${where} is not locked; nothing to do.`);
+  else {
+    const live = Date.parse(report.cleared.renewDeadline) > Date.now();
+    out.out(`Unlocked the state record ${where}: the lease was held by ${describeLease(report.cleared)}, renewed until ${report.cleared.renewDeadline}.`);
+    if (live) out.err(`warning: that lease had not expired; if that run is still going, it stops writing the record at its next write and fails.`);
+  }
+  return 0;
+}
+
 export const clusterCommands = {
   apply: (argv: string[], out: Output) => runCommand("apply", argv, out),
   destroy: (argv: string[], out: Output) => runCommand("destroy", argv, out),
   status: statusCommand,
+  unlock: unlockCommand,
 };

@@ -98,3 +98,17 @@ export function outputMatches(proc: ReturnType<typeof startKhook>, pattern: RegE
     }, reject);
   });
 }
+
+// Spec building blocks shared by the CLI scenario tests.
+export const indent = (text: string, n: number) => text.replace(/^/gm, " ".repeat(n));
+export const cm = (name: string, ns: string, data = 'a: "1"') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  ${data}\n`;
+export const applyStep = (name: string, manifest: string, extra = "") => `  - name: ${name}\n${extra}    apply:\n      manifests:\n        - inline: |\n${indent(manifest, 12)}\n`;
+/** A json-patch `test` fails until the ConfigMap's data.ready is "yes": a step the test can make pass. */
+export const gateStep = (name: string, ns: string, extra = "") => `  - name: ${name}\n${extra}    patch:\n      target: configmap/gate\n      namespace: ${ns}\n      type: json\n      patch:\n        - { op: test, path: /data/ready, value: "yes" }\n`;
+
+/** first -> blocked (waits until the gate ConfigMap says ready) -> `last`: a run that stops in the middle. */
+export const gatedChain = (ns: string, last: string) =>
+  `${applyStep("first", cm("first", ns))}  - name: blocked\n    needs: [first]\n    wait:\n      for: jsonpath={.data.ready}=yes\n      on: configmap/gate\n      namespace: ${ns}\n${applyStep(last, cm(last, ns), "    needs: [blocked]\n")}`;
+
+/** A `state:` block keeping the record in namespace `ns`. */
+export const stateIn = (ns: string) => `state:\n  namespace: ${ns}\n`;

@@ -1,0 +1,114 @@
+/**
+ * The lease on the state record, end to end: the real khook CLI against the
+ * real cluster, checked with kubectl. Two concurrent applies, an expired lease,
+ * and a manual unlock.
+ */
+import assert from "node:assert/strict";
+import * as os from "node:os";
+import { describe, test, type TestContext } from "node:test";
+import { testCluster, withNamespace } from "../harness/index.js";
+import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
+
+interface RecordJson {
+  runStatus: string;
+  lease?: { id: string; holder: string; host: string; pid: number; command: string; startedAt: string; renewDeadline: string };
+  steps: Record<string, { status: string }>;
+}
+
+async function setup(t: TestContext, spec: string) {
+  const cluster = await testCluster();
+  const ns = await withNamespace(t, "lock");
+  const kubectl = async (args: string[]): Promise<string> => {
+    const r = await cluster.kubectl(args);
+    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const env = cliEnv(cluster.kubeconfig);
+  const khook = (args: string[]) => runKhook(args, { env });
+  const secretName = `khook-state-${spec}`;
+  const record = async (): Promise<RecordJson> => {
+    const b64 = await kubectl(["get", "secret", secretName, "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
+    return JSON.parse(Buffer.from(b64, "base64").toString("utf8")) as RecordJson;
+  };
+  /** A record as another machine's run left it: its lease, and step `cm` done. */
+  const plantRecord = async (lease: NonNullable<RecordJson["lease"]>) => {
+    const at = lease.startedAt;
+    const json = JSON.stringify({ format: 1, spec, specHash: "sha256:earlier", khookVersion: "0.0.1", command: "apply", runStatus: "running", startedAt: at, updatedAt: at, lease, steps: {} });
+    await kubectl(["create", "secret", "generic", secretName, "-n", ns, `--from-literal=record.json=${json}`]);
+    await kubectl(["label", "secret", secretName, "-n", ns, "app.kubernetes.io/managed-by=khook", `khook.io/spec=${spec}`]);
+  };
+  return { cluster, ns, kubectl, env, khook, record, plantRecord };
+}
+
+const minutesFromNow = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
+const lease = (renewDeadline: string) => ({ id: "another-run", holder: "bob", host: "ci-runner-3", pid: 4242, command: "apply", startedAt: "2026-01-01T00:00:00.000Z", renewDeadline });
+
+describe("the lease on the state record", { timeout: 180_000 }, () => {
+  test("two concurrent applies: the second fails fast (exit 1) naming the holder, the first completes, and the record is consistent", async (t) => {
+    const { ns, kubectl, env, khook, record } = await setup(t, "overlap");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const { file } = specDir(khookSpec("overlap", gatedChain(ns, "last"), stateIn(ns)));
+    const first = startKhook(["apply", "-f", file, "-o", "json"], { env });
+    await outputMatches(first, /\[blocked\] started/);
+
+    const second = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(second.code, 1, second.stderr);
+    assert.match(second.stderr, new RegExp(`locked by another khook run: \\S+ on ${os.hostname().replace(/[.]/g, "\\.")} \\(pid ${first.child.pid}, khook apply started`));
+    assert.match(second.stderr, new RegExp(`khook unlock -f ${file.replace(/[.]/g, "\\.")}`));
+    assert.deepEqual(parseRun(second).steps.map((s) => s.status), ["skipped", "skipped", "skipped"], "the second run started nothing");
+    const during = await record();
+    assert.equal(during.lease?.pid, first.child.pid, "the second run did not touch the record");
+    assert.equal(during.steps.first?.status, "ok");
+
+    await kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
+    const done = await first.done;
+    assert.equal(done.code, 0, done.stderr);
+    const after = await record();
+    assert.equal(after.runStatus, "succeeded");
+    assert.equal(after.lease, undefined, "the lease is released by the last write");
+    assert.deepEqual(Object.fromEntries(Object.entries(after.steps).map(([k, v]) => [k, v.status])), { first: "ok", blocked: "ok", last: "ok" });
+  });
+
+  test("an expired lease is taken over with a warning", async (t) => {
+    const { ns, khook, record, plantRecord } = await setup(t, "expired");
+    await plantRecord(lease("2026-01-01T00:01:30.000Z"));
+    const { file } = specDir(khookSpec("expired", applyStep("cm", cm("cm", ns)), stateIn(ns)));
+    const r = await khook(["apply", "-f", file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /warning: took over the lease on the state record .* held by bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00\.000Z\): it was not renewed after 2026-01-01T00:01:30\.000Z/);
+    const after = await record();
+    assert.equal(after.runStatus, "succeeded");
+    assert.equal(after.lease, undefined);
+    assert.equal(after.steps.cm?.status, "ok");
+  });
+
+  test("khook unlock clears a live lease by hand and says whose it was; status shows the lock; the next apply runs", async (t) => {
+    const { ns, khook, record, plantRecord } = await setup(t, "unlock");
+    const deadline = minutesFromNow(30);
+    await plantRecord(lease(deadline));
+    const { file } = specDir(khookSpec("unlock", applyStep("cm", cm("cm", ns)), stateIn(ns)));
+
+    const refused = await khook(["apply", "-f", file]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, new RegExp(`locked by another khook run: bob on ci-runner-3 \\(pid 4242, khook apply started 2026-01-01T00:00:00\\.000Z\\), lease renewed until ${deadline.replace(/[.]/g, "\\.")}`));
+
+    const status = await khook(["status", "-f", file]);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /Locked: +by bob on ci-runner-3 \(pid 4242/);
+
+    const unlocked = await khook(["unlock", "-f", file]);
+    assert.equal(unlocked.code, 0, unlocked.stderr);
+    assert.match(unlocked.stdout, new RegExp(`Unlocked the state record secret/khook-state-unlock in namespace ${ns}: the lease was held by bob on ci-runner-3 \\(pid 4242`));
+    assert.match(unlocked.stderr, /had not expired/);
+    assert.equal((await record()).lease, undefined);
+    assert.equal((await record()).runStatus, "running", "unlock touches nothing but the lease");
+
+    const again = await khook(["unlock", "-f", file]);
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /is not locked; nothing to do/);
+
+    const applied = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(stepOf(parseRun(applied), "cm").status, "ok");
+  });
+});

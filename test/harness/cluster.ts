@@ -22,6 +22,15 @@ import {
 export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
 export type Component = (typeof COMPONENTS)[number];
 
+/** How a component was started, so a fault-injection test can start it again exactly so. */
+export interface ComponentCommand {
+  bin: string;
+  args: string[];
+  log: string;
+  /** Environment entries set on top of the harness's own. */
+  env?: Record<string, string>;
+}
+
 export interface ClusterState {
   dir: string;
   kubeconfig: string;
@@ -30,6 +39,7 @@ export interface ClusterState {
   etcdDataDir: string;
   nodes: string[];
   pids: Partial<Record<Component | "watchdog", number>>;
+  commands: Partial<Record<Component, ComponentCommand>>;
   startedAt: string;
   startSeconds?: number;
 }
@@ -190,9 +200,15 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     etcdDataDir,
     nodes: Array.from({ length: nodeCount }, (_, i) => `kwok-node-${i}`),
     pids: {},
+    commands: {},
     startedAt: new Date().toISOString(),
   };
   writeState(state);
+  const start = (c: Component, cmd: ComponentCommand): void => {
+    state.commands[c] = cmd;
+    state.pids[c] = spawnComponent(cmd);
+    writeState(state);
+  };
 
   const fail = async (e: unknown): Promise<never> => {
     const logs = componentLogs(state, 40);
@@ -201,9 +217,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   };
 
   try {
-    state.pids.etcd = spawnDaemon(
-      bins.etcd,
-      [
+    start("etcd", {
+      bin: bins.etcd,
+      args: [
         "--name=khook",
         `--data-dir=${etcdDataDir}`,
         `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
@@ -215,17 +231,16 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--log-level=warn",
         "--quota-backend-bytes=2147483648",
       ],
-      path.join(logsDir, "etcd.log"),
-    );
-    writeState(state);
+      log: path.join(logsDir, "etcd.log"),
+    });
     const certs = await certsP;
     fs.writeFileSync(state.kubeconfig, kubeconfigYaml(server, certs.caCrt, certs.adminCrt, certs.adminKey), {
       mode: 0o600,
     });
 
-    state.pids["kube-apiserver"] = spawnDaemon(
-      bins.apiserver,
-      [
+    start("kube-apiserver", {
+      bin: bins.apiserver,
+      args: [
         `--etcd-servers=http://127.0.0.1:${etcdClient}`,
         "--bind-address=127.0.0.1",
         "--advertise-address=127.0.0.1",
@@ -246,9 +261,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--event-ttl=30m",
         "--v=1",
       ],
-      path.join(logsDir, "kube-apiserver.log"),
-    );
-    writeState(state);
+      log: path.join(logsDir, "kube-apiserver.log"),
+    });
 
     const api = apiClient(server, certs.dir);
     await waitFor(
@@ -273,9 +287,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     );
 
     const kc = state.kubeconfig;
-    state.pids["kube-controller-manager"] = spawnDaemon(
-      bins.cm,
-      [
+    start("kube-controller-manager", {
+      bin: bins.cm,
+      args: [
         `--kubeconfig=${kc}`,
         `--authentication-kubeconfig=${kc}`,
         `--authorization-kubeconfig=${kc}`,
@@ -291,11 +305,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--kube-api-burst=400",
         "--v=1",
       ],
-      path.join(logsDir, "kube-controller-manager.log"),
-    );
-    state.pids["kube-scheduler"] = spawnDaemon(
-      bins.scheduler,
-      [
+      log: path.join(logsDir, "kube-controller-manager.log"),
+    });
+    start("kube-scheduler", {
+      bin: bins.scheduler,
+      args: [
         `--kubeconfig=${kc}`,
         `--authentication-kubeconfig=${kc}`,
         `--authorization-kubeconfig=${kc}`,
@@ -303,11 +317,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--leader-elect=false",
         "--v=1",
       ],
-      path.join(logsDir, "kube-scheduler.log"),
-    );
-    state.pids.kwok = spawnDaemon(
-      bins.kwok,
-      [
+      log: path.join(logsDir, "kube-scheduler.log"),
+    });
+    start("kwok", {
+      bin: bins.kwok,
+      args: [
         `--kubeconfig=${kc}`,
         `--config=${path.join(repoRoot(), "test", "harness", "kwok", "stages.yaml")}`,
         "--manage-all-nodes=false",
@@ -316,10 +330,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--node-ip=10.0.0.1",
         `--server-address=127.0.0.1:${kwokPort}`,
       ],
-      path.join(logsDir, "kwok.log"),
-      { env: { ...process.env, HOME: dir } },
-    );
-    writeState(state);
+      log: path.join(logsDir, "kwok.log"),
+      env: { HOME: dir },
+    });
 
     if (opts.watchPid) state.pids.watchdog = startWatchdog(opts.watchPid, dir);
     writeState(state);
@@ -350,6 +363,66 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   } catch (e) {
     return fail(e);
   }
+}
+
+function spawnComponent(cmd: ComponentCommand): number {
+  return spawnDaemon(cmd.bin, cmd.args, cmd.log, cmd.env ? { env: { ...process.env, ...cmd.env } } : {});
+}
+
+// ------------------------------------------------------------------ fault injection
+// For tests that break the control plane on purpose. Only ever on a private cluster a test file
+// started itself: never on the shared one.
+
+/** Kills one component (SIGKILL by default: a crash) and waits until it is gone. */
+export async function killComponent(s: ClusterState, c: Component): Promise<void> {
+  const pid = s.pids[c];
+  if (pid === undefined) throw new Error(`khook harness: ${c} was never started`);
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    /* already gone */
+  }
+  if (!(await waitGone([pid], 10_000))) throw new Error(`khook harness: ${c} (pid ${pid}) survived SIGKILL`);
+}
+
+/**
+ * Starts a component again with the flags it first had (same ports, same etcd data), and waits
+ * until the API server answers /readyz again.
+ */
+export async function restartComponent(s: ClusterState, c: Component, timeoutMs = 90_000): Promise<void> {
+  const cmd = s.commands[c];
+  if (cmd === undefined) throw new Error(`khook harness: no recorded command for ${c}`);
+  const old = s.pids[c];
+  if (old !== undefined && isAlive(old)) throw new Error(`khook harness: ${c} (pid ${old}) still runs; kill it first`);
+  s.pids[c] = spawnComponent(cmd);
+  writeState(s);
+  await waitApiReady(s, timeoutMs);
+}
+
+/** Waits until kube-apiserver answers /readyz with 200 (it checks etcd too). */
+export async function waitApiReady(s: ClusterState, timeoutMs = 90_000): Promise<void> {
+  const api = apiClient(s.server, path.join(s.dir, "pki"));
+  await waitFor(
+    "kube-apiserver /readyz",
+    async () => (await api.request("GET", "/readyz")).status === 200,
+    { timeoutMs, intervalMs: 100, onTimeout: () => componentLogs(s, 30) },
+  );
+}
+
+/** SIGSTOP: the component stays up (its sockets accept connections) but answers nothing. */
+export function freezeComponent(s: ClusterState, c: Component): void {
+  signalComponent(s, c, "SIGSTOP");
+}
+
+/** SIGCONT: a frozen component carries on. */
+export function thawComponent(s: ClusterState, c: Component): void {
+  signalComponent(s, c, "SIGCONT");
+}
+
+function signalComponent(s: ClusterState, c: Component, sig: NodeJS.Signals): void {
+  const pid = s.pids[c];
+  if (pid === undefined || !isAlive(pid)) throw new Error(`khook harness: ${c} is not running`);
+  process.kill(pid, sig);
 }
 
 /** The watchdog stops the cluster when `parentPid` exits without tearing it down (e.g. killed). */

@@ -32,6 +32,18 @@ export {
   type RecordedRequest,
 } from "./fixtures";
 export type { RunResult } from "./util";
+export {
+  startCluster,
+  stopCluster,
+  killComponent,
+  restartComponent,
+  freezeComponent,
+  thawComponent,
+  waitApiReady,
+  componentLogs,
+  type ClusterState,
+  type Component,
+} from "./cluster";
 
 /** The kwok annotation that makes a Job's pod fail (put it on the pod template). */
 export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";
@@ -72,6 +84,11 @@ export async function testCluster(): Promise<TestCluster> {
     );
   }
   if (!fs.existsSync(kubeconfig)) throw new Error(`khook: KHOOK_TEST_KUBECONFIG=${kubeconfig} does not exist`);
+  return clusterAt(kubeconfig);
+}
+
+/** kubectl for the cluster of `kubeconfig` (e.g. a private cluster a fault-injection test started). */
+export function clusterAt(kubeconfig: string): TestCluster {
   const kubectl = toolPath("kubectl");
   return {
     kubeconfig,

@@ -1,0 +1,341 @@
+/**
+ * Fault injection against the real control plane. These tests kill, freeze
+ * and restart control-plane components, so they run on a private cluster this
+ * file starts (and stops), never on the shared one.
+ *
+ * Every scenario runs a multi-step spec with `state:` through the real CLI,
+ * injects the fault at a deterministic point (a step waiting on a ConfigMap
+ * the test flips only after the fault, or a progress line), and then checks:
+ * the run ends with a clear message and the right exit code (or completes);
+ * no object is half-owned; the record is consistent (the final status, no
+ * lease left behind); and a re-run converges without repeating completed steps.
+ */
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, afterEach, before, describe, test } from "node:test";
+import { OWNED_BY, ownerValue } from "../../provider/ownership.js";
+import { RESUME_REASON } from "../../provider/state/record.js";
+import {
+  clusterAt,
+  freezeComponent,
+  killComponent,
+  restartComponent,
+  startCluster,
+  stopCluster,
+  testChartPath,
+  thawComponent,
+  toolPath,
+  type ClusterState,
+  type TestCluster,
+} from "../harness/index.js";
+import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, type CliResult } from "./support/khook-cli.js";
+
+let private_: ClusterState | undefined;
+let cluster: TestCluster;
+let allPassed = true;
+
+before(async () => {
+  private_ = await startCluster({ name: `faults-${process.pid}`, watchPid: process.pid });
+  cluster = clusterAt(private_.kubeconfig);
+});
+
+afterEach((t) => {
+  if ((t as { passed?: boolean }).passed === false) allPassed = false;
+});
+
+after(async () => {
+  if (private_ === undefined) return;
+  // The logs of a failed run stay in the cluster's directory.
+  await stopCluster(private_);
+  if (allPassed) fs.rmSync(private_.dir, { recursive: true, force: true });
+});
+
+function state(): ClusterState {
+  assert.ok(private_, "the private cluster did not start");
+  return private_;
+}
+
+async function kubectl(args: string[]): Promise<string> {
+  const r = await cluster.kubectl(args);
+  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+let counter = 0;
+async function namespace(prefix: string): Promise<string> {
+  const ns = `${prefix}-${++counter}`;
+  await kubectl(["create", "namespace", ns]);
+  return ns;
+}
+
+const env = () => cliEnv(state().kubeconfig, { KHOOK_HELM: toolPath("helm") });
+const start = (file: string) => startKhook(["apply", "-f", file, "-o", "json"], { env: env() });
+const apply = (file: string) => runKhook(["apply", "-f", file, "-o", "json"], { env: env() });
+const openGate = (ns: string) => kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
+
+interface RecordJson {
+  runStatus: string;
+  lease?: unknown;
+  steps: Record<string, { status: string }>;
+}
+
+async function record(ns: string, spec: string): Promise<RecordJson | undefined> {
+  const r = await cluster.kubectl(["get", "secret", `khook-state-${spec}`, "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
+  if (r.code !== 0) return undefined;
+  return JSON.parse(Buffer.from(r.stdout, "base64").toString("utf8")) as RecordJson;
+}
+
+const statuses = (r: RecordJson | undefined) => Object.fromEntries(Object.entries(r?.steps ?? {}).map(([k, v]) => [k, v.status]));
+
+/** The record after a finished run: its final status, and no lease left behind. */
+async function assertRecordFinal(ns: string, spec: string, runStatus: string, steps: Record<string, string>): Promise<void> {
+  const r = await record(ns, spec);
+  assert.ok(r, "the record exists");
+  assert.equal(r.runStatus, runStatus);
+  assert.equal(r.lease, undefined, "the lease was released");
+  assert.deepEqual(statuses(r), steps);
+}
+
+/** No half-owned object: every object a step created carries khook's owned-by annotation for that spec and step. */
+async function assertOwned(ns: string, spec: string, objects: Record<string, string>): Promise<void> {
+  for (const [name, step] of Object.entries(objects)) {
+    const owner = await kubectl(["get", "configmap", name, "-n", ns, "-o", `jsonpath={.metadata.annotations.${OWNED_BY.replace(/\./g, "\\.")}}`]);
+    assert.equal(owner, ownerValue(spec, step), `configmap ${name} is owned by ${spec}/${step}`);
+  }
+}
+
+/** A re-run of an unchanged spec resumes every step and touches nothing. */
+async function assertRerunResumesAll(file: string, names: string[]): Promise<void> {
+  const r = await apply(file);
+  assert.equal(r.code, 0, r.stderr);
+  for (const n of names) assert.equal(stepOf(parseRun(r), n).reason, RESUME_REASON, `step ${n} resumed`);
+}
+
+/** Resolves when the running khook has recorded step `name` as ok (a watch on the record Secret). */
+async function recorded(ns: string, spec: string, name: string): Promise<void> {
+  const r = await cluster.kubectl(["wait", `secret/khook-state-${spec}`, "-n", ns, "--for=jsonpath={.data.record\\.json}", "--timeout=60s"]);
+  assert.equal(r.code, 0, r.stderr);
+  for (;;) {
+    if ((await record(ns, spec))?.steps[name]?.status === "ok") return;
+    // The record is one JSON blob: wait for its next change rather than poll.
+    const rv = await kubectl(["get", "secret", `khook-state-${spec}`, "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]);
+    await cluster.kubectl(["wait", `secret/khook-state-${spec}`, "-n", ns, `--for=jsonpath={.metadata.resourceVersion}!=${rv}`, "--timeout=60s"]);
+  }
+}
+
+function failOn(t: { name: string }, r: CliResult): string {
+  return `${t.name}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+}
+
+describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () => {
+  test("kube-apiserver killed and restarted during a run: the waiting step's watch re-establishes and the run completes", async (t) => {
+    const ns = await namespace("apiserver-restart");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const { file } = specDir(khookSpec("restart", gatedChain(ns, "last"), stateIn(ns)));
+    const run = start(file);
+    await outputMatches(run, /\[blocked\] started/);
+    await recorded(ns, "restart", "first");
+
+    await killComponent(state(), "kube-apiserver");
+    await restartComponent(state(), "kube-apiserver");
+    await openGate(ns);
+
+    const r = await run.done;
+    assert.equal(r.code, 0, failOn(t, r));
+    assert.equal(stepOf(parseRun(r), "blocked").status, "ok");
+    await assertRecordFinal(ns, "restart", "succeeded", { first: "ok", blocked: "ok", last: "ok" });
+    await assertOwned(ns, "restart", { first: "first", last: "last" });
+    await assertRerunResumesAll(file, ["first", "blocked", "last"]);
+  });
+
+  test("kube-apiserver frozen (SIGSTOP) past a step's timeout, then resumed: the step fails with its timeout, the record says so, and a re-run resumes", async (t) => {
+    const ns = await namespace("apiserver-frozen");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const steps = gatedChain(ns, "last").replace("    needs: [first]\n", "    needs: [first]\n    timeout: 5s\n");
+    const { file } = specDir(khookSpec("frozen", steps, stateIn(ns)));
+    const run = start(file);
+    await outputMatches(run, /\[blocked\] started/);
+    await recorded(ns, "frozen", "first");
+
+    freezeComponent(state(), "kube-apiserver");
+    try {
+      await outputMatches(run, /\[blocked\] failed/);
+    } finally {
+      thawComponent(state(), "kube-apiserver");
+    }
+
+    const r = await run.done;
+    assert.equal(r.code, 1, failOn(t, r));
+    assert.match(r.stderr, /Error: step blocked failed: .*(timed out|timeout).*5s/i);
+    await assertRecordFinal(ns, "frozen", "failed", { first: "ok", blocked: "failed" });
+    await assertOwned(ns, "frozen", { first: "first" });
+
+    await openGate(ns);
+    const again = await apply(file);
+    assert.equal(again.code, 0, failOn(t, again));
+    assert.equal(stepOf(parseRun(again), "first").reason, RESUME_REASON);
+    assert.equal(stepOf(parseRun(again), "blocked").status, "ok");
+    assert.equal(stepOf(parseRun(again), "last").status, "ok");
+    await assertRecordFinal(ns, "frozen", "succeeded", { first: "ok", blocked: "ok", last: "ok" });
+  });
+
+  test("etcd restarted during a run: the run completes once the API server is back", async (t) => {
+    const ns = await namespace("etcd-restart");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const { file } = specDir(khookSpec("etcd", gatedChain(ns, "last"), stateIn(ns)));
+    const run = start(file);
+    await outputMatches(run, /\[blocked\] started/);
+    await recorded(ns, "etcd", "first");
+
+    await killComponent(state(), "etcd");
+    await restartComponent(state(), "etcd");
+    await openGate(ns);
+
+    const r = await run.done;
+    assert.equal(r.code, 0, failOn(t, r));
+    await assertRecordFinal(ns, "etcd", "succeeded", { first: "ok", blocked: "ok", last: "ok" });
+    await assertOwned(ns, "etcd", { first: "first", last: "last" });
+    await assertRerunResumesAll(file, ["first", "blocked", "last"]);
+  });
+
+  test("the record Secret deleted by someone else during a run: recreated with this run's steps only, with a warning; a re-run resumes those", async (t) => {
+    const ns = await namespace("record-deleted");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    // An earlier run completed `zero`; this run resumes it, then its record is deleted under it.
+    const zero = applyStep("zero", cm("zero", ns));
+    const earlier = specDir(khookSpec("deleted", zero, stateIn(ns)));
+    assert.equal((await apply(earlier.file)).code, 0);
+    const { file } = specDir(khookSpec("deleted", `${zero}${gatedChain(ns, "last")}`, stateIn(ns)));
+    const run = start(file);
+    await outputMatches(run, /\[blocked\] started/);
+    await recorded(ns, "deleted", "first");
+
+    await kubectl(["delete", "secret", "khook-state-deleted", "-n", ns]);
+    await openGate(ns);
+
+    const r = await run.done;
+    assert.equal(r.code, 0, failOn(t, r));
+    assert.equal(stepOf(parseRun(r), "zero").reason, RESUME_REASON);
+    assert.match(r.stderr, /warning: the state record .* was deleted by someone else during this run; khook recreated it with only the steps this run executed/);
+    await assertRecordFinal(ns, "deleted", "succeeded", { first: "ok", blocked: "ok", last: "ok" });
+    await assertOwned(ns, "deleted", { zero: "zero", first: "first", last: "last" });
+
+    // The deletion reset `zero` (as deleting the record is meant to): it re-runs; what this run did resumes.
+    const again = await apply(file);
+    assert.equal(again.code, 0, failOn(t, again));
+    const rerun = parseRun(again);
+    assert.notEqual(stepOf(rerun, "zero").reason, RESUME_REASON);
+    for (const n of ["first", "blocked", "last"]) assert.equal(stepOf(rerun, n).reason, RESUME_REASON, n);
+  });
+
+  test("a target namespace stuck in Terminating: the step fails naming the namespace, and the run converges once it is gone", async (t) => {
+    const ns = await namespace("terminating");
+    const target = `${ns}-target`;
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    await kubectl(["create", "namespace", target]);
+    await kubectl(["patch", "namespace", target, "--type", "merge", "-p", '{"metadata":{"finalizers":["khook.test/hold"]}}']);
+    const nsManifest = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${target}\n---\n${cm("last", target)}`;
+    const steps = gatedChain(ns, "last").replace(/  - name: last\n[\s\S]*$/, applyStep("last", nsManifest, "    needs: [blocked]\n"));
+    const { file } = specDir(khookSpec("terminating", steps, stateIn(ns)));
+    const run = start(file);
+    await outputMatches(run, /\[blocked\] started/);
+
+    await kubectl(["delete", "namespace", target, "--wait=false"]);
+    await kubectl(["wait", `namespace/${target}`, "--for=jsonpath={.status.phase}=Terminating", "--timeout=60s"]);
+    await openGate(ns);
+
+    const r = await run.done;
+    assert.equal(r.code, 1, failOn(t, r));
+    assert.match(r.stderr, new RegExp(`Error: step last failed: .*${target}.*terminat`, "i"));
+    await assertRecordFinal(ns, "terminating", "failed", { first: "ok", blocked: "ok", last: "failed" });
+    assert.notEqual((await cluster.kubectl(["get", "configmap", "last", "-n", target])).code, 0, "nothing was created in the terminating namespace");
+
+    await kubectl(["patch", "namespace", target, "--type", "json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await kubectl(["wait", `namespace/${target}`, "--for=delete", "--timeout=120s"]);
+    const again = await apply(file);
+    assert.equal(again.code, 0, failOn(t, again));
+    const rerun = parseRun(again);
+    assert.equal(stepOf(rerun, "first").reason, RESUME_REASON);
+    assert.equal(stepOf(rerun, "blocked").reason, RESUME_REASON);
+    assert.equal(stepOf(rerun, "last").status, "ok");
+    await assertOwned(target, "terminating", { last: "last" });
+  });
+
+  test("the cluster unreachable at start: exit 1 with the connection message, and nothing written", async (t) => {
+    const ns = await namespace("unreachable");
+    const { file } = specDir(khookSpec("unreachable", `${applyStep("one", cm("one", ns))}${applyStep("two", cm("two", ns), "    needs: [one]\n")}`, stateIn(ns)));
+    await killComponent(state(), "kube-apiserver");
+    let r: CliResult;
+    try {
+      r = await apply(file);
+    } finally {
+      await restartComponent(state(), "kube-apiserver");
+    }
+    assert.equal(r.code, 1, failOn(t, r));
+    assert.match(r.stdout + r.stderr, new RegExp(`cannot reach the Kubernetes API server at ${state().server.replace(/[.]/g, "\\.")}.*ECONNREFUSED.*check that the cluster is running`));
+    assert.equal(await record(ns, "unreachable"), undefined, "no record was written");
+    assert.equal(await kubectl(["get", "configmaps", "-n", ns, "-o", "name"]), "configmap/kube-root-ca.crt", "no object was written");
+  });
+});
+
+describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
+  test("the release is left pending-upgrade; the next run stops with the exact recovery command, which recovers it", async (t) => {
+    const ns = await namespace("helm-killed");
+    const chart = testChartPath("khook-deploy");
+    const spec = (values: string) =>
+      khookSpec(
+        "helmkilled",
+        `${applyStep("first", cm("first", ns))}  - name: web\n    needs: [first]\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n${applyStep("last", cm("last", ns), "    needs: [web]\n")}`,
+        stateIn(ns),
+      );
+    const good = specDir(spec("{ replicas: 1 }"));
+    const installed = await apply(good.file);
+    assert.equal(installed.code, 0, failOn(t, installed));
+
+    // No node carries this label: the upgraded pod stays Pending and helm --wait keeps the release pending-upgrade.
+    const stuck = specDir(spec(`{ replicas: 1, nodeSelector: { khook.io/nowhere: "true" } }`));
+    const run = start(stuck.file);
+    await outputMatches(run, /\[web\] started/);
+    const v2 = `secret/sh.helm.release.v1.web.v2`;
+    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=jsonpath={.metadata.labels.status}=pending-upgrade", "--timeout=120s"])).code, 0);
+    const helmPid = childProcessNamed(run.child.pid!, "helm");
+    process.kill(helmPid, "SIGKILL");
+
+    const r = await run.done;
+    assert.equal(r.code, 1, failOn(t, r));
+    assert.match(r.stderr, /Error: step web failed: /);
+    await assertRecordFinal(ns, "helmkilled", "failed", { first: "ok", web: "failed", last: "ok" });
+
+    const next = await apply(good.file);
+    assert.equal(next.code, 1, failOn(t, next));
+    const recovery = `helm rollback web 1 --namespace ${ns}`;
+    assert.match(next.stderr, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2`));
+    assert.ok(next.stderr.includes(`recover with: ${recovery} — then re-run khook`), next.stderr);
+
+    const rollback = await runTool(toolPath("helm"), ["rollback", "web", "1", "--namespace", ns, "--kubeconfig", state().kubeconfig]);
+    assert.equal(rollback.code, 0, rollback.stderr);
+    const fixed = await apply(good.file);
+    assert.equal(fixed.code, 0, failOn(t, fixed));
+    const rerun = parseRun(fixed);
+    assert.equal(stepOf(rerun, "first").reason, RESUME_REASON);
+    assert.equal(stepOf(rerun, "web").status, "ok");
+    await assertRecordFinal(ns, "helmkilled", "succeeded", { first: "ok", web: "ok", last: "ok" });
+  });
+});
+
+/** The pid of the direct child of `parent` whose command name is `name`. */
+function childProcessNamed(parent: number, name: string): number {
+  for (const task of fs.readdirSync(`/proc/${parent}/task`)) {
+    const children = fs.readFileSync(path.join(`/proc/${parent}/task`, task, "children"), "utf8").trim().split(/\s+/).filter(Boolean);
+    for (const c of children) if (fs.readFileSync(`/proc/${c}/comm`, "utf8").trim() === name) return Number(c);
+  }
+  throw new Error(`no child process named ${name} under pid ${parent}`);
+}
+
+async function runTool(bin: string, args: string[]): Promise<CliResult> {
+  const { run } = await import("../harness/util.js");
+  const r = await run(bin, args, { env: { ...process.env, HOME: state().dir } });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}

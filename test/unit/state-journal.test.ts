@@ -267,3 +267,24 @@ describe("state: the lease on the record", () => {
     await j.finish("succeeded");
   });
 });
+
+describe("state: the lease under the Pulumi provider", () => {
+  test("a Pulumi update on a held record fails naming the holder and the khook unlock --record command (no spec file to name)", async () => {
+    const { runSpec } = await import("../../provider/engine/run.js");
+    const { failureMessage } = await import("../../provider/pulumi/outputs.js");
+    const { unlockCommand } = await import("../../provider/operations.js");
+    const { specFixture, StubExecutors, noExtras } = await import("./support/engine-fixtures.js");
+    const location = { namespace: "kube-system", name: "khook-state-demo" };
+    const spec = specFixture([{ name: "a" }], { name: "demo", state: location });
+    assert.equal(spec.file, undefined, "an inline Pulumi spec has no file");
+    const store = new MemoryRecordStore(recordHeldBy(newLease(other, "apply", new Date(Date.now()))));
+    const stubs = new StubExecutors();
+    const journal = Journal.forSpec(spec, store, { unlockCommand: unlockCommand(spec, location) });
+    const result = await runSpec(spec, { mode: "apply", executors: stubs.map, context: noExtras, journal });
+    assert.equal(result.status, "failed");
+    assert.equal(stubs.calls.length, 0, "nothing ran");
+    const message = failureMessage("bootstrap", spec, result, "apply");
+    assert.match(message, /locked by another khook run: bob on ci-runner-3 \(pid 4242/);
+    assert.match(message, /khook unlock --record kube-system\/khook-state-demo/);
+  });
+});

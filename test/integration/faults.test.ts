@@ -11,6 +11,7 @@
  * lease left behind); and a re-run converges without repeating completed steps.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
@@ -112,16 +113,29 @@ async function assertRerunResumesAll(file: string, names: string[]): Promise<voi
   for (const n of names) assert.equal(stepOf(parseRun(r), n).reason, RESUME_REASON, `step ${n} resumed`);
 }
 
-/** Resolves when the running khook has recorded step `name` as ok (a watch on the record Secret). */
-async function recorded(ns: string, spec: string, name: string): Promise<void> {
-  const r = await cluster.kubectl(["wait", `secret/khook-state-${spec}`, "-n", ns, "--for=jsonpath={.data.record\\.json}", "--timeout=60s"]);
-  assert.equal(r.code, 0, r.stderr);
-  for (;;) {
-    if ((await record(ns, spec))?.steps[name]?.status === "ok") return;
-    // The record is one JSON blob: wait for its next change rather than poll.
-    const rv = await kubectl(["get", "secret", `khook-state-${spec}`, "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]);
-    await cluster.kubectl(["wait", `secret/khook-state-${spec}`, "-n", ns, `--for=jsonpath={.metadata.resourceVersion}!=${rv}`, "--timeout=60s"]);
-  }
+/** Resolves when the running khook has recorded step `name` as ok: a watch on the record Secret (kubectl get --watch). */
+function recorded(ns: string, spec: string, name: string): Promise<void> {
+  const args = ["get", "secrets", "-n", ns, "--watch", `--field-selector=metadata.name=khook-state-${spec}`, "-o", 'jsonpath={.data.record\\.json}{"\\n"}'];
+  const child = spawn(toolPath("kubectl"), ["--kubeconfig", state().kubeconfig, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let buffered = "";
+  let stderr = "";
+  return new Promise<void>((resolve, reject) => {
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      buffered += d;
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        const rec = JSON.parse(Buffer.from(line, "base64").toString("utf8")) as RecordJson;
+        if (rec.steps[name]?.status === "ok") {
+          child.kill();
+          resolve();
+        }
+      }
+    });
+    child.on("exit", () => reject(new Error(`kubectl get --watch ended before step ${name} was recorded: ${stderr}`)));
+  });
 }
 
 function failOn(t: { name: string }, r: CliResult): string {
@@ -152,11 +166,11 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
   test("kube-apiserver frozen (SIGSTOP) past a step's timeout, then resumed: the step fails with its timeout, the record says so, and a re-run resumes", async (t) => {
     const ns = await namespace("apiserver-frozen");
     await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
-    const steps = gatedChain(ns, "last").replace("    needs: [first]\n", "    needs: [first]\n    timeout: 5s\n");
+    // The step's timeout must not run out before the freeze lands: the freeze follows its start line at once.
+    const steps = gatedChain(ns, "last").replace("    needs: [first]\n", "    needs: [first]\n    timeout: 15s\n");
     const { file } = specDir(khookSpec("frozen", steps, stateIn(ns)));
     const run = start(file);
     await outputMatches(run, /\[blocked\] started/);
-    await recorded(ns, "frozen", "first");
 
     freezeComponent(state(), "kube-apiserver");
     try {
@@ -167,7 +181,7 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
 
     const r = await run.done;
     assert.equal(r.code, 1, failOn(t, r));
-    assert.match(r.stderr, /Error: step blocked failed: .*(timed out|timeout).*5s/i);
+    assert.match(r.stderr, /Error: step blocked failed: .*(timed out|timeout).*15s/i);
     await assertRecordFinal(ns, "frozen", "failed", { first: "ok", blocked: "failed" });
     await assertOwned(ns, "frozen", { first: "first" });
 

@@ -24,7 +24,6 @@ import {
   restartComponent,
   startCluster,
   stopCluster,
-  testChartPath,
   thawComponent,
   toolPath,
   type ClusterState,
@@ -70,9 +69,9 @@ async function namespace(prefix: string): Promise<string> {
   return ns;
 }
 
-const env = () => cliEnv(state().kubeconfig, { KHOOK_HELM: toolPath("helm") });
-const start = (file: string) => startKhook(["apply", "-f", file, "-o", "json"], { env: env() });
-const apply = (file: string) => runKhook(["apply", "-f", file, "-o", "json"], { env: env() });
+const env = (extra: NodeJS.ProcessEnv) => cliEnv(state().kubeconfig, extra);
+const start = (file: string, extra: NodeJS.ProcessEnv = {}) => startKhook(["apply", "-f", file, "-o", "json"], { env: env(extra) });
+const apply = (file: string, extra: NodeJS.ProcessEnv = {}) => runKhook(["apply", "-f", file, "-o", "json"], { env: env(extra) });
 const openGate = (ns: string) => kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
 
 interface RecordJson {
@@ -181,7 +180,7 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
 
     const r = await run.done;
     assert.equal(r.code, 1, failOn(t, r));
-    assert.match(r.stderr, /Error: step blocked failed: .*(timed out|timeout).*15s/i);
+    assert.match(stepOf(parseRun(r), "blocked").error ?? "", /timed out after 15s/);
     await assertRecordFinal(ns, "frozen", "failed", { first: "ok", blocked: "failed" });
     await assertOwned(ns, "frozen", { first: "first" });
 
@@ -261,7 +260,7 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
 
     const r = await run.done;
     assert.equal(r.code, 1, failOn(t, r));
-    assert.match(r.stderr, new RegExp(`Error: step last failed: .*${target}.*terminat`, "i"));
+    assert.match(stepOf(parseRun(r), "last").error ?? "", new RegExp(`unable to create new content in namespace ${target} because it is being terminated`));
     await assertRecordFinal(ns, "terminating", "failed", { first: "ok", blocked: "ok", last: "failed" });
     assert.notEqual((await cluster.kubectl(["get", "configmap", "last", "-n", target])).code, 0, "nothing was created in the terminating namespace");
 
@@ -292,64 +291,3 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
     assert.equal(await kubectl(["get", "configmaps", "-n", ns, "-o", "name"]), "configmap/kube-root-ca.crt", "no object was written");
   });
 });
-
-describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
-  test("the release is left pending-upgrade; the next run stops with the exact recovery command, which recovers it", async (t) => {
-    const ns = await namespace("helm-killed");
-    const chart = testChartPath("khook-deploy");
-    const spec = (values: string) =>
-      khookSpec(
-        "helmkilled",
-        `${applyStep("first", cm("first", ns))}  - name: web\n    needs: [first]\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n${applyStep("last", cm("last", ns), "    needs: [web]\n")}`,
-        stateIn(ns),
-      );
-    const good = specDir(spec("{ replicas: 1 }"));
-    const installed = await apply(good.file);
-    assert.equal(installed.code, 0, failOn(t, installed));
-
-    // No node carries this label: the upgraded pod stays Pending and helm --wait keeps the release pending-upgrade.
-    const stuck = specDir(spec(`{ replicas: 1, nodeSelector: { khook.io/nowhere: "true" } }`));
-    const run = start(stuck.file);
-    await outputMatches(run, /\[web\] started/);
-    const v2 = `secret/sh.helm.release.v1.web.v2`;
-    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
-    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=jsonpath={.metadata.labels.status}=pending-upgrade", "--timeout=120s"])).code, 0);
-    const helmPid = childProcessNamed(run.child.pid!, "helm");
-    process.kill(helmPid, "SIGKILL");
-
-    const r = await run.done;
-    assert.equal(r.code, 1, failOn(t, r));
-    assert.match(r.stderr, /Error: step web failed: /);
-    await assertRecordFinal(ns, "helmkilled", "failed", { first: "ok", web: "failed", last: "ok" });
-
-    const next = await apply(good.file);
-    assert.equal(next.code, 1, failOn(t, next));
-    const recovery = `helm rollback web 1 --namespace ${ns}`;
-    assert.match(next.stderr, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2`));
-    assert.ok(next.stderr.includes(`recover with: ${recovery} — then re-run khook`), next.stderr);
-
-    const rollback = await runTool(toolPath("helm"), ["rollback", "web", "1", "--namespace", ns, "--kubeconfig", state().kubeconfig]);
-    assert.equal(rollback.code, 0, rollback.stderr);
-    const fixed = await apply(good.file);
-    assert.equal(fixed.code, 0, failOn(t, fixed));
-    const rerun = parseRun(fixed);
-    assert.equal(stepOf(rerun, "first").reason, RESUME_REASON);
-    assert.equal(stepOf(rerun, "web").status, "ok");
-    await assertRecordFinal(ns, "helmkilled", "succeeded", { first: "ok", web: "ok", last: "ok" });
-  });
-});
-
-/** The pid of the direct child of `parent` whose command name is `name`. */
-function childProcessNamed(parent: number, name: string): number {
-  for (const task of fs.readdirSync(`/proc/${parent}/task`)) {
-    const children = fs.readFileSync(path.join(`/proc/${parent}/task`, task, "children"), "utf8").trim().split(/\s+/).filter(Boolean);
-    for (const c of children) if (fs.readFileSync(`/proc/${c}/comm`, "utf8").trim() === name) return Number(c);
-  }
-  throw new Error(`no child process named ${name} under pid ${parent}`);
-}
-
-async function runTool(bin: string, args: string[]): Promise<CliResult> {
-  const { run } = await import("../harness/util.js");
-  const r = await run(bin, args, { env: { ...process.env, HOME: state().dir } });
-  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
-}

@@ -81,6 +81,8 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   }
   if (format === "json") {
     out.json(runJson(result, spec.name));
+    // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
+    if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
     out.out(summaryTable(result));
     const counts = { ok: 0, failed: 0, skipped: 0 };

@@ -1,9 +1,8 @@
-/** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status. */
+/** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
 import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
 import { describeLease } from "../../state/lease.js";
-import { invalidInput } from "../../errors.js";
 import { formatDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
@@ -177,8 +176,7 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
     const spec = await loadFromFlags("unlock", values, out);
     const settings = recordLocation(spec, "spec");
     if (settings === undefined) {
-      out.err(`${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`);
-      return EXIT_CODES.execution;
+      throw invalidInput(`khook unlock: ${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`, []);
     }
     location = settings;
     specName = spec.name;

@@ -6,14 +6,13 @@ import { executorFor, makeStepContext } from "./engine/attempt.js";
 import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
-import { KubeClient } from "./kube/index.js";
+import { KubeClient, type ClusterTarget } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { clearLease, Journal, SecretRecordStore, summarizeRecord, type Lease, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
-import type { ExecutorRegistry, KubeConnection, ToolPaths } from "./steps/types.js";
+import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
-export type ClusterTarget = KubeConnection;
 
 /**
  * "spec": journal only when the spec has an enabled `state:` block (the CLI).
@@ -107,7 +106,8 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
     const executors = opts.executors ?? EXECUTORS;
     const context = { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) };
     const journal = journalFor(spec, kube, opts.journal);
-    const steps = await planOnline(spec, executors, context, journal, { ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const redactor = spec.redactor.child();
+    const steps = await planOnline(spec, executors, context, journal, { redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     const diffs = new Map<string, string>();
     if (opts.diff) {
       const signal = opts.signal ?? new AbortController().signal;
@@ -117,12 +117,12 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
         if (p.action === "skip" || p.action === "no-op" || executor.diff === undefined) continue;
         try {
           // post-render functions run (side-effect free), so the diff shows the transformed objects; webhooks never do.
-          const hooks = stepHooksFor(spec, step, "plan");
-          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined, hooks });
+          const hooks = stepHooksFor(spec, step, "plan", redactor);
+          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined, redactor, hooks });
           const text = await executor.diff(step, ctx);
-          diffs.set(p.name, spec.redactor.redact(text));
+          diffs.set(p.name, redactor.redact(text));
         } catch (e) {
-          diffs.set(p.name, spec.redactor.redact(`# cannot compute the diff: ${(e as Error).message}`));
+          diffs.set(p.name, redactor.redact(`# cannot compute the diff: ${(e as Error).message}`));
         }
       }
     }

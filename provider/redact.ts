@@ -1,6 +1,9 @@
 /**
  * The one redactor. It is created at load time and every output path (CLI text,
  * JSON, the journal's error text, Pulumi outputs and logs) goes through it.
+ * Each run (apply, destroy, plan) works with a child of the spec's redactor:
+ * what an executor learns is secret during the run is masked in everything the
+ * run produces, and the loaded spec stays as it was.
  *
  * It masks registered secret values (raw and every pipeline output derived from
  * them, plus the common encodings of each) and URL userinfo credentials.
@@ -17,6 +20,16 @@ export const MIN_SECRET_LENGTH = 3;
 export class Redactor {
   private readonly secrets = new Set<string>();
   private pattern: RegExp | undefined;
+  /** `size` when `pattern` was built: the parent may have learned more since. */
+  private patternSize = 0;
+
+  /** With a parent (see child()), it masks everything the parent masks, now and later, plus what is added to it. */
+  constructor(private readonly parent?: Redactor) {}
+
+  /** A redactor for one run: adding to it never changes this one. */
+  child(): Redactor {
+    return new Redactor(this);
+  }
 
   /** Registers a secret value and the encodings under which it commonly leaks. */
   add(value: string): void {
@@ -28,21 +41,25 @@ export class Redactor {
     if (this.secrets.size !== before) this.pattern = undefined;
   }
 
+  /** How many forms are masked (the parent's included). */
   get size(): number {
-    return this.secrets.size;
+    return this.secrets.size + (this.parent?.size ?? 0);
   }
 
-  /** All registered forms; for tests that grep produced output. */
+  /** All registered forms, the parent's included; for tests that grep produced output. */
   forms(): string[] {
-    return [...this.secrets];
+    return [...new Set([...(this.parent?.forms() ?? []), ...this.secrets])];
   }
 
   redact(text: string): string {
-    let out = stripUrlCredentials(text);
-    if (this.secrets.size === 0) return out;
-    this.pattern ??= buildPattern(this.secrets);
-    out = out.replace(this.pattern, MASK);
-    return out;
+    const out = stripUrlCredentials(text);
+    const size = this.size;
+    if (size === 0) return out;
+    if (this.pattern === undefined || this.patternSize !== size) {
+      this.pattern = buildPattern(new Set(this.forms()));
+      this.patternSize = size;
+    }
+    return out.replace(this.pattern, MASK);
   }
 
   /** Redacts every string inside a JSON-like value. */

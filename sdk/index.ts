@@ -25,9 +25,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
 import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
-// The defaults of provider/spec/vars.ts (not imported: the SDK keeps program-time loading light).
-const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
-const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
+import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
 
 export { khookProvider };
@@ -150,21 +148,9 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
 
   const readEnv = args.fromEnvironment ?? (args.varPrefix !== undefined || args.secretPrefix !== undefined);
   if (args.varPrefix === "" || args.secretPrefix === "") {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { prefixProblems } = require("../provider/spec/vars.js") as typeof import("../provider/spec/vars.js");
     throw new Error(`Khook ${name}: ${prefixProblems(args).join("; ")}`);
   }
-  const envVars: Record<string, string> = {};
-  const envSecrets: Record<string, string> = {};
-  if (readEnv) {
-    const varPrefix = args.varPrefix ?? DEFAULT_VAR_PREFIX;
-    const secretPrefix = args.secretPrefix ?? DEFAULT_SECRET_PREFIX;
-    for (const [k, v] of Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (v === undefined) continue;
-      if (k.startsWith(secretPrefix) && k.length > secretPrefix.length) envSecrets[k.slice(secretPrefix.length)] = v;
-      else if (k.startsWith(varPrefix) && k.length > varPrefix.length) envVars[k.slice(varPrefix.length)] = v;
-    }
-  }
+  const { vars: envVars, secrets: envSecrets } = readEnv ? scanEnvironment(process.env, args) : { vars: {}, secrets: {} };
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
@@ -190,7 +176,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
   const bundle: pulumi.Output<Bundle> = pulumi
     .all([pulumi.output(specText), vars, pulumi.unsecret(secretVars)])
     .apply(([text, v, secrets]) => {
-      const b = collectBundle(text, baseDir, { set: Object.entries(knownOrPlaceholder(v)), varFiles, secretVars: knownOrPlaceholder(secrets), env: prefixed(envVars) });
+      const b = collectBundle(text, baseDir, { set: Object.entries(knownOrPlaceholder(v)), varFiles, secretVars: knownOrPlaceholder(secrets), envVars });
       const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
       const secretValues = Object.values(secrets).filter((s) => s.length >= 3);
       const leaks = keys.some((k) => secretValues.some((s) => k.includes(s)));
@@ -251,8 +237,3 @@ function stringMap(m: Record<string, unknown>): Record<string, string> {
   return out;
 }
 
-function prefixed(vars: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(vars)) out[`${DEFAULT_VAR_PREFIX}${k}`] = v;
-  return out;
-}

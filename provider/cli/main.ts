@@ -2,6 +2,7 @@
  * The khook CLI. Thin: flags -> engine -> text or JSON.
  * Exit codes: 0 ok, 1 execution failure, 2 invalid input (including bad flags).
  */
+import { DEFAULT_PARALLELISM } from "../engine/types.js";
 import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
 import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
 import { graphCommand, offlinePlanCommand, schemaCommand, validateCommand, versionCommand } from "./commands/offline.js";
@@ -35,7 +36,7 @@ Common flags:
 Cluster flags (plan, apply, destroy, status, unlock):
       --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME      kubeconfig context
-      --parallelism N     steps to run at once (default 8)
+      --parallelism N     steps to run at once (default ${DEFAULT_PARALLELISM})
 
 khook unlock -f FILE clears the lease of the spec's state record (--record NAMESPACE/NAME names the record
 instead of a spec, e.g. for a Pulumi resource's record).

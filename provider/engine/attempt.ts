@@ -3,6 +3,7 @@
  * or cancellation, and the engine additionally races the executor's promise so
  * an executor that ignores its signal cannot hang the run.
  */
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
@@ -91,17 +92,19 @@ export function makeStepContext(args: {
   deadlineAt: number;
   now: () => number;
   log: (message: string) => void;
+  /** The run's redactor: a child of the spec's (Redactor.child), so what an executor adds stays in the run. */
+  redactor: Redactor;
   /** The step's hooks (stepHooksFor), bound to this attempt's signal and log. */
   hooks?: StepHooks | undefined;
 }): StepContext {
-  const { spec, extras, signal, deadlineAt, now, log } = args;
-  const redactedLog = (message: string): void => log(spec.redactor.redact(String(message)));
+  const { spec, extras, signal, deadlineAt, now, log, redactor } = args;
+  const redactedLog = (message: string): void => log(redactor.redact(String(message)));
   const ctx = {
     ...extras,
     ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog }) } : {}),
     spec,
     signal,
-    redactor: spec.redactor,
+    redactor,
     /** Milliseconds left in this attempt, read live. */
     get deadline(): number {
       return Math.max(0, deadlineAt - now());

@@ -4,6 +4,7 @@
  * each executor's read-only `assess` and consults the state record.
  */
 import { setMaxListeners } from "node:events";
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
@@ -13,7 +14,7 @@ import { describeHook, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
-import type { StepContextExtras } from "./types.js";
+import { DEFAULT_PARALLELISM, type StepContextExtras } from "./types.js";
 
 export interface OfflinePlanStep {
   readonly name: string;
@@ -73,8 +74,10 @@ export interface OnlinePlanStep extends Omit<OfflinePlanStep, "action"> {
 }
 
 export interface PlanOnlineOptions {
-  /** Concurrent assess calls (default 8). */
+  /** Concurrent assess calls (default DEFAULT_PARALLELISM). */
   readonly parallelism?: number;
+  /** The run's redactor (default: a new child of the spec's). */
+  readonly redactor?: Redactor;
   readonly signal?: AbortSignal;
   readonly now?: () => number;
 }
@@ -92,7 +95,8 @@ export async function planOnline(
   journal?: Journal,
   opts: PlanOnlineOptions = {},
 ): Promise<OnlinePlanStep[]> {
-  const redact = (s: string): string => spec.redactor.redact(s);
+  const redactor = opts.redactor ?? spec.redactor.child();
+  const redact = (s: string): string => redactor.redact(s);
   const now = opts.now ?? Date.now;
   const runAbort = new AbortController();
   setMaxListeners(0, runAbort.signal);
@@ -100,7 +104,7 @@ export async function planOnline(
   const onAbort = (): void => runAbort.abort(opts.signal?.reason);
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
-  const parallelism = Math.max(1, Math.floor(opts.parallelism ?? 8));
+  const parallelism = Math.max(1, Math.floor(opts.parallelism ?? DEFAULT_PARALLELISM));
   if (journal) await journal.open();
   const offline = planOffline(spec);
 
@@ -124,7 +128,7 @@ export async function planOnline(
         const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
           executor.assess(
             step,
-            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, hooks: stepHooksFor(spec, step, "plan") }),
+            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, redactor, hooks: stepHooksFor(spec, step, "plan", redactor) }),
           ),
         );
         const note = webhookNote(step);

@@ -23,9 +23,10 @@
  * - Destroy walks the same DAG reversed (a step is torn down after every step
  *   that needs it) and calls `executor.destroy`.
  *
- * Every error text is redacted with the spec's redactor before it goes into
+ * Every error text is redacted with the run's redactor (a child of the spec's) before it goes into
  * an event, the result, or the journal.
  */
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
@@ -40,10 +41,9 @@ import {
   notStartedReason,
   RESUME_REASON,
 } from "./reasons.js";
-import type { RunEvent, RunOptions, RunResult, RunStatus, SleepFn, StepResult } from "./types.js";
+import { DEFAULT_PARALLELISM, type RunEvent, type RunOptions, type RunResult, type RunStatus, type SleepFn, type StepResult } from "./types.js";
 
 export * from "./types.js";
-export const DEFAULT_PARALLELISM = 8;
 
 interface Resolution {
   readonly result: StepResult;
@@ -59,7 +59,9 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
   const now = opts.now ?? Date.now;
   const mode = opts.mode;
   const journal = opts.journal;
-  const redact = (s: string): string => spec.redactor.redact(s);
+  // This run's redactor: what executors learn is secret is masked in everything the run produces.
+  const redactor = spec.redactor.child();
+  const redact = (s: string): string => redactor.redact(s);
   const emit = (e: RunEvent): void => {
     try {
       opts.onEvent?.(e);
@@ -106,7 +108,7 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
   }
 
-  const resolutions = await schedule(spec, opts, emit, redact, now);
+  const resolutions = await schedule(spec, opts, emit, redactor, now);
   const steps = spec.steps.map((s) => resolutions.byName.get(s.name)!.result);
   const anyFailed = steps.some((s) => s.status === "failed");
   let status: RunStatus = resolutions.cancelled ? "cancelled" : anyFailed ? "failed" : "succeeded";
@@ -143,9 +145,10 @@ function schedule(
   spec: LoadedSpec,
   opts: RunOptions,
   emit: (e: RunEvent) => void,
-  redact: (s: string) => string,
+  redactor: Redactor,
   now: () => number,
 ): Promise<Scheduled> {
+  const redact = (s: string): string => redactor.redact(s);
   const mode = opts.mode;
   const journal = opts.journal;
   const sleep = opts.sleep ?? defaultSleep;
@@ -279,7 +282,7 @@ function schedule(
 
     /** Runs the step's attempts, then tells its post-apply hooks how it ended. */
     async function execute(step: LoadedStep): Promise<StepResult> {
-      const hooks = stepHooksFor(spec, step, mode);
+      const hooks = stepHooksFor(spec, step, mode, redactor);
       const result = await attempts(step, hooks);
       if (hooks === undefined || mode !== "apply" || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
       try {
@@ -317,7 +320,7 @@ function schedule(
         try {
           const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, hooks });
+            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
             if (mode === "apply") return executor.apply(step, ctx);
             // finalize: the teardown proceeds only once every finalize hook succeeded.
             return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));

@@ -9,6 +9,9 @@ import type { Journal } from "../state/journal.js";
 
 export type RunMode = "apply" | "destroy";
 
+/** Steps run (and assessed) at once unless `--parallelism` / the `parallelism` input says otherwise. */
+export const DEFAULT_PARALLELISM = 8;
+
 /**
  * The parts of a StepContext the engine does not make itself: the cluster
  * (`kube`), how subprocesses reach it (`connection`) and tool paths. Passed

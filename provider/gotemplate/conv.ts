@@ -15,7 +15,7 @@ import {
 } from "./values.js";
 
 /** Go's float64 → int64 conversion as amd64 does it (out of range and NaN give MinInt64). */
-export function floatToInt64(f: number): bigint {
+function floatToInt64(f: number): bigint {
   if (Number.isNaN(f) || f >= 9223372036854775808 || f < -9223372036854775808) return -9223372036854775808n;
   return BigInt(Math.trunc(f));
 }
@@ -43,7 +43,7 @@ function indirect(v: GoValue): GoValue {
 }
 
 /** cast.ToInt64E; returns [value, ok]. */
-export function castToInt64(v: GoValue): [bigint, boolean] {
+function castToInt64(v: GoValue): [bigint, boolean] {
   v = indirect(v);
   if (v === null) return [0n, true];
   if (v instanceof GoInt) return [BigInt.asIntN(64, v.v), true];
@@ -65,7 +65,7 @@ export function toInt64(v: GoValue): bigint {
 }
 
 /** cast.ToFloat64E; returns [value, ok]. */
-export function castToFloat64(v: GoValue): [number, boolean] {
+function castToFloat64(v: GoValue): [number, boolean] {
   v = indirect(v);
   if (v === null) return [0, true];
   if (v instanceof GoInt) return [Number(v.v), true];
@@ -127,8 +127,8 @@ export function nilDeref(): never {
 }
 
 /** Limits that keep a hostile pipeline from exhausting memory (Go has no such limits). */
-export const MAX_RESULT_BYTES = 16 << 20;
-export const MAX_LIST_LEN = 1 << 20;
+const MAX_RESULT_BYTES = 16 << 20;
+const MAX_LIST_LEN = 1 << 20;
 
 export function checkSize(n: number, what = "result"): void {
   if (n > MAX_RESULT_BYTES) throw new GoCallError(what + " too large (khook limits pipeline results to 16 MiB)");

@@ -32,7 +32,7 @@ import {
 const MISSING = Symbol("missing");
 type Final = GoValue | typeof MISSING;
 
-export interface FuncLookup {
+interface FuncLookup {
   (name: string): FuncDef | undefined;
 }
 

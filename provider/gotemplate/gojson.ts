@@ -134,15 +134,13 @@ function enc(v: GoValue, escapeHTML: boolean, indent: string, prefix: string): s
   throw new GoCallError("json: unsupported type: " + typeString(v));
 }
 
-export class JSONSyntaxError extends Error {}
-
 /**
  * json.Unmarshal into interface{}: objects → map[string]interface{}, arrays → []interface{},
  * numbers → float64. Returns the value and whether an error occurred (Go still returns the partial
  * value for type errors such as numbers out of float64 range).
  */
 /** Go's decoder allows 10000 levels; khook stops at 1000 so deep data cannot exhaust the JS stack. */
-export const MAX_JSON_DEPTH = 1000;
+const MAX_JSON_DEPTH = 1000;
 
 function tooDeep(text: string): boolean {
   let depth = 0;

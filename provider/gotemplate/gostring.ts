@@ -8,7 +8,7 @@
  */
 
 export const RUNE_ERROR = 0xfffd;
-export const MAX_RUNE = 0x10ffff;
+const MAX_RUNE = 0x10ffff;
 
 /** UTF-8 encodes a JavaScript string into a Go byte string (lone surrogates become U+FFFD). */
 export function fromJs(s: string): string {
@@ -107,17 +107,6 @@ export function encodeRune(r: number): string {
   return String.fromCharCode(0xf0 | (r >> 18), 0x80 | ((r >> 12) & 0x3f), 0x80 | ((r >> 6) & 0x3f), 0x80 | (r & 0x3f));
 }
 
-/** utf8.RuneLen */
-export function runeLen(r: number): number {
-  if (r < 0) return -1;
-  if (r < 0x80) return 1;
-  if (r < 0x800) return 2;
-  if (r >= 0xd800 && r <= 0xdfff) return -1;
-  if (r < 0x10000) return 3;
-  if (r <= MAX_RUNE) return 4;
-  return -1;
-}
-
 /** []rune(s): invalid bytes become U+FFFD. */
 export function runesOf(s: string): number[] {
   const out: number[] = [];
@@ -134,15 +123,6 @@ export function fromRunes(rs: readonly number[]): string {
   let out = "";
   for (const r of rs) out += encodeRune(r);
   return out;
-}
-
-/** for i, r := range s — yields [byteIndex, rune, size]. */
-export function* rangeRunes(s: string): Generator<[number, number, number]> {
-  for (let i = 0; i < s.length; ) {
-    const [r, size] = decodeRune(s, i);
-    yield [i, r, size];
-    i += size;
-  }
 }
 
 export function runeCount(s: string): number {
@@ -173,13 +153,4 @@ export function mapRunes(s: string, f: (r: number) => number): string {
     i += size;
   }
   return out;
-}
-
-/** Go string comparison (bytewise); binary strings compare correctly with < on char codes. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function isASCII(s: string): boolean {
-  return /^[\x00-\x7f]*$/.test(s);
 }

@@ -142,31 +142,9 @@ export function splitN(s: string, sep: string, n: number): string[] | null {
   return a;
 }
 
-export function split(s: string, sep: string): string[] {
-  return splitN(s, sep, -1) ?? [];
-}
-
 /** strings.Repeat (panics on negative counts) */
 export function repeat(s: string, n: number, onNegative: () => never): string {
   if (n < 0) onNegative();
   return s.repeat(n);
-}
-
-/** strings.Fields */
-export function fields(s: string): string[] {
-  const out: string[] = [];
-  let start = -1;
-  for (let i = 0; i < s.length; ) {
-    const [r, size] = decodeRune(s, i);
-    if (isSpace(r)) {
-      if (start >= 0) {
-        out.push(s.slice(start, i));
-        start = -1;
-      }
-    } else if (start < 0) start = i;
-    i += size;
-  }
-  if (start >= 0) out.push(s.slice(start));
-  return out;
 }
 

@@ -96,7 +96,7 @@ function escape(s: string, mode: Mode): string {
 
 export const queryEscape = (s: string): string => escape(s, Mode.queryComponent);
 
-export interface GoURL {
+interface GoURL {
   scheme: string;
   opaque: string;
   user: { username: string; password?: string } | null;

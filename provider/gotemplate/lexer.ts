@@ -5,7 +5,7 @@
 import { decodeRune, encodeRune, toJs } from "./gostring.js";
 import { isDigit, isLetter } from "./unicode.js";
 
-export type TokenType =
+type TokenType =
   | "error"
   | "bool"
   | "char" // printable ASCII grab bag (',' etc.)

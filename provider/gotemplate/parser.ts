@@ -198,9 +198,9 @@ function newNumber(text: string, typ: "number" | "complex" | "charConstant"): Nu
  * Go allows 10000 nested parenthesized pipelines; khook stops at 256 so that evaluation can never
  * run out of JavaScript stack (which would make the outcome depend on the engine's state).
  */
-export const MAX_STACK_DEPTH = 256;
+const MAX_STACK_DEPTH = 256;
 
-export interface ParseOptions {
+interface ParseOptions {
   /** Is a function name defined (at parse time, like Go's funcs check)? */
   hasFunction(name: string): boolean;
   /** Called for names that are defined but refused by khook (returns the error message). */

@@ -14,7 +14,7 @@ export class NumError extends Error {
 
 const lower = (c: string): string => String.fromCharCode(c.charCodeAt(0) | 0x20);
 
-export function underscoreOK(s: string): boolean {
+function underscoreOK(s: string): boolean {
   let saw = "^";
   let i = 0;
   if (s.length >= 1 && (s[0] === "-" || s[0] === "+")) s = s.slice(1);
@@ -483,11 +483,6 @@ export function formatFloat(v: number, fmt: string, prec: number): string {
     }
   }
   return "%" + fmt;
-}
-
-/** fmt's %v of a float64 (strconv 'g', shortest). */
-export function formatFloatV(v: number): string {
-  return formatFloat(v, "g", -1);
 }
 
 // ---- quoting ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@
  *   nil interface / invalid    null
  */
 
-export type Kind =
+type Kind =
   | "invalid"
   | "bool"
   | "int"
@@ -41,7 +41,7 @@ export type Kind =
   | "interface"
   | "func";
 
-export interface FieldDef {
+interface FieldDef {
   readonly name: string;
   readonly type: GoType;
 }
@@ -88,24 +88,18 @@ function basic(kind: Kind, str: string = kind): GoType {
 
 export const T_BOOL = basic("bool");
 export const T_INT = basic("int");
-export const T_INT8 = basic("int8");
-export const T_INT16 = basic("int16");
-export const T_INT32 = basic("int32");
-export const T_INT64 = basic("int64");
-export const T_UINT = basic("uint");
-export const T_UINT8 = basic("uint8");
-export const T_UINT16 = basic("uint16");
+const T_INT64 = basic("int64");
 export const T_UINT32 = basic("uint32");
 export const T_UINT64 = basic("uint64");
 export const T_FLOAT64 = basic("float64");
-export const T_COMPLEX128 = basic("complex128");
+const T_COMPLEX128 = basic("complex128");
 export const T_STRING = basic("string");
 export const T_ANY: GoType = { kind: "interface", str: "interface {}" };
 export const T_REFLECT_VALUE: GoType = { kind: "struct", str: "reflect.Value", reflectValue: true };
 export const T_TIME: GoType = { kind: "struct", str: "time.Time", fields: [] };
 
 const sliceTypes = new Map<string, GoType>();
-export function sliceOf(elem: GoType): GoType {
+function sliceOf(elem: GoType): GoType {
   let t = sliceTypes.get(elem.str);
   if (!t) {
     t = { kind: "slice", str: "[]" + elem.str, elem };
@@ -114,7 +108,7 @@ export function sliceOf(elem: GoType): GoType {
   return t;
 }
 const mapTypes = new Map<string, GoType>();
-export function mapOf(elem: GoType): GoType {
+function mapOf(elem: GoType): GoType {
   let t = mapTypes.get(elem.str);
   if (!t) {
     t = { kind: "map", str: "map[string]" + elem.str, key: T_STRING, elem };
@@ -197,17 +191,11 @@ export function goInt(n: number | bigint): GoInt {
 export function goInt64(n: number | bigint): GoInt {
   return new GoInt(T_INT64, wrapInt(BigInt(n), 64, true));
 }
-export function goUint64(n: number | bigint): GoInt {
-  return new GoInt(T_UINT64, wrapInt(BigInt(n), 64, false));
-}
 export function listOf(items: GoValue[]): GoSlice {
   return new GoSlice(T_SLICE_ANY, items);
 }
 export function stringsOf(items: string[]): GoSlice {
   return new GoSlice(T_SLICE_STRING, items);
-}
-export function dictOf(entries: Iterable<[string, GoValue]>): GoMap {
-  return new GoMap(T_MAP_ANY, new Map(entries));
 }
 
 const INT_BITS: Record<string, number> = {
@@ -225,7 +213,7 @@ const INT_BITS: Record<string, number> = {
 };
 
 /** Wraps an integer to the given width, two's complement, like Go conversions and overflow. */
-export function wrapInt(v: bigint, bits: number, signed: boolean): bigint {
+function wrapInt(v: bigint, bits: number, signed: boolean): bigint {
   return signed ? BigInt.asIntN(bits, v) : BigInt.asUintN(bits, v);
 }
 
@@ -310,18 +298,6 @@ export function zeroOf(t: GoType): GoValue {
   return null;
 }
 
-export function isSliceLike(v: GoValue): v is GoSlice {
-  return v instanceof GoSlice;
-}
-
-/** Go's `len` for slices, maps and strings (bytes). */
-export function lenOf(v: GoValue): number | undefined {
-  if (typeof v === "string") return v.length;
-  if (v instanceof GoSlice) return v.items.length;
-  if (v instanceof GoMap) return v.m.size;
-  return undefined;
-}
-
 /** reflect.DeepEqual */
 export function deepEqual(a: GoValue, b: GoValue): boolean {
   if (a === null || b === null) return a === b;
@@ -361,11 +337,6 @@ export function deepEqual(a: GoValue, b: GoValue): boolean {
     return deepEqual(a.elem, bp.elem);
   }
   return false;
-}
-
-/** Element i of a slice as interface{} (l2.Index(i).Interface()). */
-export function indexItem(s: GoSlice, i: number): GoValue {
-  return s.items[i] ?? null;
 }
 
 /** A Go-semantics error raised by a function (the `error` result or a panic); becomes "error calling X: msg". */

@@ -70,8 +70,8 @@ export interface AttemptHooks {
 }
 
 /** The step's hooks for a run in `mode`, or undefined when no hook applies to it. */
-export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode): StepHooks | undefined {
-  return step.hooks.length > 0 ? new StepHooks(spec, step, mode, spec.redactor) : undefined;
+export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode, redactor: Redactor): StepHooks | undefined {
+  return step.hooks.length > 0 ? new StepHooks(spec, step, mode, redactor) : undefined;
 }
 
 /** The hooks of one step in one run. */

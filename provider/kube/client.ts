@@ -36,7 +36,8 @@ import type { KubeObject, ResourceType, ApiResource } from "../kubectl/types.js"
 import type { WaitCondition } from "../kubectl/waitfor.js";
 import type { KubeApi } from "./api.js";
 
-export interface KubeConnectOptions {
+/** Which cluster: a kubeconfig (file or text) and a context. The one name for it, from the CLI flags down to helm's. */
+export interface ClusterTarget {
   /** An explicit kubeconfig file (like `kubectl --kubeconfig`). */
   kubeconfigPath?: string;
   /** Kubeconfig YAML text, e.g. from a Pulumi input. Wins over kubeconfigPath. */
@@ -95,7 +96,7 @@ export class KubeClient implements Transport, KubeApi {
    * ~/.kube/config, else the in-cluster service account; kubectl's rules, see
    * kubeconfig.ts — and prepares authentication. Does not contact the server.
    */
-  static async connect(opts: KubeConnectOptions = {}): Promise<KubeClient> {
+  static async connect(opts: ClusterTarget = {}): Promise<KubeClient> {
     const sel = selectContext(loadKubeconfig(opts), opts.context);
     let base: URL;
     try {

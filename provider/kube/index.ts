@@ -6,7 +6,7 @@
  */
 export type { KubeApi } from "./api.js";
 export { KubeClient } from "./client.js";
-export type { KubeConnectOptions } from "./client.js";
+export type { ClusterTarget } from "./client.js";
 export { sleep } from "./transport.js";
 export type { Transport, RequestOptions, RawResponse, HttpMethod, QueryValue } from "./transport.js";
 

@@ -34,7 +34,7 @@ const MAYBE_LOCAL = /\b(?:file|kustomize|exec)["']?\s*:|\bchart["']?\s*:\s*["']?
 
 function mayReferenceFiles(specText: string, sources: VariableSources): boolean {
   if (MAYBE_LOCAL.test(specText)) return true;
-  const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {})];
+  const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {}), ...Object.values(sources.envVars ?? {})];
   return values.some((v) => typeof v === "string" && /file|kustomize|chart|exec/.test(v));
 }
 

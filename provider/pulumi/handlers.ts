@@ -43,7 +43,7 @@ import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, t
 
 type OperationsModule = typeof import("../operations.js");
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
-export type ClusterTarget = import("../operations.js").ClusterTarget;
+type ClusterTarget = import("../kube/client.js").ClusterTarget;
 
 let operationsOverride: Operations | undefined;
 

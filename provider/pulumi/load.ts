@@ -10,7 +10,6 @@ import { isKhookError, type Diagnostic } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { loadSpec } from "../spec/load.js";
 import { canonicalJson } from "../spec/hash.js";
-import { DEFAULT_VAR_PREFIX } from "../spec/vars.js";
 import { materializeBundle } from "./bundle.js";
 import type { InputProblem, KhookInputs } from "./wire.js";
 
@@ -66,8 +65,6 @@ function load(inputs: KhookInputs): LoadOutcome {
     const message = `cannot prepare the spec's local files: ${e instanceof Error ? e.message : String(e)}`;
     return { ok: false, problems: [{ property: "files", reason: message }], message };
   }
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(inputs.envVars ?? {})) env[`${DEFAULT_VAR_PREFIX}${k}`] = v;
   try {
     const spec = loadSpec({
       text: inputs.spec,
@@ -75,8 +72,7 @@ function load(inputs: KhookInputs): LoadOutcome {
       set: Object.entries(inputs.vars ?? {}),
       varFileValues: inputs.varFiles ?? [],
       secretVars: inputs.secretVars ?? {},
-      env,
-      varPrefix: DEFAULT_VAR_PREFIX,
+      envVars: inputs.envVars ?? {},
     });
     return { ok: true, spec, bundleRoot: root };
   } catch (e) {

@@ -23,8 +23,10 @@ export interface VariableSources {
   varFiles?: ReadonlyArray<{ file: string; values: Readonly<Record<string, string>> }>;
   /** Secret values given directly (the Pulumi `secretVars` input); same rank as KHOOK_SECRET_*. */
   secretVars?: Readonly<Record<string, string>>;
-  /** The process environment, read only through the two prefixes. */
+  /** The process environment, read only through the two prefixes (scanEnvironment). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Variables already read from an environment, names without the prefix (the Pulumi `envVars` input); same rank as `env`'s. */
+  envVars?: Readonly<Record<string, string>>;
   varPrefix?: string;
   secretPrefix?: string;
 }
@@ -54,6 +56,27 @@ export function prefixProblems(prefixes: { varPrefix?: string | undefined; secre
   return out;
 }
 
+/**
+ * The variables and secrets an environment holds under the two prefixes, names
+ * without the prefix. The one scan: the CLI's loader and the Pulumi SDK (at
+ * program time) both use it. A name under both prefixes is a secret.
+ */
+export function scanEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  prefixes: { varPrefix?: string | undefined; secretPrefix?: string | undefined },
+): { vars: Record<string, string>; secrets: Record<string, string> } {
+  const varPrefix = prefixes.varPrefix ?? DEFAULT_VAR_PREFIX;
+  const secretPrefix = prefixes.secretPrefix ?? DEFAULT_SECRET_PREFIX;
+  const vars: Record<string, string> = {};
+  const secrets: Record<string, string> = {};
+  for (const [key, value] of sortedEntries(env)) {
+    if (value === undefined) continue;
+    if (key.startsWith(secretPrefix) && key.length > secretPrefix.length) secrets[key.slice(secretPrefix.length)] = value;
+    else if (key.startsWith(varPrefix) && key.length > varPrefix.length) vars[key.slice(varPrefix.length)] = value;
+  }
+  return { vars, secrets };
+}
+
 /** Applies `--set` > `--var-file` > KHOOK_SECRET_* > KHOOK_VAR_* and registers every secret value. */
 export function mergeVariables(sources: VariableSources): MergedVariables {
   const problems = prefixProblems(sources);
@@ -63,21 +86,13 @@ export function mergeVariables(sources: VariableSources): MergedVariables {
   const put = (name: string, value: string, origin: VariableOrigin, secret: boolean): void => {
     values.set(name, { value, origin, secret });
   };
-  const varPrefix = sources.varPrefix ?? DEFAULT_VAR_PREFIX;
-  const secretPrefix = sources.secretPrefix ?? DEFAULT_SECRET_PREFIX;
-  const env = sources.env ?? {};
+  const fromEnv = scanEnvironment(sources.env ?? {}, sources);
 
   // Lowest precedence first; each later source overwrites.
-  for (const [key, value] of sortedEntries(env)) {
-    if (value !== undefined && key.startsWith(varPrefix) && key.length > varPrefix.length) {
-      put(key.slice(varPrefix.length), value, "env", false);
-    }
-  }
-  for (const [key, value] of sortedEntries(env)) {
-    if (value !== undefined && key.startsWith(secretPrefix) && key.length > secretPrefix.length) {
-      redactor.add(value);
-      put(key.slice(secretPrefix.length), value, "secret-env", true);
-    }
+  for (const [name, value] of sortedEntries({ ...fromEnv.vars, ...(sources.envVars ?? {}) })) put(name, value, "env", false);
+  for (const [name, value] of sortedEntries(fromEnv.secrets)) {
+    redactor.add(value);
+    put(name, value, "secret-env", true);
   }
   for (const [name, value] of Object.entries(sources.secretVars ?? {})) {
     redactor.add(value);

@@ -6,6 +6,7 @@ import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
+import type { ClusterTarget } from "../kube/client.js";
 import type { AttemptHooks } from "../hooks/run.js";
 
 /** What plan shows for a step, decided from live state. */
@@ -60,18 +61,11 @@ export interface StepContext {
    * the kube client uses, passed to them explicitly. Absent: the default
    * resolution (KUBECONFIG, ~/.kube/config, in-cluster service account).
    */
-  readonly connection?: KubeConnection;
+  readonly connection?: ClusterTarget;
   /** Tool binaries from the provider configuration; else KHOOK_HELM / KHOOK_KUSTOMIZE / KHOOK_KUBECTL, else PATH. */
   readonly tools?: ToolPaths;
   /** The step's lifecycle hooks (provider/hooks); absent when none applies to the step. */
   readonly hooks?: AttemptHooks;
-}
-
-/** Same shape as the kube client's connect options. */
-export interface KubeConnection {
-  readonly kubeconfigPath?: string;
-  readonly kubeconfigContent?: string;
-  readonly context?: string;
 }
 
 export interface ToolPaths {

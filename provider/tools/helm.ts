@@ -27,6 +27,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
+import type { ClusterTarget } from "../kube/client.js";
 import type { BasicAuth } from "../spec/types.js";
 import { describeFailure, runTool, type ExecResult } from "./exec.js";
 import { locateTool } from "./locate.js";
@@ -35,12 +36,6 @@ import { locateTool } from "./locate.js";
 export const MIN_HELM = { major: 3, minor: 15, patch: 0 } as const;
 export const MIN_HELM_TEXT = `v${MIN_HELM.major}.${MIN_HELM.minor}.${MIN_HELM.patch}`;
 const INSTALL_HINT = `Install helm ${MIN_HELM_TEXT} or newer (v3.x) from https://helm.sh/docs/intro/install/, then put it on PATH or set KHOOK_HELM to its path`;
-
-export interface KubeConnection {
-  kubeconfigPath?: string;
-  kubeconfigContent?: string;
-  context?: string;
-}
 
 export interface HelmBinary {
   path: string;
@@ -197,7 +192,7 @@ export function buildInstallArgs(req: InstallRequest): string[] {
 
 export interface HelmSessionOptions {
   helm: HelmBinary;
-  connection?: KubeConnection | undefined;
+  connection?: ClusterTarget | undefined;
   redactor: Redactor;
   signal: AbortSignal;
   /** Extra environment for helm (tests); merged over process.env. */
@@ -227,7 +222,7 @@ export class HelmSession {
     readonly helm: HelmBinary,
     private readonly redactor: Redactor,
     private readonly signal: AbortSignal,
-    connection: KubeConnection | undefined,
+    connection: ClusterTarget | undefined,
     extraEnv: Record<string, string | undefined> | undefined,
   ) {
     installExitHook();

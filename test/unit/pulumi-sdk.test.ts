@@ -107,11 +107,21 @@ describe("Khook (SDK)", () => {
     }
   });
 
-  test("the SDK's environment prefixes are the loader's defaults", async () => {
-    const vars = await import("../../provider/spec/vars.js");
-    const sdk = fs.readFileSync(path.join(__dirname, "../../sdk/index.js"), "utf8");
-    assert.match(sdk, new RegExp(`DEFAULT_VAR_PREFIX = "${vars.DEFAULT_VAR_PREFIX}"`));
-    assert.match(sdk, new RegExp(`DEFAULT_SECRET_PREFIX = "${vars.DEFAULT_SECRET_PREFIX}"`));
+  test("the SDK reads the environment with the loader's own scan: the same prefixes, and a name under both is a secret", async () => {
+    const { khookInputs } = await import("../../sdk/index.js");
+    const { scanEnvironment } = await import("../../provider/spec/vars.js");
+    const keys = ["KHOOK_VAR_SCAN_A", "KHOOK_SECRET_SCAN_B"];
+    process.env["KHOOK_VAR_SCAN_A"] = "a";
+    process.env["KHOOK_SECRET_SCAN_B"] = "b";
+    try {
+      const inputs = khookInputs("boot", { spec: SPEC, fromEnvironment: true });
+      assert.deepEqual(inputs.envVars, scanEnvironment(process.env, {}).vars);
+      assert.equal((inputs.envVars as Record<string, string>)["SCAN_A"], "a");
+      assert.equal((inputs.envVars as Record<string, string>)["SCAN_B"], undefined, "a secret never travels as a plain variable");
+      assert.deepEqual(scanEnvironment({ P_S_X: "1", P_Y: "2" }, { varPrefix: "P_", secretPrefix: "P_S_" }), { vars: { Y: "2" }, secrets: { X: "1" } });
+    } finally {
+      for (const k of keys) delete process.env[k];
+    }
   });
 
   test("var files are read and parsed at program time", async () => {

@@ -83,7 +83,7 @@ function decryptAES(password: string, crypt64: string): string {
   return fromBytes(decrypted.subarray(0, end));
 }
 
-export const T_CERTIFICATE: GoType = {
+const T_CERTIFICATE: GoType = {
   kind: "struct",
   str: "sprig.certificate",
   fields: [

@@ -23,7 +23,7 @@ function fmtFrac(v: bigint, prec: number): [string, bigint] {
 }
 
 /** time.Duration.String */
-export function durationString(d: bigint): string {
+function durationString(d: bigint): string {
   d = BigInt.asIntN(64, d);
   const neg = d < 0n;
   let u = BigInt.asUintN(64, neg ? -d : d);
@@ -70,7 +70,7 @@ const UNITS: Record<string, bigint> = {
 };
 
 /** time.ParseDuration; undefined on error. */
-export function parseDuration(s: string): bigint | undefined {
+function parseDuration(s: string): bigint | undefined {
   let neg = false;
   if (s !== "" && (s[0] === "-" || s[0] === "+")) {
     neg = s[0] === "-";

@@ -76,7 +76,7 @@ export function base64Decode(src: string): string {
 }
 
 /** base32.StdEncoding.DecodeString; throws an Error with Go's text. */
-export function base32Decode(s: string): string {
+function base32Decode(s: string): string {
   const src = s.replace(/[\r\n]/g, "");
   const olen = src.length;
   const corrupt = (n: number): Error => new Error("illegal base32 data at input byte " + n);
@@ -119,7 +119,7 @@ export function base32Decode(s: string): string {
   return fromBytes(Uint8Array.from(out));
 }
 
-export function base32Encode(s: string): string {
+function base32Encode(s: string): string {
   const b = toBytes(s);
   let out = "";
   for (let i = 0; i < b.length; i += 5) {

@@ -15,7 +15,7 @@ import { stringFunctions } from "./strings.js";
 import { urlFunctions } from "./url.js";
 
 /** sprig functions (hermetic map minus exclusions): exactly 179 names. */
-export const SPRIG_FUNCTIONS: Readonly<Record<string, FuncDef>> = {
+const SPRIG_FUNCTIONS: Readonly<Record<string, FuncDef>> = {
   ...stringFunctions,
   ...mathFunctions,
   ...listFunctions,
@@ -37,7 +37,7 @@ export const SPRIG_FUNCTIONS: Readonly<Record<string, FuncDef>> = {
 };
 
 /** text/template builtins, minus `slice` (sprig's replaces it). */
-export const BUILTIN_FUNCTIONS: Readonly<Record<string, FuncDef>> = builtinFunctions;
+const BUILTIN_FUNCTIONS: Readonly<Record<string, FuncDef>> = builtinFunctions;
 
 const NOT_DETERMINISTIC = "it is not deterministic, and plan and apply must substitute identically";
 

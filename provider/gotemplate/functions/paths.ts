@@ -5,7 +5,7 @@ import { type FuncDef, T_STRING } from "../values.js";
 const S = T_STRING;
 
 /** path.Clean */
-export function clean(path: string): string {
+function clean(path: string): string {
   if (path === "") return ".";
   const rooted = path[0] === "/";
   const n = path.length;
@@ -39,7 +39,7 @@ export function clean(path: string): string {
   return out === "" ? "." : out;
 }
 
-export function base(path: string): string {
+function base(path: string): string {
   if (path === "") return ".";
   while (path.length > 0 && path[path.length - 1] === "/") path = path.slice(0, -1);
   const i = path.lastIndexOf("/");
@@ -47,12 +47,12 @@ export function base(path: string): string {
   return path === "" ? "/" : path;
 }
 
-export function dir(path: string): string {
+function dir(path: string): string {
   const i = path.lastIndexOf("/");
   return clean(path.slice(0, i + 1));
 }
 
-export function ext(path: string): string {
+function ext(path: string): string {
   for (let i = path.length - 1; i >= 0 && path[i] !== "/"; i--) if (path[i] === ".") return path.slice(i);
   return "";
 }

@@ -86,7 +86,7 @@ function segment(s: string): bigint {
   }
 }
 
-export function newVersion(v: string): Version {
+function newVersion(v: string): Version {
   const m = submatch(regexes().version, v);
   if (!m) throw new SemverError("Invalid Semantic Version");
   const sv: Version = { major: 0n, minor: 0n, patch: 0n, pre: m[5]!, metadata: m[8]!, original: v };
@@ -103,7 +103,7 @@ function strictNewVersion(v: string): Version {
   return { major: 0n, minor: 0n, patch: 0n, pre: "", metadata: "", original: v };
 }
 
-export function versionString(v: Version): string {
+function versionString(v: Version): string {
   let s = `${v.major}.${v.minor}.${v.patch}`;
   if (v.pre !== "") s += "-" + v.pre;
   if (v.metadata !== "") s += "+" + v.metadata;
@@ -147,7 +147,7 @@ function comparePrerelease(v: string, o: string): number {
   return 0;
 }
 
-export function compare(v: Version, o: Version): number {
+function compare(v: Version, o: Version): number {
   let d = cmpSeg(v.major, o.major);
   if (d !== 0) return d;
   d = cmpSeg(v.minor, o.minor);
@@ -214,7 +214,7 @@ function rewriteRange(i: string): string {
   return o;
 }
 
-export function newConstraint(c: string): Constraint[][] {
+function newConstraint(c: string): Constraint[][] {
   c = rewriteRange(c);
   const ors = c.split("||");
   return ors.map((v) => {
@@ -354,7 +354,7 @@ const ptrMethod = (params: GoType[], impl: (v: Version, a: GoValue[]) => GoValue
 
 const methods = new Map<string, MethodDef>();
 
-export const T_VERSION: GoType = {
+const T_VERSION: GoType = {
   kind: "struct",
   str: "semver.Version",
   fields: [
@@ -369,7 +369,7 @@ export const T_VERSION: GoType = {
   marshalJSON: (s) => jsonString(versionString(fromStruct(s)), true),
   methods,
 };
-export const T_VERSION_PTR = ptrTo(T_VERSION);
+const T_VERSION_PTR = ptrTo(T_VERSION);
 
 methods.set("String", valueMethod([], (v) => versionString(v)));
 methods.set("Major", valueMethod([], (v) => new GoInt(T_UINT64, v.major)));

@@ -90,7 +90,7 @@ function wrapCustom(s: string, wrapLength: number, newLine: string, wrapLongWord
 }
 
 /** sprig's strslice */
-export function strslice(v: GoValue): GoSlice {
+function strslice(v: GoValue): GoSlice {
   if (v instanceof GoSlice) {
     if (v.type === T_SLICE_STRING || v.type.str === "[]string") return v;
     return stringsOf(v.items.filter((x) => x !== null).map(strval));

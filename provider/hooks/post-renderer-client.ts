@@ -10,7 +10,7 @@ function main(socket: string): void {
   process.stdin.on("data", (c: Buffer) => input.push(c));
   process.stdin.on("end", () => {
     const answer: Buffer[] = [];
-    const conn = net.createConnection(socket, () => conn.end(Buffer.concat(input)));
+    const conn = net.createConnection({ path: socket, allowHalfOpen: true }, () => conn.end(Buffer.concat(input)));
     conn.on("data", (c: Buffer) => answer.push(c));
     conn.on("error", (e) => {
       process.stderr.write(`khook post-renderer: cannot reach khook at ${socket}: ${e.message}\n`);

@@ -29,7 +29,8 @@ export interface PostRenderer {
 /** Starts the socket server and writes the wrapper into `dir` (the helm session's private directory). */
 export async function startPostRenderer(dir: string, transform: ManifestTransform): Promise<PostRenderer> {
   const socket = path.join(dir, "post-render.sock");
-  const server = net.createServer((conn) => {
+  // allowHalfOpen: the client half-closes after sending; the answer is written after the (async) hooks ran.
+  const server = net.createServer({ allowHalfOpen: true }, (conn) => {
     const chunks: Buffer[] = [];
     conn.on("data", (c: Buffer) => chunks.push(c));
     conn.on("error", () => undefined);

@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { spawn } from "node:child_process";
+import * as os from "node:os";
+import { manifestObjects, objectsManifest, startPostRenderer } from "../../provider/hooks/post-renderer.js";
 import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/run.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
@@ -235,5 +238,43 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     await hooksOf(spec).postApply({ status: "ok", reason: "x" }, io(), async (ms) => void sleeps.push(ms));
     assert.equal(server.count("post-apply"), before + 3);
     assert.equal(sleeps.length, 2);
+  });
+});
+
+/** Runs an executable with stdin, asynchronously (the bridge's server lives in this process). */
+function runWith(file: string, input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, [], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("helm's post-renderer bridge (the executable helm runs, a real process)", () => {
+  test("pipes the manifest through the khook process and prints the transformed one; a hook's error exits 1 with its message", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-pr-"));
+    let fail = false;
+    const pr = await startPostRenderer(dir, async (manifest) => {
+      if (fail) throw new Error("post-render hook limits rejected the step's objects");
+      return objectsManifest(manifestObjects(manifest).map((o) => ({ ...o, metadata: { ...(o.metadata as object), labels: { hooked: "yes" } } })));
+    });
+    try {
+      const manifest = "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+      const ok = await runWith(pr.executable, manifest);
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.deepEqual(manifestObjects(ok.stdout).map((o) => [(o.metadata as { name: string }).name, (o.metadata as { labels: unknown }).labels]), [["a", { hooked: "yes" }], ["b", { hooked: "yes" }]]);
+      fail = true;
+      const bad = await runWith(pr.executable, manifest);
+      assert.equal(bad.status, 1);
+      assert.match(bad.stderr, /rejected the step's objects/);
+      assert.equal(bad.stdout, "");
+    } finally {
+      await pr.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -348,6 +348,29 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
   return r.rawManifest;
 }
 
+/**
+ * A helm that dies mid-operation (killed, out of memory, its node gone) leaves
+ * the release pending-install/-upgrade, and every later helm call refuses it.
+ * Say so with the failure, and the exact recovery command, rather than only on
+ * the next run. khook does not recover the release itself: helm records no
+ * owner for a pending operation, so khook cannot tell its own dead helm from
+ * another client's live one, and a rollback would undo that one's work.
+ */
+async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    let state: HistoryState;
+    try {
+      state = historyState(await session.history(t.release, t.namespace), t.release, t.namespace);
+    } catch {
+      throw e; // the original failure is the news; the history is only a hint
+    }
+    if (state.kind !== "pending") throw e;
+    throw executionError(`${(e as Error).message}. It left ${pendingMessage(state, t.release, t.namespace)}`);
+  }
+}
+
 // ------------------------------------------------------------------ executor
 
 async function assess(step: HelmStep, ctx: StepContext): Promise<Assessment> {
@@ -377,7 +400,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         const fingerprint = renderHooksFingerprint(step);
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
         const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
-        const r = await withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
+        const r = await withPendingHint(session, t, () => withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
           postRenderer,
           mode: decision.action,
           release: t.release,
@@ -391,7 +414,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.
           labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
-        }));
+        })));
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         const owned = decision.action === "install" || (await session.hasLabels(t.release, t.namespace, ownershipLabels(ctx.spec.name)));
         return {

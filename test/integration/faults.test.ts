@@ -23,6 +23,7 @@ import {
   killComponent,
   restartComponent,
   startCluster,
+  testChartPath,
   stopCluster,
   thawComponent,
   toolPath,
@@ -291,3 +292,69 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
     assert.equal(await kubectl(["get", "configmaps", "-n", ns, "-o", "name"]), "configmap/kube-root-ca.crt", "no object was written");
   });
 });
+describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
+  test("the release is left pending-upgrade; the next run stops with the exact recovery command, which recovers it", async (t) => {
+    const ns = await namespace("helm-killed");
+    const helm = { KHOOK_HELM: toolPath("helm") };
+    const chart = testChartPath("khook-deploy");
+    const spec = (values: string) =>
+      khookSpec(
+        "helmkilled",
+        `${applyStep("first", cm("first", ns))}  - name: web\n    needs: [first]\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n${applyStep("last", cm("last", ns), "    needs: [web]\n")}`,
+        stateIn(ns),
+      );
+    const good = specDir(spec("{ replicas: 1 }"));
+    const installed = await apply(good.file, helm);
+    assert.equal(installed.code, 0, failOn(t, installed));
+
+    // No node carries this label: the upgraded pod stays Pending and helm --wait keeps the release pending-upgrade.
+    const stuck = specDir(spec(`{ replicas: 1, nodeSelector: { khook.io/nowhere: "true" } }`));
+    const run = start(stuck.file, helm);
+    await outputMatches(run, /\[web\] started/);
+    const v2 = `secret/sh.helm.release.v1.web.v2`;
+    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=jsonpath={.metadata.labels.status}=pending-upgrade", "--timeout=120s"])).code, 0);
+    const helmPid = childProcessNamed(run.child.pid!, "helm");
+    process.kill(helmPid, "SIGKILL");
+
+    const r = await run.done;
+    assert.equal(r.code, 1, failOn(t, r));
+    // The run that lost its helm says at once what state the release is in and how to recover it.
+    const recovery = `helm rollback web 1 --namespace ${ns}`;
+    const killed = stepOf(parseRun(r), "web").error ?? "";
+    assert.match(killed, /failed \(signal SIGKILL\)/);
+    assert.match(killed, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2`));
+    assert.ok(killed.includes(`recover with: ${recovery} — then re-run khook`), killed);
+    await assertRecordFinal(ns, "helmkilled", "failed", { first: "ok", web: "failed", last: "ok" });
+
+    const next = await apply(good.file, helm);
+    assert.equal(next.code, 1, failOn(t, next));
+    const pending = stepOf(parseRun(next), "web").error ?? "";
+    assert.match(pending, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2`));
+    assert.ok(pending.includes(`recover with: ${recovery} — then re-run khook`), pending);
+
+    const rollback = await runTool(toolPath("helm"), ["rollback", "web", "1", "--namespace", ns, "--kubeconfig", state().kubeconfig]);
+    assert.equal(rollback.code, 0, rollback.stderr);
+    const fixed = await apply(good.file, helm);
+    assert.equal(fixed.code, 0, failOn(t, fixed));
+    const rerun = parseRun(fixed);
+    assert.equal(stepOf(rerun, "first").reason, RESUME_REASON);
+    assert.equal(stepOf(rerun, "web").status, "ok");
+    await assertRecordFinal(ns, "helmkilled", "succeeded", { first: "ok", web: "ok", last: "ok" });
+  });
+});
+
+/** The pid of the direct child of `parent` whose command name is `name`. */
+function childProcessNamed(parent: number, name: string): number {
+  for (const task of fs.readdirSync(`/proc/${parent}/task`)) {
+    const children = fs.readFileSync(path.join(`/proc/${parent}/task`, task, "children"), "utf8").trim().split(/\s+/).filter(Boolean);
+    for (const c of children) if (fs.readFileSync(`/proc/${c}/comm`, "utf8").trim() === name) return Number(c);
+  }
+  throw new Error(`no child process named ${name} under pid ${parent}`);
+}
+
+async function runTool(bin: string, args: string[]): Promise<CliResult> {
+  const { run } = await import("../harness/util.js");
+  const r = await run(bin, args, { env: { ...process.env, HOME: state().dir } });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}

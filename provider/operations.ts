@@ -6,7 +6,7 @@ import { executorFor, makeStepContext } from "./engine/attempt.js";
 import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
-import { KubeClient, type ClusterTarget } from "./kube/index.js";
+import { isKubeApiError, KubeClient, type ClusterTarget } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { clearLease, Journal, SecretRecordStore, summarizeRecord, type Lease, type RecordSummary } from "./state/index.js";
@@ -100,9 +100,24 @@ export interface PlanReport {
   diffs: Map<string, string>;
 }
 
-/** Never changes the cluster: assess and dry runs only. */
+/** One cheap read that every API server answers: it tells "unreachable" from "answers". */
+function probeServer(kube: KubeClient, signal?: AbortSignal): Promise<unknown> {
+  return kube.request({ method: "GET", path: "/version", timeoutMs: 15_000, ...(signal ? { signal } : {}) });
+}
+
+/**
+ * Never changes the cluster: assess and dry runs only. A cluster that cannot be reached (or
+ * that rejects the credentials) fails the plan, as it fails apply, instead of every step
+ * reporting "cannot assess live state".
+ */
 export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?: boolean }): Promise<PlanReport> {
   return withCluster(opts, async (kube) => {
+    try {
+      await probeServer(kube, opts.signal);
+    } catch (e) {
+      // Any other answer (e.g. 403 on /version) still shows the server is there; assess decides per step.
+      if (!isKubeApiError(e) || e.status === 401) throw e;
+    }
     const executors = opts.executors ?? EXECUTORS;
     const context = { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) };
     const journal = journalFor(spec, kube, opts.journal);
@@ -143,7 +158,7 @@ export async function reachOperation(target: ClusterTarget): Promise<{ kind: "un
     return { kind: "unreachable", message: (e as Error).message };
   }
   try {
-    await kube.request({ method: "GET", path: "/version", timeoutMs: 15_000 });
+    await probeServer(kube);
     return undefined;
   } catch (e) {
     const status = (e as { status?: unknown }).status;

@@ -28,6 +28,18 @@ export function isManagedByKhook(obj: KubeObject | undefined): boolean {
   return obj?.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
 }
 
+/**
+ * Who owns a labelled object (a Job): this spec, another khook spec (named by its
+ * `khook.io/spec` label), or nobody khook knows. Only "this-spec" may be replaced or deleted.
+ */
+export type LabelledOwner = { owner: "this-spec" } | { owner: "other-spec"; spec: string } | { owner: "not-khook" };
+
+export function labelledOwner(obj: KubeObject, spec: string): LabelledOwner {
+  if (!isManagedByKhook(obj)) return { owner: "not-khook" };
+  const label = obj.metadata?.labels?.[SPEC_LABEL];
+  return label === labelValue(spec) ? { owner: "this-spec" } : { owner: "other-spec", spec: label ?? "(no khook.io/spec label)" };
+}
+
 /** A valid label value: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. */
 export function labelValue(s: string): string {
   const cleaned = s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63);

@@ -200,6 +200,7 @@ function schedule(
       resolved.set(step.name, res);
       emit({ type: "step-finished", result: res.result });
       if (executed) journal?.recordStep(step, res.result);
+      else journal?.recordNotStarted(step, res.result.reason);
       for (const d of dependents.get(step.name)!) {
         const left = remaining.get(d.name)! - 1;
         remaining.set(d.name, left);

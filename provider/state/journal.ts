@@ -8,12 +8,13 @@
  * A resumed re-run of an unchanged spec therefore costs one read and a couple
  * of writes, whatever the number of steps.
  *
- * Which entries a run changes: only those of steps that executed in it (ok,
+ * Which entries a run changes: those of steps that executed in it (ok,
  * skipped by skipIf, failed — including a failure by cancellation while
- * running). Steps that did not execute — resumed, excluded by `when:`,
- * blocked by a failed dependency, not started after onError: fail, not
- * started after Ctrl-C — keep their previous entry: nothing happened to their
- * objects in this run, so a still-valid `ok` stays valid.
+ * running), and, so that the record holds every step's outcome, those of steps
+ * that never started (excluded by `when:`, blocked by a failed dependency, not
+ * started after onError: fail or Ctrl-C), recorded `skipped` with the reason.
+ * The one exception: an entry that still resumes (`ok` with the same input
+ * hash) is kept, because nothing happened to that step's objects in this run.
  *
  * The lease (lease.ts): a run claims the record before anything runs — one
  * write, conditional on the version it read — and holds it until its final
@@ -342,6 +343,12 @@ export class Journal {
     this.current = withEntry(this.current, step.name, entry, now);
     this.executed.add(step.name);
     this.schedule();
+  }
+
+  /** Records a step that never started in this apply (see the header); a still-resumable entry is kept. */
+  recordNotStarted(step: StepKey, reason: string): void {
+    if (this.current?.command !== "apply" || this.isResumable(step)) return;
+    this.recordStep(step, { status: "skipped", reason, attempts: 0, durationMs: 0 });
   }
 
   /**

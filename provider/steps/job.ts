@@ -1,7 +1,8 @@
 /**
  * `job:` — run a container to completion as a batch/v1 Job named after the step.
  *
- * - labelled app.kubernetes.io/managed-by: khook; a same-named Job without it is never touched;
+ * - labelled app.kubernetes.io/managed-by: khook and khook.io/spec: <spec>; a same-named Job
+ *   without them, or of another spec, is never touched;
  * - each run replaces the previous run's Job (delete, wait until gone, create) unless
  *   `skipIf: succeeded` finds it completed;
  * - backoffLimit 0 and restartPolicy Never: every khook attempt is a fresh Job;
@@ -10,7 +11,7 @@
  */
 import { executionError } from "../errors.js";
 import { JOBS, type KubeObject } from "../kube/index.js";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, isManagedByKhook, labelValue } from "../ownership.js";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { ensureNamespace } from "./namespace.js";
 import type { StepContext, StepExecutor } from "./types.js";
@@ -34,13 +35,20 @@ function finished(job: KubeObject | undefined): { state: "complete" | "failed"; 
   return undefined;
 }
 
-/** Refuses a same-named Job that khook does not own. */
-function assertOwned(step: JobStep, job: KubeObject | undefined): void {
-  if (job !== undefined && !isManagedByKhook(job)) {
-    throw executionError(
-      `job ${step.name} in namespace ${jobNamespace(step)} exists but is not managed by khook (it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}); khook never replaces a Job it does not own. Rename the step or delete that Job yourself`,
-    );
-  }
+/** Why a same-named Job is not this spec's (another spec's, or not khook's at all), or undefined when it is ours. */
+function notOursReason(step: JobStep, job: KubeObject, specName: string): string | undefined {
+  const who = labelledOwner(job, specName);
+  if (who.owner === "this-spec") return undefined;
+  const where = `job ${step.name} in namespace ${jobNamespace(step)}`;
+  return who.owner === "not-khook"
+    ? `${where} exists but is not managed by khook (it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE})`
+    : `${where} exists but belongs to another khook spec, "${who.spec}" (label ${SPEC_LABEL}=${who.spec}), not to "${specName}"`;
+}
+
+/** Refuses a same-named Job that this spec does not own. */
+function assertOwned(step: JobStep, job: KubeObject | undefined, specName: string): void {
+  const why = job === undefined ? undefined : notOursReason(step, job, specName);
+  if (why !== undefined) throw executionError(`${why}; khook never replaces a Job it does not own. Rename the step or delete that Job yourself`);
 }
 
 export function jobManifest(step: JobStep, specName: string): KubeObject {
@@ -93,7 +101,7 @@ export const jobExecutor: StepExecutor<"job"> = {
 
   async assess(step, ctx) {
     const job = await getJob(step, ctx);
-    assertOwned(step, job);
+    assertOwned(step, job, ctx.spec.name);
     const done = finished(job);
     if (step.action.skipIf === "succeeded" && done?.state === "complete") {
       return { action: "skip", reason: `skipIf: succeeded — job ${step.name} completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
@@ -105,7 +113,7 @@ export const jobExecutor: StepExecutor<"job"> = {
     const ns = jobNamespace(step);
     if (step.action.createNamespace && (await ensureNamespace(ctx.kube, ns, ctx.signal))) ctx.log(`namespace/${ns} created`);
     const previous = await getJob(step, ctx);
-    assertOwned(step, previous);
+    assertOwned(step, previous, ctx.spec.name);
     const done = finished(previous);
     if (step.action.skipIf === "succeeded" && done?.state === "complete") {
       return { status: "skipped", reason: `skipIf: succeeded — job ${step.name} already completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
@@ -138,7 +146,8 @@ export const jobExecutor: StepExecutor<"job"> = {
   async destroy(step, ctx) {
     const job = await getJob(step, ctx);
     if (job === undefined) return { status: "skipped", reason: `job ${step.name} is already gone` };
-    if (!isManagedByKhook(job)) return { status: "skipped", reason: `job ${step.name} is not managed by khook; left alone` };
+    const why = notOursReason(step, job, ctx.spec.name);
+    if (why !== undefined) return { status: "skipped", reason: `${why}; left alone` };
     await ctx.kube.delete(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, propagationPolicy: "Background" });
     await ctx.kube.waitForDeletion(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, timeoutMs: ctx.deadline, ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}) });
     return { status: "ok", reason: `job ${step.name} deleted` };

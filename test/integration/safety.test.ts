@@ -1,13 +1,19 @@
 /**
  * Issue 10 against the real cluster, through the real CLI: a Job of another spec is never
  * replaced or deleted (item 1), the record Secret holds never-started steps (item 9), and
- * `plan` fails when the cluster cannot be reached (item 20).
+ * `plan` fails when the cluster cannot be reached (item 20), and an exec plugin that stops
+ * working mid-session is reported as such (item 23).
  */
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { cliEnv, khookSpec, parseRun, runKhook, specDir, stepOf } from "./support/khook-cli.js";
+import { KhookError } from "../../provider/errors.js";
+import { KubeClient, type ResourceType } from "../../provider/kube/index.js";
 
 async function jobUid(ns: string, name: string): Promise<string> {
   const cluster = await testCluster();
@@ -97,5 +103,46 @@ describe("plan against an unreachable cluster", () => {
       assert.match(r.stderr, /cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:\d+/);
       assert.doesNotMatch(r.stdout, /cannot assess live state/);
     }
+  });
+});
+
+describe("credentials that stop working mid-session", () => {
+  test("exec-refresh-failure-reported: the real cluster, an exec plugin that works twice and then fails", async (t: TestContext) => {
+    const cluster = await testCluster();
+    const ns = await withNamespace(t, "exec-refresh");
+    const text = fs.readFileSync(cluster.kubeconfig, "utf8");
+    const field = (name: string): string => {
+      const v = new RegExp(`${name}: (\\S+)`).exec(text)?.[1];
+      assert.ok(v, `the test kubeconfig has ${name}`);
+      return v;
+    };
+    const pem = (b64: string): string => Buffer.from(b64, "base64").toString("utf8");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-exec-refresh-it-"));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    // The admin client certificate, handed out already expired so every request asks again; the third ask fails.
+    const credential = JSON.stringify({
+      apiVersion: "client.authentication.k8s.io/v1",
+      kind: "ExecCredential",
+      status: { clientCertificateData: pem(field("client-certificate-data")), clientKeyData: pem(field("client-key-data")), expirationTimestamp: "2000-01-01T00:00:00Z" },
+    });
+    fs.writeFileSync(path.join(dir, "credential.json"), credential, { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(dir, "cred.sh"),
+      `#!/bin/sh\necho x >> "${dir}/calls"\nif [ "$(wc -l < "${dir}/calls")" -gt 2 ]; then echo "token refresh denied: session revoked" >&2; exit 1; fi\ncat "${dir}/credential.json"\n`,
+      { mode: 0o700 },
+    );
+    const kubeconfig = `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${field("server")}", certificate-authority-data: ${field("certificate-authority-data")}}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: "${dir}/cred.sh", interactiveMode: Never}}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`;
+    const CM: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
+    const kube = await KubeClient.connect({ kubeconfigContent: kubeconfig });
+    t.after(() => kube.close());
+    await kube.list(CM, { namespace: ns }); // the plugin's second run: still fine
+    const err = await kube.list(CM, { namespace: ns }).then(
+      () => assert.fail("the third request succeeded"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof KhookError, String(err));
+    assert.doesNotMatch(err.message, /cannot reach/);
+    assert.match(err.message, /exec plugin failed/);
+    assert.match(err.message, /token refresh denied: session revoked/);
   });
 });

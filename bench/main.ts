@@ -8,6 +8,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
   const benches: Record<string, Bench> = { startup: benchStartup, offline: benchOffline };
   for (const [name, mod, fn] of [
     ["engine", "./engine.js", "benchEngine"],
+    ["bootstrap", "./bootstrap.js", "benchBootstrap"],
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
   ] as const) {

@@ -100,7 +100,7 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     }
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
-      else await journal.beginRun();
+      else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
     } catch (e) {
       for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
       return refuse(errorText(e, redact), mode === "destroy" ? "the state record could not be claimed and updated before teardown" : "the state record could not be claimed");

@@ -95,3 +95,11 @@ test("spec examples render like helm", () => {
   assert.equal(evaluatePipeline("5", 'printf "%sm"'), "5m");
   assert.equal(evaluatePipeline("dev", "upper"), "DEV");
 });
+
+test("regex functions match in linear time, like Go's RE2: nested quantifiers on a long subject finish and answer like Go", () => {
+  // A backtracking engine takes exponential time here; RE2 (Go, and re2js under khook) does not.
+  const subject = `${"a".repeat(5000)}!`;
+  assert.equal(evaluatePipeline(subject, 'regexMatch "^(a+)+$"'), "false");
+  assert.equal(evaluatePipeline(subject, 'regexFind "(a|aa)+!"'), subject);
+  assert.equal(evaluatePipeline("x".repeat(3000), 'regexMatch "(x*)*y"'), "false");
+});

@@ -1,4 +1,4 @@
-/** sprig's regex functions over Go's regexp (see goregexp.ts). The regex is the first argument. */
+/** sprig's regex functions over Go's regexp (goregexp.ts, on re2js: linear time, no time limit). The regex is the first argument. */
 import { def } from "../conv.js";
 import * as re from "../goregexp.js";
 import { type FuncDef, GoCallError, GoInt, GoSlice, type GoValue, stringsOf, T_INT, T_SLICE_STRING, T_STRING } from "../values.js";
@@ -17,16 +17,6 @@ function compile(expr: string, must: boolean): re.GoRegexp {
   }
 }
 
-/** Runs matching under goregexp's time guard; a timeout becomes the function's error. */
-function run<T>(g: re.GoRegexp, subject: string, f: () => T): T {
-  try {
-    return re.guarded(g, subject.length, f);
-  } catch (e) {
-    if (e instanceof re.RegexTimeoutError) throw new GoCallError(e.message);
-    throw e;
-  }
-}
-
 const strs = (xs: string[] | null): GoSlice => (xs === null ? new GoSlice(T_SLICE_STRING, [], true) : stringsOf(xs));
 const n = (v: GoValue): number => Number((v as GoInt).v);
 
@@ -40,51 +30,51 @@ export const regexFunctions: Record<string, FuncDef> = {
       if (e instanceof re.RegexSyntaxError) return false;
       throw e;
     }
-    return run(g, s, () => re.matchString(g, s));
+    return re.matchString(g, s);
   }),
   mustRegexMatch: def([S, S], ([r, s]) => {
     const g = compile(r as string, true);
-    return run(g, s as string, () => re.matchString(g, s as string));
+    return re.matchString(g, s as string);
   }),
   regexFindAll: def([S, S, T_INT], ([r, s, k]) => {
     const g = compile(r as string, false);
-    return strs(run(g, s as string, () => re.findAllString(g, s as string, n(k!))));
+    return strs(re.findAllString(g, s as string, n(k!)));
   }),
   mustRegexFindAll: def([S, S, T_INT], ([r, s, k]) => {
     const g = compile(r as string, true);
-    return strs(run(g, s as string, () => re.findAllString(g, s as string, n(k!))));
+    return strs(re.findAllString(g, s as string, n(k!)));
   }),
   regexFind: def([S, S], ([r, s]) => {
     const g = compile(r as string, false);
-    return run(g, s as string, () => re.findString(g, s as string));
+    return re.findString(g, s as string);
   }),
   mustRegexFind: def([S, S], ([r, s]) => {
     const g = compile(r as string, true);
-    return run(g, s as string, () => re.findString(g, s as string));
+    return re.findString(g, s as string);
   }),
   regexReplaceAll: def([S, S, S], ([r, s, repl]) => {
     const g = compile(r as string, false);
-    return run(g, s as string, () => re.replaceAllString(g, s as string, repl as string));
+    return re.replaceAllString(g, s as string, repl as string);
   }),
   mustRegexReplaceAll: def([S, S, S], ([r, s, repl]) => {
     const g = compile(r as string, true);
-    return run(g, s as string, () => re.replaceAllString(g, s as string, repl as string));
+    return re.replaceAllString(g, s as string, repl as string);
   }),
   regexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) => {
     const g = compile(r as string, false);
-    return run(g, s as string, () => re.replaceAllLiteralString(g, s as string, repl as string));
+    return re.replaceAllLiteralString(g, s as string, repl as string);
   }),
   mustRegexReplaceAllLiteral: def([S, S, S], ([r, s, repl]) => {
     const g = compile(r as string, true);
-    return run(g, s as string, () => re.replaceAllLiteralString(g, s as string, repl as string));
+    return re.replaceAllLiteralString(g, s as string, repl as string);
   }),
   regexSplit: def([S, S, T_INT], ([r, s, k]) => {
     const g = compile(r as string, false);
-    return strs(run(g, s as string, () => re.split(g, s as string, n(k!))));
+    return strs(re.split(g, s as string, n(k!)));
   }),
   mustRegexSplit: def([S, S, T_INT], ([r, s, k]) => {
     const g = compile(r as string, true);
-    return strs(run(g, s as string, () => re.split(g, s as string, n(k!))));
+    return strs(re.split(g, s as string, n(k!)));
   }),
   regexQuoteMeta: def([S], ([s]) => re.quoteMeta(s as string)),
 };

@@ -70,6 +70,10 @@ export function manifestObjects(manifest: string): Record<string, unknown>[] {
   return out;
 }
 
+/**
+ * The manifest helm reads back: one JSON document per object. helm parses YAML 1.1,
+ * where a plain `yes` or `on` is a boolean; JSON keeps every string a string.
+ */
 export function objectsManifest(objects: readonly Record<string, unknown>[]): string {
-  return objects.map((o) => `---\n${yamlLibrary().stringify(o, { aliasDuplicateObjects: false, lineWidth: 0 })}`).join("");
+  return objects.map((o) => `---\n${JSON.stringify(o)}\n`).join("");
 }

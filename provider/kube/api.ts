@@ -29,6 +29,8 @@ export interface KubeApi {
   resolveKind(apiVersion: string, kind: string, opts?: ResolveOptions): Promise<ApiResource>;
   /** Resolves `type` or `type/name` (`daemonset/aws-node`, `pods`), kubectl's resource-argument rules. */
   resolveTarget(arg: string, opts?: ResolveOptions): Promise<{ type: ApiResource; name: string | undefined }>;
+  /** The server's version and the API versions it serves (helm's `.Capabilities`), for hook contexts. Optional for fakes. */
+  capabilities?(opts?: { signal?: AbortSignal }): Promise<{ kubernetesVersion: string; apiVersions: string[] }>;
 
   // ---------------------------------------------------------------- objects
 

@@ -32,7 +32,7 @@ import * as objects from "./objects.js";
 import * as applyMod from "./apply.js";
 import * as watchMod from "./watch.js";
 import * as logsMod from "./logs.js";
-import type { KubeObject, ResourceType, ApiResource } from "../kubectl/types.js";
+import { apiVersionOf, type KubeObject, type ResourceType, type ApiResource } from "../kubectl/types.js";
 import type { WaitCondition } from "../kubectl/waitfor.js";
 import type { KubeApi } from "./api.js";
 
@@ -316,6 +316,15 @@ export class KubeClient implements Transport, KubeApi {
   /** Resolves `type` or `type/name` (`daemonset/aws-node`, `pods`). */
   resolveTarget(arg: string, opts?: ResolveOptions): Promise<{ type: ApiResource; name: string | undefined }> {
     return this.discovery.resolveTarget(arg, opts);
+  }
+
+  /** `/version`'s gitVersion and every served API version (from the discovery catalog), sorted. */
+  async capabilities(opts: { signal?: AbortSignal } = {}): Promise<{ kubernetesVersion: string; apiVersions: string[] }> {
+    const [version, catalog] = await Promise.all([
+      this.requestJson<{ gitVersion?: string }>({ path: "/version", ...(opts.signal ? { signal: opts.signal } : {}), target: { what: "the server version (GET /version)" } }),
+      this.discovery.catalog(opts.signal),
+    ]);
+    return { kubernetesVersion: version?.gitVersion ?? "", apiVersions: [...new Set(catalog.map((r) => apiVersionOf(r)))].sort() };
   }
 
   // ---------------------------------------------------------------- objects

@@ -392,11 +392,16 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
       case "upgrade": {
         ctx.log(`${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`);
         const desired = decision.desired;
-        ctx.hooks?.setExtras({
-          ...(desired !== undefined ? { chart: { name: desired.name, version: desired.version } } : {}),
-          release: { name: t.release, namespace: t.namespace },
-          values: p.values,
-        });
+        if (ctx.hooks !== undefined) {
+          // seed 004's context: chart, release, merged values and the cluster's capabilities (only when a hook will read them).
+          const capabilities = await ctx.kube.capabilities?.({ signal: ctx.signal }).catch(() => undefined);
+          ctx.hooks.setExtras({
+            ...(desired !== undefined ? { chart: { name: desired.name, version: desired.version } } : {}),
+            release: { name: t.release, namespace: t.namespace },
+            values: p.values,
+            ...(capabilities !== undefined ? { capabilities } : {}),
+          });
+        }
         const fingerprint = renderHooksFingerprint(step);
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
         const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};

@@ -199,6 +199,25 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined);
   });
 
+  test("helm: pre-apply children reach the release through the post-renderer; post-apply gets the chart, release revision, values and capabilities", async (t) => {
+    const ns = await withNamespace(t, "hook-helm");
+    server.on("pre-apply", { kind: "ok", change: (c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { ...((v.metadata as { labels?: object }).labels ?? {}), audited: "yes" } } }])) });
+    server.on("post-apply", { kind: "ok" });
+    const step = `  - name: chart\n    helm:\n      chart: ${testChartPath("khook-test-app")}\n      namespace: ${ns}\n      values: {message: hello}\n`;
+    const { file } = hookedSpec("hook-helm", audit("pre-apply, post-apply"), step);
+    const r = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "chart-app"]))["audited"], "yes");
+    const pre = server.requests.filter((x) => x.body.phase === "pre-apply").at(-1)!;
+    assert.deepEqual(Object.keys(pre.body.children).sort(), ["ConfigMap/chart-app", "Deployment/chart-app"]);
+    const post = server.requests.filter((x) => x.body.phase === "post-apply").at(-1)!.body.context as Record<string, any>;
+    assert.equal(post.chart.name, "khook-test-app");
+    assert.deepEqual(post.release, { name: "chart", namespace: ns, revision: 1 });
+    assert.equal(post.values.message, "hello");
+    assert.match(post.capabilities.kubernetesVersion, /^v1\./);
+    assert.ok(post.capabilities.apiVersions.includes("apps/v1"));
+  });
+
   test("plan calls no webhook, and says so; plan --diff neither", async (t) => {
     const ns = await withNamespace(t, "hook-plan");
     const { file } = hookedSpec("hook-plan", audit("pre-apply, post-apply, finalize"), configMapStep("cm", ns));

@@ -13,6 +13,8 @@
  * and return the patch as an object; `{}` means nothing to do ("unchanged").
  */
 
+import { goSliceStable, goSort } from "./gosort.js";
+
 export type JsonMap = { [key: string]: unknown };
 
 const DIRECTIVE = "$patch";
@@ -295,7 +297,8 @@ function mergeKeyValueEqual(left: unknown, right: unknown, mergeKey: string): bo
 }
 
 function diffListsOfScalars(original: unknown[], modified: unknown[], opts: DiffOptions): { add: unknown[]; deletions: unknown[] } {
-  const os = sortScalars([...original]);
+  // Go sorts `original` in place (the caller's DeepEqual then sees it sorted) and a copy of `modified`.
+  const os = sortScalars(original);
   const ms = sortScalars([...modified]);
   let oi = 0;
   let mi = 0;
@@ -547,11 +550,16 @@ function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: stri
     items = toSort.filter((v) => !(isMap(v) && v[DIRECTIVE] === DELETE));
     toDelete = toSort.filter((v) => isMap(v) && v[DIRECTIVE] === DELETE);
   }
-  // Stable: items found in `order` follow it; the rest keep their relative place after them.
-  const found = items.map((v, i) => ({ v, i, at: indexOf(order, v, mergeKey, kind) }));
-  const known = found.filter((x) => x.at >= 0).sort((a, b) => a.at - b.at || a.i - b.i);
-  const unknown = found.filter((x) => x.at < 0);
-  return [...known.map((x) => x.v), ...unknown.map((x) => x.v), ...toDelete];
+  // sort.SliceStable with Go's comparator, which says "less" whenever either item is missing from `order`:
+  // the result depends on the algorithm, so it is Go's.
+  const sorted = [...items];
+  goSliceStable(sorted, (i, j) => {
+    const ii = indexOf(order, sorted[i], mergeKey, kind);
+    if (ii < 0) return true;
+    const ij = indexOf(order, sorted[j], mergeKey, kind);
+    return ij < 0 || ii < ij;
+  });
+  return [...sorted, ...toDelete];
 }
 
 function indexOf(list: unknown[], v: unknown, mergeKey: string, kind: ElemKind): number {
@@ -640,28 +648,52 @@ function keepOrDeleteNull(m: JsonMap, keepNull: boolean): JsonMap {
   return out;
 }
 
-/** Applies merge patch `patch` onto the merge patch `doc` (jsonpatch.MergePatch on two patches). */
+/** Applies merge patch `patch` onto the merge patch `doc` (kubectl uses jsonpatch.MergePatch for it). */
 function mergeJsonPatches(doc: JsonMap, patch: JsonMap): JsonMap {
-  const out: JsonMap = { ...doc };
-  for (const [k, v] of Object.entries(patch)) {
-    const dv = out[k];
-    if (isMap(v) && isMap(dv)) out[k] = mergeJsonPatches(dv, v);
-    else out[k] = v;
-  }
+  const out = clone(doc);
+  mergeDocs(out, patch);
   return out;
 }
 
 // ------------------------------------------------------------------ applying merge patches (for previews)
 
-/** Applies an RFC 7386 merge patch to a document. */
+/**
+ * Applies an RFC 7386 merge patch to a document, as evanphx/json-patch's MergePatch (which kubectl and
+ * the API server use) does: a value that replaces a missing, null or non-object one loses its null
+ * members, also inside lists of objects; a list or scalar replacing an object is taken as it is.
+ */
 export function applyMergePatch(doc: unknown, patch: unknown): unknown {
   if (!isMap(patch)) return clone(patch);
   const base: JsonMap = isMap(doc) ? clone(doc) : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete base[k];
-    else base[k] = applyMergePatch(base[k], v);
-  }
+  mergeDocs(base, patch);
   return base;
+}
+
+/** json-patch's mergeDocs (not merging two merge patches): `doc` is changed in place. */
+function mergeDocs(doc: JsonMap, patch: JsonMap): void {
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) {
+      delete doc[k];
+      continue;
+    }
+    const cur = doc[k];
+    if (isMap(cur) && isMap(v)) mergeDocs(cur, v);
+    else if (isMap(cur)) doc[k] = clone(v);
+    else doc[k] = pruneNulls(clone(v));
+  }
+}
+
+/** Drops null members of objects, recursively, also inside lists (null list items stay). */
+function pruneNulls(v: unknown): unknown {
+  if (isMap(v)) {
+    for (const k of Object.keys(v)) {
+      if (v[k] === null) delete v[k];
+      else pruneNulls(v[k]);
+    }
+  } else if (Array.isArray(v)) {
+    for (const x of v) if (x !== null) pruneNulls(x);
+  }
+  return v;
 }
 
 // ------------------------------------------------------------------ helpers
@@ -705,26 +737,35 @@ function goString(v: unknown): string {
   return String(v);
 }
 
+/** sortScalars: sort.Sort in place, "less" being `%v` strings in order *or equal* (so equal items swap). */
 function sortScalars(s: unknown[]): unknown[] {
-  return [...s].sort((a, b) => {
-    const x = goString(a);
-    const y = goString(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  goSort(s, (i, j) => goString(s[i]) <= goString(s[j]));
+  return s;
 }
 
-function deduplicateScalars(s: unknown[]): unknown[] {
-  const out: unknown[] = [];
-  for (const v of s) if (!out.some((x) => x === v)) out.push(v);
-  return out;
+/** deduplicateScalars, which moves the last item into each duplicate's place. */
+function deduplicateScalars(list: unknown[]): unknown[] {
+  const s = [...list];
+  let length = s.length - 1;
+  for (let i = 0; i < length; i++) {
+    for (let j = i + 1; j <= length; j++) {
+      if (s[i] === s[j]) {
+        s[j] = s[length];
+        s.length = length;
+        length--;
+        j--;
+      }
+    }
+  }
+  return s;
 }
 
+/** sortMapsBasedOnField on a copy, with the same "less or equal" as sortScalars. */
 function sortMapsByField(list: unknown[], field: string): unknown[] {
-  return [...list].sort((a, b) => {
-    const x = goString(isMap(a) ? a[field] : undefined);
-    const y = goString(isMap(b) ? b[field] : undefined);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  const s = [...list];
+  const key = (v: unknown): string => goString(isMap(v) ? v[field] : undefined);
+  goSort(s, (i, j) => key(s[i]) <= key(s[j]));
+  return s;
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {

@@ -1,0 +1,206 @@
+/**
+ * Golden vectors: what kubectl's own Go code (k8s.io/* v0.35.4) computes for the logic khook ports in
+ * provider/kubectl/, recorded by test/golden/kubectl (a Go program) into vectors.json:
+ * - JSONPath as `kubectl wait --for=jsonpath=` reads it (relaxed syntax, client-go jsonpath with missing
+ *   keys allowed): the values, and fmt's %v of each scalar (what wait compares);
+ * - the three-way strategic merge patch `kubectl apply` sends for built-in kinds (patch metadata of the
+ *   Go types, written as an OpenAPI v3 schema for this side);
+ * - the three-way JSON merge patch it sends for custom resources, and that patch applied to live.
+ * No Go is needed here: only JSON. Deliberate deviations are listed in test/golden/kubectl/README.md.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { evaluateJsonPath, formatJsonPathValue, parseJsonPath } from "../../provider/kubectl/jsonpath.js";
+import {
+  applyMergePatch,
+  createThreeWayJsonMergePatch,
+  createThreeWayStrategicMergePatch,
+  isMap,
+  OpenApiV3PatchMeta,
+  PatchComputationError,
+  type JsonMap,
+} from "../../provider/kubectl/threeway.js";
+
+interface JsonPathVector {
+  name?: string;
+  template: string;
+  input: unknown;
+  relaxed?: string;
+  parseError?: string;
+  evalError?: string;
+  values?: unknown[];
+  formatted?: string[];
+  unordered?: boolean;
+}
+
+interface ThreeWayVector {
+  name?: string;
+  kind?: string;
+  original: JsonMap | null;
+  modified: JsonMap;
+  current: JsonMap;
+  patch?: JsonMap;
+  error?: string;
+  applied?: unknown;
+}
+
+interface Vectors {
+  kubernetes: string;
+  schemas: Record<string, unknown>;
+  kinds: Record<string, string>;
+  jsonpath: JsonPathVector[];
+  strategic: ThreeWayVector[];
+  jsonmerge: ThreeWayVector[];
+}
+
+function repoRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 8; i++) {
+    if (fs.existsSync(path.join(dir, "test", "golden", "kubectl", "vectors.json")) && fs.existsSync(path.join(dir, "package.json"))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error("cannot find the repository root from " + __dirname);
+}
+
+const vectors: Vectors = JSON.parse(fs.readFileSync(path.join(repoRoot(), "test", "golden", "kubectl", "vectors.json"), "utf8"));
+
+const label = (v: { name?: string }, i: number, what: string): string => v.name ?? `${what} #${i}`;
+const show = (x: unknown): string => {
+  const s = JSON.stringify(x);
+  return s === undefined ? "undefined" : s.length > 400 ? s.slice(0, 400) + "…" : s;
+};
+
+/** JSON with sorted keys: the order of a multiset's elements when Go's map iteration order is random. */
+function canonical(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map(canonical).join(",")}]`;
+  if (isMap(x)) return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`).join(",")}}`;
+  return JSON.stringify(x);
+}
+
+function sortedPairs(values: unknown[], formatted: (string | undefined)[]): { values: unknown[]; formatted: (string | undefined)[] } {
+  const pairs = values.map((v, i) => ({ v, f: formatted[i], k: canonical(v) }));
+  pairs.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  return { values: pairs.map((p) => p.v), formatted: pairs.map((p) => p.f) };
+}
+
+const PRECONDITION_MESSAGE = "At least one of apiVersion, kind and name was changed";
+
+const isScalar = (v: unknown): boolean => !isMap(v) && !Array.isArray(v);
+
+test("the kubectl golden vectors are substantial", () => {
+  assert.ok(vectors.jsonpath.length >= 300, `only ${vectors.jsonpath.length} JSONPath vectors`);
+  assert.ok(vectors.strategic.length >= 250, `only ${vectors.strategic.length} strategic merge vectors`);
+  assert.ok(vectors.jsonmerge.length >= 150, `only ${vectors.jsonmerge.length} JSON merge vectors`);
+  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$retainKeys"')), "no vector exercises $retainKeys");
+  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$deleteFromPrimitiveList/')), "no vector exercises $deleteFromPrimitiveList");
+  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$patch":"delete"')), "no vector exercises $patch: delete");
+});
+
+test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => {
+  const failures: string[] = [];
+  vectors.jsonpath.forEach((v, i) => {
+    const name = `${label(v, i, "jsonpath")}: ${JSON.stringify(v.template)}`;
+    const parsed = parseJsonPath(v.template);
+    if (v.parseError !== undefined) {
+      if (parsed.ok) failures.push(`${name}: kubectl rejects it (${v.parseError}) but khook parses it as ${parsed.expr.source}`);
+      return;
+    }
+    if (!parsed.ok) {
+      // Stricter on purpose: an identifier kubectl only rejects once evaluation reaches it is a validation error.
+      if (v.evalError?.startsWith("unrecognized identifier")) return;
+      failures.push(`${name}: khook rejects it (${parsed.message}) but kubectl parses it as ${v.relaxed}`);
+      return;
+    }
+    if (parsed.expr.source !== v.relaxed) failures.push(`${name}: normalized to ${parsed.expr.source}, kubectl to ${v.relaxed}`);
+    const got = evaluateJsonPath(parsed.expr, v.input);
+    if (v.evalError !== undefined) {
+      // Deviation (README): evaluation is total; where kubectl fails, khook yields nothing ("not yet").
+      if (got.length > 0) failures.push(`${name}: kubectl fails (${v.evalError}) but khook yields ${show(got)}`);
+      return;
+    }
+    let want = { values: v.values ?? [], formatted: (v.formatted ?? []) as (string | undefined)[] };
+    let have = { values: got, formatted: got.map((x) => (isScalar(x) ? formatJsonPathValue(x) : "")) as (string | undefined)[] };
+    if (v.unordered) {
+      want = sortedPairs(want.values, want.formatted);
+      have = sortedPairs(have.values, have.formatted);
+    }
+    try {
+      assert.deepStrictEqual(have.values, want.values);
+    } catch {
+      failures.push(`${name}: khook yields ${show(have.values)}, kubectl ${show(want.values)}`);
+      return;
+    }
+    if (show(have.formatted) !== show(want.formatted)) {
+      failures.push(`${name}: khook prints ${show(have.formatted)}, kubectl ${show(want.formatted)}`);
+    }
+  });
+  assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonpath.length} JSONPath vectors differ from kubectl:\n` + failures.join("\n"));
+});
+
+test("three-way strategic merge: every vector's patch is the one kubectl apply computes", () => {
+  const failures: string[] = [];
+  vectors.strategic.forEach((v, i) => {
+    const name = label(v, i, "strategic");
+    const schemaName = vectors.kinds[v.kind ?? ""];
+    const schema = schemaName === undefined ? undefined : vectors.schemas[schemaName];
+    if (!isMap(schema)) {
+      failures.push(`${name}: no schema for kind ${v.kind}`);
+      return;
+    }
+    const meta = new OpenApiV3PatchMeta(vectors.schemas, schema);
+    let patch: JsonMap;
+    try {
+      patch = createThreeWayStrategicMergePatch(v.original ?? undefined, v.modified, v.current, meta);
+    } catch (e) {
+      if (v.error !== undefined && e instanceof PatchComputationError) return;
+      failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
+      return;
+    }
+    if (v.error !== undefined) {
+      failures.push(`${name}: kubectl fails (${v.error}) but khook computes ${show(patch)}`);
+      return;
+    }
+    try {
+      assert.deepStrictEqual(patch, v.patch);
+    } catch {
+      failures.push(`${name}: khook computes ${show(patch)}, kubectl ${show(v.patch)}`);
+    }
+  });
+  assert.equal(failures.length, 0, `${failures.length}/${vectors.strategic.length} strategic merge vectors differ from kubectl:\n` + failures.join("\n"));
+});
+
+test("three-way JSON merge: every vector's patch, and the patch applied to live, are kubectl's", () => {
+  const failures: string[] = [];
+  vectors.jsonmerge.forEach((v, i) => {
+    const name = label(v, i, "jsonmerge");
+    let patch: JsonMap;
+    try {
+      patch = createThreeWayJsonMergePatch(v.original ?? undefined, v.modified, v.current);
+    } catch (e) {
+      // Deviation (README): kubectl prints "precondition failed for: <the patch>" (its intended message is
+      // unreachable); khook says what kubectl meant to, without dumping values that may be secret.
+      if (v.error?.startsWith("precondition failed for: ") && e instanceof PatchComputationError && e.message === PRECONDITION_MESSAGE) return;
+      if (v.error !== undefined && e instanceof PatchComputationError && !v.error.startsWith("precondition failed for: ")) return;
+      failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
+      return;
+    }
+    if (v.error !== undefined) {
+      failures.push(`${name}: kubectl fails (${v.error}) but khook computes ${show(patch)}`);
+      return;
+    }
+    try {
+      assert.deepStrictEqual(patch, v.patch);
+    } catch {
+      failures.push(`${name}: khook computes ${show(patch)}, kubectl ${show(v.patch)}`);
+      return;
+    }
+    try {
+      assert.deepStrictEqual(applyMergePatch(v.current, patch), v.applied);
+    } catch {
+      failures.push(`${name}: applied to live, khook gets ${show(applyMergePatch(v.current, patch))}, kubectl ${show(v.applied)}`);
+    }
+  });
+  assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonmerge.length} JSON merge vectors differ from kubectl:\n` + failures.join("\n"));
+});

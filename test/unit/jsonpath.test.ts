@@ -42,15 +42,23 @@ const pod = {
 };
 
 describe("jsonpath: relaxed syntax", () => {
-  for (const form of ["{.status.phase}", ".status.phase", "status.phase", "{status.phase}", " {.status.phase} "]) {
+  for (const form of ["{.status.phase}", ".status.phase", "status.phase", "{status.phase}"]) {
     test(`${JSON.stringify(form)} is {.status.phase}`, () => {
       assert.equal(expr(form).source, "{.status.phase}");
       assert.deepEqual(run(form, pod), ["Running"]);
     });
   }
-  test("$ and @ are the root", () => {
-    assert.deepEqual(run("{$.status.phase}", pod), ["Running"]);
-    assert.deepEqual(run("{@.status.phase}", pod), ["Running"]);
+  test("nothing may surround the braces (kubectl's pattern)", () => {
+    for (const form of [" {.status.phase}", "{.status.phase} ", "{.a}{.b}"]) assert.equal(parseJsonPath(form).ok, false, form);
+  });
+  test("a leading $ or @ is not the root: kubectl reads {$.a} as {.$.a}, an empty key, so nothing", () => {
+    assert.equal(expr("{$.status.phase}").source, "{.$.status.phase}");
+    assert.deepEqual(run("{$.status.phase}", pod), []);
+    assert.deepEqual(run("{@.status.phase}", pod), []);
+  });
+  test("{.} and . are kubectl's {..}: every node with children", () => {
+    assert.equal(expr("{.}").source, "{..}");
+    assert.deepEqual(run(".", pod)[0], pod);
   });
   test("errors name the problem", () => {
     for (const [bad, why] of [
@@ -79,10 +87,11 @@ describe("jsonpath: fields", () => {
     assert.deepEqual(run("{.metadata.labels}", pod), [pod.metadata.labels]);
     assert.deepEqual(run("{.spec.containers}", pod), [pod.spec.containers]);
   });
-  test("escaped dots and bracket keys reach dotted keys", () => {
+  test("escaped dots reach dotted keys; a bracket key's dots still separate fields, as in client-go", () => {
     assert.deepEqual(run("{.metadata.labels.app\\.kubernetes\\.io/name}", pod), ["web"]);
-    assert.deepEqual(run("{.metadata.labels['app.kubernetes.io/name']}", pod), ["web"]);
     assert.deepEqual(run("{.metadata.annotations.kubernetes\\.io/psp}", pod), ["restricted"]);
+    assert.deepEqual(run("{.metadata.labels['app']}", pod), ["web"]);
+    assert.deepEqual(run("{.metadata.labels['app.kubernetes.io/name']}", pod), []);
   });
   test("null and empty values are yielded (existence is decided by the caller)", () => {
     assert.deepEqual(run("{.status.nothing}", pod), [null]);
@@ -173,12 +182,15 @@ describe("jsonpath: filters", () => {
     assert.deepEqual(run("{.items[?(@.v<5)].n}", d), ["a"]);
     assert.deepEqual(run("{.items[?(@.v<=5)].n}", d), ["a", "b"]);
     assert.deepEqual(run("{.items[?(@.v==10)].n}", d), ["c"]);
-    assert.deepEqual(run("{.items[?(@.v>1.5)].n}", d), ["b", "c"]);
+    const f = { items: [{ n: "a", v: 1.5 }, { n: "b", v: 2.5 }] };
+    assert.deepEqual(run("{.items[?(@.v>2.0)].n}", f), ["b"]);
   });
-  test("comparing different types matches nothing", () => {
+  test("comparing different types is client-go's error, so the whole expression yields nothing", () => {
     const d = { items: [{ v: 1 }, { v: "1" }] };
-    assert.deepEqual(run('{.items[?(@.v=="1")].v}', d), ["1"]);
-    assert.deepEqual(run("{.items[?(@.v==1)].v}", d), [1]);
+    assert.deepEqual(run('{.items[?(@.v=="1")].v}', d), []);
+    assert.deepEqual(run("{.items[?(@.v==1)].v}", d), []);
+    // an int64 in the document against a decimal literal
+    assert.deepEqual(run("{.items[?(@.v>0.5)].v}", { items: [{ v: 1 }] }), []);
   });
   test("booleans", () => {
     const d = { items: [{ n: "x", ok: true }, { n: "y", ok: false }] };
@@ -202,6 +214,10 @@ describe("jsonpath: value helpers", () => {
     assert.equal(formatJsonPathValue(true), "true");
     assert.equal(formatJsonPathValue("x"), "x");
     assert.equal(formatJsonPathValue(null), "<nil>");
+    assert.equal(formatJsonPathValue(0.000001), "1e-06");
+    assert.equal(formatJsonPathValue(1234567.5), "1.2345675e+06");
+    assert.equal(formatJsonPathValue(1e21), "1e+21");
+    assert.equal(formatJsonPathValue(12345678901), "12345678901");
   });
   test("non-empty values", () => {
     for (const v of ["a", 0, false, [1], { a: 1 }]) assert.equal(isNonEmptyValue(v), true, JSON.stringify(v));

@@ -176,7 +176,7 @@ func recordJSONPath(c jsonPathCase) jsonPathVector {
 			}
 		}
 	}
-	v.Unordered = strings.Contains(c.Template, "*") || strings.Contains(c.Template, "..")
+	v.Unordered = strings.Contains(relaxed, "*") || strings.Contains(relaxed, "..")
 	if v.Unordered {
 		sortByJSON(v.Values, v.Formatted)
 	}

@@ -17,14 +17,14 @@ const RUNS = 15;
 const TARGET_MS = 100;
 
 /** Clock ticks spent by this process's waited-for children so far. */
-function childTicks(): number {
+export function childTicks(): number {
   const stat = fs.readFileSync("/proc/self/stat", "utf8");
   // Fields after the parenthesised command name; cutime and cstime are fields 16 and 17 (1-based).
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return Number(fields[13]) + Number(fields[14]);
 }
 
-const TICKS_PER_SECOND = ((): number => {
+export const TICKS_PER_SECOND = ((): number => {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
   } catch {

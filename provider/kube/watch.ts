@@ -4,7 +4,9 @@
  *
  * `observe` is a tiny informer: list, then watch from the list's
  * resourceVersion (with bookmarks), re-watch when the server ends the stream,
- * re-list on 410 Gone. It yields the full set of matching objects after the
+ * re-list on 410 Gone, and — like client-go's reflector — keep re-connecting
+ * while the API server is unreachable (restarted, upgraded, its etcd down),
+ * for as long as the caller waits. It yields the full set of matching objects after the
  * list and after every change, so `waitFor` decides the moment the state
  * changes — never by polling on an interval.
  */
@@ -117,7 +119,13 @@ export async function waitFor<T = true>(client: Transport, scope: WaitScope, che
   let last = "nothing observed yet";
   const what = opts.description ?? describeScope(scope);
   try {
-    for await (const objects of observe(client, scope, ac.signal)) {
+    const unreachable = (message: string): void => {
+      // The timeout error then says why nothing was seen; progress shows the outage as it happens.
+      if (message === last) return;
+      last = message;
+      opts.onProgress?.(message);
+    };
+    for await (const objects of observe(client, scope, ac.signal, unreachable)) {
       const v = check(objects);
       if (v.state === "done") return v.value;
       if (v.state === "failed") throw new KhookError("execution", v.message);
@@ -164,8 +172,20 @@ export async function waitForDeletion(
   );
 }
 
-/** Lists, then follows changes; yields the full matching set after every change. */
-export async function* observe(client: Transport, scope: WaitScope, signal: AbortSignal): AsyncGenerator<KubeObject[]> {
+/** Reconnect pauses while the API server is unreachable: 0.5 s, 1 s, then every 2 s. */
+const RECONNECT_MAX_MS = 2000;
+
+/**
+ * Lists, then follows changes; yields the full matching set after every change.
+ * A dropped or refused connection is retried from a fresh list until `signal`
+ * aborts; `onUnreachable` hears about each failed attempt.
+ */
+export async function* observe(
+  client: Transport,
+  scope: WaitScope,
+  signal: AbortSignal,
+  onUnreachable: (message: string) => void = () => undefined,
+): AsyncGenerator<KubeObject[]> {
   const rt = scope.resource;
   const namespace = rt.namespaced && !scope.allNamespaces ? scope.namespace : undefined;
   const fieldSelector = [scope.name !== undefined ? `metadata.name=${scope.name}` : "", scope.fieldSelector ?? ""].filter((s) => s !== "").join(",");
@@ -213,11 +233,13 @@ export async function* observe(client: Transport, scope: WaitScope, signal: Abor
         rv = undefined;
         continue;
       }
-      // A dropped connection is retried (from a fresh list) a few times before giving up.
+      // A dropped or refused connection: the API server restarts, or its etcd does. Waiting is
+      // what the step asked for, so keep re-connecting (from a fresh list) until its deadline.
       if (e instanceof KubeConnectionError || isStreamError(e)) {
-        if (++failures > 5) throw e;
+        failures++;
+        onUnreachable(`the API server is unreachable (retrying until the step's timeout): ${(e as Error).message.split(" — ")[0]}`);
         rv = undefined;
-        await sleep(Math.min(250 * 2 ** failures, 4000), signal);
+        await sleep(Math.min(250 * 2 ** failures, RECONNECT_MAX_MS), signal);
         continue;
       }
       throw e;

@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import { OWNED_BY, ownerValue } from "../../provider/ownership.js";
@@ -138,6 +139,58 @@ function recorded(ns: string, spec: string, name: string): Promise<void> {
   });
 }
 
+interface ApiProxy {
+  /** A kubeconfig for the private cluster that goes through the proxy. */
+  kubeconfig: string;
+  /** Resolves once this many connections could not be forwarded (the API server was down). */
+  refusedAtLeast(n: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A loopback TCP proxy in front of kube-apiserver. It lets a test see khook try
+ * to reconnect while the API server is down — so the test can keep it down
+ * "longer than khook's reconnect attempts" by counting them, not by sleeping.
+ */
+async function apiProxy(): Promise<ApiProxy> {
+  const upstream = new URL(state().server);
+  const sockets = new Set<net.Socket>();
+  let refused = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on("close", () => sockets.delete(client));
+    client.on("error", () => undefined);
+    const up = net.connect(Number(upstream.port), upstream.hostname);
+    sockets.add(up);
+    up.on("close", () => sockets.delete(up));
+    let connected = false;
+    up.on("connect", () => {
+      connected = true;
+      client.pipe(up);
+      up.pipe(client);
+    });
+    up.on("error", () => {
+      if (connected) return client.destroy();
+      refused++;
+      for (const w of waiters.filter((x) => refused >= x.n)) w.resolve();
+      client.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const kubeconfig = path.join(state().dir, `proxy-${port}.kubeconfig`);
+  fs.writeFileSync(kubeconfig, fs.readFileSync(state().kubeconfig, "utf8").replace(state().server, `https://127.0.0.1:${port}`), { mode: 0o600 });
+  return {
+    kubeconfig,
+    refusedAtLeast: (n) => (refused >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
+    close: () => {
+      server.close();
+      for (const sock of sockets) sock.destroy();
+    },
+  };
+}
+
 function failOn(t: { name: string }, r: CliResult): string {
   return `${t.name}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 }
@@ -147,11 +200,16 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
     const ns = await namespace("apiserver-restart");
     await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
     const { file } = specDir(khookSpec("restart", gatedChain(ns, "last"), stateIn(ns)));
-    const run = start(file);
+    const proxy = await apiProxy();
+    t.after(() => proxy.close());
+    const run = start(file, { KUBECONFIG: proxy.kubeconfig });
     await outputMatches(run, /\[blocked\] started/);
     await recorded(ns, "restart", "first");
 
     await killComponent(state(), "kube-apiserver");
+    // A restart takes as long as it takes (a control-plane upgrade: minutes): the API server stays
+    // down until khook has tried to reconnect 7 times, well within the step's 5m timeout.
+    await Promise.race([proxy.refusedAtLeast(7), run.done]);
     await restartComponent(state(), "kube-apiserver");
     await openGate(ns);
 

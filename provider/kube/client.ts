@@ -259,13 +259,16 @@ export class KubeClient implements Transport, KubeApi {
     const what = `${opts.method ?? "GET"} ${opts.path}`;
     const where = `the Kubernetes API server at ${this.server} (context "${this.contextName}" from ${describeSource(this.source)})`;
     let hint: string;
-    if (TLS_CODES.has(code) || /certificate|self[- ]signed|SSL|TLS/i.test(err.message ?? "")) {
+    // The network codes first: a reset mid-handshake reads "...before secure TLS connection was
+    // established", but the peer went away (a restarting API server); the certificates are fine.
+    const network = code === "ECONNREFUSED" || code === "ETIMEDOUT" || code === "ECONNRESET" || code === "EHOSTUNREACH" || code === "ENETUNREACH";
+    if (TLS_CODES.has(code) || (!network && /certificate|self[- ]signed|SSL|TLS/i.test(err.message ?? ""))) {
       hint = `TLS verification failed; check the cluster's certificate-authority(-data) and server name in the kubeconfig`;
     } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
       hint = `the host name does not resolve; check the server URL in the kubeconfig`;
     } else if (code === "ECONNREFUSED") {
       hint = `nothing is listening there; check that the cluster is running and that the kubeconfig/context point at it`;
-    } else if (code === "ETIMEDOUT" || code === "ECONNRESET" || code === "EHOSTUNREACH" || code === "ENETUNREACH") {
+    } else if (network) {
       hint = `check that the cluster is running and reachable from this machine (network, VPN, firewall)`;
     } else {
       hint = `check that the cluster is running and that the kubeconfig/context point at it`;

@@ -121,6 +121,33 @@ current-context: x
     }
   });
 
+  test("a connection reset during the TLS handshake (an API server restarting behind a proxy) is not called a TLS verification failure", async () => {
+    // Accepts, then drops every connection before the handshake: what a load balancer does while the API server behind it restarts.
+    const srv = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    const port = (srv.address() as net.AddressInfo).port;
+    const kc = `apiVersion: v1
+kind: Config
+clusters: [{name: flaky, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: abc}}]
+contexts: [{name: flaky, context: {cluster: flaky, user: u}}]
+current-context: flaky
+`;
+    const kube = await KubeClient.connect({ kubeconfigContent: kc });
+    try {
+      await assert.rejects(kube.list(CM, { namespace: "default" }), (e: unknown) => {
+        assert.ok(e instanceof KubeConnectionError, String(e));
+        assert.match(e.message, /ECONNRESET/);
+        assert.doesNotMatch(e.message, /TLS verification failed/);
+        assert.match(e.message, /check that the cluster is running and reachable/);
+        return true;
+      });
+    } finally {
+      kube.close();
+      srv.close();
+    }
+  });
+
   test("an unreachable cluster gives a clear error naming the server and what to check", async () => {
     const port = await new Promise<number>((resolve) => {
       const srv = net.createServer();

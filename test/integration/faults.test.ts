@@ -240,7 +240,7 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
     const r = await run.done;
     assert.equal(r.code, 1, failOn(t, r));
     assert.match(stepOf(parseRun(r), "blocked").error ?? "", /timed out after 15s/);
-    await assertRecordFinal(ns, "frozen", "failed", { first: "ok", blocked: "failed" });
+    await assertRecordFinal(ns, "frozen", "failed", { first: "ok", blocked: "failed", last: "skipped" });
     await assertOwned(ns, "frozen", { first: "first" });
 
     await openGate(ns);

@@ -129,9 +129,7 @@ test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => 
       want = sortedPairs(want.values, want.formatted);
       have = sortedPairs(have.values, have.formatted);
     }
-    try {
-      assert.deepStrictEqual(have.values, want.values);
-    } catch {
+    if (!sameJson(have.values, want.values)) {
       failures.push(`${name}: khook yields ${show(have.values)}, kubectl ${show(want.values)}`);
       return;
     }
@@ -141,6 +139,46 @@ test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => 
   });
   assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonpath.length} JSONPath vectors differ from kubectl:\n` + failures.join("\n"));
 });
+
+/**
+ * Compares one three-way vector: the same patch as kubectl, or an error where kubectl fails (`sameError`
+ * decides whether khook's error stands for kubectl's). Returns the patch when both computed one.
+ */
+function comparePatch(
+  name: string,
+  v: ThreeWayVector,
+  compute: () => JsonMap,
+  sameError: (e: PatchComputationError, goError: string) => boolean,
+  failures: string[],
+): JsonMap | undefined {
+  let patch: JsonMap;
+  try {
+    patch = compute();
+  } catch (e) {
+    if (v.error !== undefined && e instanceof PatchComputationError && sameError(e, v.error)) return undefined;
+    failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
+    return undefined;
+  }
+  if (v.error !== undefined) {
+    failures.push(`${name}: kubectl fails (${v.error}) but khook computes ${show(patch)}`);
+    return undefined;
+  }
+  if (!sameJson(patch, v.patch)) {
+    failures.push(`${name}: khook computes ${show(patch)}, kubectl ${show(v.patch)}`);
+    return undefined;
+  }
+  return patch;
+}
+
+/** Equal as JSON values: key order is irrelevant, list order is not. */
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    assert.deepStrictEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 test("three-way strategic merge: every vector's patch is the one kubectl apply computes", () => {
   const failures: string[] = [];
@@ -153,57 +191,23 @@ test("three-way strategic merge: every vector's patch is the one kubectl apply c
       return;
     }
     const meta = new OpenApiV3PatchMeta(vectors.schemas, schema);
-    let patch: JsonMap;
-    try {
-      patch = createThreeWayStrategicMergePatch(v.original ?? undefined, v.modified, v.current, meta);
-    } catch (e) {
-      if (v.error !== undefined && e instanceof PatchComputationError) return;
-      failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
-      return;
-    }
-    if (v.error !== undefined) {
-      failures.push(`${name}: kubectl fails (${v.error}) but khook computes ${show(patch)}`);
-      return;
-    }
-    try {
-      assert.deepStrictEqual(patch, v.patch);
-    } catch {
-      failures.push(`${name}: khook computes ${show(patch)}, kubectl ${show(v.patch)}`);
-    }
+    comparePatch(name, v, () => createThreeWayStrategicMergePatch(v.original ?? undefined, v.modified, v.current, meta), () => true, failures);
   });
   assert.equal(failures.length, 0, `${failures.length}/${vectors.strategic.length} strategic merge vectors differ from kubectl:\n` + failures.join("\n"));
 });
 
 test("three-way JSON merge: every vector's patch, and the patch applied to live, are kubectl's", () => {
   const failures: string[] = [];
+  // Deviation (README): kubectl prints "precondition failed for: <the patch>" (its intended message is
+  // unreachable); khook says what kubectl meant to, without dumping values that may be secret.
+  const sameError = (e: PatchComputationError, goError: string): boolean =>
+    goError.startsWith("precondition failed for: ") ? e.message === PRECONDITION_MESSAGE : true;
   vectors.jsonmerge.forEach((v, i) => {
     const name = label(v, i, "jsonmerge");
-    let patch: JsonMap;
-    try {
-      patch = createThreeWayJsonMergePatch(v.original ?? undefined, v.modified, v.current);
-    } catch (e) {
-      // Deviation (README): kubectl prints "precondition failed for: <the patch>" (its intended message is
-      // unreachable); khook says what kubectl meant to, without dumping values that may be secret.
-      if (v.error?.startsWith("precondition failed for: ") && e instanceof PatchComputationError && e.message === PRECONDITION_MESSAGE) return;
-      if (v.error !== undefined && e instanceof PatchComputationError && !v.error.startsWith("precondition failed for: ")) return;
-      failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
-      return;
-    }
-    if (v.error !== undefined) {
-      failures.push(`${name}: kubectl fails (${v.error}) but khook computes ${show(patch)}`);
-      return;
-    }
-    try {
-      assert.deepStrictEqual(patch, v.patch);
-    } catch {
-      failures.push(`${name}: khook computes ${show(patch)}, kubectl ${show(v.patch)}`);
-      return;
-    }
-    try {
-      assert.deepStrictEqual(applyMergePatch(v.current, patch), v.applied);
-    } catch {
-      failures.push(`${name}: applied to live, khook gets ${show(applyMergePatch(v.current, patch))}, kubectl ${show(v.applied)}`);
-    }
+    const patch = comparePatch(name, v, () => createThreeWayJsonMergePatch(v.original ?? undefined, v.modified, v.current), sameError, failures);
+    if (patch === undefined) return;
+    const applied = applyMergePatch(v.current, patch);
+    if (!sameJson(applied, v.applied)) failures.push(`${name}: applied to live, khook gets ${show(applied)}, kubectl ${show(v.applied)}`);
   });
   assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonmerge.length} JSON merge vectors differ from kubectl:\n` + failures.join("\n"));
 });

@@ -2,7 +2,7 @@
 // cases from random-cases.mjs (differential testing). Prints cases.json:
 //   node cases.mjs > cases.json && go run . vectors
 /* eslint-disable */
-import { randomJsonPathCases, randomStrategicCases, randomJsonMergeCases } from "./random-cases.mjs";
+import { randomJsonPathCases, randomStrategicCases, randomServiceCases, randomLongListCases, randomJsonMergeCases } from "./random-cases.mjs";
 
 const clone = (v) => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 
@@ -247,7 +247,7 @@ sm("daemonset updateStrategy (no retainKeys)", ds({ updateStrategy: { type: "Rol
 const job = (spec) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, spec: { template: { spec: { restartPolicy: "Never", containers: [container("c")] } }, ...spec } });
 sm("job: backoffLimit and podFailurePolicy rules (atomic list)", job({ backoffLimit: 2 }), job({ backoffLimit: 3, podFailurePolicy: { rules: [{ action: "Ignore", onPodConditions: [{ type: "DisruptionTarget" }] }] } }),
   job({ backoffLimit: 2, completions: 1, parallelism: 1 }), "Job");
-for (const c of randomStrategicCases()) strategic.push(c);
+for (const c of [...randomStrategicCases(), ...randomServiceCases(), ...randomLongListCases()]) strategic.push(c);
 
 // ---------------------------------------------------------------- JSON merge (custom resources)
 const cr = (spec, extra = {}) => ({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", ...extra }, spec });

@@ -129,12 +129,43 @@ func main() {
 		out.JSONMerge = append(out.JSONMerge, recordJSONMerge(c))
 	}
 
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	check(enc.Encode(out))
-	check(os.WriteFile("vectors.json", buf.Bytes(), 0o644))
+	check(os.WriteFile("vectors.json", oneVectorPerLine(out), 0o644))
 	fmt.Fprintf(os.Stderr, "wrote vectors.json: %d jsonpath, %d strategic, %d jsonmerge\n", len(out.JSONPath), len(out.Strategic), len(out.JSONMerge))
+}
+
+// oneVectorPerLine writes the file with one vector (and one schema) per line, so that a regeneration's
+// diff shows which vectors changed.
+func oneVectorPerLine(out vectorsFile) []byte {
+	enc := func(v any) string {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		check(e.Encode(v))
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	lines := func(n int, at func(int) any) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = enc(at(i))
+		}
+		return "[\n" + strings.Join(items, ",\n") + "\n]"
+	}
+	names := make([]string, 0, len(out.Schemas))
+	for name := range out.Schemas {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	schemas := make([]string, len(names))
+	for i, name := range names {
+		schemas[i] = enc(name) + ": " + enc(out.Schemas[name])
+	}
+	return []byte("{\n" +
+		`"kubernetes": ` + enc(out.Kubernetes) + ",\n" +
+		`"kinds": ` + enc(out.Kinds) + ",\n" +
+		`"schemas": {` + "\n" + strings.Join(schemas, ",\n") + "\n},\n" +
+		`"jsonpath": ` + lines(len(out.JSONPath), func(i int) any { return out.JSONPath[i] }) + ",\n" +
+		`"strategic": ` + lines(len(out.Strategic), func(i int) any { return out.Strategic[i] }) + ",\n" +
+		`"jsonmerge": ` + lines(len(out.JSONMerge), func(i int) any { return out.JSONMerge[i] }) + "\n}\n")
 }
 
 // ---------------------------------------------------------------- jsonpath (kubectl wait --for=jsonpath=)

@@ -121,6 +121,51 @@ export function randomStrategicCases(N = 220, seed = 7) {
   return out;
 }
 
+// ---------------------------------------------------------------- strategic merge (Service, and long lists)
+/** Services: ports merged on `port` (also the same port twice, TCP and UDP), selectors, types. */
+export function randomServiceCases(N = 60, seed = 13) {
+  const { pick, chance, subset } = rng(seed);
+  const port = (p) => ({ port: p, ...(chance(0.4) ? { protocol: pick(["TCP", "UDP"]) } : {}), ...(chance(0.4) ? { targetPort: pick([8080, "http"]) } : {}), ...(chance(0.2) ? { name: `p${p}` } : {}) });
+  const svc = () => {
+    const spec = { ports: subset([53, 80, 443, 8443], 0.6).map(port) };
+    if (chance(0.15) && spec.ports.length > 0) spec.ports.push({ ...spec.ports[0], protocol: "UDP" });
+    if (chance(0.7)) spec.selector = Object.fromEntries(subset(["app", "tier"], 0.7).map((k) => [k, pick(["a", "b"])]));
+    if (chance(0.4)) spec.type = pick(["ClusterIP", "NodePort", null]);
+    return { apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec };
+  };
+  const out = [];
+  for (let i = 0; i < N; i++) {
+    const original = chance(0.1) ? null : svc();
+    const modified = chance(0.5) && original ? { ...clone(original), spec: { ...clone(original.spec), ports: subset(original.spec.ports, 0.8) } } : svc();
+    const current = clone(chance(0.5) ? (original ?? modified) : modified);
+    current.spec.clusterIP = "10.0.0.9";
+    for (const p of current.spec.ports ?? []) if (chance(0.5)) p.protocol = p.protocol ?? "TCP";
+    out.push({ name: `random service ${i}`, kind: "Service", original, modified, current });
+  }
+  return out;
+}
+
+/** Lists longer than Go's insertion-sort limits (12 for sort.Sort, 20 for a SliceStable block). */
+export function randomLongListCases(N = 30, seed = 17) {
+  const { pick, int, chance, subset } = rng(seed);
+  const names = Array.from({ length: 45 }, (_, i) => `E${String(i).padStart(2, "0")}`);
+  const env = (list) => list.map((n) => ({ name: n, value: pick(["1", "2"]) }));
+  const dep = (envList, finalizers) => ({
+    apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", ...(finalizers ? { finalizers } : {}) },
+    spec: { template: { spec: { containers: [{ name: "app", image: "app:v1", env: envList }] } } },
+  });
+  const out = [];
+  for (let i = 0; i < N; i++) {
+    const o = subset(names, 0.6).slice(0, int(13, 40));
+    const m = chance(0.5) ? subset(o, 0.9) : subset(names, 0.6);
+    if (chance(0.3)) m.reverse();
+    const c = [...m, ...subset(names.filter((n) => !m.includes(n)), 0.2)].sort(() => (chance(0.5) ? 1 : -1));
+    const fin = (l) => (chance(0.5) ? l.slice(0, 25).map((n) => `f/${n}`) : undefined);
+    out.push({ name: `random long lists ${i}`, kind: "Deployment", original: dep(env(o), fin(o)), modified: dep(env(m), fin(m)), current: dep(env(c), fin(c)) });
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- JSON merge (custom resources)
 export function randomJsonMergeCases(N = 160, seed = 5) {
   const { pick, int, chance } = rng(seed);

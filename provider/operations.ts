@@ -9,7 +9,7 @@ import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { isKubeApiError, KubeClient, type ClusterTarget } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
-import { clearLease, Journal, SecretRecordStore, summarizeRecord, type Lease, type RecordSummary } from "./state/index.js";
+import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -31,6 +31,12 @@ export interface OperationOptions {
   client?: KubeClient;
   /** For tests: replace executors by type. */
   executors?: ExecutorRegistry;
+  /**
+   * The Pulumi resource that owns the record. Apply stamps it into the record
+   * (or, with the journal off, into the owner marker) before anything runs;
+   * a destroy that fully succeeds removes the marker along with the record.
+   */
+  owner?: RecordOwner;
 }
 
 /** Where the record lives under a policy; undefined when there is no journal. */
@@ -50,10 +56,10 @@ export async function connect(target: ClusterTarget): Promise<KubeClient> {
   });
 }
 
-function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined): Journal | undefined {
+function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined, opts: Pick<OperationOptions, "owner"> = {}): Journal | undefined {
   const location = recordLocation(spec, policy);
   if (location === undefined) return undefined;
-  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), { unlockCommand: unlockCommand(spec, location) });
+  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), { unlockCommand: unlockCommand(spec, location), ...(opts.owner !== undefined ? { owner: opts.owner } : {}) });
 }
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
@@ -72,9 +78,11 @@ async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient) => 
 }
 
 function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
-  return withCluster(opts, (kube) => {
-    const journal = journalFor(spec, kube, opts.journal);
-    return runSpec(spec, {
+  return withCluster(opts, async (kube) => {
+    const journal = journalFor(spec, kube, opts.journal, opts);
+    const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
+    if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
+    const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
       context: { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) },
@@ -83,6 +91,24 @@ function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"
       ...(journal ? { journal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
+    if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
+    return result;
+  });
+}
+
+/**
+ * Who owns the spec's record: the record's owner, or with the journal off the
+ * owner marker's. undefined when nobody claimed it (no record, a CLI-written
+ * one, one written before owners existed, or an unreadable one).
+ */
+export function ownerOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RecordOwner | undefined> {
+  return withCluster(opts, async (kube) => {
+    const location = recordLocation(spec, opts.journal);
+    if (location === undefined) return new OwnerMarkerStore(kube, spec.name).read(opts.signal);
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
+    if (stored?.json === undefined) return undefined;
+    const parsed = parseRecord(stored.json);
+    return parsed.ok ? parsed.record.owner : undefined;
   });
 }
 

@@ -185,6 +185,9 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
 
   return {
     resourceName: name,
+    // Who owns the record (provider/pulumi/owner.ts): renames and replaces within this stack take it over.
+    pulumiProject: pulumi.getProject(),
+    pulumiStack: pulumi.getStack(),
     spec: specText,
     ...(args.specFile !== undefined ? { specFile: args.specFile } : {}),
     baseDir: bundle.apply((b) => b.baseDir),

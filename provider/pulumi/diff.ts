@@ -70,6 +70,8 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
 
   if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context")) reasons.push(`the target cluster is ${KNOWN_AFTER}`);
   else if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
+  // The record names its owning stack: a renamed stack (or a resource from before owners existed) re-stamps it.
+  if ((oldInputs.pulumiProject ?? "") !== (inputs.pulumiProject ?? "") || (oldInputs.pulumiStack ?? "") !== (inputs.pulumiStack ?? "")) reasons.push("the owning stack changed");
 
   return { changes: reasons.length > 0, ...NO_REPLACE, reasons };
 }

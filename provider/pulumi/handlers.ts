@@ -34,6 +34,8 @@ import type { Redactor } from "../redact.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { journalLocation } from "./location.js";
+import { decideClaim, decideDelete, mintOwner } from "./owner.js";
+import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
@@ -42,7 +44,7 @@ import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, t
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof import("../operations.js");
-export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
+export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 
 let operationsOverride: Operations | undefined;
@@ -196,16 +198,17 @@ export class PartialFailure extends Error {
 }
 
 export async function create(news: Record<string, unknown>): Promise<{ id: string; outs: KhookOutputs }> {
-  const { outs, id } = await applyRun(undefined, news);
+  const { outs, id } = await applyRun(undefined, news, undefined);
   return { id, outs };
 }
 
-export async function update(id: string, _olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ outs: KhookOutputs }> {
-  const { outs } = await applyRun(id, news);
+export async function update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ outs: KhookOutputs }> {
+  // A resource created before owners existed gets its token now.
+  const { outs } = await applyRun(id, news, typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined);
   return { outs };
 }
 
-async function applyRun(existingId: string | undefined, news: Record<string, unknown>): Promise<{ id: string; outs: KhookOutputs }> {
+async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name } = prepare(news);
   const ops = operations();
   const location = journalLocation(spec);
@@ -215,15 +218,20 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
   if (location === undefined) {
     say("warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming");
   }
+  const owner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
+  const claim = decideClaim(await ops.ownerOperation(spec, { target: target(inputs), journal: "default-on" }), owner, ownerPlace(spec, location), name);
+  if (!claim.ok) throw new Error(claim.message);
+  if (claim.note !== undefined) say(claim.note);
   const { signal, timeoutMs } = deadline(inputs);
   const result = await ops.applyOperation(spec, {
     target: target(inputs),
     journal: "default-on",
+    owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
     ...(signal !== undefined ? { signal } : {}),
   });
-  const outs = runOutputs(inputs, spec, result, location);
+  const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "apply");
     if (result.status === "cancelled" && signal?.aborted && timeoutMs !== undefined) message += `\nthe overall timeout (${formatDuration(timeoutMs)}) ran out`;
@@ -250,9 +258,17 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     }
     throw new Error(destroyBlockedMessage(name, unreachable.kind, why));
   }
+  const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
+  const current = await ops.ownerOperation(spec, { target: where, journal: "default-on" });
+  const decision = decideDelete(current, token, ownerPlace(spec, journalLocation(spec)));
+  if (!decision.teardown) {
+    say(decision.note);
+    return;
+  }
   const result = await ops.destroyOperation(spec, {
     target: where,
     journal: "default-on",
+    owner: current ?? { ...stackOf(inputs), token: token ?? "" },
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
     ...(signal !== undefined ? { signal } : {}),
@@ -314,6 +330,17 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
     if (kubeconfig !== undefined && isKubeconfigContent(kubeconfig)) registerKubeconfigSecrets(spec.redactor, kubeconfig);
   }
   return { inputs, spec, name: inputs.resourceName ?? spec.name };
+}
+
+function stackOf(inputs: KhookInputs): { project: string; stack: string } {
+  return { project: inputs.pulumiProject ?? "", stack: inputs.pulumiStack ?? "" };
+}
+
+/** Where the owner is kept, for messages: the record, or the owner marker when the journal is off. */
+function ownerPlace(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
+  if (location !== undefined) return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
+  const marker = ownerMarkerLocation(spec.name);
+  return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
 }
 
 export function resourceId(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {

@@ -59,6 +59,9 @@ export interface KhookInputs {
   previewMode?: PreviewMode;
   /** Added by `check`: one line per step from the offline plan. */
   plan?: string[];
+  /** The Pulumi project and stack of the program (the SDK passes them): who owns the record. */
+  pulumiProject?: string;
+  pulumiStack?: string;
 }
 
 export type StepOutputStatus = "ok" | "failed" | "skipped" | "pending" | "destroying" | "destroyed" | "destroy-failed";
@@ -90,6 +93,8 @@ export interface KhookOutputs extends KhookInputs {
   recordUpdatedAt?: string;
   /** The khook version that last applied (or refreshed). */
   engineVersion: string;
+  /** Minted by `create`, kept by every update: tells this resource's claim on the record from a successor's (provider/pulumi/owner.ts). */
+  ownerToken?: string;
 }
 
 /** Whether a value (from the provider protocol) contains an unknown anywhere. */
@@ -174,6 +179,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
     else problems.push({ property: "previewMode", reason: `previewMode must be one of ${PREVIEW_MODES.join(", ")}` });
   }
   str("timeout");
+  str("pulumiProject");
+  str("pulumiStack");
   const varFiles = raw.varFiles;
   if (varFiles !== undefined && varFiles !== null) {
     if (!Array.isArray(varFiles)) problems.push({ property: "varFiles", reason: "varFiles must be a list" });

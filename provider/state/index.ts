@@ -4,3 +4,4 @@ export * from "./store.js";
 export * from "./journal.js";
 export * from "./secret-store.js";
 export * from "./lease.js";
+export * from "./owner-marker.js";

@@ -50,6 +50,7 @@ import {
   withLease,
   type OutcomeInput,
   type Redacting,
+  type RecordOwner,
   type RunIdentity,
   type StateRecord,
   type StepKey,
@@ -98,6 +99,8 @@ export interface JournalOptions {
   readonly renewIntervalMs?: number;
   /** The command that clears the lease by hand, quoted in the message of a second run. */
   readonly unlockCommand?: string;
+  /** Who claims the record with this run (the Pulumi resource); without one the recorded owner is kept. */
+  readonly owner?: RecordOwner;
 }
 
 /** This process as a lease holder; each journal gets its own id. */
@@ -132,6 +135,7 @@ export class Journal {
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
+  private readonly owner: RecordOwner | undefined;
 
   private opened = false;
   private previous: StateRecord | undefined;
@@ -165,6 +169,7 @@ export class Journal {
     this.redactor = opts.redactor;
     this.now = opts.now ?? (() => new Date());
     this.callTimeoutMs = opts.storeCallTimeoutMs ?? STORE_CALL_TIMEOUT_MS;
+    this.owner = opts.owner;
     this.self = opts.self ?? currentRun();
     this.isAlive = opts.isAlive ?? pidAlive;
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
@@ -253,10 +258,10 @@ export class Journal {
     if (!opts.stepsToExecute) {
       const assessment = assessLease(this.previous?.lease, this.self, this.now(), this.isAlive);
       if (assessment.kind === "held") throw new KhookError("execution", leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand));
-      this.current = beginRecord(this.previous, this.id, "apply", this.now());
+      this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.owner ?? this.previous?.owner);
       return;
     }
-    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now()));
+    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner));
   }
 
   /**

@@ -60,6 +60,19 @@ export interface StepEntry {
   readonly error?: string;
 }
 
+/**
+ * The Pulumi resource that owns the record (absent for the CLI and for records
+ * written before owners existed): the stack, plus a token each Pulumi `create`
+ * mints and keeps in its outputs. A dynamic provider never sees its URN, and a
+ * `--replace` keeps the URN, so the token is what tells the old resource from
+ * the new one. Kept as-is by every writer that does not set one (the CLI).
+ */
+export interface RecordOwner {
+  readonly project: string;
+  readonly stack: string;
+  readonly token: string;
+}
+
 export interface StateRecord {
   readonly format: typeof RECORD_FORMAT;
   /** metadata.name of the spec that last wrote it. */
@@ -74,6 +87,7 @@ export interface StateRecord {
   readonly finishedAt?: string;
   /** The run that may write the record (lease.ts); absent when no run holds it. Added in format 1 without a bump: older readers ignore it. */
   readonly lease?: Lease;
+  readonly owner?: RecordOwner;
   readonly steps: Readonly<Record<string, StepEntry>>;
 }
 
@@ -95,15 +109,17 @@ export function isResumable(record: StateRecord | undefined, step: StepKey): boo
   return entry !== undefined && entry.status === "ok" && entry.inputHash === step.inputHash;
 }
 
-/** A record for a run that starts now, carrying the previous record's step entries over. */
+/** A record for a run that starts now, carrying the previous record's step entries (and owner, unless a new one claims it) over. */
 export function beginRecord(
   previous: StateRecord | undefined,
   id: RunIdentity,
   command: RecordCommand,
   now: Date,
+  owner: RecordOwner | undefined = previous?.owner,
 ): StateRecord {
   const at = now.toISOString();
   return {
+    ...(owner !== undefined ? { owner } : {}),
     format: RECORD_FORMAT,
     spec: id.spec,
     specHash: id.specHash,
@@ -255,9 +271,16 @@ export function parseRecord(text: string): ParsedRecord {
     updatedAt: str("updatedAt"),
     ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
     ...leaseField(raw["lease"]),
+    ...ownerField(raw["owner"]),
     steps,
   };
   return { ok: true, record };
+}
+
+/** `{ owner }` when the value is a well-formed owner, else nothing (a malformed owner is no owner). */
+export function ownerField(v: unknown): { owner?: RecordOwner } {
+  if (!isObject(v) || typeof v["project"] !== "string" || typeof v["stack"] !== "string" || typeof v["token"] !== "string" || v["token"] === "") return {};
+  return { owner: { project: v["project"], stack: v["stack"], token: v["token"] } };
 }
 
 const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);

@@ -20,6 +20,7 @@ import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/loa
 import { runOutputs } from "../../provider/pulumi/outputs.js";
 import { UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
+import type { RecordOwner } from "../../provider/state/record.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 const CM = (name: string, value = "1"): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
@@ -410,18 +411,19 @@ describe("handlers (with a fake operations layer)", () => {
     lines.length = 0;
   });
 
-  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult) {
-    const calls: { op: string; target: unknown; journal: unknown }[] = [];
+  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined) {
+    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner }[] = [];
     const ops: handlers.Operations = {
+      ownerOperation: async () => currentOwner(),
       applyOperation: async (spec, o) => {
-        calls.push({ op: "apply", target: o.target, journal: o.journal });
+        calls.push({ op: "apply", target: o.target, journal: o.journal, ...(o.owner ? { owner: o.owner } : {}) });
         const r = run(spec, o.onEvent);
         for (const s of r.steps) o.onEvent?.({ type: "step-finished", result: s });
         o.onEvent?.({ type: "run-finished", result: r });
         return r;
       },
       destroyOperation: async (spec, o) => {
-        calls.push({ op: "destroy", target: o.target, journal: o.journal });
+        calls.push({ op: "destroy", target: o.target, journal: o.journal, ...(o.owner ? { owner: o.owner } : {}) });
         return { ...run(spec), mode: "destroy" };
       },
       statusOperation: async (spec, o) => {
@@ -457,7 +459,8 @@ describe("handlers (with a fake operations layer)", () => {
     const news = { ...checked({ ...inputs, kubeconfig: "./kubeconfig.yaml", context: "kind" }), __provider: "code" };
     const { id, outs } = await handlers.create(news);
     assert.equal(id, "default/khook-state-test");
-    assert.deepEqual(calls, [{ op: "apply", target: { kubeconfigPath: path.resolve("./kubeconfig.yaml"), context: "kind" }, journal: "default-on" }]);
+    assert.deepEqual(calls.map(({ owner: _o, ...c }) => c), [{ op: "apply", target: { kubeconfigPath: path.resolve("./kubeconfig.yaml"), context: "kind" }, journal: "default-on" }]);
+    assert.equal(calls[0]!.owner?.token, outs.ownerToken, "the apply claims the record with the token the outputs keep");
     assert.equal(outs.runStatus, "succeeded");
     assert.equal(outs.engineVersion, KHOOK_VERSION);
     assert.equal(outs.recordNamespace, "default");
@@ -528,6 +531,65 @@ describe("handlers (with a fake operations layer)", () => {
     await assert.rejects(handlers.delete("id", props as unknown as Record<string, unknown>), /step "ns" failed: stuck/);
   });
 
+  test("ownership: a create in the same stack takes the record over from a previous resource, and says so", async () => {
+    const previous: RecordOwner = { project: "infra", stack: "dev", token: "token-of-the-old-resource" };
+    const calls = fakeOps((spec) => okResult(spec), () => previous);
+    const { inputs } = project();
+    const { outs } = await handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
+    assert.equal(calls[0]!.op, "apply");
+    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "" });
+    assert.notEqual(calls[0]!.owner!.token, previous.token, "a create mints its own token");
+    assert.equal(outs.ownerToken, calls[0]!.owner!.token);
+    assert.equal(lines.filter((l) => /took over the state record \(Secret "khook-state-test" in namespace "default"\) from this stack's previous Khook resource/.test(l)).length, 1, lines.join("\n"));
+  });
+
+  test("ownership: an update keeps the token the outputs hold", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine" }));
+    const { inputs } = project();
+    const { outs } = await handlers.update("id", { ownerToken: "mine" }, { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
+    assert.equal(calls[0]!.owner!.token, "mine");
+    assert.equal(outs.ownerToken, "mine");
+    assert.ok(!lines.some((l) => /took over/.test(l)), lines.join("\n"));
+  });
+
+  test("ownership: a claim from another stack fails naming the owner, and applies nothing", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "prod", token: "theirs" }));
+    const { inputs } = project();
+    await assert.rejects(handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" }), (e: Error) => {
+      assert.match(e.message, /refused: the state record \(Secret "khook-state-test" in namespace "default"\) belongs to the Khook resource of stack "prod" of project "infra"/);
+      assert.match(e.message, /Nothing was changed/);
+      return true;
+    });
+    assert.deepEqual(calls, []);
+  });
+
+  test("ownership: a delete whose record another resource took over tears nothing down and says so in one line", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource" }));
+    const { inputs } = project();
+    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "the-old-resource" };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(calls, []);
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0]!, /^\[boot\] nothing torn down: the state record .* now belongs to another Khook resource of stack "dev" of project "infra" \(a rename or a replace took it over\); removing only this resource from the stack$/);
+  });
+
+  test("ownership: a delete tears down its own record, and one nobody claimed (state from before owners)", async () => {
+    for (const [current, token] of [[{ project: "infra", stack: "dev", token: "mine" }, "mine"], [undefined, undefined], [undefined, "mine"]] as const) {
+      const calls = fakeOps((spec) => okResult(spec), () => current);
+      const { inputs } = project();
+      const props = { ...appliedOutputs(inputs), ...(token ? { ownerToken: token } : {}) };
+      await handlers.delete("id", props as unknown as Record<string, unknown>);
+      assert.deepEqual(calls.map((c) => c.op), ["destroy"], JSON.stringify([current, token]));
+    }
+  });
+
+  test("ownership: a delete by a resource from before owners leaves a claimed record alone", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource" }));
+    const { inputs } = project();
+    await handlers.delete("id", appliedOutputs(inputs) as unknown as Record<string, unknown>);
+    assert.deepEqual(calls, []);
+  });
+
   test("read (refresh) takes steps and runStatus from the record", async () => {
     fakeOps((spec) => okResult(spec));
     const { inputs } = project();
@@ -551,7 +613,7 @@ describe("handlers (with a fake operations layer)", () => {
     const ops = fakeOps((spec) => okResult(spec));
     void ops;
     handlers.setTestHooks({
-      operations: { applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined },
+      operations: { applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ownerOperation: async () => undefined },
       sink: () => undefined,
     });
     const { inputs } = project();

@@ -288,3 +288,49 @@ describe("state: the lease under the Pulumi provider", () => {
     assert.match(message, /khook unlock --record kube-system\/khook-state-demo/);
   });
 });
+
+describe("state: the record's owner (the Pulumi resource that claimed it)", () => {
+  const owner = { project: "infra", stack: "dev", token: "t-1" };
+  const recordIn = (store: MemoryRecordStore): StateRecord => {
+    const r = parseRecord(store.json ?? "");
+    assert.ok(r.ok);
+    return r.record;
+  };
+
+  test("a run with an owner stamps it with its first write; a destroy and a run without one (the CLI) keep it", async () => {
+    const store = new MemoryRecordStore();
+    const claimed = journal(store, { owner });
+    await claimed.open();
+    await claimed.beginRun();
+    assert.deepEqual(recordIn(store).owner, owner, "the claim carries the owner");
+    await claimed.finish("succeeded");
+
+    const cli = journal(store);
+    await cli.open();
+    await cli.beginRun();
+    await cli.finish("succeeded");
+    assert.deepEqual(recordIn(store).owner, owner, "a run that claims nothing keeps the owner");
+
+    const teardown = journal(store);
+    await teardown.open();
+    await teardown.beginDestroy(["a"]);
+    assert.deepEqual(recordIn(store).owner, owner);
+  });
+
+  test("a new owner replaces the recorded one; a malformed owner reads as none", async () => {
+    const store = new MemoryRecordStore();
+    const first = journal(store, { owner });
+    await first.open();
+    await first.beginRun();
+    await first.finish("succeeded");
+    const next = { ...owner, token: "t-2" };
+    const second = journal(store, { owner: next });
+    await second.open();
+    await second.beginRun();
+    await second.finish("succeeded");
+    assert.deepEqual(recordIn(store).owner, next);
+    const malformed = parseRecord(JSON.stringify({ ...JSON.parse(store.json!), owner: { project: "infra", stack: 3, token: "x" } }));
+    assert.ok(malformed.ok);
+    assert.equal(malformed.record.owner, undefined);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The owner marker: where the owning Pulumi resource is kept when the spec
+ * turns the journal off (`state.enabled: false`), so renames and replaces are
+ * just as safe without a record. One small ConfigMap, `khook-owner-<spec>`
+ * in the record's default namespace, labelled like the record
+ * (app.kubernetes.io/managed-by=khook, khook.io/spec=<name>), holding the
+ * owner as JSON under `owner.json`. It holds nothing secret.
+ *
+ * With the journal on, the owner lives in the record itself (record.ts), and
+ * no marker is written.
+ */
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
+import { SPEC_DEFAULTS } from "../spec/defaults.js";
+import { ownerField, type RecordOwner } from "./record.js";
+import { statusOf, type KubeRequester } from "./secret-store.js";
+import { PermanentStoreError, StoreError } from "./store.js";
+
+export const OWNER_MARKER_KEY = "owner.json";
+export const OWNER_MARKER_PREFIX = "khook-owner-";
+
+interface MarkerObject {
+  metadata?: { resourceVersion?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
+}
+
+/** Where a spec's owner marker lives. */
+export function ownerMarkerLocation(specName: string): { namespace: string; name: string } {
+  return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${OWNER_MARKER_PREFIX}${specName}` };
+}
+
+export class OwnerMarkerStore {
+  readonly namespace: string;
+  readonly name: string;
+  readonly description: string;
+
+  constructor(
+    private readonly kube: KubeRequester,
+    private readonly specName: string,
+  ) {
+    ({ namespace: this.namespace, name: this.name } = ownerMarkerLocation(specName));
+    this.description = `ConfigMap "${this.name}" in namespace "${this.namespace}" (the owner marker)`;
+  }
+
+  /** The recorded owner; undefined when there is no marker. Refuses an object of that name khook does not manage. */
+  async read(signal?: AbortSignal): Promise<RecordOwner | undefined> {
+    const obj = await this.get(signal);
+    if (obj === undefined) return undefined;
+    const text = obj.data?.[OWNER_MARKER_KEY];
+    if (text === undefined) return undefined;
+    try {
+      return ownerField(JSON.parse(text)).owner;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Creates or overwrites the marker with `owner`. */
+  async write(owner: RecordOwner, signal?: AbortSignal): Promise<void> {
+    const existing = await this.get(signal);
+    const body = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: this.name,
+        namespace: this.namespace,
+        ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
+        labels: { ...(existing?.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: labelValue(this.specName) },
+      },
+      data: { [OWNER_MARKER_KEY]: JSON.stringify(owner) },
+    };
+    try {
+      if (existing === undefined) await this.kube.requestJson({ method: "POST", path: this.collectionPath(), body, contentType: "application/json", ...(signal ? { signal } : {}) });
+      else await this.kube.requestJson({ method: "PUT", path: this.objectPath(), body, contentType: "application/json", ...(signal ? { signal } : {}) });
+    } catch (e) {
+      throw new StoreError(`cannot write ${this.description}: ${detail(e)}`);
+    }
+  }
+
+  /** Removes the marker; absent is fine. */
+  async delete(signal?: AbortSignal): Promise<void> {
+    try {
+      await this.kube.requestJson({ method: "DELETE", path: this.objectPath(), ...(signal ? { signal } : {}) });
+    } catch (e) {
+      if (statusOf(e) === 404) return;
+      throw new StoreError(`cannot delete ${this.description}: ${detail(e)}`);
+    }
+  }
+
+  private async get(signal?: AbortSignal): Promise<MarkerObject | undefined> {
+    let obj: MarkerObject;
+    try {
+      obj = await this.kube.requestJson<MarkerObject>({ path: this.objectPath(), ...(signal ? { signal } : {}) });
+    } catch (e) {
+      if (statusOf(e) === 404) return undefined;
+      throw new StoreError(`cannot read ${this.description}: ${detail(e)}`);
+    }
+    if (obj?.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
+      throw new PermanentStoreError(
+        `refusing to use ${this.description}: it exists but is not managed by khook (it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}). ` +
+          `Nothing was changed. Rename or delete that ConfigMap, or rename the spec (metadata.name).`,
+      );
+    }
+    return obj;
+  }
+
+  private collectionPath(): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`;
+  }
+
+  private objectPath(): string {
+    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
+  }
+}
+
+function detail(e: unknown): string {
+  const apiMessage = (e as { apiMessage?: unknown } | null)?.apiMessage;
+  return typeof apiMessage === "string" && apiMessage !== "" ? apiMessage : e instanceof Error ? e.message : String(e);
+}

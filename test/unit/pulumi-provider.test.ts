@@ -112,7 +112,7 @@ function appliedOutputs(inputs: KhookInputs): KhookOutputs {
 }
 
 describe("the serialized provider", () => {
-  test("is a thin loader: small, requires the engine by package name, captures no path and no secret", async () => {
+  test("is a thin loader: small, requires the engine by package name first, captures no secret", async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
       serializeFunction(f: () => unknown, o: { allowSecrets: boolean }): Promise<{ text: string; containsSecrets: boolean }>;
@@ -121,11 +121,40 @@ describe("the serialized provider", () => {
     const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
     assert.ok(sf.text.length < 4096, `serialized provider is ${sf.text.length} bytes`);
     assert.equal(sf.containsSecrets, false);
-    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) {
-      assert.match(sf.text, new RegExp(`require\\("khook/provider/pulumi/handlers"\\)\\.${method}\\(`));
+    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) assert.match(sf.text, new RegExp(`\\.${method}\\(`), method);
+    assert.match(sf.text, /\[\s*"khook\/provider\/pulumi\/handlers",\s*process\.env\.KHOOK_PULUMI_HANDLERS,\s*fallback\s*\]/, "by name first, the escape hatch next, the program-time path last");
+    assert.ok(sf.text.includes(JSON.stringify(path.resolve(__dirname, "../../provider/pulumi/handlers.js"))), "the fallback is where the program loaded khook from");
+  });
+
+  test("the serialized loader finds the handlers by name, else by KHOOK_PULUMI_HANDLERS, else where the program loaded khook; and says what to do when none works", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
+      serializeFunction(f: () => unknown, o: { allowSecrets: boolean; exportName?: string }): Promise<{ text: string; exportName: string }>;
+    };
+    const { khookProvider } = await import("../../sdk/provider.js");
+    const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
+    const handlersFile = path.resolve(__dirname, "../../provider/pulumi/handlers.js");
+    // Load the serialized text the way the dynamic provider does (require-from-string), from a directory without node_modules.
+    const elsewhere = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "khook-no-modules-"));
+    const load = (text: string): { check: (o: unknown, n: unknown) => Promise<unknown> } => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const requireFromString = require("require-from-string") as (code: string, filename?: string) => { handler: () => { check: (o: unknown, n: unknown) => Promise<unknown> } };
+      return requireFromString(text, path.join(elsewhere, "provider.js")).handler();
+    };
+    const probe = async (p: { check: (o: unknown, n: unknown) => Promise<unknown> }): Promise<unknown> => p.check({}, { spec: 3 });
+    // The program-time path is the fallback when the name does not resolve.
+    assert.ok(await probe(load(sf.text)));
+    // With the program-time path gone (the project moved), KHOOK_PULUMI_HANDLERS still finds it...
+    const moved = sf.text.split(JSON.stringify(handlersFile).slice(1, -1)).join(path.join(elsewhere, "gone.js"));
+    assert.ok(moved.includes("gone.js"));
+    process.env.KHOOK_PULUMI_HANDLERS = handlersFile;
+    try {
+      assert.ok(await probe(load(moved)));
+    } finally {
+      delete process.env.KHOOK_PULUMI_HANDLERS;
     }
-    assert.ok(!sf.text.includes(path.resolve(__dirname, "../../..")), "no absolute path of this checkout");
-    assert.ok(!/\/(home|root|tmp|work)\//.test(sf.text), "no machine path at all");
+    // ...and without it the error says what to do.
+    await assert.rejects(probe(load(moved)), /cannot find the khook package from .*npm install khook.*KHOOK_PULUMI_HANDLERS/s);
   });
 
   test("the package name resolves to the handlers, with every method the loader calls", () => {

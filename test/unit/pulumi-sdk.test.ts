@@ -149,6 +149,6 @@ describe("Khook (SDK)", () => {
     const reg = registered.find((r) => r.name === "inline");
     assert.equal(reg?.type, "pulumi-nodejs:dynamic/khook:Khook");
     assert.equal(typeof reg?.inputs.__provider, "string");
-    assert.match(String(reg?.inputs.__provider), /require\("khook\/provider\/pulumi\/handlers"\)/);
+    assert.match(String(reg?.inputs.__provider), /"khook\/provider\/pulumi\/handlers"/);
   });
 });

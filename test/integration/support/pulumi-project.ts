@@ -200,7 +200,7 @@ const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
 const args = { ...a.args };
 if (a.kubeconfigFile) args.kubeconfig = fs.readFileSync(a.kubeconfigFile, "utf8");
 if (a.secretVars) args.secretVars = pulumi.secret(a.secretVars);
-const boot = new Khook(a.name || "boot", args);
+const boot = new Khook(a.name || "boot", args, a.opts || {});
 exports.steps = boot.steps;
 exports.runStatus = boot.runStatus;
 exports.recordNamespace = boot.recordNamespace;
@@ -212,6 +212,8 @@ exports.plan = boot.plan;
 
 export interface ProgramArgs {
   name?: string;
+  /** Resource options (JSON): deleteBeforeReplace, aliases, ... */
+  opts?: Record<string, unknown>;
   /** KhookArgs without secrets and kubeconfig. */
   args: Record<string, unknown>;
   kubeconfigFile?: string;

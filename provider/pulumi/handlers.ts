@@ -33,6 +33,7 @@ import { parseDuration, formatDuration } from "../spec/duration.js";
 import type { Redactor } from "../redact.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
+import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
 import { decideClaim, decideDelete, mintOwner } from "./owner.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
@@ -222,19 +223,19 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
   const claim = decideClaim(await ops.ownerOperation(spec, { target: target(inputs), journal: "default-on" }), owner, ownerPlace(spec, location), name);
   if (!claim.ok) throw new Error(claim.message);
   if (claim.note !== undefined) say(claim.note);
-  const { signal, timeoutMs } = deadline(inputs);
-  const result = await ops.applyOperation(spec, {
+  const { signal, stopReason } = runSignal(inputs);
+  const result = await cancellation.track(ops.applyOperation(spec, {
     target: target(inputs),
     journal: "default-on",
     owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-    ...(signal !== undefined ? { signal } : {}),
-  });
+    signal,
+  }));
   const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "apply");
-    if (result.status === "cancelled" && signal?.aborted && timeoutMs !== undefined) message += `\nthe overall timeout (${formatDuration(timeoutMs)}) ran out`;
+    if (result.status === "cancelled") message += stopReason();
     if (location !== undefined) message += "\nthe journal keeps the completed steps: fix the cause and run `pulumi up` again to resume";
     throw new PartialFailure(id, { ...outs, [PROVIDER_KEY]: news[PROVIDER_KEY] }, message);
   }
@@ -245,7 +246,6 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return; // nothing was ever applied from this state
   const { inputs, spec, name } = prepare(raw);
-  const { signal, timeoutMs } = deadline(inputs);
   const ops = operations();
   const where = target(inputs, "stack-config-first");
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
@@ -265,17 +265,18 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     say(decision.note);
     return;
   }
-  const result = await ops.destroyOperation(spec, {
+  const { signal, stopReason } = runSignal(inputs);
+  const result = await cancellation.track(ops.destroyOperation(spec, {
     target: where,
     journal: "default-on",
     owner: current ?? { ...stackOf(inputs), token: token ?? "" },
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-    ...(signal !== undefined ? { signal } : {}),
-  });
+    signal,
+  }));
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "destroy");
-    if (result.status === "cancelled" && signal?.aborted && timeoutMs !== undefined) message += `\nthe overall timeout (${formatDuration(timeoutMs)}) ran out`;
+    if (result.status === "cancelled") message += stopReason();
     throw new Error(message);
   }
 }
@@ -365,12 +366,26 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
   };
 }
 
-function deadline(inputs: KhookInputs): { signal?: AbortSignal; timeoutMs?: number } {
-  if (inputs.timeout === undefined) return {};
-  const ms = parseDuration(inputs.timeout);
-  if (ms === undefined || ms <= 0) return {};
-  return { signal: AbortSignal.timeout(ms), timeoutMs: ms };
+/**
+ * What stops a run: the `timeout` input running out, or the command being
+ * stopped (Ctrl-C, cancel.ts); `stopReason` says which, for the rejection.
+ */
+function runSignal(inputs: KhookInputs): { signal: AbortSignal; stopReason: () => string } {
+  if (IN_PROVIDER_PROCESS) installCancellation();
+  const ms = inputs.timeout === undefined ? undefined : parseDuration(inputs.timeout);
+  const timeout = ms !== undefined && ms > 0 ? AbortSignal.timeout(ms) : undefined;
+  return {
+    signal: timeout === undefined ? cancellation.signal : AbortSignal.any([cancellation.signal, timeout]),
+    stopReason: () => {
+      if (cancellation.reason !== undefined) return `\nstopped by ${cancellation.reason === "Cancel" ? "pulumi's cancellation (Ctrl-C)" : cancellation.reason}: running steps were aborted and the journal written`;
+      if (timeout?.aborted) return `\nthe overall timeout (${formatDuration(ms!)}) ran out`;
+      return "";
+    },
+  };
 }
+
+/** Signal handlers belong to the dynamic provider's own process only, never to a process that merely loads this module (tests). */
+const IN_PROVIDER_PROCESS = /[\\/]cmd[\\/]dynamic-provider[\\/]/.test(require.main?.filename ?? "");
 
 /** Credentials inside a kubeconfig are masked in everything khook prints, like KHOOK_SECRET_* values. */
 export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, content: string): void {

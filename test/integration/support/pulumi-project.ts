@@ -31,8 +31,13 @@ export interface PulumiRun {
 export interface ProjectOptions {
   /** The project name (Pulumi.yaml `name`). */
   name?: string;
-  /** The program, CommonJS (index.js). */
+  /** The program, CommonJS (index.js). Ignored with `bare`. */
   program: string;
+  /**
+   * Write only `files`: no Pulumi.yaml, program, package.json or linked
+   * node_modules (the consumer test lays the project out like a user would).
+   */
+  bare?: boolean;
   /** More files, relative to the project directory. */
   files?: Record<string, string>;
   stack?: string;
@@ -90,15 +95,8 @@ export class PulumiProject {
     this.pulumiBin = tools.pulumi;
     fs.mkdirSync(this.stateDir, { recursive: true });
     fs.mkdirSync(this.dir, { recursive: true });
-    // A CommonJS program: no ts-node.
-    fs.writeFileSync(
-      path.join(this.dir, "Pulumi.yaml"),
-      `name: ${opts.name ?? "khook-it"}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\ndescription: khook integration test\n`,
-    );
-    fs.writeFileSync(path.join(this.dir, "index.js"), opts.program);
-    fs.writeFileSync(path.join(this.dir, "package.json"), `${JSON.stringify({ name: opts.name ?? "khook-it", private: true, main: "index.js" }, null, 2)}\n`);
+    if (!opts.bare) this.layOut(opts);
     for (const [rel, content] of Object.entries(opts.files ?? {})) this.write(rel, content);
-    linkKhook(this.dir);
     this.env = {
       ...tools.env,
       PULUMI_BACKEND_URL: `file://${this.stateDir}`,
@@ -112,6 +110,17 @@ export class PulumiProject {
       PULUMI_SUPPRESS_COPILOT_LINK: "true",
       NO_COLOR: "1",
     };
+  }
+
+  /** Pulumi.yaml, a CommonJS program (no ts-node), package.json, and node_modules linking this checkout. */
+  private layOut(opts: ProjectOptions): void {
+    fs.writeFileSync(
+      path.join(this.dir, "Pulumi.yaml"),
+      `name: ${opts.name ?? "khook-it"}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\ndescription: khook integration test\n`,
+    );
+    fs.writeFileSync(path.join(this.dir, "index.js"), opts.program);
+    fs.writeFileSync(path.join(this.dir, "package.json"), `${JSON.stringify({ name: opts.name ?? "khook-it", private: true, main: "index.js" }, null, 2)}\n`);
+    linkKhook(this.dir);
   }
 
   write(rel: string, content: string): void {

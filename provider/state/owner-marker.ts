@@ -12,11 +12,18 @@
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
 import { SPEC_DEFAULTS } from "../spec/defaults.js";
 import { ownerField, type RecordOwner } from "./record.js";
-import { statusOf, type KubeRequester } from "./secret-store.js";
+import type { KubeClient } from "../kube/client.js";
+import type { KubeObject, ResourceType } from "../kubectl/types.js";
+import { statusOf } from "./secret-store.js";
 import { PermanentStoreError, StoreError } from "./store.js";
 
 export const OWNER_MARKER_KEY = "owner.json";
 export const OWNER_MARKER_PREFIX = "khook-owner-";
+
+/** The slice of the kube client the marker needs, like the record's SecretClient. */
+export type MarkerClient = Pick<KubeClient, "get" | "create" | "replace" | "delete">;
+
+const CONFIGMAPS: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
 
 interface MarkerObject {
   metadata?: { resourceVersion?: string; labels?: Record<string, string> };
@@ -34,7 +41,7 @@ export class OwnerMarkerStore {
   readonly description: string;
 
   constructor(
-    private readonly kube: KubeRequester,
+    private readonly kube: MarkerClient,
     private readonly specName: string,
   ) {
     ({ namespace: this.namespace, name: this.name } = ownerMarkerLocation(specName));
@@ -69,8 +76,8 @@ export class OwnerMarkerStore {
       data: { [OWNER_MARKER_KEY]: JSON.stringify(owner) },
     };
     try {
-      if (existing === undefined) await this.kube.requestJson({ method: "POST", path: this.collectionPath(), body, contentType: "application/json", ...(signal ? { signal } : {}) });
-      else await this.kube.requestJson({ method: "PUT", path: this.objectPath(), body, contentType: "application/json", ...(signal ? { signal } : {}) });
+      if (existing === undefined) await this.kube.create(CONFIGMAPS, body as KubeObject, { ...(signal ? { signal } : {}) });
+      else await this.kube.replace(CONFIGMAPS, body as KubeObject, { ...(signal ? { signal } : {}) });
     } catch (e) {
       throw new StoreError(`cannot write ${this.description}: ${detail(e)}`);
     }
@@ -79,7 +86,7 @@ export class OwnerMarkerStore {
   /** Removes the marker; absent is fine. */
   async delete(signal?: AbortSignal): Promise<void> {
     try {
-      await this.kube.requestJson({ method: "DELETE", path: this.objectPath(), ...(signal ? { signal } : {}) });
+      await this.kube.delete(CONFIGMAPS, this.name, this.namespace, { ...(signal ? { signal } : {}) });
     } catch (e) {
       if (statusOf(e) === 404) return;
       throw new StoreError(`cannot delete ${this.description}: ${detail(e)}`);
@@ -87,13 +94,13 @@ export class OwnerMarkerStore {
   }
 
   private async get(signal?: AbortSignal): Promise<MarkerObject | undefined> {
-    let obj: MarkerObject;
+    let obj: MarkerObject | undefined;
     try {
-      obj = await this.kube.requestJson<MarkerObject>({ path: this.objectPath(), ...(signal ? { signal } : {}) });
+      obj = (await this.kube.get(CONFIGMAPS, this.name, this.namespace, { ...(signal ? { signal } : {}) })) as MarkerObject | undefined;
     } catch (e) {
-      if (statusOf(e) === 404) return undefined;
       throw new StoreError(`cannot read ${this.description}: ${detail(e)}`);
     }
+    if (obj === undefined) return undefined;
     if (obj?.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
       throw new PermanentStoreError(
         `refusing to use ${this.description}: it exists but is not managed by khook (it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}). ` +
@@ -101,14 +108,6 @@ export class OwnerMarkerStore {
       );
     }
     return obj;
-  }
-
-  private collectionPath(): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`;
-  }
-
-  private objectPath(): string {
-    return `${this.collectionPath()}/${encodeURIComponent(this.name)}`;
   }
 }
 

@@ -180,6 +180,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
         applyOperation: async (spec, o) => (calls.push({ op: "apply", target: o.target }), okRun(spec)),
         destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: o.target }), okRun(spec)),
         statusOperation: async (_spec, o) => (calls.push({ op: "status", target: o.target }), undefined),
+        ownerOperation: async () => undefined,
         ...extra,
       },
       sink: (l) => lines.push(l),

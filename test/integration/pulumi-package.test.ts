@@ -39,9 +39,9 @@ export const runStatus = boot.runStatus;
 export const steps = boot.steps.apply((s: KhookStep[]) => s.map((x) => \`\${x.name}:\${x.status}\`));
 `;
 
-/** `npm` next to the Node that runs the tests (scripts/node-env.sh's). */
+/** npm from PATH, as `./dev` uses it (scripts/node-env.sh puts its Node first). */
 function npm(): string {
-  return path.join(path.dirname(process.execPath), "npm");
+  return "npm";
 }
 
 test("consumer: npm pack's tarball, npm install in a fresh directory, a TypeScript program: up, preview --expect-no-changes, refresh, destroy", { timeout: 900_000 }, async (t) => {

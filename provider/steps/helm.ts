@@ -393,10 +393,15 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         ctx.log(`${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`);
         const desired = decision.desired;
         if (ctx.hooks !== undefined) {
-          // seed 004's context: chart, release, merged values and the cluster's capabilities (only when a hook will read them).
-          const capabilities = await ctx.kube.capabilities?.({ signal: ctx.signal }).catch(() => undefined);
+          // seed 004's context: chart (with appVersion: one `helm show chart`), release, merged values and the
+          // cluster's capabilities. Only when a hook will read them: specs without hooks pay nothing.
+          const [capabilities, shown] = await Promise.all([
+            ctx.kube.capabilities?.({ signal: ctx.signal }).catch(() => undefined),
+            session.showChart(p.ref).catch(() => undefined),
+          ]);
+          const chart = shown ?? desired;
           ctx.hooks.setExtras({
-            ...(desired !== undefined ? { chart: { name: desired.name, version: desired.version } } : {}),
+            ...(chart !== undefined ? { chart: { name: chart.name, version: chart.version, ...(shown?.appVersion !== undefined ? { appVersion: shown.appVersion } : {}) } } : {}),
             release: { name: t.release, namespace: t.namespace },
             values: p.values,
             ...(capabilities !== undefined ? { capabilities } : {}),

@@ -141,6 +141,8 @@ export interface HelmRevision {
 export interface ChartMeta {
   name: string;
   version: string;
+  /** Chart.yaml's appVersion, when `helm show chart` was asked (hook contexts). */
+  appVersion?: string;
 }
 
 /** How helm should find the chart: the argument plus flags (`--repo`, `--version`, `--plain-http`). */
@@ -468,7 +470,8 @@ export function parseChartYaml(text: string, what: string): ChartMeta {
   const name = field("name");
   const version = field("version");
   if (name === undefined || version === undefined) throw executionError(`${what}: the chart metadata has no name or version`);
-  return { name, version };
+  const appVersion = field("appVersion");
+  return { name, version, ...(appVersion !== undefined ? { appVersion } : {}) };
 }
 
 /**

@@ -212,6 +212,8 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.deepEqual(Object.keys(pre.body.children).sort(), ["ConfigMap/chart-app", "Deployment/chart-app"]);
     const post = server.requests.filter((x) => x.body.phase === "post-apply").at(-1)!.body.context as Record<string, any>;
     assert.equal(post.chart.name, "khook-test-app");
+    assert.equal(post.chart.version, "0.1.0");
+    assert.equal(post.chart.appVersion, "1.0.0");
     assert.deepEqual(post.release, { name: "chart", namespace: ns, revision: 1 });
     assert.equal(post.values.message, "hello");
     assert.match(post.capabilities.kubernetesVersion, /^v1\./);

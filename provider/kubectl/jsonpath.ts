@@ -9,7 +9,8 @@
  * - evaluation is total: where client-go fails (an index out of range, a filter over a non-list,
  *   comparing a number with a string), the expression yields no values ("not yet") instead of an error;
  * - what always fails in client-go once evaluated (an unknown identifier, a slice step <= 0, an unknown
- *   filter operator) is rejected when parsing, so validation reports it.
+ *   filter operator), or can never match (an empty field name, as in `{$.a}` = `{.$.a}` or `{.a.}`), is
+ *   rejected when parsing, so validation reports it.
  */
 
 export type Literal = string | number | boolean;
@@ -119,6 +120,12 @@ class Parser {
       else this.pos++;
     }
     const raw = this.s.slice(start, Math.min(this.pos, this.s.length));
+    if (raw === "") {
+      // client-go looks up the key "" here, which no Kubernetes object has: the wait could never end.
+      throw new ParseError(
+        `empty field name at position ${start}: kubectl would look up the key "" and never match (a leading $ or @ is not the root in kubectl's relaxed form: write {.a.b})`,
+      );
+    }
     this.out.push(raw === "*" ? { t: "wildcard" } : { t: "field", name: raw.replace(/\\/g, "") });
   }
 

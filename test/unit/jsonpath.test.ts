@@ -51,10 +51,12 @@ describe("jsonpath: relaxed syntax", () => {
   test("nothing may surround the braces (kubectl's pattern)", () => {
     for (const form of [" {.status.phase}", "{.status.phase} ", "{.a}{.b}"]) assert.equal(parseJsonPath(form).ok, false, form);
   });
-  test("a leading $ or @ is not the root: kubectl reads {$.a} as {.$.a}, an empty key, so nothing", () => {
-    assert.equal(expr("{$.status.phase}").source, "{.$.status.phase}");
-    assert.deepEqual(run("{$.status.phase}", pod), []);
-    assert.deepEqual(run("{@.status.phase}", pod), []);
+  test("an empty field name can never match, so it is rejected: kubectl reads {$.a} as {.$.a}", () => {
+    for (const form of ["{$.status.phase}", "{@.status.phase}", "{.status.phase.}", "{ .status.phase }"]) {
+      const p = parseJsonPath(form);
+      assert.equal(p.ok, false, form);
+      if (!p.ok) assert.match(p.message, /empty field name/, form);
+    }
   });
   test("{.} and . are kubectl's {..}: every node with children", () => {
     assert.equal(expr("{.}").source, "{..}");

@@ -130,6 +130,14 @@ describe("YAML resource limits", () => {
     assert.ok(docs[0]?.error !== undefined && /alias/.test(docs[0].error), JSON.stringify(docs[0]).slice(0, 300));
   });
 
+  test("yaml-alias-limit: a local valuesFrom file's alias bomb is refused at validation with exit 2", () => {
+    const bomb = aliasBomb().split("\n").filter((l) => /^ {10}l\d/.test(l)).map((l) => l.slice(10)).join("\n");
+    const e = refused("  - name: a\n    helm: { chart: ./c, valuesFrom: [{ file: ./values.yaml }] }\n", {
+      files: { "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "values.yaml": `${bomb}\n` },
+    });
+    assert.match(e.message, /alias/);
+  });
+
   test("ordinary anchors and aliases still work", () => {
     const spec = load("  - name: a\n    job: &j { image: busybox, args: [a] }\n  - name: b\n    job: *j\n");
     // The loaded action carries the defaults table's values too (provider/spec/defaults.ts).

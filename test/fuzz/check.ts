@@ -57,12 +57,18 @@ const FRAGMENT = 8;
 
 /** Every output form a secret must not take: raw, encoded, and (for long ones) any 8-character run of it. */
 function leakForms(secret: string, publicText: string): string[] {
-  const forms = encodedForms(secret).filter((f) => f.length >= 3);
+  // Messages quote public text (Go-style, like JSON) and JSON output escapes it again (`\"` becomes
+  // `\\\"`); a short form of the secret that the public input yields that way, once or twice, is
+  // printed legitimately, like a public run below.
+  const escapedOnce = JSON.stringify(publicText);
+  const escapedTwice = JSON.stringify(escapedOnce);
+  const isPublic = (f: string): boolean => publicText.includes(f) || escapedOnce.includes(f) || escapedTwice.includes(f);
+  const forms = encodedForms(secret).filter((f) => f.length >= 3 && (f === secret || !isPublic(f)));
   const chars = [...secret];
   for (let i = 0; i + FRAGMENT <= chars.length; i++) {
     const run = chars.slice(i, i + FRAGMENT).join("");
     // A run the input also holds in the open (spec text, plain variables) may be printed legitimately.
-    if (run.trim().length === FRAGMENT && !publicText.includes(run)) forms.push(run);
+    if (run.trim().length === FRAGMENT && !isPublic(run)) forms.push(run);
   }
   return forms;
 }

@@ -18,6 +18,16 @@ export interface LoaderRegression {
 
 export const LOADER_REGRESSIONS: readonly LoaderRegression[] = [
   {
+    finding: "validate -o json (problems as JSON, issue 10 item 21) JSON-escaped a public backslash-quote in a pipeline message into text that holds one line of a multi-line secret (backslash, backslash, quote): a false leak of the check, not of khook (the secret is never referenced); the check now exempts forms that the public input yields when JSON-escaped",
+    found: "seed 166882564, 2026-11-23",
+    input: {
+      kind: "template",
+      spec: "apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: $${HOME}\ndefaults:\n  timeout: ${APP}\nstate: {}\nsteps:\n  - name: config\n    apply:\n      namespace: $${HOME}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata:\n              name: settings-\n            data:\n              key: ${APP:- | printf \"%s-x\" | ( | trunc 0}\n              quoted: \"${APP}\"\n  - name: chart\n    needs: [config]\n    when: 'vars.get(\"ENV\", \"dev\") != \"${APP}\"'\n    helm:\n      chart: hello\n      repo: https://charts.example.com\n      version: \"\"\n      values:\n        token: $${HOME}\n  - name: job\n    needs: [chart]\n    job:\n      image: busybox:${APP}\n      args: [\"echo\", \"$${HOME}\"]\n      env:\n        TOKEN: \n",
+      env: { KHOOK_SECRET_TOKEN: "\\\\\"\naaaa" },
+      set: [],
+    },
+  },
+  {
     finding: "a `${` left open swallowed the next lines into an 'invalid variable reference' message that printed them raw, so one problem spanned several lines of the problem list",
     found: "seed 1 (and 2-5), 2026-11-23",
     input: {

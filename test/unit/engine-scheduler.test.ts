@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatDuration } from "../../provider/spec/duration.js";
+import { PermanentHookError } from "../../provider/hooks/run.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import type { ExecutorRegistry } from "../../provider/steps/types.js";
 import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
@@ -218,6 +219,17 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").error, resultOf(r, "a").reason], ["failed", 2, "fail 2", "failed after 2 attempts"]);
     const last = p.events.filter((e) => e.type === "attempt-failed").at(-1);
     assert.ok(last && last.type === "attempt-failed" && last.willRetry === false && last.retryInMs === 0);
+  });
+
+  test("a permanent failure (a hook function's verdict, a webhook's permanent: true) is not retried", async () => {
+    const stubs = new StubExecutors().on("a", () => {
+      throw new PermanentHookError("post-render hook limits rejected the step's objects");
+    });
+    const p = run([{ name: "a", retries: 3, retryDelayMs: 1 }], stubs);
+    const r = await p;
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason], ["failed", 1, "failed"]);
+    const failed = p.events.filter((e) => e.type === "attempt-failed");
+    assert.deepEqual(failed.map((e) => (e.type === "attempt-failed" ? [e.attempt, e.of, e.willRetry] : [])), [[1, 4, false]]);
   });
 
   test("retryDelay: the pause between tries is honoured (injected sleep, no timing)", async () => {

@@ -103,7 +103,8 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.equal((await record()).lease, undefined);
     assert.equal((await record()).runStatus, "running", "unlock touches nothing but the lease");
 
-    const again = await khook(["unlock", "-f", file]);
+    // --record names the record without a spec (a Pulumi resource's record).
+    const again = await khook(["unlock", "--record", `${ns}/khook-state-unlock`]);
     assert.equal(again.code, 0);
     assert.match(again.stdout, /is not locked; nothing to do/);
 

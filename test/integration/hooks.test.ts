@@ -101,6 +101,18 @@ describe("post-render functions", () => {
     assert.match(history.stderr, /not found/);
   });
 
+  test("kustomize sources go through post-render too", async (t) => {
+    const ns = await withNamespace(t, "hook-kust");
+    const steps = `  - name: kust\n    apply:\n      namespace: ${ns}\n      manifests:\n        - kustomize: ./k\n`;
+    const { dir, file } = hookedSpec("hook-kust", LABELS, steps);
+    fs.mkdirSync(path.join(dir, "k"));
+    fs.writeFileSync(path.join(dir, "k", "kustomization.yaml"), "resources: [cm.yaml]\nnamePrefix: k-\n");
+    fs.writeFileSync(path.join(dir, "k", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n");
+    const r = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "k-cm"]))["team"], "platform");
+  });
+
   test("plan --diff shows the transformed objects", async (t) => {
     const ns = await withNamespace(t, "hook-diff");
     const { file } = hookedSpec("hook-diff", LABELS, configMapStep("cm", ns));

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { cliEnv, khookSpec, runKhook, specDir, type CliResult } from "./support/khook-cli.js";
+import { filesUnder, readProduced } from "./support/produced-files.js";
 
 /** URL-special and base64-special characters, so every encoding differs from the raw value. */
 const TOKEN = "s3cr3t/Tok+en=&x y";
@@ -18,11 +19,6 @@ function forms(value: string): string[] {
   const b64 = Buffer.from(value).toString("base64");
   const urlquery = encodeURIComponent(value).replace(/%20/g, "+");
   return [value, b64, b64.replace(/=+$/, ""), urlquery, encodeURIComponent(value), JSON.stringify(value).slice(1, -1), Buffer.from(b64).toString("base64")];
-}
-
-function filesUnder(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
 test("secret values, raw and through pipelines (b64enc, urlquery), never appear in any output, the record, or produced files", async (t) => {
@@ -99,7 +95,7 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
       [`run ${i} stderr`, r.stderr],
     ]),
     ["state record", record],
-    ...produced.filter((f) => f !== file).map((f): [string, string] => [f, fs.readFileSync(f, "latin1")]),
+    ...readProduced(produced.filter((f) => f !== file)),
   ];
   for (const form of forms(TOKEN)) {
     for (const [where, text] of haystacks) assert.ok(!text.includes(form), `${JSON.stringify(form)} leaked into ${where}`);

@@ -1,0 +1,38 @@
+// Which files a test run produced, for the secret-leak greps. Other processes (parallel test
+// files, other tools) create and remove entries in the shared temporary directory at any time,
+// so a new entry may be a plain file, or may be gone by the time it is read.
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** Every regular file at or under `entry`: `entry` itself when it is a file; nothing when it is gone. */
+export function filesUnder(entry: string): string[] {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(entry);
+  } catch {
+    return [];
+  }
+  if (stat.isFile()) return [entry];
+  if (!stat.isDirectory()) return [];
+  try {
+    return fs
+      .readdirSync(entry, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.join(e.parentPath, e.name));
+  } catch {
+    return []; // removed while we listed it
+  }
+}
+
+/** The files' contents, leaving out any that vanished between listing and reading. */
+export function readProduced(files: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const f of files) {
+    try {
+      out.push([f, fs.readFileSync(f, "latin1")]);
+    } catch {
+      /* removed by its owner after we listed it */
+    }
+  }
+  return out;
+}

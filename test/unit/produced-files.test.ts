@@ -1,0 +1,22 @@
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { test } from "node:test";
+import { filesUnder, readProduced } from "../integration/support/produced-files.js";
+
+test("secret-leak grep: a plain file among the new temporary entries is grepped, not a crash", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-produced-"));
+  try {
+    const file = path.join(dir, "a.log");
+    fs.writeFileSync(file, "x");
+    fs.mkdirSync(path.join(dir, "sub"));
+    fs.writeFileSync(path.join(dir, "sub", "b.txt"), "y");
+    assert.deepEqual(filesUnder(file), [file]);
+    assert.deepEqual(filesUnder(dir).sort(), [file, path.join(dir, "sub", "b.txt")].sort());
+    assert.deepEqual(filesUnder(path.join(dir, "gone")), []);
+    assert.deepEqual(readProduced([file, path.join(dir, "gone")]), [[file, "x"]]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -13,7 +13,6 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["hooks", "./hooks.js", "benchHooks"],
   ] as const) {
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const m = require(mod) as Record<string, Bench>;
       if (typeof m[fn] === "function") benches[name] = m[fn];
     } catch (e) {

@@ -1,3 +1,2 @@
 /** khook's own version, read once from package.json (this file runs from dist/provider/). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 export const KHOOK_VERSION: string = (require("../../package.json") as { version: string }).version;

@@ -154,7 +154,6 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { readVarFile } = require("../provider/spec/load.js") as typeof import("../provider/spec/load.js");
     try {
       return readVarFile(f);

@@ -37,7 +37,6 @@ function loaderFor(fallback: string): () => Handlers {
     for (const id of ["khook/provider/pulumi/handlers", process.env.KHOOK_PULUMI_HANDLERS, fallback]) {
       if (id === undefined || id === "") continue;
       try {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
         return require(id) as Handlers;
       } catch (e) {
         if (!missing(e, id)) throw e;

@@ -20,9 +20,12 @@ export const CLUSTER_OPTIONS = {
 
 export type OutputFormat = "text" | "json";
 
+/** What parseCommandArgs returns for a command's options. */
+export type ParsedCommand<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+
 /** Parses a command's flags; no command takes positional arguments (the spec comes with -f). */
-export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: O) {
-  let parsed;
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: O): ParsedCommand<O> {
+  let parsed: ParsedCommand<O>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {

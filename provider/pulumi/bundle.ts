@@ -24,10 +24,8 @@ import type { FileReference } from "../spec/hash.js";
 import { STEP_TYPES, type ActionByType, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
 
-/* eslint-disable @typescript-eslint/no-require-imports */
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
 const hash = (): typeof import("../spec/hash.js") => require("../spec/hash.js") as typeof import("../spec/hash.js");
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path. */
 const MAYBE_LOCAL = /\b(?:file|kustomize|exec)["']?\s*:|\bchart["']?\s*:\s*["']?(?:\.|\/|\$)/;
@@ -100,11 +98,9 @@ function isExecutable(file: string): boolean {
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
   let doc: unknown;
   try {
-    /* eslint-disable @typescript-eslint/no-require-imports */
     const { mergeVariables, substitute } = require("../spec/vars.js") as typeof import("../spec/vars.js");
     const { SourceText } = require("../spec/source.js") as typeof import("../spec/source.js");
     const { parse: parseYaml } = require("yaml") as typeof import("yaml");
-    /* eslint-enable @typescript-eslint/no-require-imports */
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
     doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
   } catch {

@@ -78,8 +78,6 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
 }
 
 function defaultToolMissing(tool: RequiredTool["tool"]): string | undefined {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   if (tool === "helm") return (require("../tools/helm.js") as typeof import("../tools/helm.js")).helmMissing();
   return (require("../tools/kustomize.js") as typeof import("../tools/kustomize.js")).kustomizeMissing();
-  /* eslint-enable @typescript-eslint/no-require-imports */
 }

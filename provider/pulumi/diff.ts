@@ -134,7 +134,6 @@ export function targetIdentity(i: KhookInputs): string {
   if (kc === undefined) return stable({ context, kubeconfig: null });
   if (!isKubeconfigContent(kc)) return stable({ context, path: kc });
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { parse: parseYaml } = require("yaml") as typeof import("yaml");
     const doc = parseYaml(kc) as {
       "current-context"?: string;

@@ -51,7 +51,6 @@ type ClusterTarget = import("../kube/client.js").ClusterTarget;
 let operationsOverride: Operations | undefined;
 
 function operations(): Operations {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   return operationsOverride ?? (require("../operations.js") as Operations);
 }
 
@@ -322,7 +321,6 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
@@ -391,7 +389,6 @@ const IN_PROVIDER_PROCESS = /[\\/]cmd[\\/]dynamic-provider[\\/]/.test(require.ma
 export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, content: string): void {
   let doc: unknown;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     doc = (require("yaml") as typeof import("yaml")).parse(content);
   } catch {
     return;

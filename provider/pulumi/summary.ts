@@ -61,7 +61,6 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
   const hit = key === undefined ? undefined : readMemo(key);
   if (hit !== undefined) return { ok: true, summary: hit, fromMemo: true };
   // Loaded only on a miss: a warm preview never loads the spec machinery.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) return loaded;
@@ -71,10 +70,8 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
 }
 
 export function summarize(spec: LoadedSpec): SpecSummary {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { planLines } = require("./plan-lines.js") as typeof import("./plan-lines.js");
   const { journalLocation } = require("./location.js") as typeof import("./location.js");
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const location = journalLocation(spec);
   return {
     name: spec.name,
@@ -101,7 +98,6 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { fileReferences } = require("../spec/hash.js") as typeof import("../spec/hash.js");
   return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
 }

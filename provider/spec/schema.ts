@@ -161,7 +161,6 @@ export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
 export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
   // Required here, not at the top: loading ajv's compiler costs more than the rest of a
   // `khook validate` start, and only the build (or a stale generated validator) needs it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
   const ajv = new AjvClass({
     allErrors: true,
@@ -193,7 +192,6 @@ export const GENERATED_VALIDATOR = "schema-validator.generated.js";
 function compiledValidator(): ValidateFunction {
   const generated = path.join(__dirname, GENERATED_VALIDATOR);
   if (fs.existsSync(generated)) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(generated) as ValidateFunction & { schemaSha256?: string };
     if (mod.schemaSha256 === schemaSource().sha256) return mod;
   }
@@ -270,7 +268,7 @@ function indexSchema(root: SchemaNode): SchemaIndex {
     if (!isNode(node)) return;
     const oneOf = node["oneOf"];
     if (Array.isArray(oneOf) && oneOf.length > 0) {
-      const keys = oneOf.map((b) => (isNode(b) && Array.isArray(b["required"]) && b["required"].length === 1 && b["$ref"] === undefined ? b["required"][0] : undefined));
+      const keys = oneOf.map((b): unknown => (isNode(b) && Array.isArray(b["required"]) && b["required"].length === 1 && b["$ref"] === undefined ? b["required"][0] : undefined));
       if (keys.every((k): k is string => typeof k === "string")) {
         index.exactlyOne.set(node, { keys });
         for (const b of oneOf) index.exactlyOneBranches.add(b as object);

@@ -257,7 +257,6 @@ let pipelineModule: PipelineModule | undefined;
  * is a large share of a CLI start, and most references have no pipeline.
  */
 function pipelines(): PipelineModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   pipelineModule ??= require("../gotemplate/index.js") as PipelineModule;
   return pipelineModule;
 }

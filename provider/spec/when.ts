@@ -22,7 +22,6 @@ let environment: Environment | undefined;
 function celEnvironment(): Environment {
   // Required on the first condition, not at the top: most specs have no `when:`, and every
   // CLI start and Pulumi preview would otherwise pay for loading the CEL library.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   environment ??= new (require("@marcbachmann/cel-js") as typeof import("@marcbachmann/cel-js")).Environment({ homogeneousAggregateLiterals: false })
     .registerVariable("vars", "map<string, string>")
     .registerFunction({

@@ -20,7 +20,6 @@ let yamlModule: YamlLibrary | undefined;
  * the largest part of a `khook validate` start, and a valid spec never needs it.
  */
 export function yamlLibrary(): YamlLibrary {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   yamlModule ??= require("yaml") as YamlLibrary;
   return yamlModule;
 }

@@ -24,7 +24,6 @@ import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { classifyChart, describeChartSource, type ChartSource } from "../spec/chart.js";
 import type { LoadedStep } from "../spec/loaded.js";
-import type { HelmAction } from "../spec/types.js";
 import {
   HelmSession,
   locateHelm,

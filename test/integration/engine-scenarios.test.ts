@@ -193,7 +193,7 @@ describe("state record", () => {
   });
 
   test("a run that succeeds but cannot write its record exits 1", async (t) => {
-    const { ns, kubectl, cluster } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["create", "serviceaccount", "limited", "-n", ns]);
     // Full access to ConfigMaps, but Secrets are read-only: the record can be read, never written.
     const role = specDir("", {

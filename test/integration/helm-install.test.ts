@@ -12,7 +12,6 @@ import { packagedTestCharts, startChartRepo, startOciRegistry, testChartPath, te
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
-import type { StepContext } from "../../provider/steps/types.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
 
 const closers: (() => Promise<void>)[] = [];

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";

@@ -5,13 +5,12 @@
  * only what khook installed.
  */
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
-import type { StepContext } from "../../provider/steps/types.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
 
 

@@ -55,14 +55,14 @@ describe("rollout status", () => {
   });
 
   test("a Deployment that exceeds its progress deadline fails without waiting for the step timeout", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     // No node matches, so the pods stay Pending and the deployment controller gives up after 1s.
     await kubectl(["apply", "-n", ns], workload("Deployment", "stuck", "  progressDeadlineSeconds: 1\n", "      nodeSelector: {khook.test/nowhere: \"true\"}\n"));
     await assert.rejects(rolloutExecutor.apply(step({ status: "deployment/stuck", namespace: ns }), await context(300_000)), /deployment "stuck" exceeded its progress deadline/);
   });
 
   test("DaemonSet and StatefulSet", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "agent"));
     await kubectl(["apply", "-n", ns], workload("StatefulSet", "db"));
     const ds = await rolloutExecutor.apply(step({ status: "daemonset/agent", namespace: ns }), await context());
@@ -73,7 +73,7 @@ describe("rollout status", () => {
   });
 
   test("a DaemonSet with the OnDelete strategy cannot report rollout status", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "ondelete", "  updateStrategy: {type: OnDelete}\n"));
     await assert.rejects(rolloutExecutor.apply(step({ status: "daemonset/ondelete", namespace: ns }), await context()), /only available for RollingUpdate strategy type/);
   });
@@ -81,7 +81,7 @@ describe("rollout status", () => {
 
 describe("rollout restart", () => {
   test("sets restartedAt on the pod template like kubectl, which rolls out a new ReplicaSet", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("Deployment", "api"));
     await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), await context());
     const s = step({ restart: "deployment/api", namespace: ns });
@@ -98,7 +98,7 @@ describe("rollout restart", () => {
   });
 
   test("restart of a DaemonSet and a StatefulSet", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "agent"));
     await kubectl(["apply", "-n", ns], workload("StatefulSet", "db"));
     for (const target of ["daemonset/agent", "statefulset/db"]) {
@@ -109,7 +109,7 @@ describe("rollout restart", () => {
   });
 
   test("refuses a paused Deployment, a missing target, and kinds without rollouts", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("Deployment", "paused", "  paused: true\n"));
     await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/paused", namespace: ns }), await context()), /can't restart paused deployment/);
     await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/missing", namespace: ns }), await context()), /not found/);

@@ -61,7 +61,7 @@ describe("wait: condition and jsonpath", () => {
   });
 
   test("jsonpath with a filter on a kind/name target that does not exist yet", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     const s = step({ for: 'jsonpath={.status.conditions[?(@.type=="Available")].status}=True', on: "deployment/late", namespace: ns });
     const ctx = await context();
     const logs = ctx.logs;
@@ -76,7 +76,7 @@ describe("wait: condition and jsonpath", () => {
   });
 
   test("jsonpath value and existence forms, relaxed syntax, on a cluster-scoped target", async (t) => {
-    const { kube, cluster } = await setup(t);
+    const { cluster } = await setup(t);
     const node = (await cluster.kubectl(["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"])).stdout.trim();
     for (const f of ["jsonpath=status.capacity", "jsonpath={.metadata.labels.type}=kwok", `jsonpath=.metadata.name=${node}`, "condition=Ready"]) {
       const out = await waitExecutor.apply(step({ for: f, on: `node/${node}`, namespace: "ignored-for-cluster-scoped" }), await context());
@@ -85,7 +85,7 @@ describe("wait: condition and jsonpath", () => {
   });
 
   test("a condition that never holds times out with what was last seen", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     await kubectl(["create", "configmap", "cm", "-n", ns, "--from-literal=phase=Pending"]);
     const s = step({ for: "jsonpath={.data.phase}=Running", on: "configmap/cm", namespace: ns });
     await assert.rejects(waitExecutor.apply(s, await context(3000)), (e: unknown) => {
@@ -100,7 +100,7 @@ describe("wait: condition and jsonpath", () => {
   });
 
   test("the step's cancellation signal stops a wait", async (t) => {
-    const { ns, kube } = await setup(t);
+    const { ns } = await setup(t);
     const ac = new AbortController();
     const ctx = await context(120_000, ac.signal);
     const logs = ctx.logs;
@@ -113,7 +113,7 @@ describe("wait: condition and jsonpath", () => {
 
 describe("wait: delete", () => {
   test("every matching resource is gone (objects held by a finalizer keep it waiting)", async (t) => {
-    const { ns, kube, kubectl } = await setup(t);
+    const { ns, kubectl } = await setup(t);
     for (const n of ["d1", "d2"]) {
       await kubectl(["apply", "-n", ns], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, labels: {doomed: "yes"}, finalizers: [khook.test/hold]}\ndata: {a: "1"}\n`);
     }
@@ -131,7 +131,7 @@ describe("wait: delete", () => {
   });
 
   test("delete of something already absent holds at once", async (t) => {
-    const { ns, kube } = await setup(t);
+    const { ns } = await setup(t);
     const out = await waitExecutor.apply(step({ for: "delete", on: "deployment/never-existed", namespace: ns }), await context());
     assert.equal(out.status, "ok");
   });

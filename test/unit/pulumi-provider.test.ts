@@ -113,7 +113,6 @@ function appliedOutputs(inputs: KhookInputs): KhookOutputs {
 
 describe("the serialized provider", () => {
   test("is a thin loader: small, requires the engine by package name first, captures no secret", async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
       serializeFunction(f: () => unknown, o: { allowSecrets: boolean }): Promise<{ text: string; containsSecrets: boolean }>;
     };
@@ -127,7 +126,6 @@ describe("the serialized provider", () => {
   });
 
   test("the serialized loader finds the handlers by name, else by KHOOK_PULUMI_HANDLERS, else where the program loaded khook; and says what to do when none works", async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
       serializeFunction(f: () => unknown, o: { allowSecrets: boolean; exportName?: string }): Promise<{ text: string; exportName: string }>;
     };
@@ -137,7 +135,6 @@ describe("the serialized provider", () => {
     // Load the serialized text the way the dynamic provider does (require-from-string), from a directory without node_modules.
     const elsewhere = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "khook-no-modules-"));
     const load = (text: string): { check: (o: unknown, n: unknown) => Promise<unknown> } => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const requireFromString = require("require-from-string") as (code: string, filename?: string) => { handler: () => { check: (o: unknown, n: unknown) => Promise<unknown> } };
       return requireFromString(text, path.join(elsewhere, "provider.js")).handler();
     };
@@ -158,7 +155,6 @@ describe("the serialized provider", () => {
   });
 
   test("the package name resolves to the handlers, with every method the loader calls", () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const h = require("khook/provider/pulumi/handlers") as Record<string, unknown>;
     for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) assert.equal(typeof h[method], "function", method);
   });

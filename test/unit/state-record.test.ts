@@ -109,7 +109,8 @@ describe("state record: error text", () => {
         assert.ok(Buffer.byteLength(out, "utf8") <= max);
         if (Buffer.byteLength(s, "utf8") <= max) assert.equal(out, s);
         else assert.ok(s.startsWith(out.replace(/ … \[truncated\]$/, "")));
-        assert.ok(!out.includes("\uFFFD"));
+        // No replacement character that the input did not have: the cut never splits a character.
+        assert.ok(!out.includes("\uFFFD") || s.includes("\uFFFD"));
       }),
     );
   });

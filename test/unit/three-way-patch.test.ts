@@ -244,7 +244,7 @@ describe("three-way strategic merge patch (built-in types)", () => {
   });
 
   test("maps of strings (nodeSelector) merge key by key", () => {
-    const mk = (ns: Record<string, string>) => deployment([{ name: "app", image: "x" }], {}, { app: "web" });
+    const mk = (_ns: Record<string, string>) => deployment([{ name: "app", image: "x" }], {}, { app: "web" });
     const o = mk({});
     ((o["spec"] as JsonMap)["template"] as JsonMap)["spec"] = { containers: [{ name: "app", image: "x" }], nodeSelector: { a: "1", b: "2" } };
     const m = structuredClone(o);

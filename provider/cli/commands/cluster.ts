@@ -197,8 +197,8 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
 }
 
 export const clusterCommands = {
-  apply: (argv: string[], out: Output) => runCommand("apply", argv, out),
-  destroy: (argv: string[], out: Output) => runCommand("destroy", argv, out),
+  apply: (argv: string[], out: Output): Promise<number> => runCommand("apply", argv, out),
+  destroy: (argv: string[], out: Output): Promise<number> => runCommand("destroy", argv, out),
   status: statusCommand,
   unlock: unlockCommand,
 };

@@ -1,0 +1,35 @@
+// A small rule set that catches real bugs, with type information:
+// - a promise nobody awaits or handles (a failure that vanishes, an abort that never lands);
+// - unused variables and imports (dead code, or a value computed and then forgotten);
+// - `any` crossing a module boundary (an exported function that returns or takes `any` turns off
+//   type checking for every caller).
+// Style is not linted: the compiler is strict and the code is formatted consistently already.
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "**/node_modules/**", "examples/**/node_modules/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
+  {
+    files: ["**/*.ts"],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "@typescript-eslint": tseslint.plugin },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: {
+      // node:test's test() and describe() return promises the runner itself awaits.
+      "@typescript-eslint/no-floating-promises": ["error", { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["test", "describe", "it", "suite", "before", "after", "beforeEach", "afterEach"] }] }],
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+    },
+  },
+  {
+    // The module boundaries that matter: what the provider and the SDK export.
+    files: ["provider/**/*.ts", "sdk/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unsafe-return": "error",
+      "@typescript-eslint/explicit-module-boundary-types": ["error", { allowArgumentsExplicitlyTypedAsAny: false, allowTypedFunctionExpressions: true, allowHigherOrderFunctions: true, allowDirectConstAssertionInArrowFunctions: true }],
+    },
+  },
+);

@@ -21,11 +21,9 @@ test("a Cancel call to the provider's gRPC server (as the engine sends on the fi
   // The grpc-js and protocol the dynamic provider itself loads.
   const pulumiDir = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
   const from = path.join(pulumiDir, "cmd", "dynamic-provider", "index.js");
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const grpc = require(require.resolve("@grpc/grpc-js", { paths: [from] })) as typeof import("@grpc/grpc-js");
   const rpc = require(path.join(pulumiDir, "proto", "provider_grpc_pb.js")) as { ResourceProviderService: import("@grpc/grpc-js").ServiceDefinition; ResourceProviderClient: new (addr: string, creds: unknown) => { cancel(req: unknown, cb: (e: Error | null) => void): void; close(): void } };
   const { Empty } = require("google-protobuf/google/protobuf/empty_pb") as { Empty: new () => unknown };
-  /* eslint-enable @typescript-eslint/no-require-imports */
   let seen = 0;
   assert.equal(watchCancelCalls(() => seen++, from), true, "the watch is in place");
   const server = new grpc.Server();

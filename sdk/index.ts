@@ -162,25 +162,31 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     }
   });
 
-  // Per variable: during a preview, one value another resource has not produced
-  // yet stays one unknown, and the provider plans every step that does not use it.
-  const vars = applyWithUnknowns(pulumi.output(args.vars ?? {}), stringMap);
-  const secretVars = applyWithUnknowns(pulumi.output(args.secretVars ?? {}), (sv) => (pulumi.isUnknown(sv) ? sv : { ...envSecrets, ...stringMap(sv) }));
+  // Per variable: a map of values travels as a map of Outputs, so during a preview
+  // one value another resource has not produced yet is one unknown, and the
+  // provider plans every step that does not use it. (An Output of a whole map
+  // is unknown as a whole.)
+  const vars = perVariable(args.vars ?? {}, {});
+  const secretVars = perVariable(args.secretVars ?? {}, envSecrets);
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
   // The local files the spec references. File paths can use variables, so this
-  // needs their values; a path built from a secret keeps the bundle secret.
-  // An unknown variable takes the protocol's unknown placeholder here: a file path built from it is
-  // not found, and the provider marks the steps that use the variable as waiting for it.
-  const bundle: pulumi.Output<Bundle> = pulumi
-    .all([pulumi.output(specText), vars, pulumi.unsecret(secretVars)])
-    .apply(([text, v, secrets]) => {
-      const b = collectBundle(text, baseDir, { set: Object.entries(knownOrPlaceholder(v)), varFiles, secretVars: knownOrPlaceholder(secrets), envVars });
+  // needs their values; a path built from a secret keeps the bundle secret. It
+  // is computed during a preview too: an unknown variable takes the protocol's
+  // unknown placeholder, a file path built from it is not found, and the
+  // provider names the steps that use the variable as waiting for it.
+  const bundle = applyWithUnknowns<{ text: unknown; v: unknown; secrets: unknown }, Bundle>(
+    pulumi.unsecret(pulumi.output({ text: specText, v: vars, secrets: secretVars })) as pulumi.Output<{ text: unknown; v: unknown; secrets: unknown }>,
+    ({ text, v, secrets }) => {
+      if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
+      const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
+      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars });
       const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
-      const secretValues = Object.values(secrets).filter((s) => s.length >= 3);
-      const leaks = keys.some((k) => secretValues.some((s) => k.includes(s)));
+      const secretValues = Object.values(known.secrets).filter((x) => x.length >= 3 && x !== UNKNOWN_PLACEHOLDER);
+      const leaks = keys.some((k) => secretValues.some((x) => k.includes(x)));
       return leaks ? pulumi.secret(b) : pulumi.output(b);
-    });
+    },
+  );
 
   return {
     resourceName: name,
@@ -195,7 +201,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     executables: bundle.apply((b) => b.executables ?? []),
     vars,
     ...(varFiles.length > 0 ? { varFiles } : {}),
-    ...(hasSecrets ? { secretVars: pulumi.secret(secretVars) } : {}),
+    ...(hasSecrets ? { secretVars: secretMap(secretVars) } : {}),
     ...(Object.keys(envVars).length > 0 ? { envVars } : {}),
     ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(pulumi.output(args.kubeconfig).apply(kubeconfigText)) } : {}),
     ...(args.context !== undefined ? { context: args.context } : {}),
@@ -216,26 +222,48 @@ export function kubeconfigText(k: string | Record<string, unknown>): string {
  * implementation has taken this second argument since 2.x (`all` and
  * `output` use it); it is not in the type declarations.
  */
-function applyWithUnknowns<T, U>(o: pulumi.Output<T>, fn: (t: T) => U): pulumi.Output<U> {
-  return (o.apply as unknown as (this: pulumi.Output<T>, f: (t: T) => U, runWithUnknowns: boolean) => pulumi.Output<U>).call(o, fn, true);
+function applyWithUnknowns<T, U>(o: pulumi.Output<T>, fn: (t: T) => pulumi.Input<U>): pulumi.Output<U> {
+  return (o.apply as unknown as (this: pulumi.Output<T>, f: (t: T) => pulumi.Input<U>, runWithUnknowns: boolean) => pulumi.Output<U>).call(o, fn, true);
 }
 
 /** The values, with every unknown one as the provider protocol's unknown placeholder text. */
-function knownOrPlaceholder(m: Record<string, unknown>): Record<string, string> {
+function knownOrPlaceholder(m: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  if (pulumi.isUnknown(m)) return out;
-  for (const [k, v] of Object.entries(m)) out[k] = pulumi.isUnknown(v) ? UNKNOWN_PLACEHOLDER : String(v);
+  if (pulumi.isUnknown(m) || m === null || typeof m !== "object") return out;
+  for (const [k, v] of Object.entries(m as Record<string, unknown>)) out[k] = pulumi.isUnknown(v) ? UNKNOWN_PLACEHOLDER : String(v);
   return out;
 }
 
-/** Scalars as text; an unknown value (preview) stays unknown, key by key. */
-function stringMap(m: Record<string, unknown>): Record<string, string> {
-  if (pulumi.isUnknown(m)) return m as unknown as Record<string, string>;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m)) {
-    if (v === undefined || v === null) continue;
-    out[k] = pulumi.isUnknown(v) ? (v as string) : String(v);
+/**
+ * The variables as text: a plain map becomes a map of per-variable Outputs
+ * (each unknown on its own during a preview); an Output of a map stays one
+ * Output. `extra` (from the environment) is under the given ones.
+ */
+function perVariable(
+  given: pulumi.Input<Record<string, pulumi.Input<string | number | boolean>>>,
+  extra: Record<string, string>,
+): Record<string, pulumi.Output<string>> | pulumi.Output<Record<string, string>> {
+  if (pulumi.Output.isInstance(given) || given instanceof Promise) {
+    return pulumi.output(given).apply((m) => ({ ...extra, ...stringMap(m as Record<string, unknown>) }));
   }
+  const out: Record<string, pulumi.Output<string>> = {};
+  for (const [k, v] of Object.entries(extra)) out[k] = pulumi.output(v);
+  for (const [k, v] of Object.entries(given as Record<string, pulumi.Input<string | number | boolean>>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (v === undefined || v === null) continue;
+    out[k] = pulumi.output(v).apply((x) => String(x));
+  }
+  return out;
+}
+
+/** Every secret variable a Pulumi secret, key by key (a map of Outputs) or as a whole. */
+function secretMap(m: Record<string, pulumi.Output<string>> | pulumi.Output<Record<string, string>>): pulumi.Output<unknown> | Record<string, pulumi.Output<string>> {
+  if (pulumi.Output.isInstance(m)) return pulumi.secret(m);
+  return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, pulumi.secret(v)]));
+}
+
+function stringMap(m: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null) out[k] = String(v);
   return out;
 }
 

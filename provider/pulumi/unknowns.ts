@@ -13,7 +13,6 @@
  *  - the spec text, its files, var files, or a whole variable map: everything
  *    (there is no spec to read yet).
  */
-import { parseDocument, isMap, isSeq } from "yaml";
 import { SPEC_INPUT_KEYS, TARGETING_KEYS, UNKNOWN, containsUnknown } from "./wire.js";
 
 /** What the plan says for a step whose inputs are unknown. */
@@ -74,6 +73,9 @@ const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"
  * readable YAML as written.
  */
 export function rawSteps(specText: string, unknown: readonly string[]): RawStep[] | undefined {
+  // Loaded on use: a preview with nothing unknown never needs the positioned parser.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { parseDocument, isMap, isSeq } = require("yaml") as typeof import("yaml");
   let doc;
   try {
     doc = parseDocument(specText, { prettyErrors: false, strict: false, uniqueKeys: false });

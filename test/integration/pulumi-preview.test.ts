@@ -187,8 +187,8 @@ test("online preview: live actions and a masked unified diff in the preview outp
   await project.init();
   await project.ok(["up", "--yes", "--skip-preview"]);
 
-  // Drift out of band, and a new secret value in the program.
-  await cluster.patchConfigMap(ns, "alpha", { a: "drifted" });
+  // An edited step and a new secret value: what would the next up do to the live objects?
+  project.write("boot.khook.yaml", spec("online", configMapStep("alpha", { a: "edited" }) + SECRET_STEP));
   project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: kubeconfig, secretVars: { TOKEN: second } }));
   const recordName = "khook-state-online";
   const before = await resourceVersions(cluster, ns, recordName);
@@ -202,15 +202,16 @@ test("online preview: live actions and a masked unified diff in the preview outp
   assert.match(online.output, /\[boot\] live: alpha: (?!no-op)\S+ - /, online.output);
   assert.match(online.output, /\[boot\] live: creds: (?!no-op)\S+ - /, online.output);
   assert.match(online.output, /\[boot\] diff: alpha:/, online.output);
-  assert.match(online.output, /\[boot\] +-\s+a: drifted/, online.output);
+  assert.match(online.output, /\[boot\] +-\s+a: "?1"?/, online.output);
+  assert.match(online.output, /\[boot\] +\+\s+a: "?edited"?/, online.output);
   assert.match(online.output, /\[boot\] live plan: 2 steps to run/, online.output);
   for (const s of [first, second]) {
     for (const form of [s, Buffer.from(s).toString("base64")]) assert.ok(!online.output.includes(form), `a secret value (${form === s ? "raw" : "base64"}) leaked into the preview`);
   }
 
-  // Nothing was written: the objects and the record keep their resourceVersions, and the drift stays.
+  // Nothing was written: the objects and the record keep their resourceVersions and contents.
   assert.deepEqual(await resourceVersions(cluster, ns, recordName), before);
-  assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "drifted");
+  assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
 
   // An unreachable cluster: one warning line, the offline plan stands, preview succeeds.
   const dead = path.join(project.dir, "dead-kubeconfig.yaml");

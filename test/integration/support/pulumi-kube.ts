@@ -33,11 +33,6 @@ export class ClusterView {
     await this.kube.requestJson({ method: "POST", path: `/api/v1/namespaces/${namespace}/configmaps`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data } });
   }
 
-  /** A merge patch of a ConfigMap's data: drift made out of band. */
-  async patchConfigMap(namespace: string, name: string, data: Record<string, string>): Promise<void> {
-    await this.kube.requestJson({ method: "PATCH", path: `/api/v1/namespaces/${namespace}/configmaps/${name}`, contentType: "application/merge-patch+json", body: { data } });
-  }
-
   async createNamespace(name: string): Promise<void> {
     await this.kube.requestJson({ method: "POST", path: "/api/v1/namespaces", body: { apiVersion: "v1", kind: "Namespace", metadata: { name } } });
   }

@@ -3,23 +3,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
-import { configMapStep, spec } from "./support/pulumi-specs.js";
+import { configMapStep, INVALID_STEPS, spec } from "./support/pulumi-specs.js";
 
 const INVALID = spec(
   "invalid",
   configMapStep("alpha", { a: "1" }) +
-    `  - name: alpha
-    wait:
-      for: sideways=now
-      on: pods
-      namespace: \${NS}
-  - name: gamma
-    needs: [missing-step]
-    apply:
-      namespace: \${NS}
-      manifests:
-        - file: ./manifests/not-there.yaml
-  - name: delta
+    INVALID_STEPS +
+    `  - name: delta
     when: vars.NS ==
     rollout:
       status: deployment/web

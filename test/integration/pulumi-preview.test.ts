@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
-import { configMapStep, spec } from "./support/pulumi-specs.js";
+import { configMapStep, INVALID_STEPS, secretStep, spec } from "./support/pulumi-specs.js";
 
 /**
  * A program whose cluster is created in the same `up`: `FakeCluster` is a
@@ -40,18 +40,7 @@ exports.steps = boot.steps;
 exports.plan = boot.plan;
 `;
 
-const REGION_STEP = `  - name: beta
-    apply:
-      namespace: \${NS}
-      manifests:
-        - inline: |
-            apiVersion: v1
-            kind: ConfigMap
-            metadata:
-              name: beta
-            data:
-              region: "\${REGION}"
-`;
+const REGION_STEP = configMapStep("beta", { region: "${REGION}" });
 
 test("preview plans while the cluster is unknown: full validation, the plan printed, waiting steps named; invalid specs fail with every problem", { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, {
@@ -71,18 +60,7 @@ test("preview plans while the cluster is unknown: full validation, the plan prin
   assert.doesNotMatch(preview.output, /04da6b54/, "the unknown placeholder never shows");
 
   // An invalid spec fails the same preview, every problem listed, although the kubeconfig is unknown.
-  const invalid = spec("unknown", `${configMapStep("alpha", { a: "1" })}  - name: alpha
-    wait:
-      for: sideways=now
-      on: pods
-      namespace: \${NS}
-  - name: gamma
-    needs: [missing-step]
-    apply:
-      namespace: \${NS}
-      manifests:
-        - file: ./manifests/not-there.yaml
-`);
+  const invalid = spec("unknown", configMapStep("alpha", { a: "1" }) + INVALID_STEPS);
   project.write("boot.khook.yaml", invalid);
   const bad = await project.run(["preview"]);
   assert.notEqual(bad.code, 0, bad.output);
@@ -163,18 +141,7 @@ test("preview fails when apply would need a tool that is missing, with the insta
   await project.ok(["destroy", "--yes", "--skip-preview"]);
 });
 
-const SECRET_STEP = `  - name: creds
-    apply:
-      namespace: \${NS}
-      manifests:
-        - inline: |
-            apiVersion: v1
-            kind: Secret
-            metadata:
-              name: creds
-            stringData:
-              token: "\${TOKEN}"
-`;
+const SECRET_STEP = secretStep("creds", { token: "${TOKEN}" });
 
 test("online preview: live actions and a masked unified diff in the preview output, nothing written; an unreachable cluster falls back with one warning", { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, {

@@ -4,6 +4,15 @@ export const KHOOK_TYPE = "pulumi-nodejs:dynamic/khook:Khook";
 
 /** An apply step that puts one ConfigMap into `${NS}`. */
 export function configMapStep(name: string, data: Record<string, string>, extra = ""): string {
+  return inlineObjectStep("ConfigMap", "data", name, data, extra);
+}
+
+/** An apply step that puts one Secret (from `stringData`) into `${NS}`. */
+export function secretStep(name: string, stringData: Record<string, string>, extra = ""): string {
+  return inlineObjectStep("Secret", "stringData", name, stringData, extra);
+}
+
+function inlineObjectStep(kind: string, field: string, name: string, data: Record<string, string>, extra: string): string {
   const body = Object.entries(data)
     .map(([k, v]) => `                ${k}: ${JSON.stringify(v)}`)
     .join("\n");
@@ -13,13 +22,27 @@ ${extra}    apply:
       manifests:
         - inline: |
             apiVersion: v1
-            kind: ConfigMap
+            kind: ${kind}
             metadata:
               name: ${name}
-            data:
+            ${field}:
 ${body}
 `;
 }
+
+/** Steps with one problem each (a duplicate name, a bad wait.for, an unknown need, a missing file), after `alpha`. */
+export const INVALID_STEPS = `  - name: alpha
+    wait:
+      for: sideways=now
+      on: pods
+      namespace: \${NS}
+  - name: gamma
+    needs: [missing-step]
+    apply:
+      namespace: \${NS}
+      manifests:
+        - file: ./manifests/not-there.yaml
+`;
 
 export function spec(name: string, steps: string, head = ""): string {
   return `apiVersion: khook.io/v1

@@ -251,8 +251,9 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   const unreachable = await ops.reachOperation?.(where);
   if (unreachable !== undefined) {
     const why = spec.redactor.redact(unreachable.message);
-    if (unreachable.kind === "unreachable" && configured.deleteUnreachable === true) {
-      say(`warning: the cluster cannot be reached (${why}); khook:deleteUnreachable is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`);
+    const escape = deleteUnreachableSource();
+    if (unreachable.kind === "unreachable" && escape !== undefined) {
+      say(`warning: the cluster cannot be reached (${why}); ${escape} is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`);
       return;
     }
     throw new Error(destroyBlockedMessage(name, unreachable.kind, why));
@@ -296,15 +297,30 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
 
 // ---- helpers ----
 
+/**
+ * Where the deleteUnreachable escape hatch was turned on, if it was: the stack
+ * config `khook:deleteUnreachable`, or the environment variable
+ * KHOOK_DELETE_UNREACHABLE (which a plain `pulumi destroy` sees at once,
+ * like @pulumi/kubernetes's PULUMI_K8S_DELETE_UNREACHABLE; a stack config set
+ * after the last `up` needs `pulumi destroy --run-program`).
+ */
+function deleteUnreachableSource(): string | undefined {
+  if (configured.deleteUnreachable === true) return "khook:deleteUnreachable";
+  if (/^(true|1|yes)$/i.test((process.env.KHOOK_DELETE_UNREACHABLE ?? "").trim())) return "KHOOK_DELETE_UNREACHABLE";
+  return undefined;
+}
+
 /** Why destroy cannot tear down, and the ways out. */
 export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejected", why: string): string {
-  const fresh = "set fresh credentials with `pulumi config set --secret khook:kubeconfig <kubeconfig>` (the stack config wins over the stored kubeconfig for destroy and refresh) and run `pulumi destroy` again";
+  const fresh =
+    "set fresh credentials with `pulumi config set --secret khook:kubeconfig <kubeconfig>` (the stack config wins over the stored kubeconfig for destroy and refresh) " +
+    "and run `pulumi destroy --run-program` (without --run-program, Pulumi uses the provider configuration recorded at the last `up`)";
   if (kind === "rejected") return `[${name}] cannot tear down: the cluster rejected the credentials (${why}).\nThe stored kubeconfig may hold an expired token: ${fresh}.`;
   return (
     `[${name}] cannot tear down: the cluster cannot be reached (${why}).\n` +
     `If the credentials changed, ${fresh}.\n` +
-    "If the cluster is gone for good (deleted before this resource), run `pulumi config set khook:deleteUnreachable true` and `pulumi destroy` again: " +
-    "the resource is then dropped from the stack's state without touching any cluster."
+    "If the cluster is gone for good (deleted before this resource), run `KHOOK_DELETE_UNREACHABLE=true pulumi destroy` " +
+    "(or `pulumi config set khook:deleteUnreachable true` and `pulumi destroy --run-program`): the resource is then dropped from the stack's state without touching any cluster."
   );
 }
 

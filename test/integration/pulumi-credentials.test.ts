@@ -38,13 +38,14 @@ test("destroy: stale stored credentials fail with the ways out; khook:kubeconfig
   assert.notEqual(blocked.code, 0, blocked.output);
   assert.match(blocked.output, /cannot tear down: the cluster cannot be reached/, blocked.output);
   assert.match(blocked.output, /pulumi config set --secret khook:kubeconfig/, blocked.output);
-  assert.match(blocked.output, /pulumi config set khook:deleteUnreachable true/, blocked.output);
+  assert.match(blocked.output, /KHOOK_DELETE_UNREACHABLE=true pulumi destroy/, blocked.output);
   assert.ok(await cluster.configMap(ns, "alpha"), "a failed destroy touches nothing");
   assert.equal((await project.khookResources()).length, 1, "and keeps the resource");
 
-  // Fresh credentials in the stack config win over the stored (stale) ones.
+  // Fresh credentials in the stack config win over the stored (stale) ones. A plain destroy uses the
+  // provider configuration recorded at the last up; --run-program reads the stack config now.
   await project.ok(["config", "set", "--secret", "khook:kubeconfig", live]);
-  await project.ok(["destroy", "--yes", "--skip-preview"]);
+  await project.ok(["destroy", "--yes", "--skip-preview", "--run-program"]);
   assert.equal(await cluster.configMap(ns, "alpha"), undefined);
   assert.equal(await cluster.record(ns, "khook-state-creds"), undefined);
 
@@ -55,12 +56,23 @@ test("destroy: stale stored credentials fail with the ways out; khook:kubeconfig
   const rvBefore = (await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion;
   assert.ok(rvBefore);
   project.write("kc.yaml", deadCopy(kubeconfig));
-  await project.ok(["config", "set", "khook:deleteUnreachable", "true"]);
+  project.env.KHOOK_DELETE_UNREACHABLE = "true";
   const dropped = await project.ok(["destroy", "--yes", "--skip-preview"]);
-  assert.match(dropped.output, /\[boot\] warning: the cluster cannot be reached .*khook:deleteUnreachable is true, so this resource is dropped from the stack's state and nothing in the cluster was touched/, dropped.output);
+  delete project.env.KHOOK_DELETE_UNREACHABLE;
+  assert.match(dropped.output, /\[boot\] warning: the cluster cannot be reached .*KHOOK_DELETE_UNREACHABLE is true, so this resource is dropped from the stack's state and nothing in the cluster was touched/, dropped.output);
   assert.equal((await project.khookResources()).length, 0);
   assert.equal((await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion, rvBefore, "nothing in the cluster was touched");
   assert.ok(await cluster.record(ns, "khook-state-creds"), "the record stays too");
+
+  // The stack config flag, read through the program (--run-program).
+  project.write("kc.yaml", live);
+  await project.ok(["up", "--yes", "--skip-preview"]);
+  project.write("kc.yaml", deadCopy(kubeconfig));
+  await project.ok(["config", "set", "khook:deleteUnreachable", "true"]);
+  const viaConfig = await project.ok(["destroy", "--yes", "--skip-preview", "--run-program"]);
+  assert.match(viaConfig.output, /khook:deleteUnreachable is true, so this resource is dropped from the stack's state and nothing in the cluster was touched/, viaConfig.output);
+  assert.equal((await project.khookResources()).length, 0);
+  assert.ok(await cluster.configMap(ns, "alpha"));
 });
 
 test("an exec-plugin kubeconfig (aws eks get-token style) works for up and for destroy from state", { timeout: 900_000 }, async (t) => {

@@ -35,7 +35,7 @@ class FakeCluster extends pulumi.dynamic.Resource {
   }
 }
 const cluster = new FakeCluster("cluster", a.kubeconfigJson);
-const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: a.ns, REGION: cluster.region }, kubeconfig: cluster.kubeconfig }, { deletedWith: cluster });
+const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: a.ns, REGION: cluster.region }, kubeconfig: cluster.kubeconfig }, a.deletedWith ? { deletedWith: cluster } : {});
 exports.steps = boot.steps;
 exports.plan = boot.plan;
 `;
@@ -55,6 +55,7 @@ test("preview plans while the cluster is unknown: full validation, the plan prin
 
   const preview = await project.ok(["preview", "--diff"]);
   t.diagnostic(`unknown-kubeconfig preview:\n${preview.stdout}`);
+  if (process.env.KHOOK_RECORD_OUTPUT) fs.writeFileSync(path.join(process.env.KHOOK_RECORD_OUTPUT, "unknown-kubeconfig-preview.txt"), preview.output);
   assert.match(preview.output, /\[boot\] plan: alpha: run apply \[inputs [0-9a-f]{12}, when included\] /, preview.output);
   assert.match(preview.output, /\[boot\] plan: beta: apply - known after the cluster\/values exist \(unknown: REGION\)/, preview.output);
   assert.doesNotMatch(preview.output, /04da6b54/, "the unknown placeholder never shows");
@@ -78,13 +79,23 @@ test("preview plans while the cluster is unknown: full validation, the plan prin
   await project.ok(["up", "--yes", "--skip-preview"]);
   assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
   assert.equal((await cluster.configMap(ns, "beta"))?.data?.region, "eu-west-1");
-  const state = await project.exportText();
-  assert.doesNotMatch(state, /client-key-data|BEGIN RSA|BEGIN EC/, "the object kubeconfig is stored as a secret");
+  // The fake cluster keeps its kubeconfig in plain text (its business); the Khook stores it as a secret.
+  const [khook] = await project.khookResources();
+  assert.ok(khook, "the Khook is in the state");
+  assert.doesNotMatch(JSON.stringify(khook), /client-key-data|client-certificate-data/, "the object kubeconfig is stored as a secret");
+  assert.match(JSON.stringify(khook.inputs.kubeconfig), /ciphertext/);
 
   // Destroy works from state alone, with the stored object kubeconfig.
   await project.ok(["destroy", "--yes", "--skip-preview"]);
   assert.equal(await cluster.configMap(ns, "alpha"), undefined);
   assert.equal(await cluster.configMap(ns, "beta"), undefined);
+
+  // With deletedWith: cluster, destroying the cluster skips the bootstrap's teardown (the guide's claim).
+  project.write("args.json", JSON.stringify({ ns, kubeconfigJson: path.join(project.dir, "kubeconfig.json"), deletedWith: true }));
+  await project.ok(["up", "--yes", "--skip-preview"]);
+  await project.ok(["destroy", "--yes", "--skip-preview"]);
+  assert.equal((await project.khookResources()).length, 0);
+  assert.ok(await cluster.configMap(ns, "alpha"), "deletedWith: the Khook's destroy did not run");
 });
 
 /** PATH without any directory that holds one of `tools`: what a machine without them sees. */
@@ -166,6 +177,7 @@ test("online preview: live actions and a masked unified diff in the preview outp
   await project.ok(["config", "set", "khook:previewMode", "online"]);
   const online = await project.ok(["preview", "--diff"]);
   t.diagnostic(`online preview:\n${online.stdout}`);
+  if (process.env.KHOOK_RECORD_OUTPUT) fs.writeFileSync(path.join(process.env.KHOOK_RECORD_OUTPUT, "online-preview.txt"), online.output);
   assert.match(online.output, /\[boot\] live: alpha: (?!no-op)\S+ - /, online.output);
   assert.match(online.output, /\[boot\] live: creds: (?!no-op)\S+ - /, online.output);
   assert.match(online.output, /\[boot\] diff: alpha:/, online.output);
@@ -185,7 +197,8 @@ test("online preview: live actions and a masked unified diff in the preview outp
   fs.writeFileSync(dead, fs.readFileSync(kubeconfig, "utf8").replace(/server: \S+/g, "server: https://127.0.0.1:1"));
   project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: dead, secretVars: { TOKEN: second } }));
   const fallback = await project.ok(["preview"]);
-  const warnings = fallback.output.split("\n").filter((l) => /online preview/.test(l));
+  // Pulumi shows each provider line twice (the progress view and the Diagnostics section): one distinct warning.
+  const warnings = [...new Set(fallback.output.split("\n").filter((l) => /online preview/.test(l)).map((l) => l.slice(l.indexOf("[boot]"))))];
   assert.equal(warnings.length, 1, fallback.output);
   assert.match(warnings[0]!, /warning: online preview: cannot read the cluster: .*; showing the offline plan/);
   assert.doesNotMatch(fallback.output, /\[boot\] live:/, fallback.output);

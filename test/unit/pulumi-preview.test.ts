@@ -214,6 +214,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     await assert.rejects(handlers.delete("id", stored()), (e: Error) => {
       assert.match(e.message, /cannot be reached .*ECONNREFUSED/);
       assert.match(e.message, /pulumi config set khook:deleteUnreachable true/);
+      assert.match(e.message, /KHOOK_DELETE_UNREACHABLE=true pulumi destroy/);
       assert.match(e.message, /khook:kubeconfig/);
       return true;
     });
@@ -227,6 +228,18 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     assert.deepEqual(calls, []);
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /^\[boot\] warning: .*dropped from the stack's state and nothing in the cluster was touched/);
+  });
+
+  test("KHOOK_DELETE_UNREACHABLE=true in the destroy's environment is the same escape hatch", async () => {
+    const calls = fake({ reachOperation: async () => ({ kind: "unreachable", message: "ECONNREFUSED" }) });
+    process.env.KHOOK_DELETE_UNREACHABLE = "true";
+    try {
+      await handlers.delete("id", stored());
+    } finally {
+      delete process.env.KHOOK_DELETE_UNREACHABLE;
+    }
+    assert.deepEqual(calls, []);
+    assert.match(lines[0]!, /KHOOK_DELETE_UNREACHABLE is true, so this resource is dropped/);
   });
 
   test("rejected credentials are not unreachable: deleteUnreachable does not drop the resource", async () => {

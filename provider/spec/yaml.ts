@@ -47,7 +47,8 @@ export function specSizeProblem(text: string, what: string): string | undefined 
  * A false positive (a `*` in a quoted string) only costs the slower parse.
  */
 export function mayHoldAlias(text: string): boolean {
-  return /(?:^|[\s[{,])\*[^\s[\]{},]/m.test(text);
+  // `:` too: in flow style a JSON-like key takes its value without a space (`{"a":*x}`).
+  return /(?:^|[\s[{,:])\*[^\s[\]{},]/m.test(text);
 }
 
 /**

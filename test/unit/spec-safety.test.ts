@@ -138,6 +138,13 @@ describe("YAML resource limits", () => {
     assert.match(e.message, /alias/);
   });
 
+  test("yaml-alias-limit: a JSON-style bomb (\"k\":*alias, no space) is refused too", () => {
+    let flow = `{"l0": &l0 {"a": x, "b": x, "c": x, "d": x, "e": x, "f": x, "g": x, "h": x, "i": x, "j": x}`;
+    for (let i = 1; i <= 8; i++) flow += `, "l${i}": &l${i} {${Array.from({ length: 10 }, (_, k) => `"k${k}":*l${i - 1}`).join(", ")}}`;
+    const e = refused(`  - name: a\n    helm:\n      chart: ./c\n      values: ${flow}}\n`, { files: { "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" } });
+    withRule(e, "yaml-alias-limit");
+  });
+
   test("ordinary anchors and aliases still work", () => {
     const spec = load("  - name: a\n    job: &j { image: busybox, args: [a] }\n  - name: b\n    job: *j\n");
     // The loaded action carries the defaults table's values too (provider/spec/defaults.ts).

@@ -32,9 +32,12 @@ import {
   SPEC_LABEL,
   type ChartMeta,
   type ChartRef,
+  type HelmBinary,
   type HelmRevision,
 } from "../tools/helm.js";
 import type { KubeObject } from "../kube/index.js";
+import type { ResourceType } from "../kubectl/types.js";
+import { releaseSelector, storedReleases, type StoredReleases } from "../tools/helm-storage.js";
 import { computeValues, registerPreviousSecrets, sameValues, type Values } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
@@ -211,7 +214,8 @@ function helmTimeoutMs(deadline: number): number {
 }
 
 async function openSession(ctx: StepContext): Promise<HelmSession> {
-  const helm = await locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
+  // Located (and its version checked) on the first helm run: a step that decides no-op runs none.
+  const helm = (): Promise<HelmBinary> => locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
   return HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
 }
 
@@ -224,7 +228,8 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
   const t = target(step, ctx);
   const session = await openSession(ctx);
   try {
-    const history = await session.history(t.release, t.namespace);
+    const stored = await storedReleasesOf(ctx, t);
+    const history = stored !== undefined ? stored.history : await session.history(t.release, t.namespace);
     const state = historyState(history, t.release, t.namespace);
     if (state.kind === "pending") throw executionError(pendingMessage(state, t.release, t.namespace));
 
@@ -243,7 +248,7 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     }
 
     const last = state.last;
-    const deployedValues = await session.userValues(t.release, t.namespace);
+    const deployedValues = stored?.latestValues ?? (await session.userValues(t.release, t.namespace));
     registerPreviousSecrets(ctx.redactor, values, deployedValues);
     const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
     const sameChart = last.chart === `${desired.name}-${desired.version}`;
@@ -276,6 +281,26 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
   } catch (e) {
     session.close();
     throw e;
+  }
+}
+
+const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
+
+/**
+ * The release's history and latest user values from helm's storage Secrets, in one list request
+ * instead of `helm history` and `helm get values` (two helm processes per step, the bulk of a
+ * re-run). Undefined means "ask helm": another storage driver, no permission to list Secrets, or
+ * a record helm did not write.
+ */
+async function storedReleasesOf(ctx: StepContext, t: { release: string; namespace: string }): Promise<StoredReleases | undefined> {
+  const driver = process.env["HELM_DRIVER"];
+  if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
+  try {
+    const list = await ctx.kube.list(SECRETS, { namespace: t.namespace, labelSelector: releaseSelector(t.release), signal: ctx.signal });
+    return storedReleases(list.items, t.release);
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    return undefined;
   }
 }
 

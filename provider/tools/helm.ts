@@ -193,7 +193,8 @@ export function buildInstallArgs(req: InstallRequest): string[] {
 }
 
 export interface HelmSessionOptions {
-  helm: HelmBinary;
+  /** The binary, or how to find it on the first helm run (a session that decides no-op runs none). */
+  helm: HelmBinary | (() => Promise<HelmBinary>);
   connection?: ClusterTarget | undefined;
   redactor: Redactor;
   signal: AbortSignal;
@@ -220,8 +221,10 @@ export class HelmSession {
   private readonly repos = new Map<string, { name: string; auth: BasicAuth }>();
   private readonly registries = new Map<string, BasicAuth>();
 
+  private resolvedHelm: Promise<HelmBinary> | undefined;
+
   private constructor(
-    readonly helm: HelmBinary,
+    private readonly helm: HelmBinary | (() => Promise<HelmBinary>),
     private readonly redactor: Redactor,
     private readonly signal: AbortSignal,
     connection: ClusterTarget | undefined,
@@ -284,10 +287,12 @@ export class HelmSession {
   }
 
   /** Runs helm with the session's environment and connection flags. Never throws for exit codes. */
-  run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {}): Promise<ExecResult> {
+  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {}): Promise<ExecResult> {
     if (this.closed) throw new Error("helm session is closed");
     const full = opts.cluster === false ? [...args] : [...args, ...this.globalFlags];
-    return runTool(this.helm.path, {
+    this.resolvedHelm ??= typeof this.helm === "function" ? this.helm() : Promise.resolve(this.helm);
+    const helm = await this.resolvedHelm;
+    return runTool(helm.path, {
       args: full,
       env: this.env,
       redactor: this.redactor,

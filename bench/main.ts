@@ -9,6 +9,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
   for (const [name, mod, fn] of [
     ["engine", "./engine.js", "benchEngine"],
     ["bootstrap", "./bootstrap.js", "benchBootstrap"],
+    ["scale", "./scale.js", "benchScale"],
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
   ] as const) {

@@ -135,4 +135,16 @@ export const LOADER_REGRESSIONS: readonly LoaderRegression[] = [
       "set": []
     },
   },
+  {
+    finding: "a false alarm of the check itself: a 3-character line of a multi-line secret (`\\\"|`) matched the JSON escaping of an unrelated message; the check now counts escaped public text as public",
+    found: "seed 1712415800 (./dev fuzz, after 20,310 inputs), 2026-11-23",
+    input: {
+      "kind": "template",
+      "spec": "apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${APP}\ndefaults:\n  timeout: \nstate: {}\nsteps:\n  - name: config\n    apply:\n      namespace: \n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata:\n              name: settings-0\n            data:\n              key: ${APP}\n              quoted: \"${APP}\"\n  - name: chart\n    needs: [config]\n    when: 'vars.get(\"ENV\", \"dev\") != \"${APP}\"'\n    helm:\n      chart: hello\n      repo: https://charts.example.com\n      version: \"${APP}\"\n      values:\n        token: ${APP}\n  - name: job\n    needs: [chart]\n    job:\n      image: busybox:${APP}\n      args: [\"echo\", \"${APP:-| | indent 0}\"]\n      env:\n        TOKEN: ${APP}\n",
+      "env": {
+        "KHOOK_SECRET_TOKEN": "aa\n\\\"|"
+      },
+      "set": []
+    },
+  },
 ];

@@ -63,7 +63,10 @@ function leakForms(secret: string, publicText: string): string[] {
   const escapedOnce = JSON.stringify(publicText);
   const escapedTwice = JSON.stringify(escapedOnce);
   const isPublic = (f: string): boolean => publicText.includes(f) || escapedOnce.includes(f) || escapedTwice.includes(f);
-  const forms = encodedForms(secret).filter((f) => f.length >= 3 && (f === secret || !isPublic(f)));
+  // A short line of a multi-line secret (`\"|`) also occurs by chance, e.g. as the JSON escaping of a
+  // token a message quotes: lines count from FRAGMENT characters, like any other piece of the secret.
+  const lines = new Set(secret.includes("\n") ? secret.split(/\r?\n/).map((l) => l.trim()) : []);
+  const forms = encodedForms(secret).filter((f) => f.length >= 3 && (f === secret || !isPublic(f)) && (!lines.has(f) || f.length >= FRAGMENT));
   const chars = [...secret];
   for (let i = 0; i + FRAGMENT <= chars.length; i++) {
     const run = chars.slice(i, i + FRAGMENT).join("");

@@ -74,7 +74,6 @@ const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"
  */
 export function rawSteps(specText: string, unknown: readonly string[]): RawStep[] | undefined {
   // Loaded on use: a preview with nothing unknown never needs the positioned parser.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { parseDocument, isMap, isSeq } = require("yaml") as typeof import("yaml");
   let doc;
   try {

@@ -14,6 +14,7 @@ import { pulumiFixture, pulumiTools } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, PulumiProject, type ProgramArgs, type PulumiRun } from "./support/pulumi-project.js";
 import { configMapStep, spec } from "./support/pulumi-specs.js";
 import type { ClusterView } from "./support/pulumi-kube.js";
+import { testCluster } from "../harness/index.js";
 
 const NAMES = ["alpha", "beta", "gamma"];
 
@@ -45,9 +46,16 @@ function distinctLines(output: string, pattern: RegExp): string[] {
   return [...new Set(output.split("\n").map((l) => pattern.exec(l)?.[0]).filter((m): m is string => m !== undefined))];
 }
 
-/** For the lead's note: KHOOK_SHOW_PULUMI_OUTPUT=1 prints what each pulumi command printed. */
+/** KHOOK_SHOW_PULUMI_OUTPUT=1 prints what each pulumi command printed (for people reviewing the behaviour). */
 function show(t: TestContext, what: string, r: PulumiRun): void {
   if (process.env.KHOOK_SHOW_PULUMI_OUTPUT) t.diagnostic(`--- ${what} ---\n${r.output}`);
+}
+
+/** ...and `kubectl get` of the namespace's ConfigMaps and Secrets. */
+async function showObjects(t: TestContext, what: string, ns: string): Promise<void> {
+  if (!process.env.KHOOK_SHOW_PULUMI_OUTPUT) return;
+  const r = await (await testCluster()).kubectl(["get", "configmaps,secrets", "-n", ns, "-L", "app.kubernetes.io/managed-by"]);
+  t.diagnostic(`--- kubectl get configmaps,secrets -n ${ns} (${what}) ---\n${r.stdout}${r.stderr}`);
 }
 
 async function setUp(t: TestContext, specText: string, args: Omit<ProgramArgs, "args" | "kubeconfigFile"> = {}) {
@@ -76,6 +84,7 @@ test("a rename (no alias) creates the new resource, takes the record over, and t
   assert.match(preview.output, /- 1 to delete/);
   const up = await project.ok(["up", "--yes", "--skip-preview"]);
   show(t, "up after the rename", up);
+  await showObjects(t, "after the rename", ns);
   assert.equal(distinctLines(up.output, /\[[^\]]+\] nothing torn down.*/).length, 1, up.output);
   assert.match(up.output, /\[bootstrap\] nothing torn down: the state record \(Secret "khook-state-owner-rename" in namespace "[^"]+"\) now belongs to another Khook resource of stack "test"/);
   assert.match(up.output, /\[cluster-bootstrap\] took over the state record/);
@@ -117,6 +126,7 @@ test("pulumi up --replace keeps every object, with the journal on and with it of
       assert.match(preview.output, /\+-\s*1 to replace/);
       const up = await project.ok(["up", "--yes", "--skip-preview", "--replace", urn]);
       show(t, `up --replace (journal ${journal})`, up);
+      await showObjects(t, `after up --replace, journal ${journal}`, ns);
       assert.equal(distinctLines(up.output, /\[[^\]]+\] nothing torn down.*/).length, 1, up.output);
       const after = await identities(cluster, ns);
       for (const n of NAMES) assert.ok(after[n], `${n} still exists after the replace`);

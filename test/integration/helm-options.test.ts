@@ -163,15 +163,23 @@ describe("helm: cancellation", () => {
     const savedTmp = process.env.TMPDIR;
     process.env.TMPDIR = privateTmp;
     const ctl = new AbortController();
+    let settled = false; // helm may fail before recording a release: then stop looking
+    const abortWhenPending = async () => {
+      while (!settled && !ctl.signal.aborted && (await history("web", ns)).at(-1)?.status !== "pending-install") {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      ctl.abort(new Error("cancelled by the test"));
+    };
     try {
       const base = await context(spec);
       const ctx: StepContext = {
         ...base,
         signal: ctl.signal,
-        // helm is started right after this line; it then waits (for minutes) on the pod.
-        log: (m: string) => void (/^installing release/.test(m) && setTimeout(() => ctl.abort(new Error("cancelled by the test")), 1000)),
+        // helm is started right after this line; it then waits (for minutes) on the pod. Stop it once
+        // helm has recorded the release as pending-install, however long that takes on a busy machine.
+        log: (m: string) => void (/^installing release/.test(m) && abortWhenPending()),
       };
-      await assert.rejects(helmExecutor.apply(step, ctx), /cancelled by the test/);
+      await assert.rejects(helmExecutor.apply(step, ctx).finally(() => (settled = true)), /cancelled by the test/);
     } finally {
       if (savedTmp === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = savedTmp;

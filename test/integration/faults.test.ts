@@ -11,7 +11,6 @@
  * lease left behind); and a re-run converges without repeating completed steps.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -31,7 +30,7 @@ import {
   type ClusterState,
   type TestCluster,
 } from "../harness/index.js";
-import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, type CliResult } from "./support/khook-cli.js";
+import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded, type CliResult } from "./support/khook-cli.js";
 
 let private_: ClusterState | undefined;
 let cluster: TestCluster;
@@ -114,30 +113,8 @@ async function assertRerunResumesAll(file: string, names: string[]): Promise<voi
   for (const n of names) assert.equal(stepOf(parseRun(r), n).reason, RESUME_REASON, `step ${n} resumed`);
 }
 
-/** Resolves when the running khook has recorded step `name` as ok: a watch on the record Secret (kubectl get --watch). */
-function recorded(ns: string, spec: string, name: string): Promise<void> {
-  const args = ["get", "secrets", "-n", ns, "--watch", `--field-selector=metadata.name=khook-state-${spec}`, "-o", 'jsonpath={.data.record\\.json}{"\\n"}'];
-  const child = spawn(toolPath("kubectl"), ["--kubeconfig", state().kubeconfig, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let buffered = "";
-  let stderr = "";
-  return new Promise<void>((resolve, reject) => {
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      buffered += d;
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) {
-        if (line.trim() === "") continue;
-        const rec = JSON.parse(Buffer.from(line, "base64").toString("utf8")) as RecordJson;
-        if (rec.steps[name]?.status === "ok") {
-          child.kill();
-          resolve();
-        }
-      }
-    });
-    child.on("exit", () => reject(new Error(`kubectl get --watch ended before step ${name} was recorded: ${stderr}`)));
-  });
-}
+/** Resolves when the running khook has recorded step `name` as ok (a watch on the record Secret). */
+const recorded = (ns: string, spec: string, name: string) => stepRecorded(state().kubeconfig, ns, `khook-state-${spec}`, name);
 
 interface ApiProxy {
   /** A kubeconfig for the private cluster that goes through the proxy. */

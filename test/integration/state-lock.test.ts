@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import * as os from "node:os";
 import { describe, test, type TestContext } from "node:test";
+import { RESUME_REASON } from "../../provider/state/record.js";
 import { testCluster, withNamespace } from "../harness/index.js";
-import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
+import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded } from "./support/khook-cli.js";
 
 interface RecordJson {
   runStatus: string;
@@ -67,6 +68,32 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.equal(after.runStatus, "succeeded");
     assert.equal(after.lease, undefined, "the lease is released by the last write");
     assert.deepEqual(Object.fromEntries(Object.entries(after.steps).map(([k, v]) => [k, v.status])), { first: "ok", blocked: "ok", last: "ok" });
+  });
+
+  test("a run whose lease is cleared by khook unlock stops writing the record and fails (exit 1) saying so; the next run resumes what was recorded", async (t) => {
+    const { ns, kubectl, env, khook, record } = await setup(t, "cleared");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const { file } = specDir(khookSpec("cleared", gatedChain(ns, "last"), stateIn(ns)));
+    const run = startKhook(["apply", "-f", file, "-o", "json"], { env });
+    await outputMatches(run, /\[blocked\] started/);
+    await stepRecorded(env["KUBECONFIG"]!, ns, "khook-state-cleared", "first");
+    const unlocked = await khook(["unlock", "-f", file]);
+    assert.equal(unlocked.code, 0, unlocked.stderr);
+    assert.match(unlocked.stdout, new RegExp(`the lease was held by \\S+ on \\S+ \\(pid ${run.child.pid},`));
+    const cleared = await record();
+
+    await kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
+    const r = await run.done;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /Error: this run lost its lease on the state record .*: it was cleared \(khook unlock\)/);
+    assert.deepEqual(await record(), cleared, "nothing was written after the lease was cleared");
+
+    const again = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(again.code, 0, again.stderr);
+    const rerun = parseRun(again);
+    assert.equal(stepOf(rerun, "first").reason, RESUME_REASON, "first resumes: it was recorded before the unlock");
+    assert.equal(stepOf(rerun, "blocked").status, "ok");
+    assert.equal(stepOf(rerun, "last").status, "ok");
   });
 
   test("an expired lease is taken over with a warning", async (t) => {

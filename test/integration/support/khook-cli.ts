@@ -1,5 +1,6 @@
 /** Runs the real khook CLI (bin/khook) as a subprocess, the way a person or CI does. */
 import { spawn, type ChildProcess } from "node:child_process";
+import { toolPath } from "../../harness/index.js";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -112,3 +113,31 @@ export const gatedChain = (ns: string, last: string) =>
 
 /** A `state:` block keeping the record in namespace `ns`. */
 export const stateIn = (ns: string) => `state:\n  namespace: ${ns}\n`;
+
+/**
+ * Resolves when the record Secret `secret` in `ns` holds step `step` as ok: a `kubectl get --watch`
+ * on the Secret, so a test acts right after a running khook recorded a step, without polling.
+ */
+export function stepRecorded(kubeconfig: string, ns: string, secret: string, step: string): Promise<void> {
+  const args = ["--kubeconfig", kubeconfig, "get", "secrets", "-n", ns, "--watch", `--field-selector=metadata.name=${secret}`, "-o", 'jsonpath={.data.record\\.json}{"\\n"}'];
+  const child = spawn(toolPath("kubectl"), args, { stdio: ["ignore", "pipe", "pipe"] });
+  let buffered = "";
+  let stderr = "";
+  return new Promise<void>((resolve, reject) => {
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      buffered += d;
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        const rec = JSON.parse(Buffer.from(line, "base64").toString("utf8")) as { steps?: Record<string, { status?: string }> };
+        if (rec.steps?.[step]?.status === "ok") {
+          child.kill();
+          resolve();
+        }
+      }
+    });
+    child.on("exit", () => reject(new Error(`kubectl get --watch ended before step ${step} was recorded: ${stderr}`)));
+  });
+}

@@ -4,7 +4,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** Every regular file at or under `entry`: `entry` itself when it is a file; nothing when it is gone. */
+/**
+ * Every regular file at or under `entry`: `entry` itself when it is a file; nothing when it is gone.
+ * Installed packages are not output: a parallel Pulumi test copies this repository (the leak
+ * test's own source, which holds the secret) into a temporary project's node_modules.
+ */
 export function filesUnder(entry: string): string[] {
   let stat: fs.Stats;
   try {
@@ -18,7 +22,8 @@ export function filesUnder(entry: string): string[] {
     return fs
       .readdirSync(entry, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
-      .map((e) => path.join(e.parentPath, e.name));
+      .map((e) => path.join(e.parentPath, e.name))
+      .filter((f) => !path.relative(entry, f).split(path.sep).includes("node_modules"));
   } catch {
     return []; // removed while we listed it
   }

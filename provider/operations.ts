@@ -6,7 +6,7 @@ import { executorFor, makeStepContext } from "./engine/attempt.js";
 import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
-import { isKubeApiError, KubeClient, type ClusterTarget } from "./kube/index.js";
+import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
@@ -49,11 +49,7 @@ export function recordLocation(spec: LoadedSpec, policy: JournalPolicy = "spec")
 }
 
 export async function connect(target: ClusterTarget): Promise<KubeClient> {
-  return KubeClient.connect({
-    ...(target.kubeconfigPath !== undefined ? { kubeconfigPath: target.kubeconfigPath } : {}),
-    ...(target.kubeconfigContent !== undefined ? { kubeconfigContent: target.kubeconfigContent } : {}),
-    ...(target.context !== undefined ? { context: target.context } : {}),
-  });
+  return KubeClient.connect(target);
 }
 
 function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined, opts: Pick<OperationOptions, "owner"> = {}): Journal | undefined {
@@ -67,25 +63,27 @@ export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSet
   return spec.file !== undefined ? `khook unlock -f ${spec.file}` : `khook unlock --record ${location.namespace}/${location.name}`;
 }
 
-async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient) => Promise<T>): Promise<T> {
-  if (opts.client !== undefined) return fn(opts.client);
-  const kube = await connect(opts.target);
+/** Connects for one operation. The kubeconfig is read once; fn gets the loaded target for helm. */
+async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient, target: ClusterTarget) => Promise<T>): Promise<T> {
+  if (opts.client !== undefined) return fn(opts.client, opts.target);
+  const target = loadClusterTarget(opts.target);
+  const kube = await connect(target);
   try {
-    return await fn(kube);
+    return await fn(kube, target);
   } finally {
     kube.close();
   }
 }
 
 function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
-  return withCluster(opts, async (kube) => {
+  return withCluster(opts, async (kube, target) => {
     const journal = journalFor(spec, kube, opts.journal, opts);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
-      context: { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) },
+      context: { kube, connection: target, ...(opts.tools ? { tools: opts.tools } : {}) },
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(journal ? { journal } : {}),
@@ -137,7 +135,7 @@ function probeServer(kube: KubeClient, signal?: AbortSignal): Promise<unknown> {
  * reporting "cannot assess live state".
  */
 export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?: boolean }): Promise<PlanReport> {
-  return withCluster(opts, async (kube) => {
+  return withCluster(opts, async (kube, target) => {
     try {
       await probeServer(kube, opts.signal);
     } catch (e) {
@@ -145,7 +143,7 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
       if (!isKubeApiError(e) || e.status === 401) throw e;
     }
     const executors = opts.executors ?? EXECUTORS;
-    const context = { kube, connection: opts.target, ...(opts.tools ? { tools: opts.tools } : {}) };
+    const context = { kube, connection: target, ...(opts.tools ? { tools: opts.tools } : {}) };
     const journal = journalFor(spec, kube, opts.journal);
     const redactor = spec.redactor.child();
     const steps = await planOnline(spec, executors, context, journal, { redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });

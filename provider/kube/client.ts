@@ -24,6 +24,7 @@ import {
   type ConfigSource,
   type Credentials,
   type KubeconfigSelection,
+  type LoadedKubeconfig,
   type TlsMaterial,
 } from "./kubeconfig.js";
 import { Discovery, type ResolveOptions } from "./discovery.js";
@@ -44,6 +45,20 @@ export interface ClusterTarget {
   kubeconfigContent?: string;
   /** A context name (like `kubectl --context`); default: the kubeconfig's current-context. */
   context?: string;
+  /**
+   * The kubeconfig already loaded from the fields above (see loadClusterTarget), so that the
+   * consumers of one operation (the client, helm's session) share one read of it.
+   */
+  loaded?: LoadedKubeconfig;
+}
+
+/**
+ * Loads the target's kubeconfig once, for one operation: the client connects from the loaded
+ * config and helm is handed the same target. A target that is already loaded is returned as is.
+ */
+export function loadClusterTarget(target: ClusterTarget, load: (opts: ClusterTarget) => LoadedKubeconfig = loadKubeconfig): ClusterTarget {
+  if (target.loaded !== undefined) return target;
+  return { ...target, loaded: load(target) };
 }
 
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
@@ -97,7 +112,7 @@ export class KubeClient implements Transport, KubeApi {
    * kubeconfig.ts — and prepares authentication. Does not contact the server.
    */
   static async connect(opts: ClusterTarget = {}): Promise<KubeClient> {
-    const sel = selectContext(loadKubeconfig(opts), opts.context);
+    const sel = selectContext(opts.loaded ?? loadKubeconfig(opts), opts.context);
     let base: URL;
     try {
       base = new URL(sel.server);

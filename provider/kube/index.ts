@@ -5,7 +5,7 @@
  * resource arguments) is in provider/kubectl/.
  */
 export type { KubeApi } from "./api.js";
-export { KubeClient } from "./client.js";
+export { KubeClient, loadClusterTarget } from "./client.js";
 export type { ClusterTarget } from "./client.js";
 export { sleep } from "./transport.js";
 export type { Transport, RequestOptions, RawResponse, HttpMethod, QueryValue } from "./transport.js";

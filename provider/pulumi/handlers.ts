@@ -31,6 +31,7 @@ import * as path from "node:path";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";
 import type { Redactor } from "../redact.js";
+import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
@@ -146,12 +147,12 @@ async function onlinePreview(news: Record<string, unknown>): Promise<void> {
   } catch {
     return; // check reported the problems
   }
-  const { inputs, spec } = prepared;
+  const { inputs, spec, kubeconfigs } = prepared;
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   let report: Awaited<ReturnType<NonNullable<Operations["planOperation"]>>>;
   try {
     report = await plan(spec, {
-      target: target(inputs),
+      target: target(inputs, "inputs-first", kubeconfigs),
       journal: "default-on",
       diff: true,
       signal: AbortSignal.timeout(ONLINE_PREVIEW_BOUND_MS),
@@ -209,7 +210,8 @@ export async function update(id: string, olds: Record<string, unknown>, news: Re
 }
 
 async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined): Promise<{ id: string; outs: KhookOutputs }> {
-  const { inputs, spec, name } = prepare(news);
+  const { inputs, spec, name, kubeconfigs } = prepare(news);
+  const where = target(inputs, "inputs-first", kubeconfigs);
   const ops = operations();
   const location = journalLocation(spec);
   const id = existingId ?? resourceId(spec, location);
@@ -219,12 +221,12 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     say("warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming");
   }
   const owner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
-  const claim = decideClaim(await ops.ownerOperation(spec, { target: target(inputs), journal: "default-on" }), owner, ownerPlace(spec, location), name);
+  const claim = decideClaim(await ops.ownerOperation(spec, { target: where, journal: "default-on" }), owner, ownerPlace(spec, location), name);
   if (!claim.ok) throw new Error(claim.message);
   if (claim.note !== undefined) say(claim.note);
   const { signal, stopReason } = runSignal(inputs);
   const result = await cancellation.track(ops.applyOperation(spec, {
-    target: target(inputs),
+    target: where,
     journal: "default-on",
     owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
@@ -244,9 +246,9 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
 export async function del(_id: string, props: Record<string, unknown>): Promise<void> {
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return; // nothing was ever applied from this state
-  const { inputs, spec, name } = prepare(raw);
+  const { inputs, spec, name, kubeconfigs } = prepare(raw);
   const ops = operations();
-  const where = target(inputs, "stack-config-first");
+  const where = target(inputs, "stack-config-first", kubeconfigs);
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   const unreachable = await ops.reachOperation?.(where);
   if (unreachable !== undefined) {
@@ -285,11 +287,11 @@ export { del as delete };
 export async function read(id: string, props: Record<string, unknown>): Promise<{ id: string; props: Record<string, unknown> }> {
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
-  const { inputs, spec } = prepare(raw);
+  const { inputs, spec, kubeconfigs } = prepare(raw);
   const location = journalLocation(spec);
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
-  const report = await ops.statusOperation(spec, { target: target(inputs, "stack-config-first"), journal: "default-on" });
+  const report = await ops.statusOperation(spec, { target: target(inputs, "stack-config-first", kubeconfigs), journal: "default-on" });
   const previous = { ...raw } as unknown as KhookOutputs;
   delete (previous as unknown as Record<string, unknown>)[PROVIDER_KEY];
   return { id, props: refreshedOutputs(previous, spec, report, location) as unknown as Record<string, unknown> };
@@ -332,7 +334,7 @@ export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejec
  */
 export type CredentialPrecedence = "inputs-first" | "stack-config-first";
 
-function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: LoadedSpec; name: string } {
+function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: LoadedSpec; name: string; kubeconfigs: LoadedContents } {
   const bag = { ...raw };
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
@@ -341,10 +343,28 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
+  // Each kubeconfig text is parsed once: its credentials are masked from the parsed form, and target() hands the same parse to the operation.
+  const kubeconfigs = new Map<string, LoadedKubeconfig>();
   for (const kubeconfig of [inputs.kubeconfig, configured.kubeconfig]) {
-    if (kubeconfig !== undefined && isKubeconfigContent(kubeconfig)) registerKubeconfigSecrets(spec.redactor, kubeconfig);
+    if (kubeconfig === undefined || !isKubeconfigContent(kubeconfig) || kubeconfigs.has(kubeconfig)) continue;
+    const parsed = parseKubeconfigContent(kubeconfig);
+    if (parsed === undefined) continue; // connecting reports what is wrong with it
+    kubeconfigs.set(kubeconfig, parsed);
+    registerKubeconfigSecrets(spec.redactor, parsed);
   }
-  return { inputs, spec, name: inputs.resourceName ?? spec.name };
+  return { inputs, spec, name: inputs.resourceName ?? spec.name, kubeconfigs };
+}
+
+/** Kubeconfig texts already parsed, by text. */
+type LoadedContents = ReadonlyMap<string, LoadedKubeconfig>;
+
+function parseKubeconfigContent(content: string): LoadedKubeconfig | undefined {
+  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof import("../kube/kubeconfig.js");
+  try {
+    return loadKubeconfig({ kubeconfigContent: content });
+  } catch {
+    return undefined;
+  }
 }
 
 function stackOf(inputs: KhookInputs): { project: string; stack: string } {
@@ -362,7 +382,7 @@ export function resourceId(spec: LoadedSpec, location: { namespace: string; name
   return location ? `${location.namespace}/${location.name}` : spec.name;
 }
 
-export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "inputs-first"): ClusterTarget {
+export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "inputs-first", parsed: LoadedContents = new Map()): ClusterTarget {
   let kubeconfig: string | undefined;
   let context: string | undefined;
   if (precedence === "inputs-first") {
@@ -376,6 +396,7 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
   }
   return {
     ...(kubeconfig !== undefined ? (isKubeconfigContent(kubeconfig) ? { kubeconfigContent: kubeconfig } : { kubeconfigPath: path.resolve(kubeconfig) }) : {}),
+    ...(kubeconfig !== undefined && parsed.has(kubeconfig) ? { loaded: parsed.get(kubeconfig)! } : {}),
     ...(context !== undefined ? { context } : {}),
   };
 }
@@ -402,20 +423,12 @@ function runSignal(inputs: KhookInputs): { signal: AbortSignal; stopReason: () =
 const IN_PROVIDER_PROCESS = /[\\/]cmd[\\/]dynamic-provider[\\/]/.test(require.main?.filename ?? "");
 
 /** Credentials inside a kubeconfig are masked in everything khook prints, like KHOOK_SECRET_* values. */
-export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, content: string): void {
-  let doc: unknown;
-  try {
-    doc = (require("yaml") as typeof import("yaml")).parse(content);
-  } catch {
-    return;
-  }
-  const users = (doc as { users?: unknown } | null)?.users;
-  if (!Array.isArray(users)) return;
+export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, loaded: LoadedKubeconfig): void {
   const visit = (v: unknown, key: string): void => {
     if (typeof v === "string") {
-      if (/token|password|key|secret|certificate-data/i.test(key) && v.length >= 8) redactor.add(v);
+      if (/token|password|key|secret|certificate-?data/i.test(key) && v.length >= 8) redactor.add(v);
     } else if (Array.isArray(v)) v.forEach((x) => visit(x, key));
     else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) visit(x, k);
   };
-  for (const u of users) visit((u as { user?: unknown } | null)?.user, "");
+  for (const user of loaded.config.users.values()) visit(user, "");
 }

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterEach, describe, test } from "node:test";
+import { afterEach, describe, mock, test } from "node:test";
+import { MASK } from "../../provider/redact.js";
 import type { RunEvent, RunResult, StepResult } from "../../provider/engine/types.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/spec/load.js";
@@ -539,10 +540,52 @@ describe("handlers (with a fake operations layer)", () => {
       const { inputs } = project();
       await handlers.create({ ...checked(inputs), __provider: "code" });
       await handlers.create({ ...checked({ ...inputs, context: "from-input" }), __provider: "code" });
-      assert.deepEqual(calls[0]!.target, { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-config" });
-      assert.deepEqual(calls[1]!.target, { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-input" });
+      // The text arrives parsed once (`loaded`), for the client; helm gets the text.
+      const withoutLoaded = (t: unknown): unknown => {
+        const { loaded, ...rest } = t as { loaded?: unknown };
+        assert.ok(loaded !== undefined, "the kubeconfig text is handed over already parsed");
+        return rest;
+      };
+      assert.deepEqual(withoutLoaded(calls[0]!.target), { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-config" });
+      assert.deepEqual(withoutLoaded(calls[1]!.target), { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-input" });
     } finally {
       await handlers.configure({ config: { get: () => undefined } });
+    }
+  });
+
+  test("a kubeconfig text is parsed once per create: its credentials are masked from that parse; the owner check and the apply get the same loaded target", async () => {
+    const targets: { op: string; target: unknown }[] = [];
+    const masked: string[] = [];
+    const token = "once-parsed-token-0123";
+    handlers.setTestHooks({
+      operations: {
+        ownerOperation: async (_spec, o) => {
+          targets.push({ op: "owner", target: o.target });
+          return undefined;
+        },
+        applyOperation: async (spec, o) => {
+          targets.push({ op: "apply", target: o.target });
+          masked.push(spec.redactor.redact(`token is ${token}`));
+          return okResult(spec);
+        },
+        destroyOperation: async () => { throw new Error("not called"); },
+        statusOperation: async () => undefined,
+      },
+      sink: (l) => lines.push(l),
+    });
+    const text = `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: { server: "https://a:6443" }\nusers:\n- name: u\n  user: { token: "${token}" }\ncontexts:\n- name: x\n  context: { cluster: c, user: u }\ncurrent-context: x\n`;
+    const kubeconfigModule = require("../../provider/kube/kubeconfig.js") as typeof import("../../provider/kube/kubeconfig.js");
+    const load = mock.method(kubeconfigModule, "loadKubeconfig");
+    try {
+      const { inputs } = project();
+      await handlers.create({ ...checked({ ...inputs, kubeconfig: text }), __provider: "code" });
+      assert.equal(load.mock.callCount(), 1, "one parse of the kubeconfig text");
+      assert.deepEqual(targets.map((t) => t.op), ["owner", "apply"]);
+      assert.ok((targets[1]!.target as { loaded?: unknown }).loaded !== undefined, "the apply gets the parsed kubeconfig");
+      assert.equal(targets[0]!.target, targets[1]!.target, "the owner check and the apply share one target");
+      assert.deepEqual(masked, [`token is ${MASK}`], "the token is masked from the one parse");
+    } finally {
+      load.mock.restore();
     }
   });
 

@@ -450,12 +450,10 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
         })));
         const verb = decision.action === "install" ? "installed" : "upgraded to";
-        const owned = decision.action === "install" || (await session.hasLabels(t.release, t.namespace, ownershipLabels(ctx.spec.name)));
         return {
           status: "ok",
           revision: r.revision,
           reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired ?? { name: "?", version: "?" })}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
-          ...(owned ? { owned: [{ kind: "release" as const, namespace: t.namespace, name: t.release }] } : {}),
         };
       }
     }

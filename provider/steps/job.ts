@@ -138,7 +138,7 @@ export const jobExecutor: StepExecutor<"job"> = {
       },
       { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
     );
-    if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed`, owned: [{ kind: "job", namespace: ns, name: step.name }] };
+    if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed` };
     const why = [result.condition.reason, result.condition.message].filter(Boolean).join(": ");
     throw executionError(ctx.redactor.redact(`job ${step.name} failed${why ? ` (${why})` : ""}; ${await failureLogs(step, ctx)}`));
   },

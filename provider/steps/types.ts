@@ -34,16 +34,6 @@ export interface StepOutcome {
   reason: string;
   /** helm: the revision this attempt made, for post-apply hooks. */
   revision?: number;
-  /** What the step created and owns, so destroy can undo exactly that. */
-  owned?: OwnedRef[];
-}
-
-export interface OwnedRef {
-  kind: "object" | "job" | "release";
-  apiVersion?: string;
-  resource?: string;
-  namespace?: string;
-  name: string;
 }
 
 export interface StepContext {

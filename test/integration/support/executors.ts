@@ -8,9 +8,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, type TestContext } from "node:test";
-import { testCluster, toolPath, withNamespace, type TestCluster } from "../../harness/index.js";
+import { testCluster, toolEnv, toolPath, withNamespace, type TestCluster } from "../../harness/index.js";
+import { run } from "../../harness/util.js";
 import { KubeClient } from "../../../provider/kube/index.js";
 import { Redactor } from "../../../provider/redact.js";
+import { ownershipLabels } from "../../../provider/tools/helm.js";
 import { loadSpec } from "../../../provider/spec/load.js";
 import { withActionDefaults, type TypedAction } from "../../../provider/spec/defaults.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
@@ -110,4 +112,13 @@ export async function executorContext(opts: ContextOptions = {}): Promise<StepCo
     tools: opts.tools ?? { helm: toolPath("helm"), kustomize: toolPath("kustomize") },
     logs,
   };
+}
+
+/** Whether the release carries this spec's ownership labels, the marker destroy reads before it uninstalls. */
+export async function releaseOwnedBy(release: string, namespace: string, specName: string): Promise<boolean> {
+  const cluster = await testCluster();
+  const selector = Object.entries(ownershipLabels(specName)).map(([k, v]) => `${k}=${v}`).join(",");
+  const r = await run(toolPath("helm"), ["list", "-n", namespace, "--all", "--selector", selector, "-o", "json", "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
+  assert.equal(r.code, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { name: string }[]).some((x) => x.name === release);
 }

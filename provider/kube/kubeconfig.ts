@@ -27,7 +27,8 @@ import type * as https from "node:https";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLMap } from "yaml";
+import { CORE_SCHEMA, eventsToAst, parseEvents, SCALAR_STYLE, type Node as JsYamlNode, type ScalarNode as JsYamlScalar } from "js-yaml";
+import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeConfigError } from "./errors.js";
 
@@ -253,8 +254,29 @@ class ParseError extends Error {}
  * Scalars are read from the YAML syntax tree rather than converted values, so
  * a field kubectl reads as a string keeps the text as written (`password: 0123`
  * stays "0123", where a YAML number would have lost the zero).
+ *
+ * Every CLI run and Pulumi operation parses its kubeconfig, and loading the `yaml`
+ * library is most of that cost, so js-yaml's syntax tree (js-yaml is already loaded
+ * for the spec) is read first. It is used only for documents it describes exactly as
+ * the `yaml` library would (see `plainTree`); anything else, every error included,
+ * is read by the `yaml` library, whose reading is the reference and whose messages
+ * carry positions. test/unit/kubeconfig-parity.test.ts holds the two to the same result.
  */
 export function parseKubeconfig(text: string, baseDir: string | undefined): Kubeconfig {
+  const plain = plainTree(text);
+  if (plain !== undefined) {
+    try {
+      return readKubeconfig(plain, baseDir);
+    } catch {
+      // A document the fast reading refuses (or finds wrong) gets the reference reading and its message.
+    }
+  }
+  return parseKubeconfigFully(text, baseDir);
+}
+
+/** The `yaml` library's reading: the reference, with the positioned error messages. Exported for the parity test. */
+export function parseKubeconfigFully(text: string, baseDir: string | undefined): Kubeconfig {
+  const { LineCounter, parseDocument } = yamlLibrary();
   const lines = new LineCounter();
   // prettyErrors would quote the offending source line, which may hold a credential.
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, logLevel: "error" });
@@ -263,8 +285,127 @@ export function parseKubeconfig(text: string, baseDir: string | undefined): Kube
     const at = lines.linePos(first.pos[0]);
     throw new ParseError(`${first.message.replace(/\s+$/, "")} at line ${at.line}, column ${at.col}`);
   }
-  const r = new Reader(doc, baseDir);
-  const top = r.map(doc.contents, "the document");
+  return readKubeconfig(documentTree(doc), baseDir);
+}
+
+type YamlLibrary = typeof import("yaml");
+let yamlModule: YamlLibrary | undefined;
+
+/** The `yaml` library, required on first use: most kubeconfigs never need it (see parseKubeconfig). */
+function yamlLibrary(): YamlLibrary {
+  yamlModule ??= require("yaml") as YamlLibrary;
+  return yamlModule;
+}
+
+/** A scalar as the reader sees it. */
+interface ScalarView {
+  /** The text as written (a quoted scalar's value). */
+  readonly text: string;
+  /** Written without quotes, not as a block scalar. */
+  readonly plain: boolean;
+  /** Its value when the YAML 1.2 core schema reads it as a boolean. */
+  readonly bool: boolean | undefined;
+}
+
+/** What reading a kubeconfig needs from a parsed document, for either parser. Nodes come with aliases resolved. */
+interface Tree<N> {
+  readonly root: N | undefined;
+  /** "null" for an absent node and a null scalar. */
+  kind(node: N | undefined): "null" | "map" | "seq" | "scalar" | "other";
+  get(map: N, key: string): N | undefined;
+  /** A mapping's entries, each key as text. */
+  entries(map: N): [string, N][];
+  items(seq: N): N[];
+  scalar(node: N): ScalarView;
+  /** A plain JS copy, as YAML 1.2's core schema converts it. */
+  toJS(node: N): unknown;
+}
+
+/** The `yaml` library's Document. */
+function documentTree(doc: Document): Tree<unknown> {
+  const { isAlias, isMap, isScalar, isSeq } = yamlLibrary();
+  const deref = (node: unknown): unknown => (isAlias(node) ? node.resolve(doc) : node);
+  const asMap = (node: unknown): YAMLMap => node as YAMLMap;
+  return {
+    root: deref(doc.contents),
+    kind: (n) => (n === undefined || n === null || (isScalar(n) && n.value === null) ? "null" : isMap(n) ? "map" : isSeq(n) ? "seq" : isScalar(n) ? "scalar" : "other"),
+    get: (m, key) => deref(asMap(m).get(key, true)),
+    entries: (m) =>
+      asMap(m).items.map((pair) => {
+        const key = deref(pair.key);
+        return [isScalar(key) ? String(key.value) : "", deref(pair.value)];
+      }),
+    items: (s) => (s as YAMLSeq).items.map(deref),
+    scalar: (n) => {
+      const s = n as Scalar;
+      return { text: typeof s.value === "string" ? s.value : (s.source ?? String(s.value)), plain: s.type === "PLAIN", bool: typeof s.value === "boolean" ? s.value : undefined };
+    },
+    toJS: (n): unknown => (n as Node).toJS(doc) as unknown,
+  };
+}
+
+/** Refusal of the fast reading: the document goes to the `yaml` library. */
+class NotPlain extends Error {}
+
+const CORE = "tag:yaml.org,2002:";
+/** The longest implicit key the `yaml` library accepts (YAML's 1024-character limit). */
+const MAX_IMPLICIT_KEY = 1024;
+
+/**
+ * js-yaml's syntax tree of a document that both parsers read the same way, or undefined.
+ * That is: one document, no directives (a `%YAML 1.1` would change the schema), no tags,
+ * no aliases, no tab characters (the two libraries differ on where tabs may stand), and
+ * mappings whose keys are distinct strings. Kubeconfigs written by kubectl, cloud CLIs
+ * and cluster installers are like that; a document that is not goes to the `yaml` library.
+ */
+function plainTree(text: string): Tree<JsYamlNode> | undefined {
+  if (text.includes("\t")) return undefined;
+  let docs: ReturnType<typeof eventsToAst>;
+  try {
+    docs = eventsToAst(parseEvents(text, {}), { source: text, schema: CORE_SCHEMA });
+  } catch {
+    return undefined;
+  }
+  if (docs.length > 1) return undefined;
+  const doc = docs[0];
+  if (doc !== undefined && doc.directives.length > 0) return undefined;
+  const root = doc?.contents ?? undefined;
+  if (root !== undefined && !isPlain(root)) return undefined;
+  return {
+    root,
+    kind: (n) => (n === undefined || (n.kind === "scalar" && n.tag === `${CORE}null`) ? "null" : n.kind === "mapping" ? "map" : n.kind === "sequence" ? "seq" : n.kind === "scalar" ? "scalar" : "other"),
+    get: (m, key) => (m.kind === "mapping" ? m.items.find((pair) => (pair.key as JsYamlScalar).value === key)?.value : undefined),
+    entries: (m) => (m.kind === "mapping" ? m.items.map((pair): [string, JsYamlNode] => [(pair.key as JsYamlScalar).value, pair.value]) : []),
+    items: (s) => (s.kind === "sequence" ? s.items : []),
+    scalar: (n) => {
+      const s = n as JsYamlScalar;
+      return { text: s.value, plain: s.style === SCALAR_STYLE.PLAIN, bool: s.tag === `${CORE}bool` ? /^(?:[Tt]rue|TRUE)$/.test(s.value) : undefined };
+    },
+    // exec and auth-provider blocks: typed values are the `yaml` library's business (and those users load client-node anyway).
+    toJS: () => {
+      throw new NotPlain();
+    },
+  };
+}
+
+/** Whether every node under `node` is one the fast reading describes exactly (see plainTree). */
+function isPlain(node: JsYamlNode): boolean {
+  if (node.kind === "alias" || node.tagged) return false;
+  if (node.kind === "scalar") return true;
+  if (node.kind === "sequence") return node.items.every(isPlain);
+  const keys = new Set<string>();
+  for (const { key, value } of node.items) {
+    if (key.kind !== "scalar" || key.tagged || key.tag !== `${CORE}str` || key.value.length > MAX_IMPLICIT_KEY || keys.has(key.value)) return false;
+    keys.add(key.value);
+    if (!isPlain(value)) return false;
+  }
+  return true;
+}
+
+/** Reads the kubeconfig fields from either parser's tree. */
+function readKubeconfig<N>(tree: Tree<N>, baseDir: string | undefined): Kubeconfig {
+  const r = new Reader(tree, baseDir);
+  const top = r.map(tree.root, "the document");
   const config: Kubeconfig = { clusters: new Map(), users: new Map(), contexts: new Map(), currentContext: r.str(top, "current-context", "") ?? "" };
   r.named(top, "clusters", "cluster", config.clusters, (m, at, name) => r.cluster(m, at, name));
   r.named(top, "users", "user", config.users, (m, at, name) => r.user(m, at, name));
@@ -272,37 +413,37 @@ export function parseKubeconfig(text: string, baseDir: string | undefined): Kube
   return config;
 }
 
-/** Typed, path-annotated access to the YAML tree. */
-class Reader {
+/** Typed, path-annotated access to a parsed tree. */
+class Reader<N> {
   constructor(
-    private readonly doc: Document,
+    private readonly tree: Tree<N>,
     private readonly baseDir: string | undefined,
   ) {}
 
-  private deref(node: unknown): unknown {
-    return isAlias(node) ? node.resolve(this.doc) : node;
+  map(node: N | undefined, at: string): N | undefined {
+    const kind = this.tree.kind(node);
+    if (kind === "null") return undefined;
+    if (kind !== "map") throw new ParseError(`${at} must be a mapping`);
+    return node;
   }
 
-  private isNull(node: unknown): boolean {
-    return node === undefined || node === null || (isScalar(node) && node.value === null);
+  seq(node: N | undefined, at: string): N[] {
+    const kind = this.tree.kind(node);
+    if (kind === "null") return [];
+    if (kind !== "seq") throw new ParseError(`${at} must be a list`);
+    return this.tree.items(node!);
   }
 
-  map(node: unknown, at: string): YAMLMap | undefined {
-    const n = this.deref(node);
-    if (this.isNull(n)) return undefined;
-    if (!isMap(n)) throw new ParseError(`${at} must be a mapping`);
-    return n;
+  private field(m: N | undefined, key: string): N | undefined {
+    return m === undefined ? undefined : this.tree.get(m, key);
   }
 
-  seq(node: unknown, at: string): unknown[] {
-    const n = this.deref(node);
-    if (this.isNull(n)) return [];
-    if (!isSeq(n)) throw new ParseError(`${at} must be a list`);
-    return n.items;
-  }
-
-  private field(m: YAMLMap | undefined, key: string): unknown {
-    return m === undefined ? undefined : this.deref(m.get(key, true));
+  /** A scalar's text, or undefined for null; `what` names it in the error for anything else. */
+  private text(n: N | undefined, what: string): string | undefined {
+    const kind = this.tree.kind(n);
+    if (kind === "null") return undefined;
+    if (kind !== "scalar") throw new ParseError(`${what} must be a string`);
+    return this.tree.scalar(n!).text;
   }
 
   /**
@@ -310,33 +451,32 @@ class Reader {
    * and booleans keep their source text: kubectl rejects them, but the text is
    * what was meant, and @kubernetes/client-node accepted them before.
    */
-  str(m: YAMLMap | undefined, key: string, at: string): string | undefined {
-    const n = this.field(m, key);
-    if (this.isNull(n)) return undefined;
-    if (!isScalar(n)) throw new ParseError(`${join(at, key)} must be a string`);
-    const s = typeof n.value === "string" ? n.value : (n.source ?? String(n.value));
+  str(m: N | undefined, key: string, at: string): string | undefined {
+    const s = this.text(this.field(m, key), join(at, key));
     return s === "" ? undefined : s;
   }
 
   /** A boolean field, with YAML 1.1's plain spellings (kubectl's YAML library accepts `yes`, `on`, ...; not quoted ones). */
-  bool(m: YAMLMap | undefined, key: string, at: string): boolean {
+  bool(m: N | undefined, key: string, at: string): boolean {
     const n = this.field(m, key);
-    if (this.isNull(n)) return false;
-    if (isScalar(n) && typeof n.value === "boolean") return n.value;
-    const s = isScalar(n) && n.type === "PLAIN" ? String(n.value) : "";
-    if (/^(y|Y|yes|Yes|YES|on|On|ON)$/.test(s)) return true;
-    if (/^(n|N|no|No|NO|off|Off|OFF)$/.test(s)) return false;
+    const kind = this.tree.kind(n);
+    if (kind === "null") return false;
+    const s = kind === "scalar" ? this.tree.scalar(n!) : undefined;
+    if (s?.bool !== undefined) return s.bool;
+    const word = s?.plain === true ? s.text : "";
+    if (/^(y|Y|yes|Yes|YES|on|On|ON)$/.test(word)) return true;
+    if (/^(n|N|no|No|NO|off|Off|OFF)$/.test(word)) return false;
     throw new ParseError(`${join(at, key)} must be true or false`);
   }
 
   /** A file reference, made absolute against the kubeconfig's directory. */
-  file(m: YAMLMap | undefined, key: string, at: string): string | undefined {
+  file(m: N | undefined, key: string, at: string): string | undefined {
     const f = this.str(m, key, at);
     return f === undefined || this.baseDir === undefined ? f : path.resolve(this.baseDir, f);
   }
 
   /** Base64 data; checked here because kubectl refuses the whole file when it does not decode. */
-  base64(m: YAMLMap | undefined, key: string, at: string): string | undefined {
+  base64(m: N | undefined, key: string, at: string): string | undefined {
     const s = this.str(m, key, at);
     if (s === undefined) return undefined;
     const compact = s.replace(/[\r\n]/g, "");
@@ -344,24 +484,23 @@ class Reader {
     return compact;
   }
 
-  private strList(m: YAMLMap | undefined, key: string, at: string): string[] | undefined {
-    const items = this.seq(this.field(m, key), join(at, key));
-    const out = items.map((item, i) => {
-      const n = this.deref(item);
-      if (!isScalar(n) || n.value === null) throw new ParseError(`${join(at, key)}[${i}] must be a string`);
-      return typeof n.value === "string" ? n.value : (n.source ?? String(n.value));
+  private strList(m: N | undefined, key: string, at: string): string[] | undefined {
+    const out = this.seq(this.field(m, key), join(at, key)).map((item, i) => {
+      const s = this.tree.kind(item) === "scalar" ? this.text(item, "") : undefined;
+      if (s === undefined) throw new ParseError(`${join(at, key)}[${i}] must be a string`);
+      return s;
     });
     return out.length > 0 ? out : undefined;
   }
 
   /** A plain JS copy of a subtree, for blocks interpreted by @kubernetes/client-node. */
-  private js(m: YAMLMap | undefined, key: string, at: string): Record<string, unknown> | undefined {
+  private js(m: N | undefined, key: string, at: string): Record<string, unknown> | undefined {
     const n = this.map(this.field(m, key), join(at, key));
-    return n === undefined ? undefined : (n.toJS(this.doc) as Record<string, unknown>);
+    return n === undefined ? undefined : (this.tree.toJS(n) as Record<string, unknown>);
   }
 
   /** A list of `{name, <kind>: {...}}` entries; a name defined twice in one file is an error, as in kubectl. */
-  named<T>(top: YAMLMap | undefined, list: string, kind: string, into: Map<string, T>, read: (m: YAMLMap | undefined, at: string, name: string) => T): void {
+  named<T>(top: N | undefined, list: string, kind: string, into: Map<string, T>, read: (m: N | undefined, at: string, name: string) => T): void {
     this.seq(this.field(top, list), list).forEach((item, i) => {
       const at = `${list}[${i}]`;
       const entry = this.map(item, at);
@@ -372,7 +511,7 @@ class Reader {
     });
   }
 
-  cluster(m: YAMLMap | undefined, at: string, name: string): KubeconfigCluster {
+  cluster(m: N | undefined, at: string, name: string): KubeconfigCluster {
     return {
       name,
       server: this.str(m, "server", at) ?? "",
@@ -384,7 +523,7 @@ class Reader {
     };
   }
 
-  user(m: YAMLMap | undefined, at: string, name: string): KubeconfigUser {
+  user(m: N | undefined, at: string, name: string): KubeconfigUser {
     return {
       name,
       clientCertificate: this.file(m, "client-certificate", at),
@@ -404,27 +543,23 @@ class Reader {
     };
   }
 
-  private extra(m: YAMLMap | undefined, at: string): Record<string, string[]> | undefined {
+  private extra(m: N | undefined, at: string): Record<string, string[]> | undefined {
     const extra = this.map(this.field(m, "as-user-extra"), join(at, "as-user-extra"));
     if (extra === undefined) return undefined;
     const out: Record<string, string[]> = {};
-    for (const pair of extra.items) {
-      const key = this.deref(pair.key);
-      const k = isScalar(key) ? String(key.value) : "";
-      out[k] = this.strList(extra, k, join(at, "as-user-extra")) ?? [];
-    }
+    for (const [k] of this.tree.entries(extra)) out[k] = this.strList(extra, k, join(at, "as-user-extra")) ?? [];
     return out;
   }
 
   /** kubectl resolves an exec command against the kubeconfig's directory only when it is a path, not a PATH lookup. */
-  private execBlock(m: YAMLMap | undefined, at: string): Record<string, unknown> | undefined {
+  private execBlock(m: N | undefined, at: string): Record<string, unknown> | undefined {
     const exec = this.js(m, "exec", at);
     const command = exec?.["command"];
     if (exec === undefined || this.baseDir === undefined || typeof command !== "string" || !command.includes("/")) return exec;
     return { ...exec, command: path.resolve(this.baseDir, command) };
   }
 
-  context(m: YAMLMap | undefined, at: string, name: string): KubeconfigContext {
+  context(m: N | undefined, at: string, name: string): KubeconfigContext {
     return {
       name,
       cluster: this.str(m, "cluster", at) ?? "",

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, test } from "node:test";
+import { heavyLoaded } from "./support/module-probe.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 /** What a fresh Node process loaded (every resolved `require`, CommonJS or ESM) while running the CLI. */
@@ -27,22 +28,6 @@ function modulesLoadedBy(argv: string[]): { code: number; modules: string[] } {
       .then((code) => process.stdout.write(JSON.stringify({ code, modules: [...loaded] })));
   `;
   return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { code: number; modules: string[] };
-}
-
-const HEAVY: Record<string, RegExp> = {
-  "ajv's schema compiler": /node_modules\/ajv\/dist\/(core|compile)/,
-  "the CEL library": /node_modules\/@marcbachmann\/cel-js\//,
-  "the Go template functions": /provider\/(spec\/pipeline|gotemplate)\//,
-  "the positioned YAML parser": /node_modules\/yaml\//,
-  "the kube client": /node_modules\/@kubernetes\/|provider\/kube\/client/,
-  "Pulumi": /node_modules\/@pulumi\//,
-  "the executors": /provider\/steps\//,
-};
-
-function heavyLoaded(modules: string[]): string[] {
-  return Object.entries(HEAVY)
-    .filter(([, pattern]) => modules.some((m) => pattern.test(m)))
-    .map(([name]) => name);
 }
 
 const CONFIG_MAP = `  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n`;

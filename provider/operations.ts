@@ -2,8 +2,6 @@
  * The operations the CLI and the Pulumi provider share: connect, pick the
  * journal, run the engine, read the record. Both adapters stay thin.
  */
-import { executorFor, makeStepContext } from "./engine/attempt.js";
-import { stepHooksFor } from "./hooks/run.js";
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
@@ -120,7 +118,7 @@ export function destroyOperation(spec: LoadedSpec, opts: OperationOptions): Prom
 
 export interface PlanReport {
   steps: OnlinePlanStep[];
-  /** Per step name, a unified diff from a server-side dry run (only with `diff: true`). */
+  /** Per step name, its unified diff from the dry run assess made (only with `diff: true`; see OnlinePlanStep.diff). */
   diffs: Map<string, string>;
 }
 
@@ -145,27 +143,8 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
     const executors = opts.executors ?? EXECUTORS;
     const context = { kube, connection: target, ...(opts.tools ? { tools: opts.tools } : {}) };
     const journal = journalFor(spec, kube, opts.journal);
-    const redactor = spec.redactor.child();
-    const steps = await planOnline(spec, executors, context, journal, { redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
-    const diffs = new Map<string, string>();
-    if (opts.diff) {
-      const signal = opts.signal ?? new AbortController().signal;
-      for (const p of steps) {
-        const step = spec.stepsByName.get(p.name)!;
-        const executor = executorFor(executors, step);
-        if (p.action === "skip" || p.action === "no-op" || executor.diff === undefined) continue;
-        try {
-          // post-render functions run (side-effect free), so the diff shows the transformed objects; webhooks never do.
-          const hooks = stepHooksFor(spec, step, "plan", redactor);
-          const ctx = makeStepContext({ spec, extras: context, signal, deadlineAt: Date.now() + step.timeoutMs, now: Date.now, log: () => undefined, redactor, hooks });
-          const text = await executor.diff(step, ctx);
-          diffs.set(p.name, redactor.redact(text));
-        } catch (e) {
-          diffs.set(p.name, redactor.redact(`# cannot compute the diff: ${(e as Error).message}`));
-        }
-      }
-    }
-    return { steps, diffs };
+    const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    return { steps: planned.map(({ diff: _diff, ...step }) => step), diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))) };
   });
 }
 

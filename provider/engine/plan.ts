@@ -71,6 +71,12 @@ export interface OnlinePlanStep extends Omit<OfflinePlanStep, "action"> {
   readonly decidedBy: "when" | "state" | "assess" | "error";
   /** Set when assess failed (redacted); the action is then `run`. */
   readonly error?: string;
+  /**
+   * Only with `diff: true`, for a step whose executor diffs and that will change
+   * something: the unified diff from assess's own dry run (redacted), or
+   * `# cannot compute the diff: ...`. Steps decided by when: or the state record get none.
+   */
+  readonly diff?: string;
 }
 
 export interface PlanOnlineOptions {
@@ -80,13 +86,15 @@ export interface PlanOnlineOptions {
   readonly redactor?: Redactor;
   readonly signal?: AbortSignal;
   readonly now?: () => number;
+  /** Ask assess for each step's diff (`plan --diff`): it comes from the same dry runs, in the same pass. */
+  readonly diff?: boolean;
 }
 
 /**
  * Asks each included, non-resumable step's executor to assess live state, at
  * most `parallelism` at once, each bounded by the step's timeout. A failing
  * assess is reported on its step (decidedBy "error", action "run") rather
- * than failing the plan.
+ * than failing the plan. With `diff`, each assess also returns its diff.
  */
 export async function planOnline(
   spec: LoadedSpec,
@@ -109,6 +117,8 @@ export async function planOnline(
   const offline = planOffline(spec);
 
   const out: OnlinePlanStep[] = new Array(spec.steps.length);
+  /** Per step, its diff as assess made it; redacted once every assess is done (see below). */
+  const diffs: (string | undefined)[] = new Array(spec.steps.length);
   const toAssess: number[] = [];
   spec.steps.forEach((step, i) => {
     const base = offline[i]!;
@@ -125,17 +135,22 @@ export async function planOnline(
       const base = offline[i]!;
       const executor = executorFor(executors, step);
       try {
+        // post-render functions run (side-effect free), so the dry runs, and the diff, see the transformed objects; webhooks never do.
         const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
           executor.assess(
             step,
             makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, redactor, hooks: stepHooksFor(spec, step, "plan", redactor) }),
+            { diff: opts.diff === true },
           ),
         );
         const note = webhookNote(step);
         out[i] = { ...base, action: a.action, reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""), decidedBy: "assess" };
+        // A step that will change nothing shows no diff.
+        if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
       } catch (e) {
         const error = errorText(e, redact);
         out[i] = { ...base, action: "run", reason: `cannot assess live state: ${error}`, decidedBy: "error", error };
+        if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(error);
       }
     }
   };
@@ -144,5 +159,11 @@ export async function planOnline(
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
-  return out;
+  // Redacted after every assess: a secret one step registers (a chart password, a rotated value) is masked in every diff.
+  return out.map((p, i) => (diffs[i] !== undefined ? { ...p, diff: redact(diffs[i]) } : p));
+}
+
+/** What a step's diff says when there is none to show. */
+function cannotDiff(why: string): string {
+  return `# cannot compute the diff: ${why}`;
 }

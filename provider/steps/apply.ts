@@ -52,10 +52,32 @@ function applyOptions(step: ApplyStep, ctx: StepContext, dryRun: boolean) {
   };
 }
 
+/**
+ * The step's diff, object by object in document order, from assess's dry runs. An object
+ * whose dry run failed (say, its namespace is created by an earlier object) leaves no
+ * diff to show: the step's diff is then that failure.
+ */
+function dryRunDiff(resolved: Awaited<ReturnType<typeof resolveObjects>>, dryRuns: ReadonlyMap<ResolvedObject, ApplyResult | Error>): string | Error {
+  const chunks: string[] = [];
+  for (const o of resolved) {
+    if (isUnknownKind(o)) {
+      chunks.push(`# ${String(o.manifest.kind)}/${o.name}: ${o.message} (it will be created once its CRD exists)`);
+      continue;
+    }
+    const r = dryRuns.get(o)!;
+    if (r instanceof Error) return r;
+    const label = objectLabel(o);
+    const masked = maskSecretPair(r.before, r.object);
+    chunks.push(unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${label} (live)`, new: `${label} (after apply)` }));
+  }
+  return chunks.filter((c) => c !== "").join("\n");
+}
+
 export const applyExecutor: StepExecutor<"apply"> = {
   type: "apply",
+  diffs: true,
 
-  async assess(step, ctx) {
+  async assess(step, ctx, opts) {
     const { resolved } = await readObjects(step, ctx);
     if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
       return { action: "skip", reason: `skipIf: exists — all ${resolved.length} objects already exist${step.action.waitFor ? `; will wait for ${step.action.waitFor}` : ""}` };
@@ -78,7 +100,10 @@ export const applyExecutor: StepExecutor<"apply"> = {
     }
     const action = counts["to create"]! > 0 ? "create" : counts["to configure"]! > 0 ? "configure" : step.action.waitFor ? "wait" : "no-op";
     const list = changed.length > 0 ? ` (${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ", ..." : ""})` : "";
-    return { action, reason: `${countSummary(counts, ["to create", "to configure", "unchanged"])}${list}` };
+    const reason = `${countSummary(counts, ["to create", "to configure", "unchanged"])}${list}`;
+    if (opts?.diff !== true) return { action, reason };
+    const dryRuns = new Map<ResolvedObject, ApplyResult | Error>(known.map((o, i) => [o, results[i]!]));
+    return { action, reason, diff: dryRunDiff(resolved, dryRuns) };
   },
 
   async apply(step, ctx): Promise<StepOutcome> {
@@ -135,21 +160,5 @@ export const applyExecutor: StepExecutor<"apply"> = {
     if (absent > 0) parts.push(`${absent} already absent`);
     if (foreign.length > 0) parts.push(`${foreign.length} left alone (not created by this step: ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", ..." : ""})`);
     return { status: deleted > 0 ? "ok" : "skipped", reason: parts.join(", ") };
-  },
-
-  async diff(step, ctx) {
-    const { resolved } = await readObjects(step, ctx);
-    const chunks: string[] = [];
-    for (const o of resolved) {
-      if (isUnknownKind(o)) {
-        chunks.push(`# ${String(o.manifest.kind)}/${o.name}: ${o.message} (it will be created once its CRD exists)`);
-        continue;
-      }
-      const r = await ctx.kube.apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" });
-      const label = objectLabel(o);
-      const masked = maskSecretPair(r.before, r.object);
-      chunks.push(unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${label} (live)`, new: `${label} (after apply)` }));
-    }
-    return chunks.filter((c) => c !== "").join("\n");
   },
 };

@@ -44,7 +44,7 @@ import { isPermanent } from "../hooks/run.js";
 import { sha256Hex } from "../spec/hash.js";
 import { hooksFor } from "../spec/hooks.js";
 import { maskSecretPair } from "./objects.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
@@ -205,6 +205,8 @@ interface Prepared {
   values: Values;
   ref: ChartRef;
   decision: Decision;
+  /** The deployed manifest and a dry-run upgrade's, raw, when deciding needed them (a local chart): the diff reuses them. */
+  manifests?: { before: string; after: string };
 }
 
 function helmTimeoutMs(deadline: number): number {
@@ -219,11 +221,7 @@ async function openSession(ctx: StepContext): Promise<HelmSession> {
   return HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
 }
 
-/**
- * Opens a session and decides install / upgrade / no-op / skip. `forDiff`
- * stops before the (possibly costly) local-chart manifest comparison.
- * The caller closes the session.
- */
+/** Opens a session and decides install / upgrade / no-op / skip. The caller closes the session. */
 async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
   const t = target(step, ctx);
   const session = await openSession(ctx);
@@ -252,12 +250,13 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     registerPreviousSecrets(ctx.redactor, values, deployedValues);
     const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
     const sameChart = last.chart === `${desired.name}-${desired.version}`;
-    const upgrade = (why: string): Prepared => ({
+    const upgrade = (why: string, manifests?: Prepared["manifests"]): Prepared => ({
       session,
       t,
       values,
       ref,
       decision: { action: "upgrade", reason: `${describeRevision(last)} -> ${chartLabel(desired)}${why}`, desired, last },
+      ...(manifests !== undefined ? { manifests } : {}),
     });
     if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
     if (!sameChart) return upgrade("");
@@ -269,7 +268,7 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
     if (t.source.form === "local") {
       const before = await session.rawManifest(t.release, t.namespace);
       const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
-      if (normalizeManifest(before) !== normalizeManifest(after)) return upgrade(" (chart content changed)");
+      if (normalizeManifest(before) !== normalizeManifest(after)) return upgrade(" (chart content changed)", { before, after });
     }
     return {
       session,
@@ -397,10 +396,33 @@ async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Pr
 
 // ------------------------------------------------------------------ executor
 
-async function assess(step: HelmStep, ctx: StepContext): Promise<Assessment> {
+async function assess(step: HelmStep, ctx: StepContext, opts?: AssessOptions): Promise<Assessment> {
   const p = await prepare(step, ctx);
-  p.session.close();
-  return { action: p.decision.action, reason: p.decision.reason };
+  try {
+    const assessment = { action: p.decision.action, reason: p.decision.reason };
+    if (opts?.diff !== true) return assessment;
+    return { ...assessment, diff: await releaseDiff(step, ctx, p).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))) };
+  } finally {
+    p.session.close();
+  }
+}
+
+/**
+ * The release's manifest diff: the deployed manifest (none for an install) against a
+ * server-side dry run of the install or upgrade, both made once (prepare's, for a local chart).
+ */
+async function releaseDiff(step: HelmStep, ctx: StepContext, p: Prepared): Promise<string> {
+  const { session, t, decision } = p;
+  // A skipped or up-to-date release changes nothing.
+  if (decision.action === "skip" || decision.action === "no-op") return "";
+  // Raw texts, so that a changed secret still shows as a changed line; the diff is redacted as a whole.
+  const before = decision.action === "install" ? "" : normalizeManifest(p.manifests?.before ?? (await session.rawManifest(t.release, t.namespace)));
+  const after = normalizeManifest(p.manifests?.after ?? (await dryRun(session, t, p.ref, p.values, decision.action, step, ctx)));
+  const where = `${t.namespace}/${t.release}`;
+  const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
+  const newLabel = `${where} ${chartLabel(decision.desired ?? { name: t.described, version: "" })} (server dry-run)`;
+  const masked = maskSecretData(before, after);
+  return ctx.redactor.redact(unifiedDiff(masked.before, masked.after, { old: oldLabel, new: newLabel }));
 }
 
 async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
@@ -485,26 +507,7 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
   }
 }
 
-async function diff(step: HelmStep, ctx: StepContext): Promise<string> {
-  const p = await prepare(step, ctx);
-  const { session, t, decision } = p;
-  try {
-    if (decision.action === "skip") return "";
-    const mode = decision.action === "install" ? "install" : "upgrade";
-    // Raw texts, so that a changed secret still shows as a changed line; the diff is redacted as a whole.
-    const before = mode === "install" ? "" : normalizeManifest(await session.rawManifest(t.release, t.namespace));
-    const after = normalizeManifest(await dryRun(session, t, p.ref, p.values, mode, step, ctx));
-    const where = `${t.namespace}/${t.release}`;
-    const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
-    const newLabel = `${where} ${decision.action === "install" || decision.action === "upgrade" ? chartLabel(decision.desired ?? { name: t.described, version: "" }) : "unchanged"} (server dry-run)`;
-    const masked = maskSecretData(before, after);
-    return ctx.redactor.redact(unifiedDiff(masked.before, masked.after, { old: oldLabel, new: newLabel }));
-  } finally {
-    session.close();
-  }
-}
-
-export const helmExecutor: StepExecutor<"helm"> = { type: "helm", assess, apply, destroy, diff };
+export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy };
 
 // ------------------------------------------------------------------ secrets in diffs
 

@@ -47,13 +47,17 @@ function changed(before: KubeObject, after: KubeObject): boolean {
 
 export const patchExecutor: StepExecutor<"patch"> = {
   type: "patch",
+  diffs: true,
 
-  async assess(step, ctx) {
+  async assess(step, ctx, opts) {
     const t = await findTarget(step, ctx);
     const after = await sendPatch(step, ctx, t, true);
-    return changed(t.live, after)
-      ? { action: "configure", reason: `${step.action.type} patch changes ${step.action.target}` }
-      : { action: "no-op", reason: `${step.action.target} already matches the patch` };
+    const assessment = changed(t.live, after)
+      ? { action: "configure" as const, reason: `${step.action.type} patch changes ${step.action.target}` }
+      : { action: "no-op" as const, reason: `${step.action.target} already matches the patch` };
+    if (opts?.diff !== true) return assessment;
+    const masked = maskSecretPair(t.live, after);
+    return { ...assessment, diff: unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` }) };
   },
 
   async apply(step, ctx) {
@@ -64,12 +68,5 @@ export const patchExecutor: StepExecutor<"patch"> = {
 
   async destroy() {
     return { status: "skipped", reason: "a patch: step changes an object it does not own; nothing to undo" };
-  },
-
-  async diff(step, ctx) {
-    const t = await findTarget(step, ctx);
-    const after = await sendPatch(step, ctx, t, true);
-    const masked = maskSecretPair(t.live, after);
-    return unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` });
   },
 };

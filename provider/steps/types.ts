@@ -26,6 +26,18 @@ export interface Assessment {
   action: PlanAction;
   /** One line, for people, e.g. `revision 3 (ingress-nginx-4.8.3, deployed) -> ingress-nginx@4.9.0`. */
   reason: string;
+  /**
+   * Only when assess was asked for it (`plan --diff`), from an executor that diffs:
+   * the unified diff of what apply would change, made from the same server-side dry
+   * run that decided the action, or why it could not be made. Not yet redacted as a
+   * whole: the plan passes it through the run's redactor.
+   */
+  diff?: string | Error;
+}
+
+export interface AssessOptions {
+  /** Also return the diff (Assessment.diff). */
+  readonly diff?: boolean;
 }
 
 /** How one attempt of a step ended. `skipped` is a skipIf short-circuit, which still satisfies `needs`. */
@@ -72,13 +84,13 @@ export interface DestroyOutcome {
 export interface StepExecutor<T extends StepType = StepType> {
   readonly type: T;
   /** Read-only: decides plan's action from live state. Must never change the cluster. */
-  assess(step: LoadedStepBase<T>, ctx: StepContext): Promise<Assessment>;
+  assess(step: LoadedStepBase<T>, ctx: StepContext, opts?: AssessOptions): Promise<Assessment>;
   /** Runs one attempt. Throws on failure; the engine handles retries and timeouts. */
   apply(step: LoadedStepBase<T>, ctx: StepContext): Promise<StepOutcome>;
   /** Undoes what this step created, and only that. */
   destroy(step: LoadedStepBase<T>, ctx: StepContext): Promise<DestroyOutcome>;
-  /** A unified diff of what apply would change, from a server-side dry run. */
-  diff?(step: LoadedStepBase<T>, ctx: StepContext): Promise<string>;
+  /** Set when assess, asked to, returns a diff (from its server-side dry run): a failed assess then says in the diff why there is none. */
+  readonly diffs?: true;
 }
 
 /** One executor per step type, each for its own type: a missing or misfiled one does not compile. */

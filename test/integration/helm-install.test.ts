@@ -12,7 +12,7 @@ import { packagedTestCharts, startChartRepo, startOciRegistry, testChartPath, te
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
-import { executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
+import { assessDiff, executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
 
 const closers: (() => Promise<void>)[] = [];
 after(async () => {
@@ -218,20 +218,20 @@ describe("helm: plan --diff shows the manifest diff from a server-side dry-run u
     const ns = await withNamespace(t, "helm-diff");
     const chart = `chart: ${testChartPath("khook-demo")}`;
     const first = loadStep(helmStepYaml("demo", ns, chart, "one"));
-    const fresh = await helmExecutor.diff!(first.step, await context(first.spec));
+    const fresh = await assessDiff(helmExecutor, first.step, await context(first.spec));
     assert.match(fresh, new RegExp(`^--- ${ns}/demo \\(not installed\\)\n\\+\\+\\+ ${ns}/demo khook-demo@0\\.1\\.0 \\(server dry-run\\)`));
     assert.match(fresh, /^\+ {2}message: "one"$/m);
     await helmExecutor.apply(first.step, await context(first.spec));
 
     const changed = loadStep(helmStepYaml("demo", ns, chart, "two"));
-    const d = await helmExecutor.diff!(changed.step, await context(changed.spec));
+    const d = await assessDiff(helmExecutor, changed.step, await context(changed.spec));
     assert.match(d, new RegExp(`^--- ${ns}/demo revision 1 \\(khook-demo-0\\.1\\.0, deployed\\)$`, "m"));
     assert.match(d, /^- {2}message: "one"$/m);
     assert.match(d, /^\+ {2}message: "two"$/m);
     assert.equal((await history("demo", ns)).length, 1, "a diff changes nothing");
 
     const same = loadStep(helmStepYaml("demo", ns, chart, "one"));
-    assert.equal(await helmExecutor.diff!(same.step, await context(same.spec)), "");
+    assert.equal(await assessDiff(helmExecutor, same.step, await context(same.spec)), "");
   });
 
   test("a local chart whose content changed without a version bump is an upgrade, not a no-op", async (t) => {

@@ -10,7 +10,7 @@ import { startChartRepo, startOciRegistry, testCluster, withNamespace, type Char
 import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
-import { executorContext, specFromSteps } from "./support/executors.js";
+import { assessDiff, executorContext, specFromSteps } from "./support/executors.js";
 
 const closers: (() => Promise<void>)[] = [];
 after(async () => {
@@ -50,7 +50,7 @@ async function exercise(label: string, spec: LoadedSpec, step: Extract<LoadedSte
     }
   };
   await attempt("plan", async () => helmExecutor.assess(step, await context(spec, label)));
-  await attempt("diff", async () => helmExecutor.diff!(step, await context(spec, label)));
+  await attempt("diff", async () => assessDiff(helmExecutor, step, await context(spec, label)));
   const out = await attempt("apply", async () => helmExecutor.apply(step, await context(spec, label)));
   return { applied: out !== undefined };
 }

@@ -15,9 +15,9 @@ import { Redactor } from "../../../provider/redact.js";
 import { ownershipLabels } from "../../../provider/tools/helm.js";
 import { loadSpec } from "../../../provider/spec/load.js";
 import { withActionDefaults, type TypedAction } from "../../../provider/spec/defaults.js";
-import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
+import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/spec/loaded.js";
 import type { ActionByType, StepType } from "../../../provider/spec/types.js";
-import type { StepContext, ToolPaths } from "../../../provider/steps/types.js";
+import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/types.js";
 
 let shared: KubeClient | undefined;
 after(() => shared?.close());
@@ -121,4 +121,11 @@ export async function releaseOwnedBy(release: string, namespace: string, specNam
   const r = await run(toolPath("helm"), ["list", "-n", namespace, "--all", "--selector", selector, "-o", "json", "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
   assert.equal(r.code, 0, r.stderr);
   return (JSON.parse(r.stdout) as { name: string }[]).some((x) => x.name === release);
+}
+
+/** The step's diff as `plan --diff` gets it: from assess, asked for it. Throws when the diff could not be made. */
+export async function assessDiff<T extends StepType>(executor: StepExecutor<T>, step: LoadedStepBase<T>, ctx: StepContext): Promise<string> {
+  const { diff } = await executor.assess(step, ctx, { diff: true });
+  if (diff instanceof Error) throw diff;
+  return diff ?? "";
 }

@@ -43,6 +43,8 @@ export class FakeKube implements KubeApi {
   contextNamespace = "default";
   /** Every call that writes, as `verb kind/name -n ns` (and `wait-deleted ...`), in order. */
   readonly writes: string[] = [];
+  /** Every server-side dry run (apply or patch with `dryRun`), as `verb kind/name -n ns`, in order. */
+  readonly dryRuns: string[] = [];
   /** Options passed to apply/applyAll, per call. */
   readonly applyOptions: ApplyOptions[] = [];
   /** Called before a wait decides: the place to play the controller (complete a Job, roll out a Deployment). */
@@ -150,7 +152,10 @@ export class FakeKube implements KubeApi {
     if (type === "json") throw new Error("the fake does not apply JSON patches");
     // Strategic and merge patches of maps merge the same way; the fake needs nothing finer.
     const patched = applyMergePatch(structuredClone(live) as JsonMap, body as JsonMap) as KubeObject;
-    if (opts.dryRun) return patched;
+    if (opts.dryRun) {
+      this.dryRuns.push(this.label(`patch(${type})`, rt, name, ns));
+      return patched;
+    }
     this.objects.set(key, this.stamp(patched, rt));
     this.record(`patch(${type})`, rt, name, ns);
     return structuredClone(patched);
@@ -173,6 +178,7 @@ export class FakeKube implements KubeApi {
     if (Object.keys(annotations).length > 0) meta.annotations = annotations;
     const ref = `${rt.kind.toLowerCase()}${rt.group ? `.${rt.group}` : ""}/${name}`;
     const base = { resource: rt, name, namespace, ref, before: before === undefined ? undefined : structuredClone(before) };
+    if (opts.dryRun) this.dryRuns.push(this.label("apply", rt, name, namespace));
     if (before === undefined) {
       const created = this.stamp(desired, rt);
       if (!opts.dryRun) {
@@ -279,7 +285,11 @@ export class FakeKube implements KubeApi {
   }
 
   private record(verb: string, rt: ResourceType, name: string, namespace: string | undefined): void {
-    this.writes.push(`${verb} ${rt.kind.toLowerCase()}/${name}${rt.namespaced && namespace ? ` -n ${namespace}` : ""}`);
+    this.writes.push(this.label(verb, rt, name, namespace));
+  }
+
+  private label(verb: string, rt: ResourceType, name: string, namespace: string | undefined): string {
+    return `${verb} ${rt.kind.toLowerCase()}/${name}${rt.namespaced && namespace ? ` -n ${namespace}` : ""}`;
   }
 
   private maybeFail(verb: string): void {

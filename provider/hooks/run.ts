@@ -28,8 +28,12 @@ import { describeHook, hooksFor, type LoadedHook, type LoadedWebhookHandler } fr
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { HookEvent } from "../spec/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
-import { runFunction, type FunctionResult } from "./function.js";
-import { callWebhook, describeUrl } from "./webhook.js";
+import type { FunctionResult } from "./function.js";
+
+// The runners are required when a hook runs: a spec without hooks, and a resumed re-run, never
+// pays for them (nor for child_process, which the function runner spawns with).
+const functionRunner = (): typeof import("./function.js") => require("./function.js") as typeof import("./function.js");
+const webhookClient = (): typeof import("./webhook.js") => require("./webhook.js") as typeof import("./webhook.js");
 
 export type HookMode = "apply" | "plan" | "destroy";
 export type KubeObjectLike = Record<string, unknown>;
@@ -191,7 +195,7 @@ export class StepHooks {
     const { visible, withheld } = partitionObjects(objects, this.redactor);
     const withheldKeys = withheld.map((w) => objectKey(w.object));
     if (withheldKeys.length > 0) io.log(`post-render hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
-    const run = await runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, "post-render", withheldKeys), { redactor: this.redactor, signal: io.signal });
+    const run = await functionRunner().runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, "post-render", withheldKeys), { redactor: this.redactor, signal: io.signal });
     const label = run.results.length > 0 || run.failure !== undefined ? `post-render hook ${hook.name} (${this.where(hook)})` : "";
     for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
     const errors = run.results.filter((r) => r.severity === "error");
@@ -225,14 +229,14 @@ export class StepHooks {
     withheld: readonly string[] = [],
   ): Promise<Record<string, KubeObjectLike> | undefined> {
     const handler = hook.handler as LoadedWebhookHandler;
-    const label = (): string => `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(describeUrl(handler.url))})`;
+    const label = (): string => `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(webhookClient().describeUrl(handler.url))})`;
     const request = {
       phase,
       object: this.stepObject(extras),
       children: childrenMap(objects),
       context: JSON.parse(this.contextJson(hook, phase, withheld, extras)) as unknown,
     };
-    const answer = await callWebhook(handler, request, { redactor: this.redactor, signal: io.signal });
+    const answer = await webhookClient().callWebhook(handler, request, { redactor: this.redactor, signal: io.signal });
     switch (answer.kind) {
       case "ok":
         return phase === "pre-apply" ? answer.children : undefined;

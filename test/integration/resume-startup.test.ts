@@ -11,10 +11,10 @@ import { heavyLoaded, modulesLoadedByProcess } from "../unit/support/module-prob
 import { cliEnv, KHOOK_BIN, khookSpec, specDir } from "./support/khook-cli.js";
 
 /** Not needed to resume: every step is skipped from the record, and the kubeconfig is a plain file. */
-const NOT_FOR_RESUMING = ["the executors", "the positioned YAML parser", "@kubernetes/client-node", "Pulumi", "ajv's schema compiler", "the CEL library", "the Go template functions"];
+const NOT_FOR_RESUMING = ["the executors", "the hook runners", "the positioned YAML parser", "@kubernetes/client-node", "Pulumi", "ajv's schema compiler", "the CEL library", "the Go template functions"];
 
 describe("resumed re-run start-up", () => {
-  test("state: a re-run with nothing changed loads no executor, no yaml library and no @kubernetes/client-node", async (t) => {
+  test("state: a re-run with nothing changed loads no executor, no hook runner, no yaml library and no @kubernetes/client-node", async (t) => {
     const cluster = await testCluster();
     const ns = await withNamespace(t, "resume-startup");
     const steps = `  - name: settings

@@ -18,6 +18,7 @@ export const HEAVY: Record<string, RegExp> = {
   "Pulumi": /node_modules\/@pulumi\//,
   // The registry (steps/index.js) is not an executor: it requires each one on first use.
   "the executors": /provider\/steps\/(?!index\.js$)/,
+  "the hook runners": /provider\/hooks\/(function|webhook)\.js$|^(node:)?child_process$/,
 };
 
 /** The names of HEAVY entries (all, or those given) that the modules include. */

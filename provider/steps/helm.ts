@@ -43,6 +43,8 @@ import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer 
 import { isPermanent } from "../hooks/run.js";
 import { sha256Hex } from "../spec/hash.js";
 import { hooksFor } from "../spec/hooks.js";
+import { chartMayHaveHooks } from "../tools/chart-hooks.js";
+import { waitForRelease } from "./helm-wait.js";
 import { maskSecretPair } from "./objects.js";
 import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
@@ -205,6 +207,8 @@ interface Prepared {
   values: Values;
   ref: ChartRef;
   decision: Decision;
+  /** The latest revision's manifest when helm's storage gave it: a no-op `wait: true` step checks its objects. */
+  deployedManifest?: string;
   /** The deployed manifest and a dry-run upgrade's, raw, when deciding needed them (a local chart): the diff reuses them. */
   manifests?: { before: string; after: string };
 }
@@ -276,6 +280,7 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
       values,
       ref,
       decision: { action: "no-op", reason: `${describeRevision(last)} is up to date (same chart and values)`, last },
+      ...(stored?.latestManifest !== undefined ? { deployedManifest: stored.latestManifest } : {}),
     };
   } catch (e) {
     session.close();
@@ -372,6 +377,27 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
 }
 
 /**
+ * Where helm installs from, and who waits. A `wait: true` step waits with khook's watches
+ * (helm --wait polls every 2 s) unless the chart may have hooks, whose post-install and
+ * post-upgrade phases helm --wait runs only once the release is ready, or the step is
+ * `atomic`, whose rollback on a failed wait is helm's. A repository or OCI chart is pulled
+ * first so its files can be read; helm then installs from that archive (one download either way).
+ */
+async function installSource(session: HelmSession, ref: ChartRef, t: Target, step: HelmStep, ctx: StepContext): Promise<{ chart: ChartRef; khookWaits: boolean }> {
+  if (!step.action.wait || step.action.atomic) return { chart: ref, khookWaits: false };
+  if (t.source.form === "local") return { chart: ref, khookWaits: !chartMayHaveHooks(ref.chart) };
+  let archive: string;
+  try {
+    archive = await session.pull(ref);
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    // helm's own install reports what is wrong with the chart source, with its --wait.
+    return { chart: ref, khookWaits: false };
+  }
+  return { chart: { chart: archive, flags: [] }, khookWaits: !chartMayHaveHooks(archive) };
+}
+
+/**
  * A helm that dies mid-operation (killed, out of memory, its node gone) leaves
  * the release pending-install/-upgrade, and every later helm call refuses it.
  * Say so with the failure, and the exact recovery command, rather than only on
@@ -433,6 +459,8 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
       case "skip":
         return { status: "skipped", reason: decision.reason };
       case "no-op":
+        // khook's own wait leaves a release that never became ready `deployed`: check it again rather than trust it.
+        if (step.action.wait) await waitForRelease(p.deployedManifest ?? (await session.rawManifest(t.release, t.namespace)), { name: t.release, namespace: t.namespace }, ctx);
         return { status: "ok", reason: `no-op: ${decision.reason}` };
       case "install":
       case "upgrade": {
@@ -456,21 +484,26 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         const fingerprint = renderHooksFingerprint(step);
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
         const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
+        const install = await installSource(session, p.ref, t, step, ctx);
         const r = await withPendingHint(session, t, () => withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
           postRenderer,
           mode: decision.action,
           release: t.release,
           namespace: t.namespace,
-          chart: p.ref,
+          chart: install.chart,
           valuesFile: valuesFile(session, p.values),
           createNamespace: step.action.createNamespace,
           atomic: step.action.atomic,
-          wait: step.action.wait,
+          wait: step.action.wait && !install.khookWaits,
           timeoutMs: helmTimeoutMs(ctx.deadline),
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.
           labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
         })));
+        if (install.khookWaits) {
+          ctx.log(`waiting for the objects of release ${t.release} (namespace ${t.namespace}) to be ready`);
+          await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
+        }
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         return {
           status: "ok",

@@ -24,12 +24,15 @@ export interface StoredReleases {
   history: HelmRevision[] | undefined;
   /** The user-supplied values of the latest revision (`helm get values`). */
   latestValues: Record<string, unknown>;
+  /** The latest revision's manifest (`helm get manifest`), when there is one. */
+  latestManifest?: string;
 }
 
 interface ReleaseJson {
   name?: unknown;
   version?: unknown;
   config?: unknown;
+  manifest?: unknown;
   info?: { status?: unknown; last_deployed?: unknown; description?: unknown };
   chart?: { metadata?: { name?: unknown; version?: unknown; appVersion?: unknown } };
 }
@@ -56,7 +59,7 @@ export function decodeReleaseSecret(secret: KubeObject): ReleaseJson | undefined
  * any of them cannot be read as helm wrote it (the caller then asks helm itself).
  */
 export function storedReleases(secrets: readonly KubeObject[], release: string): StoredReleases | undefined {
-  const revisions: { revision: HelmRevision; config: unknown }[] = [];
+  const revisions: { revision: HelmRevision; config: unknown; manifest: unknown }[] = [];
   for (const s of secrets) {
     const r = decodeReleaseSecret(s);
     if (r === undefined || r.name !== release || typeof r.version !== "number") return undefined;
@@ -71,14 +74,16 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
         description: typeof r.info?.description === "string" ? r.info.description : "",
       },
       config: r.config,
+      manifest: r.manifest,
     });
   }
   if (revisions.length === 0) return { history: undefined, latestValues: {} };
   revisions.sort((a, b) => a.revision.revision - b.revision.revision);
-  const config = revisions[revisions.length - 1]!.config;
+  const { config, manifest } = revisions[revisions.length - 1]!;
   return {
     // `helm history --max 20`: the latest twenty.
     history: revisions.slice(-20).map((r) => r.revision),
     latestValues: config !== null && typeof config === "object" && !Array.isArray(config) ? (config as Record<string, unknown>) : {},
+    ...(typeof manifest === "string" ? { latestManifest: manifest } : {}),
   };
 }

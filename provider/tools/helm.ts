@@ -404,6 +404,15 @@ export class HelmSession {
     return Array.isArray(parsed) && parsed.some((x) => x.name === release);
   }
 
+  /** `helm pull` of a repository or OCI chart into the session directory; the archive's path. */
+  async pull(ref: ChartRef): Promise<string> {
+    const dest = fs.mkdtempSync(path.join(this.dir, "chart-"));
+    await this.must(["pull", ref.chart, ...ref.flags, "--destination", dest], `helm pull ${ref.chart}`, { cluster: false });
+    const archives = fs.readdirSync(dest).filter((f) => f.endsWith(".tgz"));
+    if (archives.length !== 1) throw executionError(`helm pull ${ref.chart} left ${archives.length} chart archives instead of one`);
+    return path.join(dest, archives[0]!);
+  }
+
   /** Chart.yaml name and version of a chart reference (resolves "latest" and version ranges). */
   async showChart(ref: ChartRef): Promise<ChartMeta> {
     const r = await this.must(["show", "chart", ref.chart, ...ref.flags], `helm show chart ${ref.chart}`, { cluster: false });

@@ -331,7 +331,8 @@ describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
   test("the release is left pending-upgrade; the next run stops with the exact recovery command, which recovers it", async (t) => {
     const ns = await namespace("helm-killed");
     const helm = { KHOOK_HELM: toolPath("helm") };
-    const chart = testChartPath("khook-deploy");
+    // A chart with a hook keeps helm's own --wait, so helm holds the release pending-upgrade while it waits.
+    const chart = testChartPath("khook-test-hooked");
     const spec = (values: string) =>
       khookSpec(
         "helmkilled",

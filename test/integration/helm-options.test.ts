@@ -156,7 +156,10 @@ describe("helm: skipIf: installed", () => {
 describe("helm: cancellation", () => {
   test("an abort stops a running helm, removes the run's helm directory, and the next run recovers the release", async (t) => {
     const ns = await withNamespace(t, "helm-cancel");
-    const yaml = (values: string) => `  - name: web\n    helm:\n      chart: ${testChartPath("khook-deploy")}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n`;
+    // A chart with a hook keeps helm's own --wait (khook waits itself only for hook-free charts),
+    // so the process that is waiting when the abort comes is helm.
+    const chart = testChartPath("khook-test-hooked");
+    const yaml = (values: string) => `  - name: web\n    helm:\n      chart: ${chart}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n`;
     // No node carries this label: the pod stays Pending and `wait` keeps helm running until it is stopped.
     const { spec, step } = loadStep(yaml(`{ nodeSelector: { khook.io/nowhere: "true" } }`));
     const privateTmp = fs.mkdtempSync(path.join(os.tmpdir(), "khook-cancel-"));
@@ -190,7 +193,7 @@ describe("helm: cancellation", () => {
 
     const fixed = loadStep(yaml("{}"));
     const out = await helmExecutor.apply(fixed.step, await context(fixed.spec));
-    assert.match(out.reason, /^upgraded to revision 2 \(khook-deploy-0\.1\.0, deployed\)/);
+    assert.match(out.reason, /^upgraded to revision 2 \(khook-test-hooked-0\.1\.0, deployed\)/);
   });
 });
 

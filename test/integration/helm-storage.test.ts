@@ -33,6 +33,8 @@ describe("helm release storage", () => {
     }
     const historyRun = await helm(["history", "demo", "-n", ns, "-o", "json"], env);
     const valuesRun = await helm(["get", "values", "demo", "-n", ns, "-o", "json"], env);
+    const manifestRun = await helm(["get", "manifest", "demo", "-n", ns], env);
+    assert.equal(manifestRun.code, 0, manifestRun.stderr);
     assert.equal(historyRun.code, 0, historyRun.stderr);
     assert.equal(valuesRun.code, 0, valuesRun.stderr);
 
@@ -46,6 +48,9 @@ describe("helm release storage", () => {
     assert.deepEqual(stored.history?.map(fields), (JSON.parse(historyRun.stdout) as Parameters<typeof fields>[0][]).map(fields));
     assert.deepEqual(stored.latestValues, JSON.parse(valuesRun.stdout));
     assert.deepEqual(stored.latestValues, { message: "second", nested: { token: "s3cr3t" } });
+    // The manifest a no-op `wait: true` step checks; `helm get manifest` adds a trailing newline.
+    assert.equal(stored.latestManifest?.trimEnd(), manifestRun.stdout.trimEnd());
+    assert.match(stored.latestManifest ?? "", /second/);
   });
 
   test("a release that does not exist has no history", async (t) => {

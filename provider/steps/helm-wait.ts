@@ -1,0 +1,66 @@
+/**
+ * `wait: true` for a helm release, done by khook: one watch per object of the release that
+ * helm's --wait would look at, each settled the moment the object is ready by helm's rules
+ * (provider/tools/helm-ready.ts). helm itself polls every two seconds.
+ */
+import { WaitTimeoutError, type KubeObject } from "../kube/index.js";
+import { formatMs } from "../kube/watch.js";
+import { manifestObjects } from "../hooks/post-renderer.js";
+import { executionError } from "../errors.js";
+import { hasReadinessRule, readiness } from "../tools/helm-ready.js";
+import type { StepContext } from "./types.js";
+
+interface Waitable {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string | undefined;
+}
+
+/** The objects of a release manifest that helm's --wait looks at. */
+export function waitableObjects(manifest: string): Waitable[] {
+  const out: Waitable[] = [];
+  for (const o of manifestObjects(manifest)) {
+    const { apiVersion, kind } = o as { apiVersion?: unknown; kind?: unknown };
+    const meta = (o as KubeObject).metadata;
+    if (typeof apiVersion !== "string" || typeof kind !== "string" || typeof meta?.name !== "string") continue;
+    if (hasReadinessRule(apiVersion, kind)) out.push({ apiVersion, kind, name: meta.name, namespace: meta.namespace });
+  }
+  return out;
+}
+
+/**
+ * Resolves once every waitable object of the release is ready; on timeout, one error
+ * naming each object that is not, and why.
+ */
+export async function waitForRelease(manifest: string, release: { name: string; namespace: string }, ctx: StepContext): Promise<void> {
+  const objects = waitableObjects(manifest);
+  if (objects.length === 0) return;
+  const timeoutMs = ctx.deadline;
+  const settled = await Promise.allSettled(
+    objects.map(async (o) => {
+      const resource = await ctx.kube.resolveKind(o.apiVersion, o.kind, { signal: ctx.signal });
+      const namespace = resource.namespaced ? (o.namespace ?? release.namespace) : undefined;
+      const label = `${o.kind.toLowerCase()}/${o.name}`;
+      await ctx.kube.waitFor(
+        { resource, name: o.name, ...(namespace !== undefined ? { namespace } : {}) },
+        (found) => {
+          const r = readiness(found.find((x) => x.metadata?.name === o.name), o.apiVersion, o.kind);
+          return r.ready ? { state: "done", value: true } : { state: "pending", message: `${label}: ${r.why}` };
+        },
+        { signal: ctx.signal, timeoutMs, description: label },
+      );
+    }),
+  );
+  const failures = settled.flatMap((s) => (s.status === "rejected" ? [s.reason as unknown] : []));
+  if (failures.length === 0) return;
+  const other = failures.find((e) => !(e instanceof WaitTimeoutError));
+  if (other !== undefined) throw other;
+  const notReady = failures.map((e) => (e as WaitTimeoutError).lastState);
+  throw executionError(
+    ctx.redactor.redact(
+      `release ${release.name} (namespace ${release.namespace}) is installed but not ready after ${formatMs(timeoutMs)}: ${notReady.join("; ")}. ` +
+        `See why with kubectl describe -n ${release.namespace} ${notReady.map((s) => s.split(":")[0]).join(" ")}; the next run waits again`,
+    ),
+  );
+}

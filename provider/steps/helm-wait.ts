@@ -30,13 +30,23 @@ export function waitableObjects(manifest: string): Waitable[] {
 }
 
 /**
+ * The bound of khook's wait: a little before the attempt's deadline, so that this wait's
+ * timeout, which names every object not ready, settles before the engine's own timer, whose
+ * message says only "timed out after …" (both would otherwise fire at the same instant).
+ */
+export function releaseWaitMs(deadline: number): number {
+  return Math.max(0, deadline - Math.min(1000, Math.floor(deadline / 10)));
+}
+
+/**
  * Resolves once every waitable object of the release is ready; on timeout, one error
  * naming each object that is not, and why.
  */
 export async function waitForRelease(manifest: string, release: { name: string; namespace: string }, ctx: StepContext): Promise<void> {
   const objects = waitableObjects(manifest);
   if (objects.length === 0) return;
-  const timeoutMs = ctx.deadline;
+  const timeoutMs = releaseWaitMs(ctx.deadline);
+  ctx.log(`waiting for the objects of release ${release.name} (namespace ${release.namespace}) to be ready`);
   const settled = await Promise.allSettled(
     objects.map(async (o) => {
       const resource = await ctx.kube.resolveKind(o.apiVersion, o.kind, { signal: ctx.signal });
@@ -48,7 +58,7 @@ export async function waitForRelease(manifest: string, release: { name: string; 
           const r = readiness(found.find((x) => x.metadata?.name === o.name), o.apiVersion, o.kind);
           return r.ready ? { state: "done", value: true } : { state: "pending", message: `${label}: ${r.why}` };
         },
-        { signal: ctx.signal, timeoutMs, description: label },
+        { signal: ctx.signal, timeoutMs, description: label, onProgress: (m) => ctx.log(m) },
       );
     }),
   );

@@ -500,10 +500,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           // and a release khook did not install must not become khook's by being upgraded.
           labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
         })));
-        if (install.khookWaits) {
-          ctx.log(`waiting for the objects of release ${t.release} (namespace ${t.namespace}) to be ready`);
-          await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
-        }
+        if (install.khookWaits) await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         return {
           status: "ok",

@@ -12,6 +12,7 @@ import { startChartRepo, testChartPath, testCluster, toolPath, withNamespace, ty
 import type { LoadedStep } from "../../provider/spec/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
+import { cliEnv, khookSpec, runKhook, specDir } from "./support/khook-cli.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
@@ -87,6 +88,24 @@ describe("helm-wait-ready-before-success", () => {
     const assessed = await helmExecutor.assess(step, await executorContext({ spec }));
     assert.equal(assessed.action, "no-op", assessed.reason);
     await assert.rejects(helmExecutor.apply(step, await executorContext({ spec, timeoutMs: 3000 })), expected);
+  });
+});
+
+describe("helm-wait-timeout-names-objects", () => {
+  test("through khook apply, the step's timeout reports the objects that are not ready (khook's wait ends before the engine's timer), first run and unchanged re-run", async (t) => {
+    const ns = await withNamespace(t, "helm-wait");
+    const cluster = await testCluster();
+    const steps = `  - name: stuck\n    timeout: 4s\n    helm:\n      chart: ${testChartPath("khook-deploy")}\n      namespace: ${ns}\n      wait: true\n      values: ${NOWHERE}\n`;
+    const { file } = specDir(khookSpec("helm-wait-cli", steps));
+    const env = cliEnv(cluster.kubeconfig, { KHOOK_HELM: toolPath("helm") });
+    for (const run of ["first run", "unchanged re-run"]) {
+      const r = await runKhook(["apply", "-f", file], { env });
+      assert.equal(r.code, 1, `${run}: ${r.stdout}${r.stderr}`);
+      const output = r.stdout + r.stderr;
+      assert.match(output, new RegExp(`Error: step stuck failed: release stuck \\(namespace ${ns}\\) is installed but not ready after [0-9.]+m?s: deployment/stuck: 0 of 1 replicas ready \\(needs 1\\)\\. See why with kubectl describe -n ${ns} deployment/stuck`), `${run}: ${output}`);
+      // The progress lines say what is pending while it waits.
+      assert.match(output, /\[stuck\] deployment\/stuck: 0 of 1 replicas ready \(needs 1\)/, `${run}: ${output}`);
+    }
   });
 });
 

@@ -4,9 +4,16 @@
  * two seconds. Kinds without a rule (ConfigMaps, Jobs without wait-for-jobs, ...) are
  * ready once they exist, as in helm.
  *
- * One deliberate difference: helm looks up a Deployment's new ReplicaSet and counts its
- * ready pods; khook reads the Deployment's own status and counts the ready replicas minus
- * every old one (as if all old ones were ready), which can only wait longer, never shorter.
+ * Deliberate differences (khook reads one object's status; helm also lists other objects):
+ * - Deployment: helm looks up the new ReplicaSet and counts its ready pods; khook reads the
+ *   Deployment's own status, counts the ready replicas minus every old one (as if all old
+ *   ones were ready) and also wants every replica updated. It can only wait longer, never
+ *   shorter (longer without end only if fewer pods than `replicas` can ever exist, a quota say).
+ * - ReplicaSet, ReplicationController: helm wants every pod its selector matches Ready (none
+ *   yet counts as ready); khook wants `readyReplicas` to reach `replicas`.
+ * - Pod: a pod that has Succeeded is ready (it never becomes Ready; helm waits on it until
+ *   its timeout).
+ * - An object that is not found is waited for until the timeout; helm fails at once.
  */
 import type { KubeObject } from "../kubectl/types.js";
 

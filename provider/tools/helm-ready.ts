@@ -11,8 +11,6 @@
  *   shorter (longer without end only if fewer pods than `replicas` can ever exist, a quota say).
  * - ReplicaSet, ReplicationController: helm wants every pod its selector matches Ready (none
  *   yet counts as ready); khook wants `readyReplicas` to reach `replicas`.
- * - Pod: a pod that has Succeeded is ready (it never becomes Ready; helm waits on it until
- *   its timeout).
  * - An object that is not found is waited for until the timeout; helm fails at once.
  */
 import type { KubeObject } from "../kubectl/types.js";
@@ -170,9 +168,9 @@ function replicaSetReady(rs: KubeObject): Readiness {
 }
 
 function podReady(pod: KubeObject): Readiness {
-  const phase = str(pod, "status", "phase");
-  if (phase === "Succeeded" || conditionTrue(pod, "Ready")) return READY;
-  return notReady(`pod is ${phase ?? "Pending"}, not Ready`);
+  // As helm: only Ready counts, so a pod that ran to completion (Succeeded) is never ready.
+  if (conditionTrue(pod, "Ready")) return READY;
+  return notReady(`pod is ${str(pod, "status", "phase") ?? "Pending"}, not Ready`);
 }
 
 function pvcReady(pvc: KubeObject): Readiness {

@@ -71,10 +71,10 @@ describe("helm-wait-readiness-rules", () => {
     }
   });
 
-  test("Pod: the Ready condition, or Succeeded", () => {
+  test("Pod: the Ready condition only, as helm (a pod that Succeeded is never Ready)", () => {
     assert.equal(ready(obj({}, { phase: "Running", conditions: [{ type: "Ready", status: "True" }] }), "v1", "Pod"), true);
     assert.equal(why(obj({}, { phase: "Running", conditions: [{ type: "Ready", status: "False" }] }), "v1", "Pod"), "pod is Running, not Ready");
-    assert.equal(ready(obj({}, { phase: "Succeeded" }), "v1", "Pod"), true);
+    assert.equal(why(obj({}, { phase: "Succeeded", conditions: [{ type: "Ready", status: "False", reason: "PodCompleted" }] }), "v1", "Pod"), "pod is Succeeded, not Ready");
   });
 
   test("PersistentVolumeClaim: Bound", () => {

@@ -74,6 +74,11 @@ export async function benchBootstrap(): Promise<void> {
     return releases.map((x) => x.revision).join(",");
   };
 
+  // Earlier sections delete their namespaces without waiting: measure on a settled cluster, not
+  // beside an API server and etcd still busy deleting them (that load falls on both contestants).
+  const terminating = spawnSync(toolPath("kubectl"), ["get", "namespaces", "--field-selector", "status.phase=Terminating", "-o", "name"], { env: base, encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+  if (terminating.length > 0) spawnSync(toolPath("kubectl"), ["wait", "--for=delete", "--timeout=180s", ...terminating], { env: base, stdio: "ignore" });
+
   const figures = { scriptFirst: [] as number[], scriptRerun: [] as number[], khookFirst: [] as number[], khookRerun: [] as number[], stateFirst: [] as number[], stateRerun: [] as number[] };
   let revisionNote = "";
   try {

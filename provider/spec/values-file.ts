@@ -3,7 +3,7 @@
  * `yes`/`on` are booleans). Pure, so that the loader can reject a malformed local
  * valuesFrom file at validation and the helm executor reads url: sources by the same rule.
  */
-import { aliasProblem, MAX_ALIAS_COUNT, yamlLibrary } from "./yaml.js";
+import { boundedToJS, yamlLibrary } from "./yaml.js";
 
 export type ValuesParse = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
@@ -18,14 +18,9 @@ export function parseValuesDocument(text: string, origin: string): ValuesParse {
   const err = doc.errors[0];
   if (err) return { ok: false, message: `values from ${origin} are not valid YAML: ${err.message.split("\n")[0]}` };
   if (nonEmpty.length > 1) return { ok: false, message: `values from ${origin} hold ${nonEmpty.length} YAML documents; a values file is one mapping` };
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (e) {
-    const problem = aliasProblem(e);
-    if (problem === undefined) throw e;
-    return { ok: false, message: `values from ${origin}: ${problem.message}` };
-  }
+  const js = boundedToJS(doc);
+  if ("problem" in js) return { ok: false, message: `values from ${origin}: ${js.problem.message}` };
+  const value = js.value;
   if (value === null || value === undefined) return { ok: true, value: {} };
   if (typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, message: `values from ${origin} must be a mapping (key: value), not ${Array.isArray(value) ? "a list" : `a ${typeof value}`}` };

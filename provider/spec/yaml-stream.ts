@@ -3,7 +3,7 @@
  * validation, hashing and the apply step all read the same inline manifests.
  */
 import { CORE_SCHEMA, loadAll } from "js-yaml";
-import { yamlLibrary, aliasProblem, MAX_ALIAS_COUNT, mayHoldAlias } from "./yaml.js";
+import { boundedToJS, mayHoldAlias, yamlLibrary } from "./yaml.js";
 
 export type StreamDocument = { value: unknown; error?: undefined } | { value?: undefined; error: string };
 
@@ -39,12 +39,7 @@ function positionedStream(text: string): StreamDocument[] {
   return list.map((d): StreamDocument => {
     const err = d.errors[0];
     if (err) return { error: err.message.split("\n")[0] ?? err.message };
-    try {
-      return { value: d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown };
-    } catch (e) {
-      const problem = aliasProblem(e);
-      if (problem !== undefined) return { error: problem.message };
-      throw e;
-    }
+    const js = boundedToJS(d);
+    return "problem" in js ? { error: js.problem.message } : { value: js.value };
   });
 }

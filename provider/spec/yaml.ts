@@ -67,6 +67,20 @@ export function aliasProblem(e: unknown): { message: string; alias?: string } | 
   return { message: `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases` };
 }
 
+/**
+ * The document as plain JS within the alias bound. A refused alias (over the bound, or without
+ * its anchor) comes back as a problem; any other error is thrown.
+ */
+export function boundedToJS(doc: Document): { value: unknown } | { problem: { message: string; alias?: string } } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown };
+  } catch (e) {
+    const problem = aliasProblem(e);
+    if (problem === undefined) throw e;
+    return { problem };
+  }
+}
+
 export interface ParsedYaml {
   value: unknown;
   positionOf: PositionLookup;
@@ -147,12 +161,9 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
     return { value: undefined, positionOf: () => undefined, diagnostics };
   }
   const positionOf = makePositionLookup(doc, toPosition);
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (e) {
-    const problem = aliasProblem(e);
-    if (problem === undefined) throw e;
+  const js = boundedToJS(doc);
+  if ("problem" in js) {
+    const { problem } = js;
     const position = problem.alias !== undefined ? aliasOffset(doc, problem.alias) : undefined;
     return {
       value: undefined,
@@ -160,7 +171,7 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
       diagnostics: [{ severity: "error", path: "", message: problem.message, position: position !== undefined ? toPosition(position) : positionOf(""), rule: problem.alias !== undefined ? "yaml" : "yaml-alias-limit" }],
     };
   }
-  return { value, positionOf, diagnostics };
+  return { value: js.value, positionOf, diagnostics };
 }
 
 /** Where the first alias `*name` starts. */

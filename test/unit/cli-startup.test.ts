@@ -8,19 +8,12 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { heavyLoaded } from "./support/module-probe.js";
+import { heavyLoaded, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 /** What a fresh Node process loaded (every resolved `require`, CommonJS or ESM) while running the CLI. */
 function modulesLoadedBy(argv: string[]): { code: number; modules: string[] } {
-  const script = `
-    const Module = require("node:module");
-    const loaded = new Set();
-    const load = Module._load;
-    Module._load = function (request, parent, isMain) {
-      try { loaded.add(Module._resolveFilename(request, parent, isMain)); } catch {}
-      return load.apply(this, arguments);
-    };
+  const script = `${RECORD_LOADED_MODULES}
     const { PassThrough } = require("node:stream");
     const sink = () => new PassThrough().resume();
     require(${JSON.stringify(path.join(repoRoot(), "dist/provider/cli/main.js"))})

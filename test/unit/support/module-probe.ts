@@ -26,17 +26,20 @@ export function heavyLoaded(modules: readonly string[], names: readonly string[]
   return names.filter((name) => modules.some((m) => HEAVY[name]!.test(m)));
 }
 
-/** Records every resolved `require` and writes them as JSON when the process exits. */
-const PRELOAD = `
+/** Script text that records every resolved `require` (CommonJS or ESM) in the Set `loaded`. */
+export const RECORD_LOADED_MODULES = `
 const Module = require("node:module");
-const fs = require("node:fs");
 const loaded = new Set();
 const load = Module._load;
 Module._load = function (request, parent, isMain) {
   try { loaded.add(Module._resolveFilename(request, parent, isMain)); } catch {}
   return load.apply(this, arguments);
 };
-process.on("exit", () => fs.writeFileSync(process.env.KHOOK_TEST_MODULES_OUT, JSON.stringify([...loaded])));
+`;
+
+/** Records every resolved `require` and writes them as JSON when the process exits. */
+const PRELOAD = `${RECORD_LOADED_MODULES}
+process.on("exit", () => require("node:fs").writeFileSync(process.env.KHOOK_TEST_MODULES_OUT, JSON.stringify([...loaded])));
 `;
 
 export interface ProbedRun {

@@ -47,30 +47,31 @@ export async function waitForRelease(manifest: string, release: { name: string; 
   if (objects.length === 0) return;
   const timeoutMs = releaseWaitMs(ctx.deadline);
   ctx.log(`waiting for the objects of release ${release.name} (namespace ${release.namespace}) to be ready`);
+  const labelOf = (o: Waitable): string => `${o.kind.toLowerCase()}/${o.name}`;
   const settled = await Promise.allSettled(
     objects.map(async (o) => {
       const resource = await ctx.kube.resolveKind(o.apiVersion, o.kind, { signal: ctx.signal });
       const namespace = resource.namespaced ? (o.namespace ?? release.namespace) : undefined;
-      const label = `${o.kind.toLowerCase()}/${o.name}`;
       await ctx.kube.waitFor(
         { resource, name: o.name, ...(namespace !== undefined ? { namespace } : {}) },
         (found) => {
           const r = readiness(found.find((x) => x.metadata?.name === o.name), o.apiVersion, o.kind);
-          return r.ready ? { state: "done", value: true } : { state: "pending", message: `${label}: ${r.why}` };
+          return r.ready ? { state: "done", value: true } : { state: "pending", message: r.why };
         },
-        { signal: ctx.signal, timeoutMs, description: label, onProgress: (m) => ctx.log(m) },
+        { signal: ctx.signal, timeoutMs, description: labelOf(o), onProgress: (m) => ctx.log(`${labelOf(o)}: ${m}`) },
       );
     }),
   );
-  const failures = settled.flatMap((s) => (s.status === "rejected" ? [s.reason as unknown] : []));
+  const failures = settled.flatMap((s, i) => (s.status === "rejected" ? [{ label: labelOf(objects[i]!), error: s.reason as unknown }] : []));
   if (failures.length === 0) return;
-  const other = failures.find((e) => !(e instanceof WaitTimeoutError));
-  if (other !== undefined) throw other;
-  const notReady = failures.map((e) => (e as WaitTimeoutError).lastState);
+  const other = failures.find((f) => !(f.error instanceof WaitTimeoutError));
+  if (other !== undefined) throw other.error;
+  // Each object's last state, also when its watch never saw it (then the state says why, without the object's name).
+  const notReady = failures.map((f) => `${f.label}: ${(f.error as WaitTimeoutError).lastState}`);
   throw executionError(
     ctx.redactor.redact(
       `release ${release.name} (namespace ${release.namespace}) is installed but not ready after ${formatMs(timeoutMs)}: ${notReady.join("; ")}. ` +
-        `See why with kubectl describe -n ${release.namespace} ${notReady.map((s) => s.split(":")[0]).join(" ")}; the next run waits again`,
+        `See why with kubectl describe -n ${release.namespace} ${failures.map((f) => f.label).join(" ")}; the next run waits again`,
     ),
   );
 }

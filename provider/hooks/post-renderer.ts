@@ -46,7 +46,8 @@ export async function startPostRenderer(dir: string, transform: ManifestTransfor
     server.listen(socket, () => resolve());
   });
   fs.chmodSync(socket, 0o600);
-  const client = path.join(__dirname, "post-renderer-client.js");
+  // From dist/provider/hooks/, or from the CLI bundle in dist/provider/cli/: a real file either way.
+  const client = path.join(__dirname, "..", "hooks", "post-renderer-client.js");
   const executable = path.join(dir, "khook-post-renderer");
   fs.writeFileSync(executable, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(client)} ${shellQuote(socket)}\n`, { mode: 0o700 });
   return {

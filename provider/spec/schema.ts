@@ -190,12 +190,19 @@ export const GENERATED_VALIDATOR = "schema-validator.generated.js";
  * compile on every CLI start; without it, or when the schema changed since, compile now.
  */
 function compiledValidator(): ValidateFunction {
-  const generated = path.join(__dirname, GENERATED_VALIDATOR);
-  if (fs.existsSync(generated)) {
-    const mod = require(generated) as ValidateFunction & { schemaSha256?: string };
-    if (mod.schemaSha256 === schemaSource().sha256) return mod;
-  }
+  const generated = generatedValidator();
+  if (generated !== undefined && generated.schemaSha256 === schemaSource().sha256) return generated;
   return createAjv().compile(schemaObject());
+}
+
+/** A literal require, so the CLI bundle carries the validator; absent while the build generates it. */
+function generatedValidator(): (ValidateFunction & { schemaSha256?: string }) | undefined {
+  try {
+    return require("./schema-validator.generated.js") as ValidateFunction & { schemaSha256?: string };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") return undefined;
+    throw e;
+  }
 }
 
 function validator(): ValidateFunction {

@@ -42,7 +42,7 @@ test("the package is publishable: not private, built in prepack, @pulumi/pulumi 
 test("npm pack ships the SDK, the provider, the CLI and the schema, and nothing else", () => {
   const files = packed();
   const shipped = new Set(files);
-  for (const must of ["package.json", "README.md", "bin/khook", "schema/v1/khook.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/pulumi/handlers.js", "dist/provider/cli/main.js"]) {
+  for (const must of ["package.json", "README.md", "bin/khook", "schema/v1/khook.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/pulumi/handlers.js", "dist/provider/cli/main.js", "dist/provider/cli/khook.bundle.js"]) {
     assert.ok(shipped.has(must), `${must} is in the tarball`);
   }
   for (const target of [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).filter((t) => !t.includes("*"))]) {

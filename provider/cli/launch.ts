@@ -1,0 +1,134 @@
+/**
+ * How bin/khook starts the CLI. Every command pays its start-up, and a resumed `apply` with state:
+ * is almost nothing else, so the CLI runs from one file, `khook.bundle.js` (every module of
+ * dist/provider/cli/main.js's graph, made by `npm run build`; packages stay outside it), compiled
+ * from a V8 code cache written at the end of a run.
+ *
+ * Why our own cache and not only Node's: Node's compile cache is made when a module is compiled,
+ * before it runs, so it holds the few functions V8 compiles eagerly; every other function is parsed
+ * and compiled again on each start. A cache made after a run holds every function that run
+ * compiled. One cache per command, because `validate` and `apply` run different code.
+ *
+ * The cache sits with Node's (`NODE_COMPILE_CACHE`, default `~/.cache/khook/compile-cache`), and
+ * `NODE_DISABLE_COMPILE_CACHE=1` turns it off too. A cache V8 rejects (another Node, other V8 flags,
+ * a damaged file) costs only the speed-up: V8 compiles from source, and the run writes a new one.
+ */
+import "../compile-cache.js";
+import { isAscii } from "node:buffer";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import * as vm from "node:vm";
+import { crc32 } from "node:zlib";
+import { compileCacheDir } from "../compile-cache.js";
+
+type CliModule = typeof import("./main.js");
+
+/** The bundled CLI, beside this file (scripts/bundle-cli.mjs writes it). */
+export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");
+
+/** tsc's record of its last build: newer than the bundle means the bundle predates the code. */
+const TSC_BUILD_INFO = path.join(__dirname, "..", "..", ".tsbuildinfo");
+
+/** The CLI module: the bundle when it is current, else the modules tsc emitted. */
+export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = process.env): CliModule {
+  if (!bundleIsCurrent(CLI_BUNDLE, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
+  const cacheDir = env["NODE_DISABLE_COMPILE_CACHE"] === "1" ? undefined : compileCacheDir(env);
+  return runCachedScript(CLI_BUNDLE, { cacheDir, variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other" }).exports as CliModule;
+}
+
+/**
+ * A bundle is current when tsc has not built since it was made. A `tsc` run alone (a watch, an
+ * editor) leaves the bundle behind, and running old code would be worse than starting slower.
+ * Without build info (an installed package ships none) the bundle is what was packed.
+ */
+export function bundleIsCurrent(bundle: string, buildInfo: string): boolean {
+  const built = mtimeMs(bundle);
+  if (built === undefined) return false;
+  const compiled = mtimeMs(buildInfo);
+  return compiled === undefined || compiled <= built;
+}
+
+function mtimeMs(file: string): number | undefined {
+  return fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+}
+
+/** What happened to the code cache: used as is, missing or rejected (then written at exit), or turned off. */
+export type CodeCacheUse = "accepted" | "missing" | "rejected" | "off";
+
+export interface CachedScriptOptions {
+  /** Where cache files live; undefined: no cache. */
+  cacheDir: string | undefined;
+  /** Separates caches of runs that execute different code (a CLI command's name). */
+  variant: string;
+}
+
+/** Runs a CommonJS file from a V8 code cache made after an earlier run; returns its exports. */
+export function runCachedScript(file: string, options: CachedScriptOptions): { exports: unknown; cache: CodeCacheUse } {
+  const bytes = fs.readFileSync(file);
+  // esbuild writes ASCII, and a one-byte string is made without decoding a megabyte of UTF-8.
+  const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+  const cacheFile = options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(file, options.variant, bytes));
+  const stored = cacheFile === undefined ? undefined : readCache(cacheFile);
+  const cachedData = stored === "damaged" ? undefined : stored;
+  // Node's CommonJS wrapper, so the file sees the same five names as under require().
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
+    filename: file,
+    ...(cachedData !== undefined ? { cachedData } : {}),
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const cache: CodeCacheUse = cacheFile === undefined ? "off" : stored === undefined ? "missing" : stored === "damaged" || script.cachedDataRejected === true ? "rejected" : "accepted";
+  if (cacheFile !== undefined && cache !== "accepted") process.once("exit", () => writeCache(cacheFile, cachePrefix(file, options.variant), script));
+  const module = { exports: {} as unknown };
+  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  return { exports: module.exports, cache };
+}
+
+/**
+ * Named by what makes a cache valid: the file's content (V8 itself checks only the length), the
+ * V8 version, and the variant. V8 checks its flags and the data's integrity when it loads it.
+ */
+export function cacheFileName(file: string, variant: string, content: Buffer): string {
+  return `${cachePrefix(file, variant)}${process.versions.v8}-${content.length}-${crc32(content).toString(16)}.v8cache`;
+}
+
+function cachePrefix(file: string, variant: string): string {
+  return `${path.basename(file, ".js")}-${variant}-`;
+}
+
+/**
+ * A cache file is the crc32 of V8's data, then the data. V8 checks that data fits this V8 and
+ * these flags, but release builds do not checksum it: a truncated or damaged file must not reach it.
+ */
+function readCache(file: string): Buffer | "damaged" | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const data = bytes.subarray(4);
+  return bytes.length > 4 && bytes.readUInt32BE(0) === crc32(data) ? data : "damaged";
+}
+
+function cacheFileContent(data: Buffer): Buffer {
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(crc32(data), 0);
+  return Buffer.concat([header, data]);
+}
+
+/** At exit, after the run compiled what it needed. Atomic, so a concurrent start never reads half a file; older caches of the same variant go. */
+function writeCache(cacheFile: string, prefix: string, script: vm.Script): void {
+  try {
+    const dir = path.dirname(cacheFile);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const partial = `${cacheFile}.${process.pid}.partial`;
+    fs.writeFileSync(partial, cacheFileContent(script.createCachedData()), { mode: 0o600 });
+    fs.renameSync(partial, cacheFile);
+    const name = path.basename(cacheFile);
+    for (const other of fs.readdirSync(dir)) if (other.startsWith(prefix) && other !== name && other.endsWith(".v8cache")) fs.rmSync(path.join(dir, other), { force: true });
+  } catch {
+    // A cache that cannot be written costs the next start its speed-up, nothing else.
+  }
+}

@@ -1,0 +1,43 @@
+// Bundles the CLI (dist/provider/cli/main.js and every module it reaches) into one file that
+// bin/khook runs (provider/cli/launch.ts says why). Runs after tsc and the validator codegen.
+//
+// Packages stay outside (required from node_modules on first use, under Node's compile cache),
+// except those every start runs: their code then sits in the CLI's own code cache, which holds
+// the functions a run compiled and not only those compiled eagerly.
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+/** js-yaml parses every spec and kubeconfig. */
+const BUNDLED_PACKAGES = new Set(["js-yaml"]);
+
+const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "provider", "cli");
+const result = await esbuild.build({
+  entryPoints: [path.join(cli, "main.js")],
+  outfile: path.join(cli, "khook.bundle.js"),
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node22",
+  plugins: [
+    {
+      name: "packages-outside",
+      setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, (args) => {
+          const name = args.path.startsWith("@") ? args.path.split("/").slice(0, 2).join("/") : args.path.split("/")[0];
+          return BUNDLED_PACKAGES.has(name) ? undefined : { path: args.path, external: true };
+        });
+      },
+    },
+  ],
+  // The licences of bundled packages travel with their code.
+  legalComments: "eof",
+  logLevel: "silent",
+});
+// A warning (a require esbuild cannot follow, say) means the bundle would differ from the modules: stop.
+const problems = [...result.errors, ...result.warnings];
+if (problems.length > 0) {
+  const text = await esbuild.formatMessages(problems, { kind: "warning" });
+  process.stderr.write(`bundle-cli: the CLI bundle is not faithful to its modules:\n${text.join("")}`);
+  process.exit(1);
+}

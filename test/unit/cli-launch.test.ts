@@ -1,0 +1,149 @@
+/**
+ * bin/khook runs the CLI from its bundle, compiled from a V8 code cache written after an earlier
+ * run (provider/cli/launch.ts). The cache may only ever cost or save time: these tests pin that a
+ * run writes it, the next run uses it, a changed or damaged cache is never used, and the switch
+ * that turns Node's compile cache off turns this one off too. Real processes, real files.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { bundleIsCurrent, CLI_BUNDLE } from "../../provider/cli/launch.js";
+import { RECORD_LOADED_MODULES } from "./support/module-probe.js";
+import { repoRoot } from "./support/spec-files.js";
+
+const LAUNCH = path.join(repoRoot(), "dist", "provider", "cli", "launch.js");
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "khook-launch-"));
+}
+
+/** Runs `file` through runCachedScript in a fresh process; its exports and the cache's fate, as JSON. */
+function runInChild(file: string, cacheDir: string | undefined): { exports: unknown; cache: string } {
+  const script = `
+    const { runCachedScript } = require(${JSON.stringify(LAUNCH)});
+    const r = runCachedScript(${JSON.stringify(file)}, { cacheDir: ${JSON.stringify(cacheDir)}, variant: "test" });
+    process.stdout.write(JSON.stringify({ exports: r.exports, cache: r.cache }));
+  `;
+  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { exports: unknown; cache: string };
+}
+
+function caches(dir: string): string[] {
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".v8cache")).sort() : [];
+}
+
+/** A CommonJS file whose exports show what it was given, and that does enough to be worth caching. */
+function writeModule(dir: string, answer: number): string {
+  fs.writeFileSync(path.join(dir, "helper.js"), "module.exports = { helped: true };\n");
+  const file = path.join(dir, "bundle.js");
+  fs.writeFileSync(
+    file,
+    `"use strict";
+function square(n) { return n * n; }
+module.exports = { answer: ${answer}, squared: square(${answer}), helper: require("./helper.js").helped, filename: __filename, dirname: __dirname, sameExports: exports === module.exports, self: this === module.exports };
+`,
+  );
+  return file;
+}
+
+describe("the CLI's code cache", () => {
+  test("a run without a cache writes one at exit, and the next run uses it with the same result", () => {
+    const dir = tempDir();
+    const cacheDir = path.join(dir, "cache");
+    const file = writeModule(dir, 7);
+    const first = runInChild(file, cacheDir);
+    assert.equal(first.cache, "missing");
+    assert.equal(caches(cacheDir).length, 1, "written when the first process exited");
+    const second = runInChild(file, cacheDir);
+    assert.equal(second.cache, "accepted");
+    assert.deepEqual(second.exports, first.exports);
+  });
+
+  test("the file sees Node's CommonJS names: exports, module, require relative to it, __filename, __dirname, this", () => {
+    const dir = tempDir();
+    const file = writeModule(dir, 3);
+    assert.deepEqual(runInChild(file, undefined).exports, { answer: 3, squared: 9, helper: true, filename: file, dirname: dir, sameExports: true, self: true });
+  });
+
+  test("a changed file never runs from the old cache: it gets its own, and the old one is removed", () => {
+    const dir = tempDir();
+    const cacheDir = path.join(dir, "cache");
+    const file = writeModule(dir, 7);
+    runInChild(file, cacheDir);
+    const before = caches(cacheDir);
+    writeModule(dir, 8); // same length, so V8's own check alone would accept the old cache
+    const changed = runInChild(file, cacheDir);
+    assert.equal(changed.cache, "missing");
+    assert.deepEqual(changed.exports, { answer: 8, squared: 64, helper: true, filename: file, dirname: dir, sameExports: true, self: true });
+    const after = caches(cacheDir);
+    assert.equal(after.length, 1);
+    assert.notDeepEqual(after, before);
+  });
+
+  test("a damaged cache is rejected, the file still runs from source, and a good cache replaces it", () => {
+    const dir = tempDir();
+    const cacheDir = path.join(dir, "cache");
+    const file = writeModule(dir, 5);
+    runInChild(file, cacheDir);
+    const [name] = caches(cacheDir);
+    const cacheFile = path.join(cacheDir, name!);
+    const bytes = fs.readFileSync(cacheFile);
+    bytes.fill(0x5a, bytes.length >> 1, (bytes.length >> 1) + 64);
+    fs.writeFileSync(cacheFile, bytes);
+    const damaged = runInChild(file, cacheDir);
+    assert.equal(damaged.cache, "rejected");
+    assert.equal((damaged.exports as { squared: number }).squared, 25);
+    assert.equal(runInChild(file, cacheDir).cache, "accepted", "the damaged file was replaced at exit");
+  });
+
+  test("no cache directory: nothing is read or written", () => {
+    const dir = tempDir();
+    const file = writeModule(dir, 2);
+    assert.equal(runInChild(file, undefined).cache, "off");
+    assert.deepEqual(fs.readdirSync(dir).sort(), ["bundle.js", "helper.js"]);
+  });
+});
+
+describe("bin/khook and its bundle", () => {
+  const bin = path.join(repoRoot(), "bin", "khook");
+
+  test("bin/khook runs the bundle, caches it per command under NODE_COMPILE_CACHE, and writes nothing with NODE_DISABLE_COMPILE_CACHE=1", () => {
+    const cacheDir = path.join(tempDir(), "cache");
+    const probe = `${RECORD_LOADED_MODULES}\nprocess.on("exit", () => require("node:fs").writeFileSync(process.env.PROBE_OUT, JSON.stringify([...loaded])));`;
+    const probeFile = path.join(tempDir(), "probe.js");
+    fs.writeFileSync(probeFile, probe);
+    const out = path.join(path.dirname(probeFile), "modules.json");
+    const version = execFileSync(process.execPath, ["--require", probeFile, bin, "version"], { encoding: "utf8", env: { ...process.env, NODE_COMPILE_CACHE: cacheDir, PROBE_OUT: out } });
+    assert.match(version, /^khook \d+\.\d+\.\d+/);
+    const modules = JSON.parse(fs.readFileSync(out, "utf8")) as string[];
+    assert.ok(modules.includes(path.join(repoRoot(), "dist", "provider", "cli", "launch.js")));
+    assert.ok(!modules.some((m) => m.startsWith(path.join(repoRoot(), "dist", "provider", "cli", "commands"))), "no module of the CLI is required one by one: they are in the bundle");
+    const written = caches(cacheDir);
+    assert.equal(written.length, 1);
+    assert.ok(written[0]!.startsWith(`khook.bundle-version-${process.versions.v8}-`), written[0]);
+
+    const offDir = path.join(tempDir(), "cache");
+    execFileSync(process.execPath, [bin, "version"], { encoding: "utf8", env: { ...process.env, NODE_COMPILE_CACHE: offDir, NODE_DISABLE_COMPILE_CACHE: "1" } });
+    assert.deepEqual(caches(offDir), []);
+  });
+
+  test("the build made a bundle that is current", () => {
+    assert.ok(bundleIsCurrent(CLI_BUNDLE, path.join(repoRoot(), "dist", ".tsbuildinfo")), "npm run build writes the bundle after tsc");
+  });
+
+  test("a bundle older than tsc's last build is not used (a tsc run alone must not leave bin/khook on old code)", () => {
+    const dir = tempDir();
+    const bundle = path.join(dir, "khook.bundle.js");
+    const buildInfo = path.join(dir, ".tsbuildinfo");
+    assert.equal(bundleIsCurrent(bundle, buildInfo), false, "no bundle");
+    fs.writeFileSync(bundle, "");
+    assert.equal(bundleIsCurrent(bundle, buildInfo), true, "no build info: an installed package");
+    fs.writeFileSync(buildInfo, "");
+    fs.utimesSync(bundle, new Date(1_000_000), new Date(1_000_000));
+    assert.equal(bundleIsCurrent(bundle, buildInfo), false, "tsc built after the bundle");
+    fs.utimesSync(bundle, new Date(), new Date(Date.now() + 1000));
+    assert.equal(bundleIsCurrent(bundle, buildInfo), true);
+  });
+});

@@ -13,13 +13,13 @@
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off too. A cache V8 rejects (another Node, other V8 flags,
  * a damaged file) costs only the speed-up: V8 compiles from source, and the run writes a new one.
  */
-import "../compile-cache.js";
 import { isAscii } from "node:buffer";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import * as vm from "node:vm";
 import { crc32 } from "node:zlib";
+// Loading it turns on Node's compile cache, for the packages the bundle requires.
 import { compileCacheDir } from "../compile-cache.js";
 
 type CliModule = typeof import("./main.js");
@@ -87,14 +87,15 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
 
 /**
  * Named by what makes a cache valid: the file's content (V8 itself checks only the length), the
- * V8 version, and the variant. V8 checks its flags and the data's integrity when it loads it.
+ * V8 version, and the variant. V8 checks its flags when it loads it; readCache, the data's integrity.
  */
 export function cacheFileName(file: string, variant: string, content: Buffer): string {
   return `${cachePrefix(file, variant)}${process.versions.v8}-${content.length}-${crc32(content).toString(16)}.v8cache`;
 }
 
+/** Per install (the file's path) and variant: a new build replaces its own older caches, never another install's. */
 function cachePrefix(file: string, variant: string): string {
-  return `${path.basename(file, ".js")}-${variant}-`;
+  return `${path.basename(file, ".js")}-${crc32(file).toString(16)}-${variant}-`;
 }
 
 /**

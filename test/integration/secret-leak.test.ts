@@ -60,7 +60,9 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
   );
   const { dir, file } = specDir(spec);
   const before = new Set(fs.readdirSync(os.tmpdir()));
-  const env = (other: string) => cliEnv(cluster.kubeconfig, { KHOOK_SECRET_TOKEN: TOKEN, KHOOK_VAR_OTHER: other });
+  // The CLI writes a V8 code cache at exit (provider/cli/launch.ts): it is produced by the run, so it is grepped too.
+  const codeCache = path.join(dir, "compile-cache");
+  const env = (other: string) => cliEnv(cluster.kubeconfig, { KHOOK_SECRET_TOKEN: TOKEN, KHOOK_VAR_OTHER: other, NODE_COMPILE_CACHE: codeCache });
   const results: CliResult[] = [];
   const khook = async (args: string[], other = "1") => {
     const r = await runKhook(args, { env: env(other) });
@@ -88,6 +90,7 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
   const destroyed = await khook(["destroy", "-f", file]);
   assert.equal(destroyed.code, 0, destroyed.stderr);
 
+  assert.ok(filesUnder(codeCache).some((f) => f.endsWith(".v8cache")), "the runs wrote their code caches where this test greps");
   const produced = [...filesUnder(dir), ...[...fs.readdirSync(os.tmpdir())].filter((n) => !before.has(n)).flatMap((n) => filesUnder(path.join(os.tmpdir(), n)))];
   const haystacks: [string, string][] = [
     ...results.flatMap((r, i): [string, string][] => [

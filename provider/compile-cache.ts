@@ -1,7 +1,8 @@
 /**
- * Node's module compile cache for khook's own processes: the CLI (bin/khook) and the Pulumi
- * provider (pulumi/handlers.ts) load this first, so every module after it is read from V8's
- * cached code instead of being compiled again on each start.
+ * Node's module compile cache for khook's own processes: the Pulumi provider (pulumi/handlers.ts)
+ * and the CLI (cli/launch.ts, for the packages outside its bundle; the bundle has its own code
+ * cache in the same directory) load this first, so every module after it is read from V8's cached
+ * code instead of being compiled again on each start.
  *
  * The cache lives in `~/.cache/khook/compile-cache` (next to the toolchain), not in Node's
  * default under the temporary directory, which CI machines and tmp cleaners wipe.

@@ -68,7 +68,8 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
   const bytes = fs.readFileSync(file);
   // esbuild writes ASCII, and a one-byte string is made without decoding a megabyte of UTF-8.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
-  const cacheFile = options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(file, options.variant, bytes));
+  const prefix = cachePrefix(file, options.variant);
+  const cacheFile = options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(prefix, bytes));
   const stored = cacheFile === undefined ? undefined : readCache(cacheFile);
   const cachedData = stored === "damaged" ? undefined : stored;
   // Node's CommonJS wrapper, so the file sees the same five names as under require().
@@ -78,7 +79,7 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const cache: CodeCacheUse = cacheFile === undefined ? "off" : stored === undefined ? "missing" : stored === "damaged" || script.cachedDataRejected === true ? "rejected" : "accepted";
-  if (cacheFile !== undefined && cache !== "accepted") process.once("exit", () => writeCache(cacheFile, cachePrefix(file, options.variant), script));
+  if (cacheFile !== undefined && cache !== "accepted") process.once("exit", () => writeCache(cacheFile, prefix, script));
   const module = { exports: {} as unknown };
   const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
@@ -86,11 +87,12 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
 }
 
 /**
- * Named by what makes a cache valid: the file's content (V8 itself checks only the length), the
- * V8 version, and the variant. V8 checks its flags when it loads it; readCache, the data's integrity.
+ * Named by what makes a cache valid: after the install and variant (the prefix), the V8 version and
+ * the file's content (V8 itself checks only the length). V8 checks its flags when it loads it;
+ * readCache, the data's integrity.
  */
-export function cacheFileName(file: string, variant: string, content: Buffer): string {
-  return `${cachePrefix(file, variant)}${process.versions.v8}-${content.length}-${crc32(content).toString(16)}.v8cache`;
+function cacheFileName(prefix: string, content: Buffer): string {
+  return `${prefix}${process.versions.v8}-${content.length}-${crc32(content).toString(16)}.v8cache`;
 }
 
 /** Per install (the file's path) and variant: a new build replaces its own older caches, never another install's. */

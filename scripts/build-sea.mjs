@@ -1,0 +1,205 @@
+// Builds khook as one executable file (Node's single executable applications), `./dev sea`:
+//   dist/sea/khook          the executable (a stripped copy of this Node with the SEA blob injected)
+//   dist/sea/khook.sha256   its SHA-256, in sha256sum's format (the release workflow attaches both)
+//
+// The blob holds the loader (dist/provider/cli/sea.js, which uses only Node's built-in modules)
+// and three assets (provider/sea-assets.ts names them): the CLI bundled with every package it
+// reaches, nothing loaded from disk; the JSON Schema; and the V8 code cache of the bundle, made by
+// a first build of the executable after it ran the commands below (provider/cli/launch.ts says
+// why a cache made after a run). V8 ties that cache to its version and flags: it is made by the
+// very Node binary it ships in.
+//
+// Runs after `npm run build`. Skips all of it when dist/sea/khook was built from the same inputs.
+// Flags: --force (rebuild), --quiet.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
+const out = path.join(root, "dist", "sea");
+const cli = path.join(root, "dist", "provider", "cli");
+const SCHEMA = "schema/v1/khook.json";
+const ASSETS = { bundle: "dist/sea/khook.bundle.js", codeCache: "dist/sea/khook.v8cache" };
+// Node's SEA fuse: the string postject flips so the binary looks for its blob.
+const POSTJECT_CLI = path.join(root, "node_modules", "postject", "dist", "cli.js");
+const SENTINEL_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+const force = process.argv.includes("--force");
+const log = process.argv.includes("--quiet") ? () => {} : (s) => process.stderr.write(`build-sea: ${s}\n`);
+
+/** Commands the code cache is made from: what every start runs (parse, load, validate, plan, print). */
+function trainingRuns(dir) {
+  const spec = path.join(dir, "spec.yaml");
+  fs.writeFileSync(
+    spec,
+    [
+      "apiVersion: khook.io/v1",
+      "kind: Khook",
+      "metadata:",
+      "  name: train",
+      "steps:",
+      "  - name: config",
+      "    apply:",
+      "      namespace: ${ns:-train}",
+      "      manifests:",
+      "        - inline: |",
+      "            apiVersion: v1",
+      "            kind: ConfigMap",
+      "            metadata: {name: settings}",
+      "            data: {mode: bootstrap}",
+      "  - name: chart",
+      "    needs: [config]",
+      "    helm:",
+      "      chart: ./chart",
+      "      namespace: ${ns:-train}",
+      "  - name: ready",
+      "    needs: [chart]",
+      "    wait:",
+      "      for: condition=Available",
+      "      on: deployment/app",
+      "      namespace: ${ns:-train}",
+      "",
+    ].join("\n"),
+  );
+  fs.mkdirSync(path.join(dir, "chart"));
+  fs.writeFileSync(path.join(dir, "chart", "Chart.yaml"), "apiVersion: v2\nname: train\nversion: 0.1.0\n");
+  // A cluster that refuses connections (port 9, discard): apply and plan run up to their first request.
+  const kubeconfig = path.join(dir, "kubeconfig");
+  fs.writeFileSync(
+    kubeconfig,
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
+  );
+  const online = ["-f", spec, "--kubeconfig", kubeconfig];
+  return [["version"], ["validate", "-f", spec], ["validate", "-f", spec, "-o", "json"], ["plan", "--offline", "-f", spec], ["graph", "-f", spec], ["schema"], ["apply", ...online], ["apply", ...online, "-o", "json"], ["plan", ...online], ["destroy", ...online]];
+}
+
+/**
+ * khook takes only KubeConfig from @kubernetes/client-node (exec plugins and auth providers,
+ * kube/kubeconfig.ts), and the package's index re-exports its whole generated API: 16 of 21 MB.
+ * Its config module alone is what KubeConfig is; a name khook starts to import that it does not
+ * export fails this build ("No matching export").
+ */
+const kubeClientConfigOnly = {
+  name: "kube-client-config-only",
+  setup(build) {
+    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: "client-node", namespace: "kube-client-config-only" }));
+    build.onLoad({ filter: /.*/, namespace: "kube-client-config-only" }, () => ({
+      contents: 'export { KubeConfig } from "@kubernetes/client-node/dist/config.js";',
+      resolveDir: root,
+      loader: "js",
+    }));
+  },
+};
+
+async function bundle() {
+  fs.mkdirSync(out, { recursive: true });
+  const common = { bundle: true, platform: "node", format: "cjs", target: "node24", logLevel: "silent", legalComments: "eof" };
+  // The CLI with every package inside: nothing is required from node_modules at run time.
+  const cliBundle = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea-entry.js")], outfile: path.join(root, ASSETS.bundle), plugins: [kubeClientConfigOnly] });
+  const loader = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea.js")], outfile: path.join(out, "main.js"), metafile: true });
+  const problems = [...cliBundle.errors, ...cliBundle.warnings, ...loader.errors, ...loader.warnings];
+  if (problems.length > 0) {
+    const text = await esbuild.formatMessages(problems, { kind: "warning" });
+    throw new Error(`the single executable's bundle is not faithful to its modules:\n${text.join("")}`);
+  }
+  // The loader must stay small: the bundle, not the loader, is what the code cache covers.
+  const inLoader = Object.keys(loader.metafile.inputs).filter((f) => f.includes("node_modules"));
+  if (inLoader.length > 0) throw new Error(`the SEA loader pulls in packages: ${inLoader.join(", ")}`);
+}
+
+function inputsHash() {
+  const h = createHash("sha256");
+  for (const f of [ASSETS.bundle, "dist/sea/main.js", SCHEMA]) h.update(f).update(fs.readFileSync(path.join(root, f)));
+  h.update(process.version).update(fs.readFileSync(fileURLToPath(import.meta.url)));
+  return h.digest("hex");
+}
+
+function seaBlob(work, codeCache) {
+  const cacheFile = path.join(work, "khook.v8cache");
+  fs.writeFileSync(cacheFile, codeCache);
+  const config = path.join(work, "sea-config.json");
+  const blob = path.join(work, "khook.blob");
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      main: path.join(out, "main.js"),
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      // The loader's own cache (it is small); the bundle's is the asset, made after a run.
+      useCodeCache: true,
+      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), [ASSETS.codeCache]: cacheFile },
+    }),
+  );
+  execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: ["ignore", "ignore", "pipe"] });
+  return fs.readFileSync(blob);
+}
+
+async function executable(base, blob, file) {
+  fs.copyFileSync(base, file);
+  fs.chmodSync(file, 0o755);
+  const blobFile = `${file}.blob`;
+  fs.writeFileSync(blobFile, blob);
+  // postject's own CLI, in a child: its ELF library prints a warning per note section it cannot name.
+  try {
+    execFileSync(process.execPath, [POSTJECT_CLI, file, "NODE_SEA_BLOB", blobFile, "--sentinel-fuse", SENTINEL_FUSE], { stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    throw new Error(`postject could not inject the blob into ${file}:\n${e.stderr}`);
+  } finally {
+    fs.rmSync(blobFile, { force: true });
+  }
+}
+
+/** This Node without its symbols and debug information (a fifth of its size); as is when strip is missing. */
+function strippedNode(work) {
+  const stripped = path.join(work, "node");
+  try {
+    execFileSync("strip", ["--strip-all", "-o", stripped, process.execPath], { stdio: ["ignore", "ignore", "pipe"] });
+    return stripped;
+  } catch (e) {
+    log(`strip failed (${String(e.message).split("\n")[0]}); using Node unstripped`);
+    return process.execPath;
+  }
+}
+
+async function main() {
+  const t0 = Date.now();
+  await bundle();
+  const target = path.join(out, "khook");
+  const stampFile = path.join(out, ".inputs");
+  const hash = inputsHash();
+  if (!force && fs.existsSync(target) && fs.existsSync(stampFile) && fs.readFileSync(stampFile, "utf8") === hash) {
+    log(`${path.relative(root, target)} is current`);
+    return;
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "khook-sea-"));
+  try {
+    const base = strippedNode(work);
+    // Pass 1: an executable without a code cache, run once to make one.
+    const first = path.join(work, "khook-first");
+    await executable(base, seaBlob(work, Buffer.alloc(0)), first);
+    const cacheOut = path.join(work, "trained.v8cache");
+    const runs = trainingRuns(fs.mkdtempSync(path.join(work, "train-")));
+    execFileSync(first, [], { env: { PATH: process.env.PATH, HOME: work, KHOOK_SEA_TRAIN: cacheOut, KHOOK_SEA_TRAIN_RUNS: JSON.stringify(runs) }, stdio: ["ignore", "ignore", "inherit"] });
+    const codeCache = fs.readFileSync(cacheOut);
+    fs.copyFileSync(cacheOut, path.join(root, ASSETS.codeCache));
+    // Pass 2: the same executable with the cache inside.
+    const partial = `${target}.partial`;
+    await executable(base, seaBlob(work, codeCache), partial);
+    fs.renameSync(partial, target);
+    const sha = createHash("sha256").update(fs.readFileSync(target)).digest("hex");
+    fs.writeFileSync(path.join(out, "khook.sha256"), `${sha}  khook\n`);
+    fs.writeFileSync(stampFile, hash);
+    const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+    log(`built ${path.relative(root, target)} (${mb(fs.statSync(target).size)}; bundle ${mb(fs.statSync(path.join(root, ASSETS.bundle)).size)}, code cache ${mb(codeCache.length)}) in ${((Date.now() - t0) / 1000).toFixed(1)}s; sha256 ${sha}`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`build-sea: ${e.message}\n`);
+  process.exit(1);
+});

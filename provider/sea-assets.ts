@@ -11,8 +11,16 @@ import type * as SeaModule from "node:sea";
 export const SEA_ASSETS = {
   schema: "schema/v1/khook.json",
   bundle: "dist/sea/khook.bundle.js",
-  codeCache: "dist/sea/khook.v8cache",
 } as const;
+
+/**
+ * The V8 code cache of the bundle for one CLI command (`validate`, `apply`, ...) or `other`:
+ * one per command, like bin/khook's caches (launch.ts), since a cache holds what its run
+ * compiled and V8 loads all of it on every start.
+ */
+export function codeCacheAsset(variant: string): string {
+  return `dist/sea/khook.${variant}.v8cache`;
+}
 
 let seaMemo: typeof SeaModule | null | undefined;
 

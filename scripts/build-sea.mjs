@@ -3,11 +3,11 @@
 //   dist/sea/khook.sha256   its SHA-256, in sha256sum's format (the release workflow attaches both)
 //
 // The blob holds the loader (dist/provider/cli/sea.js, which uses only Node's built-in modules)
-// and three assets (provider/sea-assets.ts names them): the CLI bundled with every package it
-// reaches, nothing loaded from disk; the JSON Schema; and the V8 code cache of the bundle, made by
-// a first build of the executable after it ran the commands below (provider/cli/launch.ts says
-// why a cache made after a run). V8 ties that cache to its version and flags: it is made by the
-// very Node binary it ships in.
+// and its assets (provider/sea-assets.ts names them): the CLI bundled with every package it
+// reaches, nothing loaded from disk; the JSON Schema; and per command the V8 code cache of the
+// bundle, made by a first build of the executable after it ran that command (provider/cli/launch.ts
+// says why a cache made after a run). V8 ties a cache to its version and flags: they are made by
+// the very Node binary they ship in.
 //
 // Runs after `npm run build`. Skips all of it when dist/sea/khook was built from the same inputs.
 // Flags: --force (rebuild), --quiet.
@@ -23,14 +23,14 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const out = path.join(root, "dist", "sea");
 const cli = path.join(root, "dist", "provider", "cli");
 const SCHEMA = "schema/v1/khook.json";
-const ASSETS = { bundle: "dist/sea/khook.bundle.js", codeCache: "dist/sea/khook.v8cache" };
+const ASSETS = { bundle: "dist/sea/khook.bundle.js", codeCache: (variant) => `dist/sea/khook.${variant}.v8cache` };
 // Node's SEA fuse: the string postject flips so the binary looks for its blob.
 const POSTJECT_CLI = path.join(root, "node_modules", "postject", "dist", "cli.js");
 const SENTINEL_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 const force = process.argv.includes("--force");
 const log = process.argv.includes("--quiet") ? () => {} : (s) => process.stderr.write(`build-sea: ${s}\n`);
 
-/** Commands the code cache is made from: what every start runs (parse, load, validate, plan, print). */
+/** The runs each command's code cache is made from (`other`: anything that is not a command). */
 function trainingRuns(dir) {
   const spec = path.join(dir, "spec.yaml");
   fs.writeFileSync(
@@ -40,6 +40,7 @@ function trainingRuns(dir) {
       "kind: Khook",
       "metadata:",
       "  name: train",
+      "state: {}",
       "steps:",
       "  - name: config",
       "    apply:",
@@ -73,7 +74,18 @@ function trainingRuns(dir) {
     "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
   );
   const online = ["-f", spec, "--kubeconfig", kubeconfig];
-  return [["version"], ["validate", "-f", spec], ["validate", "-f", spec, "-o", "json"], ["plan", "--offline", "-f", spec], ["graph", "-f", spec], ["schema"], ["apply", ...online], ["apply", ...online, "-o", "json"], ["plan", ...online], ["destroy", ...online]];
+  return {
+    version: [["version"]],
+    validate: [["validate", "-f", spec], ["validate", "-f", spec, "-o", "json"]],
+    plan: [["plan", "--offline", "-f", spec], ["plan", ...online]],
+    graph: [["graph", "-f", spec]],
+    schema: [["schema"]],
+    apply: [["apply", ...online], ["apply", ...online, "-o", "json"]],
+    destroy: [["destroy", ...online]],
+    status: [["status", ...online]],
+    unlock: [["unlock", ...online]],
+    other: [["--help"]],
+  };
 }
 
 /**
@@ -105,9 +117,28 @@ async function bundle() {
     const text = await esbuild.formatMessages(problems, { kind: "warning" });
     throw new Error(`the single executable's bundle is not faithful to its modules:\n${text.join("")}`);
   }
+  asciiOnly(path.join(root, ASSETS.bundle));
   // The loader must stay small: the bundle, not the loader, is what the code cache covers.
   const inLoader = Object.keys(loader.metafile.inputs).filter((f) => f.includes("node_modules"));
   if (inLoader.length > 0) throw new Error(`the SEA loader pulls in packages: ${inLoader.join(", ")}`);
+}
+
+/**
+ * esbuild escapes non-ASCII in strings but leaves it in comments and regular expressions (µs in
+ * a duration pattern). One such character makes the loader decode megabytes of UTF-8 on every
+ * start instead of taking the bytes as a one-byte string: escape each as \uXXXX, which means the
+ * same character in a regular expression and is inert in a comment. In a template literal it
+ * would change the raw text: a character on a code line with a backtick stops the build.
+ */
+function asciiOnly(file) {
+  const text = fs.readFileSync(file, "utf8");
+  const escaped = text.replace(/[^\x00-\x7f]/gu, (c, offset) => {
+    const end = text.indexOf("\n", offset);
+    const line = text.slice(text.lastIndexOf("\n", offset) + 1, end === -1 ? undefined : end);
+    if (!/^\s*(\/\/|\/\*|\*)/.test(line) && line.includes("`")) throw new Error(`a non-ASCII character in what may be a template literal, ${file}: ${line.trim().slice(0, 120)}`);
+    return [...c].length === 1 && c.length === 1 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}` : c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16)}`).join("");
+  });
+  fs.writeFileSync(file, escaped);
 }
 
 function inputsHash() {
@@ -117,9 +148,8 @@ function inputsHash() {
   return h.digest("hex");
 }
 
-function seaBlob(work, codeCache) {
-  const cacheFile = path.join(work, "khook.v8cache");
-  fs.writeFileSync(cacheFile, codeCache);
+/** The blob: the loader, the bundle, the schema, and a code cache per command (paths of cache files). */
+function seaBlob(work, codeCaches) {
   const config = path.join(work, "sea-config.json");
   const blob = path.join(work, "khook.blob");
   fs.writeFileSync(
@@ -130,7 +160,7 @@ function seaBlob(work, codeCache) {
       disableExperimentalSEAWarning: true,
       // The loader's own cache (it is small); the bundle's is the asset, made after a run.
       useCodeCache: true,
-      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), [ASSETS.codeCache]: cacheFile },
+      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])) },
     }),
   );
   execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: ["ignore", "ignore", "pipe"] });
@@ -177,23 +207,25 @@ async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "khook-sea-"));
   try {
     const base = strippedNode(work);
-    // Pass 1: an executable without a code cache, run once to make one.
+    // Pass 1: an executable without code caches, run once per command to make each one.
     const first = path.join(work, "khook-first");
-    await executable(base, seaBlob(work, Buffer.alloc(0)), first);
-    const cacheOut = path.join(work, "trained.v8cache");
-    const runs = trainingRuns(fs.mkdtempSync(path.join(work, "train-")));
-    execFileSync(first, [], { env: { PATH: process.env.PATH, HOME: work, KHOOK_SEA_TRAIN: cacheOut, KHOOK_SEA_TRAIN_RUNS: JSON.stringify(runs) }, stdio: ["ignore", "ignore", "inherit"] });
-    const codeCache = fs.readFileSync(cacheOut);
-    fs.copyFileSync(cacheOut, path.join(root, ASSETS.codeCache));
-    // Pass 2: the same executable with the cache inside.
+    await executable(base, seaBlob(work, {}), first);
+    const caches = {};
+    for (const [variant, runs] of Object.entries(trainingRuns(fs.mkdtempSync(path.join(work, "train-"))))) {
+      const cacheFile = path.join(root, ASSETS.codeCache(variant));
+      execFileSync(first, [], { env: { PATH: process.env.PATH, HOME: work, KHOOK_SEA_TRAIN: cacheFile, KHOOK_SEA_TRAIN_RUNS: JSON.stringify(runs) }, stdio: ["ignore", "ignore", "inherit"] });
+      caches[variant] = cacheFile;
+    }
+    const cacheBytes = Object.values(caches).reduce((n, f) => n + fs.statSync(f).size, 0);
+    // Pass 2: the same executable with the caches inside.
     const partial = `${target}.partial`;
-    await executable(base, seaBlob(work, codeCache), partial);
+    await executable(base, seaBlob(work, caches), partial);
     fs.renameSync(partial, target);
     const sha = createHash("sha256").update(fs.readFileSync(target)).digest("hex");
     fs.writeFileSync(path.join(out, "khook.sha256"), `${sha}  khook\n`);
     fs.writeFileSync(stampFile, hash);
     const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
-    log(`built ${path.relative(root, target)} (${mb(fs.statSync(target).size)}; bundle ${mb(fs.statSync(path.join(root, ASSETS.bundle)).size)}, code cache ${mb(codeCache.length)}) in ${((Date.now() - t0) / 1000).toFixed(1)}s; sha256 ${sha}`);
+    log(`built ${path.relative(root, target)} (${mb(fs.statSync(target).size)}; bundle ${mb(fs.statSync(path.join(root, ASSETS.bundle)).size)}, code caches ${mb(cacheBytes)}) in ${((Date.now() - t0) / 1000).toFixed(1)}s; sha256 ${sha}`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -21,7 +21,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { seaPath } from "./sea";
 import { HELM_VERSION, KUSTOMIZE_VERSION, toolPath } from "./toolchain";
-import { run, runOk, toolsDir, type RunResult } from "./util";
+import { repoRoot, run, runOk, toolsDir, type RunResult } from "./util";
 
 export const IMAGE_UID = 65532;
 export const IMAGE_HOME = "/home/khook";
@@ -31,9 +31,15 @@ const DEBS = ["libc6", "libstdc++6", "libgcc-s1", "ca-certificates"];
 const LIB_DIRS = ["lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64"];
 
 export interface RegistryLogin {
-  host: string;
   username: string;
   password: string;
+}
+
+export interface RegistryOptions {
+  /** Credentials; none: anonymous. */
+  login?: RegistryLogin;
+  /** HTTP instead of HTTPS (a loopback test registry). */
+  plainHttp?: boolean;
 }
 
 export interface BuiltImage {
@@ -55,8 +61,13 @@ export interface ImageConfig {
   Labels?: Record<string, string>;
 }
 
-function loginEnv(login: RegistryLogin): NodeJS.ProcessEnv {
-  return { ...process.env, KHOOK_IMAGE_USERNAME: login.username, KHOOK_IMAGE_PASSWORD: login.password };
+/** khook-image's registry arguments and environment (credentials never on argv). */
+function registryArgs(opts: RegistryOptions): { args: string[]; env: NodeJS.ProcessEnv } {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env["KHOOK_IMAGE_USERNAME"];
+  delete env["KHOOK_IMAGE_PASSWORD"];
+  if (opts.login !== undefined) Object.assign(env, { KHOOK_IMAGE_USERNAME: opts.login.username, KHOOK_IMAGE_PASSWORD: opts.login.password });
+  return { args: opts.plainHttp === true ? ["-plain-http"] : [], env };
 }
 
 /** The Debian packages, downloaded once into the tools cache (apt-get download: no install, no root needed on the host's state). */
@@ -140,6 +151,11 @@ function baseLayer(dir: string, packages: string): void {
   fs.chmodSync(path.join(dir, "home", "khook"), 0o755);
 }
 
+/** The package's version: the image's version label and default tag. */
+export function khookVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(repoRoot(), "package.json"), "utf8")) as { version: string }).version;
+}
+
 function treeSize(dir: string): number {
   let total = 0;
   for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
@@ -148,8 +164,8 @@ function treeSize(dir: string): number {
   return total;
 }
 
-/** Assembles the image from the executable (dist/sea/khook), the pinned tools and the Debian packages, and pushes it. */
-export async function buildImage(login: RegistryLogin, opts: { repository?: string; tag?: string } = {}): Promise<BuiltImage> {
+/** Assembles the image from the executable (dist/sea/khook), the pinned tools and the Debian packages, and pushes it as `reference`. */
+export async function buildImage(reference: string, opts: RegistryOptions = {}): Promise<BuiltImage> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "khook-image-"));
   try {
     const debs = await debianPackages();
@@ -163,12 +179,12 @@ export async function buildImage(login: RegistryLogin, opts: { repository?: stri
       write(path.join(layers.tools, "usr", "local", "bin", name), fs.readFileSync(from), 0o755);
     }
     write(path.join(layers.khook, "usr", "local", "bin", "khook"), fs.readFileSync(khook), 0o755);
-    const version = (JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string }).version;
-    const reference = `${login.host}/${opts.repository ?? "khook"}:${opts.tag ?? version}`;
+    const version = khookVersion();
     const debLabel = debs.map((d) => path.basename(d, ".deb")).join(" ");
+    const registry = registryArgs(opts);
     const args = [
       "build",
-      "-plain-http",
+      ...registry.args,
       "-tag", reference,
       ...Object.values(layers).flatMap((d) => ["-layer", d]),
       "-chown", `home/khook=${IMAGE_UID}:${IMAGE_UID}`,
@@ -183,7 +199,7 @@ export async function buildImage(login: RegistryLogin, opts: { repository?: stri
       "-label", `io.khook.kustomize.version=v${KUSTOMIZE_VERSION}`,
       "-label", `io.khook.debian.packages=${debLabel}`,
     ];
-    const pushed = await runOk(toolPath("khook-image"), args, { env: loginEnv(login) });
+    const pushed = await runOk(toolPath("khook-image"), args, { env: registry.env });
     const report = JSON.parse(pushed.stdout) as { reference: string; digest: string; compressedSize: number; layers: { dir: string; digest: string; size: number }[] };
     return {
       reference: report.reference,
@@ -199,9 +215,10 @@ export async function buildImage(login: RegistryLogin, opts: { repository?: stri
 }
 
 /** Pulls `reference` and unpacks its root filesystem into `dir`; returns the digest and the image config. */
-export async function exportImage(login: RegistryLogin, reference: string, dir: string): Promise<{ digest: string; config: ImageConfig }> {
+export async function exportImage(reference: string, dir: string, opts: RegistryOptions = {}): Promise<{ digest: string; config: ImageConfig }> {
   fs.mkdirSync(dir, { recursive: true });
-  const r = await runOk(toolPath("khook-image"), ["export", "-plain-http", "-tag", reference, "-dir", dir], { env: loginEnv(login) });
+  const registry = registryArgs(opts);
+  const r = await runOk(toolPath("khook-image"), ["export", ...registry.args, "-tag", reference, "-dir", dir], { env: registry.env });
   return JSON.parse(r.stdout) as { digest: string; config: ImageConfig };
 }
 

@@ -12,13 +12,12 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { HookServer } from "../harness/hook-server.js";
-import { buildImage, exportImage, IMAGE_HOME, IMAGE_UID, runInRootfs, type BuiltImage, type ImageConfig, type RegistryLogin } from "../harness/image.js";
+import { buildImage, exportImage, IMAGE_HOME, IMAGE_UID, runInRootfs, type BuiltImage, type ImageConfig } from "../harness/image.js";
 import { startOciRegistry, testChartPath, testCluster, withNamespace, type OciRegistryFixture } from "../harness/index.js";
 import { HELM_VERSION, KUSTOMIZE_VERSION } from "../harness/toolchain.js";
 
 describe("the OCI image, without a container runtime", () => {
   let registry: OciRegistryFixture;
-  let login: RegistryLogin;
   let image: BuiltImage;
   let rootfs: string;
   let pulled: { digest: string; config: ImageConfig };
@@ -28,10 +27,10 @@ describe("the OCI image, without a container runtime", () => {
     const failed = process.env["KHOOK_TEST_SEA_ERROR"];
     if (failed !== undefined) throw new Error(failed);
     registry = await startOciRegistry({ username: "khook", password: "image-push-only", push: false });
-    login = { host: registry.host, username: registry.username, password: registry.password };
-    image = await buildImage(login);
+    const options = { login: { username: registry.username, password: registry.password }, plainHttp: true };
+    image = await buildImage(`${registry.host}/khook:test`, options);
     rootfs = fs.mkdtempSync(path.join(os.tmpdir(), "khook-rootfs-"));
-    pulled = await exportImage(login, image.reference, rootfs);
+    pulled = await exportImage(image.reference, rootfs, options);
     server = await HookServer.start();
   });
   after(async () => {

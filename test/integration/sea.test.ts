@@ -118,7 +118,13 @@ describe("the single executable, alone", () => {
     const kubeconfig = cluster.kubeconfig;
     const applied = await sea(["apply", "-f", file, "-o", "json"], { kubeconfig });
     assert.equal(applied.code, 0, applied.stdout + applied.stderr);
-    assert.deepEqual((JSON.parse(applied.stdout) as { steps: { status: string }[] }).steps.map((s) => s.status), ["ok", "ok"]);
+    const summary = JSON.parse(applied.stdout) as { steps: { status: string }[]; cluster: { server: string; kubeSystemUid: string }; exitCode: number };
+    assert.deepEqual(summary.steps.map((s) => s.status), ["ok", "ok"]);
+    // The fleet fields: which cluster this was, and the exit status.
+    const kubeSystem = await cluster.kubectl(["get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"]);
+    const apiServer = await cluster.kubectl(["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"]);
+    assert.deepEqual(summary.cluster, { server: apiServer.stdout, kubeSystemUid: kubeSystem.stdout });
+    assert.equal(summary.exitCode, 0);
     // What the webhook changed is what helm installed: the manifest went through the post-renderer.
     const cm = await cluster.kubectl(["-n", ns, "get", "configmap", "chart-app", "-o", "jsonpath={.metadata.labels.audited}"]);
     assert.equal(cm.stdout, "sea", cm.stderr);

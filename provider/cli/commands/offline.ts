@@ -2,7 +2,6 @@
 import { planOffline } from "../../engine/plan.js";
 import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
 import { schemaSource } from "../../spec/schema.js";
-import { toolVersions } from "../../tools/versions.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
@@ -83,6 +82,8 @@ export async function schemaCommand(argv: string[], out: Output): Promise<number
 export async function versionCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("version", argv, { output: { type: "string", short: "o" } });
   const format = outputFormat(values.output, "version");
+  // Required here: it runs child processes, which no other offline command loads.
+  const { toolVersions } = require("../../tools/versions.js") as typeof import("../../tools/versions.js");
   const tools = await toolVersions(out.streams.env);
   if (format === "json") {
     out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version, tools: Object.fromEntries(tools.map(({ tool, ...rest }) => [tool, rest])) });

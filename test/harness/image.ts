@@ -19,6 +19,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { findOnPath } from "../../provider/tools/locate";
 import { seaPath } from "./sea";
 import { HELM_VERSION, KUSTOMIZE_VERSION, toolPath } from "./toolchain";
 import { repoRoot, run, runOk, toolsDir, type RunResult } from "./util";
@@ -217,6 +218,8 @@ export async function buildImage(reference: string, opts: RegistryOptions = {}):
 /** Pulls `reference` and unpacks its root filesystem into `dir`; returns the digest and the image config. */
 export async function exportImage(reference: string, dir: string, opts: RegistryOptions = {}): Promise<{ digest: string; config: ImageConfig }> {
   fs.mkdirSync(dir, { recursive: true });
+  // The root of the filesystem, as a runtime makes it: the image's user must traverse it (mkdtemp makes 0700).
+  fs.chmodSync(dir, 0o755);
   const registry = registryArgs(opts);
   const r = await runOk(toolPath("khook-image"), ["export", ...registry.args, "-tag", reference, "-dir", dir], { env: registry.env });
   return JSON.parse(r.stdout) as { digest: string; config: ImageConfig };
@@ -229,9 +232,12 @@ export async function exportImage(reference: string, dir: string, opts: Registry
  * unshare --root/--wd/--setuid/--setgid enters it. The host's network (loopback included) is shared.
  */
 export function runInRootfs(rootfs: string, config: ImageConfig, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
-  const imageEnv = Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+  const unshare = findOnPath("unshare");
+  if (unshare === undefined) throw new Error("image: running the image needs util-linux's unshare on PATH");
   const [uid, gid] = (config.User ?? "0:0").split(":");
-  // The host's sh sets the namespace up; inside the root nothing but the entrypoint runs.
-  const script = 'r="$1"; wd="$2"; uid="$3"; gid="$4"; shift 4; mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && exec unshare --root="$r" --wd="$wd" --setuid "$uid" --setgid "$gid" "$@"';
-  return run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script, "sh", rootfs, config.WorkingDir ?? "/", uid ?? "0", gid ?? uid ?? "0", ...(config.Entrypoint ?? []), ...args], { env: { ...imageEnv, ...env } });
+  const environment = [...(config.Env ?? []), ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+  const enter = [unshare, `--root=${rootfs}`, `--wd=${config.WorkingDir ?? "/"}`, "--setuid", uid ?? "0", "--setgid", gid ?? uid ?? "0", ...(config.Entrypoint ?? []), ...args];
+  // The host's sh and env set the namespace up; inside the root nothing but the entrypoint runs, with the image's environment only.
+  const script = 'r="$1"; shift; mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && exec env -i "$@"';
+  return run(unshare, ["--mount", "--propagation", "private", "sh", "-c", script, "sh", rootfs, ...environment, ...enter]);
 }

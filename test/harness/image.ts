@@ -78,7 +78,9 @@ async function debianPackages(): Promise<string[]> {
   const have = (pkg: string) => fs.readdirSync(dir).find((f) => f.startsWith(`${pkg}_`) && f.endsWith(".deb"));
   const missing = DEBS.filter((p) => have(p) === undefined);
   if (missing.length > 0) {
-    const r = await run("apt-get", ["download", ...missing], { cwd: dir });
+    let r = await run("apt-get", ["download", ...missing], { cwd: dir });
+    // A fresh machine has no package lists yet; as root (CI), fetch them once and try again.
+    if (r.code !== 0 && process.getuid?.() === 0 && (await run("apt-get", ["update", "-qq"])).code === 0) r = await run("apt-get", ["download", ...missing], { cwd: dir });
     if (r.code !== 0) throw new Error(`apt-get download ${missing.join(" ")} failed (exit ${r.code}); run apt-get update first:\n${r.stderr}`);
   }
   return DEBS.map((p) => path.join(dir, have(p)!));

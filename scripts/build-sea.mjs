@@ -110,7 +110,10 @@ async function bundle() {
   fs.mkdirSync(out, { recursive: true });
   const common = { bundle: true, platform: "node", format: "cjs", target: "node24", logLevel: "silent", legalComments: "eof" };
   // The CLI with every package inside: nothing is required from node_modules at run time.
-  const cliBundle = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea-entry.js")], outfile: path.join(root, ASSETS.bundle), plugins: [kubeClientConfigOnly] });
+  const cliBundle = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea-entry.js")], outfile: path.join(root, ASSETS.bundle), plugins: [kubeClientConfigOnly],
+    // No comments, no indentation: 3.6 MB instead of 5.2 to turn into a string on each start. Names stay (stack traces, error names).
+    minifyWhitespace: true,
+  });
   const loader = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea.js")], outfile: path.join(out, "main.js"), metafile: true });
   const problems = [...cliBundle.errors, ...cliBundle.warnings, ...loader.errors, ...loader.warnings];
   if (problems.length > 0) {
@@ -124,20 +127,16 @@ async function bundle() {
 }
 
 /**
- * esbuild escapes non-ASCII in strings but leaves it in comments and regular expressions (µs in
- * a duration pattern). One such character makes the loader decode megabytes of UTF-8 on every
- * start instead of taking the bytes as a one-byte string: escape each as \uXXXX, which means the
- * same character in a regular expression and is inert in a comment. In a template literal it
- * would change the raw text: a character on a code line with a backtick stops the build.
+ * esbuild escapes non-ASCII in strings and template literals but leaves it in regular expressions
+ * (µs in a duration pattern) and in the licence comments it keeps; the whitespace-minified bundle
+ * has no other comments. One such character makes the loader decode megabytes of UTF-8 on every
+ * start instead of taking the bytes as a one-byte string. A \uXXXX escape (a surrogate pair for
+ * characters beyond the BMP) is the same character in a regular expression, with or without the
+ * u flag, and inert in a comment.
  */
 function asciiOnly(file) {
   const text = fs.readFileSync(file, "utf8");
-  const escaped = text.replace(/[^\x00-\x7f]/gu, (c, offset) => {
-    const end = text.indexOf("\n", offset);
-    const line = text.slice(text.lastIndexOf("\n", offset) + 1, end === -1 ? undefined : end);
-    if (!/^\s*(\/\/|\/\*|\*)/.test(line) && line.includes("`")) throw new Error(`a non-ASCII character in what may be a template literal, ${file}: ${line.trim().slice(0, 120)}`);
-    return [...c].length === 1 && c.length === 1 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}` : c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16)}`).join("");
-  });
+  const escaped = text.replace(/[^\x00-\x7f]/gu, (c) => [...c.split("")].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""));
   fs.writeFileSync(file, escaped);
 }
 

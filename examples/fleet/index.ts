@@ -62,9 +62,15 @@ export interface ClusterReport {
 
 class UsageError extends Error {}
 
+/** bootstrap.khook.yaml next to the program; in this repository the program runs from dist/, the spec stays in examples/. */
+function defaultSpec(): string {
+  const here = path.join(__dirname, "bootstrap.khook.yaml");
+  return fs.existsSync(here) ? here : path.resolve(__dirname, "..", "..", "..", "examples", "fleet", "bootstrap.khook.yaml");
+}
+
 function parseArgs(argv: string[]): Options {
   const clusters: Options["clusters"] = [];
-  let spec = path.join(__dirname, "bootstrap.khook.yaml");
+  let spec = defaultSpec();
   let concurrency = 4;
   let work = path.resolve(".khook-fleet");
   let json: string | undefined;

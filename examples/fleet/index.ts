@@ -160,11 +160,9 @@ async function stackFor(o: Options, cluster: { name: string; kubeconfig: string 
   );
 }
 
-/** The first line worth showing of a failed update: khook's own message when there is one. */
+/** The first line worth showing of a failed update: the provider's own message, not Pulumi's summary of it. */
 function firstErrorLine(diagnostics: readonly string[], e: unknown): string {
   const lines = diagnostics.flatMap((d) => d.split("\n")).map((l) => l.trim()).filter((l) => l !== "");
-  const khook = lines.find((l) => /^\[bootstrap\]|khook/.test(l) && !/^update failed$/i.test(l));
-  if (khook !== undefined) return khook;
   const first = lines.find((l) => !/^(update failed|one or more errors occurred)/i.test(l));
   if (first !== undefined) return first;
   return (e instanceof Error ? e.message : String(e)).split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "unknown error";

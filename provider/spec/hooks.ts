@@ -22,25 +22,82 @@ import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepT
 import { SPEC_DEFAULTS } from "./defaults.js";
 import { HOOK_EVENTS, STEP_TYPES, stepTypeOf } from "./types.js";
 
-/** Which step types each event happens on. */
-export const EVENT_STEP_TYPES: Readonly<Record<HookEvent, readonly StepType[]>> = {
-  // Steps that render objects before sending them (delete: only its manifests form).
-  "post-render": ["apply", "delete", "helm"],
-  // Steps that send objects.
-  "pre-apply": ["apply", "helm"],
-  // Every step finishes.
-  "post-apply": STEP_TYPES,
-  // Steps whose destroy removes objects.
-  finalize: ["apply", "helm", "job"],
+/** A run of the engine: `plan` is the planner's dry runs (executors' assess). */
+export type HookRun = "apply" | "plan" | "destroy";
+
+/**
+ * Where in a step's life an event happens, and so who fires it: the step's executor
+ * where its objects exist (`render`: rendered, nothing sent yet; `send`: about to be
+ * sent), or the engine around the step's attempts (`after-step`: the attempts are
+ * over, ok or failed; `before-teardown`: before each destroy attempt).
+ */
+export const HOOK_POINTS = {
+  render: "executor",
+  send: "executor",
+  "after-step": "engine",
+  "before-teardown": "engine",
+} as const satisfies Record<string, "engine" | "executor">;
+export type HookPoint = keyof typeof HOOK_POINTS;
+
+/** A step form an event is limited to, within one step type (delete: only its manifests form renders objects). */
+export interface HookStepForm {
+  readonly applies: (action: unknown) => boolean;
+  /** The form, in `it happens on ...` lists. */
+  readonly name: string;
+  /** A step of the type in another form, in `does not happen on step "x" (...)`. */
+  readonly otherwise: string;
+}
+
+/** One event's row of the lifecycle table. */
+export interface HookEventLifecycle {
+  readonly at: HookPoint;
+  /** The runs that fire it; `plan` means the planner's dry runs do (plan never calls a webhook). */
+  readonly runs: readonly HookRun[];
+  /** The one handler kind it takes (the loader's hook-event-handler rule); see docs/hooks.md for why. */
+  readonly handler: "function" | "webhook";
+  /** The step types it happens on. */
+  readonly stepTypes: readonly StepType[];
+  /** Per type, the one form of it the event happens on (absent: every form). */
+  readonly forms?: Partial<Record<StepType, HookStepForm>>;
+}
+
+const DELETE_BY_MANIFESTS: HookStepForm = {
+  applies: (action) => action !== null && typeof action === "object" && "manifests" in action,
+  name: "delete (by manifests)",
+  otherwise: "a delete step by resource or release, which renders nothing",
 };
 
-/** Which handler each event takes; see docs/hooks.md for why. */
-export const EVENT_HANDLER: Readonly<Record<HookEvent, "function" | "webhook">> = {
-  "post-render": "function",
-  "pre-apply": "webhook",
-  "post-apply": "webhook",
-  finalize: "webhook",
-};
+/**
+ * The hook lifecycle: each event, where it happens (and so who fires it), in which
+ * runs, with which handler, on which step types. The loader's rules, the engine, the
+ * executors (through StepHooks, provider/hooks/run.ts) and the planner all read it;
+ * provider/hooks/README.md says how to add an event.
+ */
+export const HOOK_LIFECYCLE = {
+  // Steps that render objects, before anything is sent; plan --diff runs the functions.
+  "post-render": { at: "render", runs: ["apply", "plan", "destroy"], handler: "function", stepTypes: ["apply", "delete", "helm"], forms: { delete: DELETE_BY_MANIFESTS } },
+  // Steps that send objects, right before they do.
+  "pre-apply": { at: "send", runs: ["apply"], handler: "webhook", stepTypes: ["apply", "helm"] },
+  // Every step finishes.
+  "post-apply": { at: "after-step", runs: ["apply"], handler: "webhook", stepTypes: STEP_TYPES },
+  // Steps whose destroy removes objects.
+  finalize: { at: "before-teardown", runs: ["destroy"], handler: "webhook", stepTypes: ["apply", "helm", "job"] },
+} as const satisfies Record<HookEvent, HookEventLifecycle>;
+
+/** The lifecycle row of `event`, as the interface (the table's literal types are for the compiler). */
+export function lifecycleOf(event: HookEvent): HookEventLifecycle {
+  return HOOK_LIFECYCLE[event];
+}
+
+/** The events at `point` that fire in `run`, in HOOK_EVENTS order. */
+export function eventsAt(point: HookPoint, run: HookRun): HookEvent[] {
+  return HOOK_EVENTS.filter((e) => lifecycleOf(e).at === point && lifecycleOf(e).runs.includes(run));
+}
+
+/** Whether any event of `hook` fires in `run` (plan: the planner calls none of a webhook's). */
+export function firesIn(hook: Pick<LoadedHook, "events">, run: HookRun): boolean {
+  return hook.events.some((e) => lifecycleOf(e).runs.includes(run));
+}
 
 /** A webhook request never waits longer than this, whatever the spec says. */
 export const MAX_WEBHOOK_TIMEOUT_MS = 60_000;
@@ -82,9 +139,8 @@ type Report = (path: string, message: string, rule: string, severity?: "error" |
 
 /** Whether `event` happens on a step of this type and form. */
 export function eventApplies(event: HookEvent, type: StepType, action: unknown): boolean {
-  if (!EVENT_STEP_TYPES[event].includes(type)) return false;
-  if (event === "post-render" && type === "delete") return action !== null && typeof action === "object" && "manifests" in action;
-  return true;
+  const row = lifecycleOf(event);
+  return row.stepTypes.includes(type) && (row.forms?.[type]?.applies(action) ?? true);
 }
 
 function stepMatches(hook: HookSpec, step: StepSpec): boolean {
@@ -135,7 +191,7 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     else firstName.set(hook.name, i);
 
     hook.on.forEach((event, e) => {
-      const wants = EVENT_HANDLER[event];
+      const wants = lifecycleOf(event).handler;
       const has = hook.function !== undefined ? "function" : "webhook";
       if (wants !== has) {
         report(
@@ -165,7 +221,7 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     });
     hook.match?.types?.forEach((type, j) => {
       for (const event of hook.on) {
-        if (!EVENT_STEP_TYPES[event].includes(type)) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
+        if (!lifecycleOf(event).stepTypes.includes(type)) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
       }
     });
     if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
@@ -182,14 +238,16 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
   return out;
 }
 
+/** A step, in `does not happen on step "x" (...)`: its type, or what its form is not (a delete by resource renders nothing). */
 function describeType(type: StepType, action: unknown): string {
-  return type === "delete" && !(action !== null && typeof action === "object" && "manifests" in action) ? "a delete step by resource or release, which renders nothing" : `a ${type} step`;
+  const form = HOOK_EVENTS.map((e) => lifecycleOf(e).forms?.[type]).find((f) => f !== undefined);
+  return form !== undefined && !form.applies(action) ? form.otherwise : `a ${type} step`;
 }
 
 function describeEventTypes(event: HookEvent): string {
-  const types = EVENT_STEP_TYPES[event];
-  if (types.length === STEP_TYPES.length) return "every step";
-  return types.map((t) => (t === "delete" ? "delete (by manifests)" : t)).join(", ") + " steps";
+  const row = lifecycleOf(event);
+  if (row.stepTypes.length === STEP_TYPES.length) return "every step";
+  return row.stepTypes.map((t) => row.forms?.[t]?.name ?? t).join(", ") + " steps";
 }
 
 function checkFunction(hook: HookSpec, i: number, baseDir: string, report: Report): void {
@@ -295,6 +353,14 @@ function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebho
     }
   }
   return sha256Hex(`${canonicalJson(definition)}\n${content}`);
+}
+
+/**
+ * The hooks of `step` that change its objects (the events at render and send), event by
+ * event in HOOK_EVENTS order: what a helm release's hooks fingerprint covers.
+ */
+export function objectHooksFor(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }): LoadedHook[] {
+  return HOOK_EVENTS.filter((e) => HOOK_POINTS[lifecycleOf(e).at] === "executor").flatMap((e) => hooksFor(step, e));
 }
 
 /** The hooks of `step` that handle `event`, in run order. */

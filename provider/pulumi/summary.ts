@@ -22,6 +22,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
+import type { StepType } from "../spec/types.js";
 import { KHOOK_VERSION } from "../version.js";
 import type { InputProblem, KhookInputs } from "./wire.js";
 
@@ -82,6 +83,17 @@ export function summarize(spec: LoadedSpec): SpecSummary {
   };
 }
 
+/** The tools each step type runs (kustomize is the source's, below, not the type's). */
+const TOOLS_BY_TYPE = {
+  helm: ["helm"],
+  apply: [],
+  delete: [],
+  patch: [],
+  wait: [],
+  rollout: [],
+  job: [],
+} as const satisfies Record<StepType, readonly RequiredTool["tool"][]>;
+
 /** helm for an included helm step; kustomize for an included step with a `kustomize:` source. Steps `when:` excludes need nothing. */
 export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
   const out = new Map<RequiredTool["tool"], RequiredTool>();
@@ -90,7 +102,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };
-    if (s.type === "helm") need("helm");
+    for (const tool of TOOLS_BY_TYPE[s.type]) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
     if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m)) need("kustomize");
   }

@@ -505,8 +505,10 @@ interface UnionFailure {
   isObject: boolean;
 }
 
-const SKIP_IF_SUMMARY = Object.entries(SKIP_IF_BY_TYPE)
-  .map(([type, word]) => `${type} (${word})`)
+const SKIP_IF_SUMMARY = STEP_TYPES.flatMap((type): string[] => {
+  const word: string | undefined = SKIP_IF_BY_TYPE[type];
+  return word === undefined ? [] : [`${type} (${word})`];
+})
   .join(", ");
 
 function exactlyOneMessage(segs: readonly string[], doc: unknown, keys: readonly string[], present: readonly string[]): string {

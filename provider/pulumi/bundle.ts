@@ -23,9 +23,13 @@ import * as path from "node:path";
 import type { FileReference } from "../spec/hash.js";
 import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
+import type * as HashModule from "../spec/hash.js";
+import type * as VarsModule from "../spec/vars.js";
+import type * as SourceModule from "../spec/source.js";
+import type * as YamlModule from "yaml";
 
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
-const hash = (): typeof import("../spec/hash.js") => require("../spec/hash.js") as typeof import("../spec/hash.js");
+const hash = (): typeof HashModule => require("../spec/hash.js") as typeof HashModule;
 
 /** How each key that may name a local file looks in spec text: `chart:` names one only when its value is a path. */
 const LOCAL_KEY_PATTERNS = {
@@ -109,9 +113,9 @@ function isExecutable(file: string): boolean {
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
   let doc: unknown;
   try {
-    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof import("../spec/vars.js");
-    const { SourceText } = require("../spec/source.js") as typeof import("../spec/source.js");
-    const { parse: parseYaml } = require("yaml") as typeof import("yaml");
+    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof VarsModule;
+    const { SourceText } = require("../spec/source.js") as typeof SourceModule;
+    const { parse: parseYaml } = require("yaml") as typeof YamlModule;
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
     doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
   } catch {

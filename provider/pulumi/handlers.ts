@@ -42,10 +42,13 @@ import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import type * as OperationsExports from "../operations.js";
+import type * as LoadModule from "./load.js";
+import type * as KubeconfigModule from "../kube/kubeconfig.js";
 
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
-type OperationsModule = typeof import("../operations.js");
+type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 
@@ -339,7 +342,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadModule;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
@@ -359,7 +362,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
 type LoadedContents = ReadonlyMap<string, LoadedKubeconfig>;
 
 function parseKubeconfigContent(content: string): LoadedKubeconfig | undefined {
-  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof import("../kube/kubeconfig.js");
+  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof KubeconfigModule;
   try {
     return loadKubeconfig({ kubeconfigContent: content });
   } catch {

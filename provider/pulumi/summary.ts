@@ -25,6 +25,10 @@ import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import { KHOOK_VERSION } from "../version.js";
 import type { InputProblem, KhookInputs } from "./wire.js";
+import type * as LoadModule from "./load.js";
+import type * as PlanLinesModule from "./plan-lines.js";
+import type * as LocationModule from "./location.js";
+import type * as HashModule from "../spec/hash.js";
 
 export interface StepSummary {
   name: string;
@@ -62,7 +66,7 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
   const hit = key === undefined ? undefined : readMemo(key);
   if (hit !== undefined) return { ok: true, summary: hit, fromMemo: true };
   // Loaded only on a miss: a warm preview never loads the spec machinery.
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadModule;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) return loaded;
   const summary = summarize(loaded.spec);
@@ -71,8 +75,8 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
 }
 
 export function summarize(spec: LoadedSpec): SpecSummary {
-  const { planLines } = require("./plan-lines.js") as typeof import("./plan-lines.js");
-  const { journalLocation } = require("./location.js") as typeof import("./location.js");
+  const { planLines } = require("./plan-lines.js") as typeof PlanLinesModule;
+  const { journalLocation } = require("./location.js") as typeof LocationModule;
   const location = journalLocation(spec);
   return {
     name: spec.name,
@@ -110,7 +114,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const { fileReferences } = require("../spec/hash.js") as typeof import("../spec/hash.js");
+  const { fileReferences } = require("../spec/hash.js") as typeof HashModule;
   return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
 }
 

@@ -15,6 +15,7 @@
  */
 import { STEP_TYPES } from "../spec/types.js";
 import { SPEC_INPUT_KEYS, TARGETING_KEYS, UNKNOWN, containsUnknown } from "./wire.js";
+import type * as YamlModule from "yaml";
 
 /** What the plan says for a step whose inputs are unknown. */
 export const KNOWN_AFTER = "known after the cluster/values exist";
@@ -73,7 +74,7 @@ export interface RawStep {
  */
 export function rawSteps(specText: string, unknown: readonly string[]): RawStep[] | undefined {
   // Loaded on use: a preview with nothing unknown never needs the positioned parser.
-  const { parseDocument, isMap, isSeq } = require("yaml") as typeof import("yaml");
+  const { parseDocument, isMap, isSeq } = require("yaml") as typeof YamlModule;
   let doc;
   try {
     doc = parseDocument(specText, { prettyErrors: false, strict: false, uniqueKeys: false });

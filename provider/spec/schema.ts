@@ -37,6 +37,7 @@ import { createHash } from "node:crypto";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
+import type * as Ajv2020Module from "ajv/dist/2020.js";
 
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
@@ -161,7 +162,7 @@ export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
 export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
   // Required here, not at the top: loading ajv's compiler costs more than the rest of a
   // `khook validate` start, and only the build (or a stale generated validator) needs it.
-  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof Ajv2020Module;
   const ajv = new AjvClass({
     allErrors: true,
     verbose: true,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
-import { parseRecord, type MemoryRecordStore, type StateRecord } from "../../../provider/state/index.js";
+import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
+import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
 import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";

@@ -55,10 +55,6 @@ export interface HookEventLifecycle {
   readonly runs: readonly HookRun[];
   /** The one handler kind it takes (the loader's hook-event-handler rule); see docs/hooks.md for why. */
   readonly handler: "function" | "webhook";
-  /** The step types it happens on. */
-  readonly stepTypes: readonly StepType[];
-  /** Per type, the one form of it the event happens on (absent: every form). */
-  readonly forms?: Partial<Record<StepType, HookStepForm>>;
 }
 
 const DELETE_BY_MANIFESTS: HookStepForm = {
@@ -69,20 +65,46 @@ const DELETE_BY_MANIFESTS: HookStepForm = {
 
 /**
  * The hook lifecycle: each event, where it happens (and so who fires it), in which
- * runs, with which handler, on which step types. The loader's rules, the engine, the
- * executors (through StepHooks, provider/hooks/run.ts) and the planner all read it;
- * provider/hooks/README.md says how to add an event.
+ * runs, with which handler; HOOK_EVENTS_BY_TYPE says on which step types. The loader's
+ * rules, the engine, the executors (through StepHooks, provider/hooks/run.ts) and the
+ * planner all read it; provider/hooks/README.md says how to add an event.
  */
 export const HOOK_LIFECYCLE = {
-  // Steps that render objects, before anything is sent; plan --diff runs the functions.
-  "post-render": { at: "render", runs: ["apply", "plan", "destroy"], handler: "function", stepTypes: ["apply", "delete", "helm"], forms: { delete: DELETE_BY_MANIFESTS } },
-  // Steps that send objects, right before they do.
-  "pre-apply": { at: "send", runs: ["apply"], handler: "webhook", stepTypes: ["apply", "helm"] },
-  // Every step finishes.
-  "post-apply": { at: "after-step", runs: ["apply"], handler: "webhook", stepTypes: STEP_TYPES },
-  // Steps whose destroy removes objects.
-  finalize: { at: "before-teardown", runs: ["destroy"], handler: "webhook", stepTypes: ["apply", "helm", "job"] },
+  // A step's objects are rendered and nothing is sent yet; plan --diff runs the functions.
+  "post-render": { at: "render", runs: ["apply", "plan", "destroy"], handler: "function" },
+  // A step is about to send its objects.
+  "pre-apply": { at: "send", runs: ["apply"], handler: "webhook" },
+  // A step finished, ok or failed.
+  "post-apply": { at: "after-step", runs: ["apply"], handler: "webhook" },
+  // Destroy is about to remove a step's objects.
+  finalize: { at: "before-teardown", runs: ["destroy"], handler: "webhook" },
 } as const satisfies Record<HookEvent, HookEventLifecycle>;
+
+/**
+ * Which events happen on each step type: `true` on every step of the type, or the one
+ * form of it they happen on. post-render and pre-apply on the steps that render and
+ * send objects (a delete renders only its manifests form), post-apply on every step,
+ * finalize on the steps whose destroy removes objects.
+ */
+export const HOOK_EVENTS_BY_TYPE = {
+  helm: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
+  apply: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
+  delete: { "post-render": DELETE_BY_MANIFESTS, "post-apply": true },
+  patch: { "post-apply": true },
+  wait: { "post-apply": true },
+  rollout: { "post-apply": true },
+  job: { "post-apply": true, finalize: true },
+} as const satisfies Record<StepType, Partial<Record<HookEvent, true | HookStepForm>>>;
+
+/** The step types `event` happens on (in some form), in STEP_TYPES order. */
+export function stepTypesOf(event: HookEvent): StepType[] {
+  return STEP_TYPES.filter((t) => formOf(event, t) !== undefined);
+}
+
+/** How `event` happens on a step of type `type`: on every one, on one form, or not at all. */
+function formOf(event: HookEvent, type: StepType): true | HookStepForm | undefined {
+  return (HOOK_EVENTS_BY_TYPE[type] as Partial<Record<HookEvent, true | HookStepForm>>)[event];
+}
 
 /** The lifecycle row of `event`, as the interface (the table's literal types are for the compiler). */
 export function lifecycleOf(event: HookEvent): HookEventLifecycle {
@@ -139,8 +161,8 @@ type Report = (path: string, message: string, rule: string, severity?: "error" |
 
 /** Whether `event` happens on a step of this type and form. */
 export function eventApplies(event: HookEvent, type: StepType, action: unknown): boolean {
-  const row = lifecycleOf(event);
-  return row.stepTypes.includes(type) && (row.forms?.[type]?.applies(action) ?? true);
+  const form = formOf(event, type);
+  return form === true || (form !== undefined && form.applies(action));
 }
 
 function stepMatches(hook: HookSpec, step: StepSpec): boolean {
@@ -221,7 +243,7 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     });
     hook.match?.types?.forEach((type, j) => {
       for (const event of hook.on) {
-        if (!lifecycleOf(event).stepTypes.includes(type)) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
+        if (formOf(event, type) === undefined) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
       }
     });
     if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
@@ -240,14 +262,18 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
 
 /** A step, in `does not happen on step "x" (...)`: its type, or what its form is not (a delete by resource renders nothing). */
 function describeType(type: StepType, action: unknown): string {
-  const form = HOOK_EVENTS.map((e) => lifecycleOf(e).forms?.[type]).find((f) => f !== undefined);
+  const form = HOOK_EVENTS.map((e) => formOf(e, type)).find((f): f is HookStepForm => f !== undefined && f !== true);
   return form !== undefined && !form.applies(action) ? form.otherwise : `a ${type} step`;
 }
 
 function describeEventTypes(event: HookEvent): string {
-  const row = lifecycleOf(event);
-  if (row.stepTypes.length === STEP_TYPES.length) return "every step";
-  return row.stepTypes.map((t) => row.forms?.[t]?.name ?? t).join(", ") + " steps";
+  const types = stepTypesOf(event);
+  if (types.length === STEP_TYPES.length) return "every step";
+  const names = types.map((t) => {
+    const form = formOf(event, t);
+    return form === true || form === undefined ? t : form.name;
+  });
+  return `${names.join(", ")} steps`;
 }
 
 function checkFunction(hook: HookSpec, i: number, baseDir: string, report: Report): void {

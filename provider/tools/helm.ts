@@ -20,6 +20,9 @@
  * - kubeconfig content is written to a 0600 file.
  *
  * All output goes through the caller's Redactor (see exec.ts).
+ *
+ * This module only drives the process. What a release's history, values or
+ * chart mean is provider/helm/ (pure); what to do with them is steps/helm.ts.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -28,7 +31,8 @@ import * as path from "node:path";
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { ClusterTarget } from "../kube/client.js";
-import type { BasicAuth } from "../spec/types.js";
+import type { BasicAuth, ChartRef } from "../helm/chart.js";
+import type { ChartMeta, HelmRevision } from "../helm/release.js";
 import { describeFailure, runTool, type ExecResult } from "./exec.js";
 import { locateTool } from "./locate.js";
 
@@ -125,30 +129,6 @@ function installExitHook(): void {
       }
     }
   });
-}
-
-/** One entry of `helm history -o json`. */
-export interface HelmRevision {
-  revision: number;
-  updated: string;
-  status: string;
-  /** `<chart name>-<chart version>` */
-  chart: string;
-  app_version: string;
-  description: string;
-}
-
-export interface ChartMeta {
-  name: string;
-  version: string;
-  /** Chart.yaml's appVersion, when `helm show chart` was asked (hook contexts). */
-  appVersion?: string;
-}
-
-/** How helm should find the chart: the argument plus flags (`--repo`, `--version`, `--plain-http`). */
-export interface ChartRef {
-  chart: string;
-  flags: string[];
 }
 
 export interface InstallRequest {
@@ -486,25 +466,4 @@ export function parseChartYaml(text: string, what: string): ChartMeta {
   if (name === undefined || version === undefined) throw executionError(`${what}: the chart metadata has no name or version`);
   const appVersion = field("appVersion");
   return { name, version, ...(appVersion !== undefined ? { appVersion } : {}) };
-}
-
-/**
- * The value of the `khook.io/spec` release label: a valid label value (63
- * characters, alphanumerics plus `-_.`). Longer names are cut and suffixed
- * with a hash so two specs never share a value.
- */
-export function specLabelValue(specName: string): string {
-  let v = specName.replace(/[^A-Za-z0-9_.-]/g, "-").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
-  if (v !== specName || v.length > 63) {
-    const hash = createHash("sha256").update(specName).digest("hex").slice(0, 8);
-    v = `${v.slice(0, 54).replace(/[^A-Za-z0-9]+$/, "")}-${hash}`;
-  }
-  return v === "" ? "spec" : v;
-}
-
-export const MANAGED_BY_LABEL = "khook.io/managed-by";
-export const SPEC_LABEL = "khook.io/spec";
-
-export function ownershipLabels(specName: string): Record<string, string> {
-  return { [MANAGED_BY_LABEL]: "khook", [SPEC_LABEL]: specLabelValue(specName) };
 }

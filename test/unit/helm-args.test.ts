@@ -11,7 +11,8 @@ import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
-import { buildInstallArgs, ownershipLabels, specLabelValue } from "../../provider/tools/helm.js";
+import { releaseOwnershipLabels, specLabelValue } from "../../provider/ownership.js";
+import { buildInstallArgs } from "../../provider/tools/helm.js";
 import { fakeHelm } from "./support/fake-helm.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
@@ -138,7 +139,7 @@ describe("helm: each run gets its own helm directories, removed at the end", () 
 describe("helm: install and upgrade arguments", () => {
   test("install marks the release with khook's labels; upgrade resets values (the spec is the sole source) and adds no labels", () => {
     const chart = { chart: "demo", flags: ["--repo", "http://r"] };
-    const install = buildInstallArgs({ mode: "install", release: "r1", namespace: "ns", chart, valuesFile: "/tmp/v.json", createNamespace: true, atomic: true, wait: true, timeoutMs: 90_500, labels: ownershipLabels("bootstrap") });
+    const install = buildInstallArgs({ mode: "install", release: "r1", namespace: "ns", chart, valuesFile: "/tmp/v.json", createNamespace: true, atomic: true, wait: true, timeoutMs: 90_500, labels: releaseOwnershipLabels("bootstrap") });
     assert.deepEqual(install, [
       "install", "r1", "demo", "--repo", "http://r", "--namespace", "ns", "--values", "/tmp/v.json", "--create-namespace", "--atomic", "--wait",
       "--timeout", "91s", "--labels", "khook.io/managed-by=khook,khook.io/spec=bootstrap", "--output", "json",

@@ -6,7 +6,10 @@
  * from helm's storage Secrets (or helm), and the rule that turns the facts into
  * install / upgrade / no-op / skip is provider/helm/decide.ts, which asks for
  * each costlier fact (values, the deployed values, the chart, a dry run) only
- * when it needs it. A pending release stops the step with the recovery command.
+ * when it needs it. A pending release stops the step with the recovery command,
+ * unless the state record proves that khook's own dead run left it
+ * (provider/helm/recover.ts): then khook waits for that run's helm if it may
+ * still run, recovers the release, says so in one line, and goes on.
  *
  * Every release khook installs carries the release labels
  * `khook.io/managed-by=khook` and `khook.io/spec=<spec name>`; destroy
@@ -17,11 +20,13 @@ import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../helm/chart.js";
 import { decideRelease, normalizeManifest, type ReleaseDecision, type ReleaseFact, type ReleaseFacts } from "../helm/decide.js";
-import { chartLabel, describeRevision, historyState, pendingMessage, type HistoryState } from "../helm/release.js";
+import { decidePendingRecovery } from "../helm/recover.js";
+import { chartLabel, describeRevision, historyState, pendingMessage, type HelmRevision, type HistoryState } from "../helm/release.js";
 import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../spec/loaded.js";
+import { pidAlive } from "../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
 import type { ResourceType } from "../kubectl/types.js";
 import { computeValues, registerPreviousSecrets } from "./helm-values.js";
@@ -87,13 +92,13 @@ async function openSession(ctx: StepContext): Promise<HelmSession> {
  * Opens a session and decides install / upgrade / no-op / skip: gathers the facts the rule
  * (decideRelease) asks for, one at a time, until it decides. The caller closes the session.
  */
-async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
+async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply"): Promise<Prepared> {
   const t = target(step, ctx);
   const session = await openSession(ctx);
   try {
-    const stored = await storedReleasesOf(ctx, t);
+    let stored = await storedReleasesOf(ctx, t);
     const history = stored !== undefined ? stored.history : await session.history(t.release, t.namespace);
-    let facts: ReleaseFacts = {
+    const initial: ReleaseFacts = {
       release: t.release,
       namespace: t.namespace,
       history,
@@ -101,6 +106,7 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
       specHasHooks: ctx.spec.hooks.length > 0,
       localChart: t.source.form === "local",
     };
+    let facts = initial;
     let ref: ChartRef | undefined;
     const chart = async (): Promise<ChartRef> => (ref ??= await chartRef(session, t.source, ctx.spec.baseDir));
     const gather = async (fact: ReleaseFact): Promise<ReleaseFacts> => {
@@ -122,9 +128,17 @@ async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
         }
       }
     };
-    for (;;) {
+    // Waiting for a dead run's helm, then recovering, is at most two rounds; a third pending is refused.
+    for (let pendingRounds = 0; ; ) {
       const decision = decideRelease(facts);
-      if (decision.action === "pending") throw executionError(decision.reason);
+      if (decision.action === "pending") {
+        const outcome = mode === "apply" && pendingRounds++ < 2 ? await recoverPending(session, t, decision.state.last, facts.history ?? [], ctx) : undefined;
+        if (outcome === undefined || outcome.action === "refuse") throw executionError(`${decision.reason}${outcome?.note ?? ""}`);
+        // The release changed under us: start again from its storage.
+        stored = await storedReleasesOf(ctx, t);
+        facts = { ...initial, history: stored !== undefined ? stored.history : await session.history(t.release, t.namespace) };
+        continue;
+      }
       if (decision.action !== "need") {
         const deployedManifest = decision.action === "no-op" ? stored?.latestManifest : undefined;
         return { session, t, facts, ref, decision, ...(deployedManifest !== undefined ? { deployedManifest } : {}) };
@@ -242,12 +256,86 @@ async function installSource(session: HelmSession, ref: ChartRef, t: Target, ste
 }
 
 /**
+ * A pending release: refused, unless the state record proves khook's own dead run left it
+ * (provider/helm/recover.ts). Then wait for that run's helm while it may still run, or recover
+ * the release (rollback or uninstall), saying so in one line.
+ */
+async function recoverPending(
+  session: HelmSession,
+  t: Target,
+  last: HelmRevision,
+  history: readonly HelmRevision[],
+  ctx: StepContext,
+): Promise<{ action: "refuse"; note: string } | { action: "waited" | "recovered" }> {
+  const previous = ctx.record?.previousHelm();
+  const mark = previous?.mark;
+  const thisHost = ctx.record?.run.host ?? "";
+  const decision = decidePendingRecovery({
+    release: t.release,
+    namespace: t.namespace,
+    history,
+    mark,
+    thisRun: ctx.record?.run.id ?? "",
+    thisHost,
+    markRunEnded: previous?.runEnded,
+    helmPidAlive: mark !== undefined && mark.host === thisHost ? pidAlive(mark.pid) : undefined,
+    now: Date.now(),
+  });
+  switch (decision.action) {
+    case "refuse":
+      // Today's refusal; when a khook run did leave it, also why khook would not recover it itself.
+      return { action: "refuse", note: mark !== undefined ? `. khook did not recover ${describeRevision(last)} itself: ${decision.why}` : "" };
+    case "wait":
+      ctx.log(decision.line);
+      await waitWhileRunning(decision.pid, decision.until, ctx.signal);
+      return { action: "waited" };
+    case "recover": {
+      ctx.log(decision.line);
+      const r = decision.recovery;
+      if (r.action === "rollback") await session.rollback(r.release, r.namespace, r.toRevision, helmTimeoutMs(ctx.deadline));
+      else await session.uninstall(r.release, r.namespace, helmTimeoutMs(ctx.deadline));
+      return { action: "recovered" };
+    }
+  }
+}
+
+/** How often a dead run's helm is checked: a pid has no watch, and signal 0 is one cheap syscall. */
+const PID_POLL_MS = 250;
+
+/** Until `pid` (on this host) is gone, or `until` passes; without a pid (another host), until `until`. Abortable. */
+async function waitWhileRunning(pid: number | undefined, until: number, signal: AbortSignal): Promise<void> {
+  while (Date.now() < until && (pid === undefined || pidAlive(pid))) {
+    signal.throwIfAborted();
+    const ms = pid === undefined ? until - Date.now() : Math.min(PID_POLL_MS, until - Date.now());
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+  signal.throwIfAborted();
+}
+
+/**
+ * helm may outlive khook (`kill -9` of khook leaves its helm child running until its own
+ * --timeout), and an atomic step's failed wait is followed by a rollback with the same timeout.
+ * After this long from its start it has certainly finished or given up.
+ */
+function helmMayRunMs(timeoutMs: number, atomic: boolean): number {
+  return timeoutMs * (atomic ? 2 : 1) + 60_000;
+}
+
+/**
  * A helm that dies mid-operation (killed, out of memory, its node gone) leaves
  * the release pending-install/-upgrade, and every later helm call refuses it.
  * Say so with the failure, and the exact recovery command, rather than only on
- * the next run. khook does not recover the release itself: helm records no
- * owner for a pending operation, so khook cannot tell its own dead helm from
- * another client's live one, and a rollback would undo that one's work.
+ * the next run. This run does not recover the release itself: helm records no
+ * owner for a pending operation, and only a later run, through the state record,
+ * can prove that khook's helm is gone (recoverPending).
  */
 async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Promise<T>): Promise<T> {
   try {
@@ -267,7 +355,7 @@ async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Pr
 // ------------------------------------------------------------------ executor
 
 async function assess(step: HelmStep, ctx: StepContext, opts?: AssessOptions): Promise<Assessment> {
-  const p = await prepare(step, ctx);
+  const p = await prepare(step, ctx, "assess");
   try {
     const assessment = { action: p.decision.action, reason: p.decision.reason };
     if (opts?.diff !== true) return assessment;
@@ -307,7 +395,7 @@ async function releaseDiff(step: HelmStep, ctx: StepContext, p: Prepared): Promi
 }
 
 async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
-  const p = await prepare(step, ctx);
+  const p = await prepare(step, ctx, "apply");
   const { session, t, decision } = p;
   try {
     switch (decision.action) {
@@ -340,6 +428,25 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
         const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
         const install = await installSource(session, refOf(p), t, step, ctx);
+        const timeoutMs = helmTimeoutMs(ctx.deadline);
+        // helm's pid and host go into the record as soon as it runs: if khook dies, the next run can tell its helm from another's.
+        const record = ctx.record;
+        const operation = decision.action;
+        let marked: Promise<void> | undefined;
+        const onSpawn = (pid: number): void => {
+          if (record === undefined) return;
+          const startedAt = Date.now();
+          marked = record.helmStarted({
+            pid,
+            host: record.run.host,
+            startedAt: new Date(startedAt).toISOString(),
+            until: new Date(startedAt + helmMayRunMs(timeoutMs, step.action.atomic)).toISOString(),
+            release: t.release,
+            namespace: t.namespace,
+            operation,
+            revision: (p.facts.history?.at(-1)?.revision ?? 0) + 1,
+          });
+        };
         const r = await withPendingHint(session, t, () => withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
           postRenderer,
           mode: decision.action,
@@ -350,11 +457,11 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           createNamespace: step.action.createNamespace,
           atomic: step.action.atomic,
           wait: step.action.wait && !install.khookWaits,
-          timeoutMs: helmTimeoutMs(ctx.deadline),
+          timeoutMs,
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.
           labels: { ...(decision.action === "install" ? releaseOwnershipLabels(ctx.spec.name) : {}), ...hookLabel },
-        })));
+        }, { onSpawn }))).finally(() => marked);
         if (install.khookWaits) await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         return {

@@ -267,7 +267,7 @@ export class HelmSession {
   }
 
   /** Runs helm with the session's environment and connection flags. Never throws for exit codes. */
-  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {}): Promise<ExecResult> {
+  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean; onSpawn?: (pid: number) => void } = {}): Promise<ExecResult> {
     if (this.closed) throw new Error("helm session is closed");
     const full = opts.cluster === false ? [...args] : [...args, ...this.globalFlags];
     this.resolvedHelm ??= typeof this.helm === "function" ? this.helm() : Promise.resolve(this.helm);
@@ -279,6 +279,7 @@ export class HelmSession {
       signal: this.signal,
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.keepRawStdout ? { keepRawStdout: true } : {}),
+      ...(opts.onSpawn !== undefined ? { onSpawn: opts.onSpawn } : {}),
     });
   }
 
@@ -399,11 +400,16 @@ export class HelmSession {
     return parseChartYaml(r.stdout, ref.chart);
   }
 
-  /** helm install / upgrade; returns the new release's revision and status. Throws on failure. */
-  async installOrUpgrade(req: InstallRequest): Promise<InstallResult> {
-    const r = await this.run(buildInstallArgs(req), { keepRawStdout: true });
+  /** helm install / upgrade; returns the new release's revision and status. Throws on failure. `onSpawn` is told helm's pid. */
+  async installOrUpgrade(req: InstallRequest, opts: { onSpawn?: (pid: number) => void } = {}): Promise<InstallResult> {
+    const r = await this.run(buildInstallArgs(req), { keepRawStdout: true, ...opts });
     if (!r.ok) throw this.failure(r, `helm ${req.mode}${req.dryRun ? " --dry-run=server" : ""} ${req.release} (namespace ${req.namespace})`);
     return parseReleaseJson(r.rawStdout ?? "");
+  }
+
+  /** helm rollback to `revision` (a pending release's recovery). Throws on failure. */
+  async rollback(release: string, namespace: string, revision: number, timeoutMs: number): Promise<void> {
+    await this.must(["rollback", release, String(revision), "--namespace", namespace, "--timeout", goDuration(timeoutMs)], `helm rollback ${release} ${revision} (namespace ${namespace})`);
   }
 
   /** helm uninstall, waiting for the release's resources to be gone. false when the release was not found. */

@@ -16,6 +16,7 @@
  * uninstalls only such releases (of this spec), so a release that
  * `skipIf: installed` found is left alone.
  */
+import * as fs from "node:fs";
 import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../helm/chart.js";
@@ -278,7 +279,7 @@ async function recoverPending(
     thisRun: ctx.record?.run.id ?? "",
     thisHost,
     markRunEnded: previous?.runEnded,
-    helmPidAlive: mark !== undefined && mark.host === thisHost ? pidAlive(mark.pid) : undefined,
+    helmPidAlive: mark !== undefined && mark.host === thisHost ? processRunning(mark.pid) : undefined,
     now: Date.now(),
   });
   switch (decision.action) {
@@ -299,12 +300,29 @@ async function recoverPending(
   }
 }
 
+/**
+ * Whether a process runs. A killed helm whose parent (khook) died is reparented, and where
+ * nobody reaps it (a container's init that does not) it stays a zombie, which signal 0 still
+ * finds: on Linux, /proc says so.
+ */
+function processRunning(pid: number): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch (e) {
+    // Gone meanwhile; or no /proc at all (not Linux), where signal 0 is all there is.
+    return (e as NodeJS.ErrnoException).code !== "ENOENT" || !fs.existsSync("/proc/self/stat");
+  }
+}
+
 /** How often a dead run's helm is checked: a pid has no watch, and signal 0 is one cheap syscall. */
 const PID_POLL_MS = 250;
 
 /** Until `pid` (on this host) is gone, or `until` passes; without a pid (another host), until `until`. Abortable. */
 async function waitWhileRunning(pid: number | undefined, until: number, signal: AbortSignal): Promise<void> {
-  while (Date.now() < until && (pid === undefined || pidAlive(pid))) {
+  while (Date.now() < until && (pid === undefined || processRunning(pid))) {
     signal.throwIfAborted();
     const ms = pid === undefined ? until - Date.now() : Math.min(PID_POLL_MS, until - Date.now());
     await new Promise<void>((resolve) => {

@@ -13,8 +13,10 @@
  *   longer runs on this host (this run took the record over from it);
  * - the pending revision is the one that run's helm was starting (the same number, and
  *   pending-install for an install, pending-upgrade for an upgrade);
- * - that helm is no longer running: on this host its pid is gone; on another host its own
- *   --timeout has passed. While it may still run, khook waits for it (never past that time).
+ * - that helm is no longer running: on this host its process is gone (the same pid with the same
+ *   start time, where the system says it: Linux; elsewhere a live pid counts only until helm's
+ *   time is up); on another host its own --timeout has passed. While it may still run, khook
+ *   waits for it.
  * Then a pending upgrade is rolled back to the last deployed revision, and a pending first
  * install is uninstalled. Every other case is refused with the recovery command, as before.
  */
@@ -32,6 +34,8 @@ export interface HelmMark {
   readonly operation: "install" | "upgrade";
   /** The revision helm was writing. */
   readonly revision: number;
+  /** helm's start time as its host counts it (Linux: /proc/<pid>/stat), telling it from a later process with its pid. */
+  readonly processStart?: string | undefined;
 }
 
 export interface PendingFacts {
@@ -46,14 +50,18 @@ export interface PendingFacts {
   readonly thisHost: string;
   /** How the run that left the mark ended, as far as this run knows. */
   readonly markRunEnded: "lease-expired" | "process-gone" | undefined;
-  /** Whether the marked helm's pid runs (asked only on its own host). */
-  readonly helmPidAlive: boolean | undefined;
+  /**
+   * The marked helm on this host (asked only there): whether its pid runs, and whether that is
+   * certainly the same process (its start time matches the mark's), not a reused pid.
+   */
+  readonly helmHere: { readonly running: boolean; readonly identified: boolean } | undefined;
   /** Milliseconds since the epoch. */
   readonly now: number;
 }
 
 export type PendingRecovery =
   | { readonly action: "refuse"; readonly why: string }
+  /** Wait while `pid` runs (on this host), or without one until `until`; an identified helm is waited for however long it runs (the step's timeout bounds it). */
   | { readonly action: "wait"; readonly line: string; readonly pid: number | undefined; readonly until: number }
   | { readonly action: "recover"; readonly line: string; readonly recovery: Recovery };
 
@@ -71,16 +79,20 @@ export function decidePendingRecovery(f: PendingFacts): PendingRecovery {
   if (last.revision !== m.revision || last.status !== expected) {
     return refuse(`the pending ${describeRevision(last)} is not the ${expected} of revision ${m.revision} that khook started`);
   }
-  const until = Date.parse(m.until);
-  const helmMayRun = !Number.isFinite(until) ? false : f.now < until && (m.host === f.thisHost ? f.helmPidAlive === true : true);
+  const parsedUntil = Date.parse(m.until);
+  const until = Number.isFinite(parsedUntil) ? parsedUntil : 0;
+  const here = m.host === f.thisHost;
+  const identified = here && f.helmHere?.running === true && f.helmHere.identified;
+  const helmMayRun = identified || (f.now < until && (here ? f.helmHere?.running === true : true));
   const who = `khook run ${m.run.id.slice(0, 8)} (pid ${m.run.pid} on ${m.run.host}, ${f.markRunEnded === "lease-expired" ? "its lease expired" : "no longer running"})`;
   if (helmMayRun) {
-    const whereHelm = m.host === f.thisHost ? `helm (pid ${m.pid})` : `helm (pid ${m.pid} on ${m.host}, which this host cannot see)`;
+    const whereHelm = here ? `helm (pid ${m.pid})` : `helm (pid ${m.pid} on ${m.host}, which this host cannot see)`;
+    const howLong = identified ? "" : `, at the latest until ${new Date(until).toISOString()}`;
     return {
       action: "wait",
-      line: `release ${f.release} (namespace ${f.namespace}) is ${last.status} at revision ${last.revision}, started by ${who}; its ${whereHelm} may still be working: waiting for it to finish, at the latest until ${new Date(until).toISOString()}`,
-      pid: m.host === f.thisHost ? m.pid : undefined,
-      until,
+      line: `release ${f.release} (namespace ${f.namespace}) is ${last.status} at revision ${last.revision}, started by ${who}; its ${whereHelm} may still be working: waiting for it to finish${howLong}`,
+      pid: here ? m.pid : undefined,
+      until: identified ? Number.POSITIVE_INFINITY : until,
     };
   }
   const recovery = recoveryFor(f.history, f.release, f.namespace);

@@ -115,6 +115,8 @@ export interface InFlightHelm {
   readonly operation: "install" | "upgrade";
   /** The revision helm writes. */
   readonly revision: number;
+  /** helm's start time as its host counts it (Linux: /proc/<pid>/stat's starttime), when the host says. */
+  readonly processStart?: string;
 }
 
 export interface RunIdentity {
@@ -336,7 +338,7 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
     if (id === undefined || runHost === undefined || runPid === undefined || pid === undefined || host === undefined || startedAt === undefined) continue;
     if (until === undefined || release === undefined || namespace === undefined || revision === undefined || (operation !== "install" && operation !== "upgrade")) continue;
     Object.defineProperty(marks, name, {
-      value: { run: { id, host: runHost, pid: runPid }, pid, host, startedAt, until, release, namespace, operation, revision },
+      value: { run: { id, host: runHost, pid: runPid }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
       enumerable: true,
       writable: true,
       configurable: true,

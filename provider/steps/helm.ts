@@ -279,7 +279,7 @@ async function recoverPending(
     thisRun: ctx.record?.run.id ?? "",
     thisHost,
     markRunEnded: previous?.runEnded,
-    helmPidAlive: mark !== undefined && mark.host === thisHost ? processRunning(mark.pid) : undefined,
+    helmHere: mark !== undefined && mark.host === thisHost ? helmProcess(mark.pid, mark.processStart) : undefined,
     now: Date.now(),
   });
   switch (decision.action) {
@@ -288,7 +288,7 @@ async function recoverPending(
       return { action: "refuse", note: mark !== undefined ? `. khook did not recover ${describeRevision(last)} itself: ${decision.why}` : "" };
     case "wait":
       ctx.log(decision.line);
-      await waitWhileRunning(decision.pid, decision.until, ctx.signal);
+      await waitWhileRunning(decision.pid, mark?.processStart, decision.until, ctx.signal);
       return { action: "waited" };
     case "recover": {
       ctx.log(decision.line);
@@ -301,28 +301,46 @@ async function recoverPending(
 }
 
 /**
- * Whether a process runs. A killed helm whose parent (khook) died is reparented, and where
- * nobody reaps it (a container's init that does not) it stays a zombie, which signal 0 still
- * finds: on Linux, /proc says so.
+ * A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined
+ * where there is no /proc: with the pid, it names one process, never a later one given its pid.
  */
-function processRunning(pid: number): boolean {
-  if (!pidAlive(pid)) return false;
+function processStart(pid: number): string | undefined {
+  return procStat(pid)?.[19];
+}
+
+/** /proc/<pid>/stat's fields after the command name (state first), or undefined when unreadable. */
+function procStat(pid: number): string[] | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch (e) {
-    // Gone meanwhile; or no /proc at all (not Linux), where signal 0 is all there is.
-    return (e as NodeJS.ErrnoException).code !== "ENOENT" || !fs.existsSync("/proc/self/stat");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
   }
+}
+
+/**
+ * Whether the helm `pid` (started at `start`, if known) still runs on this host, and whether that
+ * is certain. A killed helm whose khook died is reparented, and where nobody reaps it (a
+ * container's init that does not) it stays a zombie, which signal 0 still finds: /proc says so.
+ */
+function helmProcess(pid: number, start: string | undefined): { running: boolean; identified: boolean } {
+  if (!pidAlive(pid)) return { running: false, identified: true };
+  const fields = procStat(pid);
+  if (fields === undefined) {
+    // Gone meanwhile; or no /proc (not Linux), where a live pid is all there is to know.
+    return fs.existsSync("/proc/self/stat") ? { running: false, identified: true } : { running: true, identified: false };
+  }
+  if (fields[0] === "Z" || fields[0] === "X") return { running: false, identified: true };
+  if (start === undefined) return { running: true, identified: false };
+  return fields[19] === start ? { running: true, identified: true } : { running: false, identified: true };
 }
 
 /** How often a dead run's helm is checked: a pid has no watch, and signal 0 is one cheap syscall. */
 const PID_POLL_MS = 250;
 
 /** Until `pid` (on this host) is gone, or `until` passes; without a pid (another host), until `until`. Abortable. */
-async function waitWhileRunning(pid: number | undefined, until: number, signal: AbortSignal): Promise<void> {
-  while (Date.now() < until && (pid === undefined || processRunning(pid))) {
+async function waitWhileRunning(pid: number | undefined, start: string | undefined, until: number, signal: AbortSignal): Promise<void> {
+  while (Date.now() < until && (pid === undefined || helmProcess(pid, start).running)) {
     signal.throwIfAborted();
     const ms = pid === undefined ? until - Date.now() : Math.min(PID_POLL_MS, until - Date.now());
     await new Promise<void>((resolve) => {
@@ -454,7 +472,9 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         const onSpawn = (pid: number): void => {
           if (record === undefined) return;
           const startedAt = Date.now();
+          const start = processStart(pid);
           marked = record.helmStarted({
+            ...(start !== undefined ? { processStart: start } : {}),
             pid,
             host: record.run.host,
             startedAt: new Date(startedAt).toISOString(),

@@ -34,7 +34,7 @@ const upgrade: PendingFacts = {
   thisRun: "this-run-0002",
   thisHost: "runner",
   markRunEnded: "process-gone",
-  helmPidAlive: false,
+  helmHere: { running: false, identified: true },
   now: NOW,
 };
 const install: PendingFacts = { ...upgrade, history: [rev(1, "pending-install")], mark: { ...upgradeMark, operation: "install", revision: 1 } };
@@ -49,7 +49,7 @@ interface Case {
 const cases: Case[] = [
   { rule: "a pending upgrade khook's dead run started, its helm gone: rolled back to the last deployed revision", facts: upgrade, expect: "recover", match: /^recovering release web \(namespace apps\): pending-upgrade at revision 3 was left by khook run dead-run \(pid 100 on runner, no longer running\), and its helm \(pid 101\) is gone: rolling back to revision 2 \(helm rollback web 2 --namespace apps\)$/ },
   { rule: "a pending first install khook's dead run started: uninstalled", facts: install, expect: "recover", match: /uninstalling the first install \(helm uninstall web --namespace apps\)$/ },
-  { rule: "the dead run's lease expired (another host): recovered once its helm's time is up", facts: { ...upgrade, markRunEnded: "lease-expired", mark: { ...upgradeMark, run: { ...upgradeMark.run, host: "other" }, host: "other" }, helmPidAlive: undefined, now: Date.parse("2026-11-25T20:06:00Z") }, expect: "recover", match: /its lease expired/ },
+  { rule: "the dead run's lease expired (another host): recovered once its helm's time is up", facts: { ...upgrade, markRunEnded: "lease-expired", mark: { ...upgradeMark, run: { ...upgradeMark.run, host: "other" }, host: "other" }, helmHere: undefined, now: Date.parse("2026-11-25T20:06:00Z") }, expect: "recover", match: /its lease expired/ },
   { rule: "no mark in the record (someone else's helm, or no state:): refused", facts: { ...upgrade, mark: undefined }, expect: "refuse" },
   { rule: "the run that left the mark is not known to be gone: refused", facts: { ...upgrade, markRunEnded: undefined }, expect: "refuse", match: /not known to be gone/ },
   { rule: "this run's own mark (a retry after its helm died): refused", facts: { ...upgrade, thisRun: "dead-run-0001" }, expect: "refuse" },
@@ -57,9 +57,10 @@ const cases: Case[] = [
   { rule: "the pending revision is not the one the dead run started (another client's since): refused", facts: { ...upgrade, history: [rev(2, "deployed"), rev(3, "superseded"), rev(4, "pending-upgrade")] }, expect: "refuse", match: /revision 4 .* is not the pending-upgrade of revision 3/ },
   { rule: "the pending operation is not the one the dead run started (a rollback): refused", facts: { ...upgrade, history: [rev(2, "deployed"), rev(3, "pending-rollback")] }, expect: "refuse" },
   { rule: "a pending upgrade with no deployed revision to roll back to: refused", facts: { ...upgrade, history: [rev(2, "failed"), rev(3, "pending-upgrade")] }, expect: "refuse", match: /no earlier revision was deployed/ },
-  { rule: "the dead run's helm still runs on this host: wait for it", facts: { ...upgrade, helmPidAlive: true }, expect: "wait", match: /its helm \(pid 101\) may still be working: waiting for it to finish, at the latest until 2026-11-25T20:05:00\.000Z$/ },
-  { rule: "a helm pid alive past its time is not that helm (a reused pid): recovered", facts: { ...upgrade, helmPidAlive: true, now: Date.parse("2026-11-25T20:05:01Z") }, expect: "recover" },
-  { rule: "the dead run's helm on another host, within its time: wait until then", facts: { ...upgrade, mark: { ...upgradeMark, host: "other" }, helmPidAlive: undefined }, expect: "wait", match: /which this host cannot see/ },
+  { rule: "the dead run's helm still runs on this host (the same process): wait for it, however long it runs", facts: { ...upgrade, helmHere: { running: true, identified: true }, now: Date.parse("2026-11-25T21:00:00Z") }, expect: "wait", match: /its helm \(pid 101\) may still be working: waiting for it to finish$/ },
+  { rule: "a live pid that cannot be told from a later process (no /proc): wait until helm's time is up", facts: { ...upgrade, helmHere: { running: true, identified: false } }, expect: "wait", match: /waiting for it to finish, at the latest until 2026-11-25T20:05:00\.000Z$/ },
+  { rule: "such a pid alive past helm's time is not that helm (a reused pid): recovered", facts: { ...upgrade, helmHere: { running: true, identified: false }, now: Date.parse("2026-11-25T20:05:01Z") }, expect: "recover" },
+  { rule: "the dead run's helm on another host, within its time: wait until then", facts: { ...upgrade, mark: { ...upgradeMark, host: "other" }, helmHere: undefined }, expect: "wait", match: /which this host cannot see/ },
 ];
 
 describe("decidePendingRecovery: khook recovers a release only its own dead run left pending", () => {
@@ -72,10 +73,13 @@ describe("decidePendingRecovery: khook recovers a release only its own dead run 
   }
 
   test("waiting on this host names the pid to watch; on another host there is none, only the time", () => {
-    const here = decidePendingRecovery({ ...upgrade, helmPidAlive: true });
+    const here = decidePendingRecovery({ ...upgrade, helmHere: { running: true, identified: false } });
     assert.ok(here.action === "wait");
     assert.deepEqual([here.pid, here.until], [101, Date.parse(upgradeMark.until)]);
-    const there = decidePendingRecovery({ ...upgrade, mark: { ...upgradeMark, host: "other" }, helmPidAlive: undefined });
+    const same = decidePendingRecovery({ ...upgrade, helmHere: { running: true, identified: true } });
+    assert.ok(same.action === "wait");
+    assert.deepEqual([same.pid, same.until], [101, Number.POSITIVE_INFINITY]);
+    const there = decidePendingRecovery({ ...upgrade, mark: { ...upgradeMark, host: "other" }, helmHere: undefined });
     assert.ok(there.action === "wait");
     assert.equal(there.pid, undefined);
   });

@@ -448,8 +448,8 @@ describe("helm-recovers-own-dead-run: a release khook's own dead run left pendin
     await killedMidRelease(file, ns, "deadupgrade", 2, "pending-upgrade", "khook and helm");
     const { line } = await recoveredInOneRun(t, file, gate);
     assert.match(line, new RegExp(`pending-upgrade at revision 2 was left by khook run .*: rolling back to revision 1 \\(helm rollback web 1 --namespace ${ns}\\)$`));
-    // 2 left pending, 3 the rollback to 1, 4 the upgrade this run made.
-    assert.deepEqual((await history(ns)).map((h) => `${h.revision} ${h.status}`), ["1 superseded", "2 superseded", "3 superseded", "4 deployed"]);
+    // 2 the interrupted upgrade (helm's rollback leaves it as it was), 3 the rollback to 1, 4 the upgrade this run made.
+    assert.deepEqual((await history(ns)).map((h) => `${h.revision} ${h.status}`), ["1 superseded", "2 pending-upgrade", "3 superseded", "4 deployed"]);
     await assertRecordFinal(ns, "deadupgrade", "succeeded", { web: "ok" });
   });
 

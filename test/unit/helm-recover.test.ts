@@ -119,13 +119,18 @@ describe("the journal: a step's helm mark is written when helm starts and cleare
     return r.record;
   };
   const start = { pid: 555, host: "laptop", startedAt: T0.toISOString(), until: "2026-01-01T00:10:00.000Z", release: "web", namespace: "apps", operation: "upgrade" as const, revision: 3 };
+  /** A journal of run `self` that claimed the record and started helm for step web. */
+  async function startedHelm(store: MemoryRecordStore, self: typeof me, mark = start): Promise<Journal> {
+    const j = journal(store, self);
+    await j.open();
+    await j.beginRun();
+    await j.stepRecord("web").helmStarted(mark);
+    return j;
+  }
 
   test("the mark names this run and lands in the record at once; recording the step clears it", async () => {
     const store = new MemoryRecordStore();
-    const j = journal(store, me);
-    await j.open();
-    await j.beginRun();
-    await j.stepRecord("web").helmStarted(start);
+    const j = await startedHelm(store, me);
     assert.deepEqual(helmInFlightOf(stored(store), "web"), { run: { id: "run-me", host: "laptop", pid: 100 }, ...start });
     j.recordStep({ name: "web", inputHash: "h" }, { status: "ok", reason: "done", attempts: 1, durationMs: 1 });
     assert.equal(await j.flush(), undefined);
@@ -134,10 +139,7 @@ describe("the journal: a step's helm mark is written when helm starts and cleare
 
   test("a run that took over from a dead run sees that run's mark and that its process is gone; a step it does not start keeps the mark", async () => {
     const store = new MemoryRecordStore();
-    const first = journal(store, dead);
-    await first.open();
-    await first.beginRun();
-    await first.stepRecord("web").helmStarted(start);
+    await startedHelm(store, dead);
     // kill -9: the first run never writes again.
     const second = journal(store, me, (pid) => pid !== 4242);
     await second.open();
@@ -153,10 +155,7 @@ describe("the journal: a step's helm mark is written when helm starts and cleare
 
   test("a mark whose run is alive elsewhere and still holds nothing this run took over is not proven gone", async () => {
     const store = new MemoryRecordStore();
-    const first = journal(store, { ...dead, host: "ci-runner" });
-    await first.open();
-    await first.beginRun();
-    await first.stepRecord("web").helmStarted({ ...start, host: "ci-runner" });
+    const first = await startedHelm(store, { ...dead, host: "ci-runner" }, { ...start, host: "ci-runner" });
     await first.finish("failed"); // released the lease without clearing the mark (as if its last entry write was lost)
     const second = journal(store, me);
     await second.open();

@@ -50,6 +50,12 @@ export interface StepResult {
   readonly reason: string;
   /** Attempts made (0 when the step never ran). */
   readonly attempts: number;
+  /**
+   * Transient failures retried within the step's deadline (a webhook not serving yet, a CRD not
+   * Established, 503s, conflicts: engine/transient.ts), over all its attempts; absent when none.
+   * They spend none of the step's `retries:`.
+   */
+  readonly transientRetries?: number;
   readonly durationMs: number;
   readonly inputHash: string;
   /** The last attempt's error, redacted. Only on `failed`. */

@@ -72,6 +72,8 @@ export interface StepOutput {
   status: StepOutputStatus;
   reason: string;
   attempts: number;
+  /** Transient failures retried within the step's deadline (spending none of `retries:`); 0 when none. */
+  transientRetries: number;
   durationMs: number;
   inputHash: string;
   /** The `when:` outcome decided at load. */

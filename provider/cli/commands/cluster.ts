@@ -149,8 +149,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   out.out("");
   out.out(
     table(
-      ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
-      s.steps.map((x) => [x.name, x.status, String(x.attempts), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+      ["STEP", "STATUS", "ATTEMPTS", "TRANSIENT RETRIES", "DURATION", "NEXT APPLY", "REASON"],
+      s.steps.map((x) => [x.name, x.status, String(x.attempts), String(x.transientRetries), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
     ),
   );
   if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);

@@ -54,6 +54,7 @@ class LineView implements ProgressView {
         this.out.err(`[${e.result.name}] ${e.result.status} (${formatDuration(e.result.durationMs)}): ${e.result.reason}`);
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.out.err(`warning: ${e.message}`);
         break;
       default:
@@ -103,6 +104,7 @@ class LiveView implements ProgressView {
         if (row) Object.assign(row, { state: e.result.status, durationMs: e.result.durationMs, detail: e.result.reason });
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.clear();
         this.out.err(`warning: ${e.message}`);
         break;

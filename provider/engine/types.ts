@@ -99,4 +99,6 @@ export type RunEvent =
   | { readonly type: "step-finished"; readonly result: StepResult }
   /** Something about the state record worth telling people, e.g. an unreadable record being replaced. */
   | { readonly type: "journal-warning"; readonly message: string }
+  /** Something about the cluster worth telling once, e.g. an aggregated API that discovery could not read. */
+  | { readonly type: "cluster-warning"; readonly message: string }
   | { readonly type: "run-finished"; readonly result: RunResult };

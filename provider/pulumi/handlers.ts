@@ -48,6 +48,7 @@ import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, t
 type OperationsModule = typeof import("../operations.js");
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
+type OperationOptions = import("../operations.js").OperationOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -231,6 +232,7 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
@@ -274,6 +276,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     owner: current ?? { ...stackOf(inputs), token: token ?? "" },
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   if (result.status !== "succeeded") {
@@ -399,6 +402,12 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
     ...(kubeconfig !== undefined && parsed.has(kubeconfig) ? { loaded: parsed.get(kubeconfig)! } : {}),
     ...(context !== undefined ? { context } : {}),
   };
+}
+
+/** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
+function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<OperationOptions, "waitForCluster"> {
+  const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
 }
 
 /**

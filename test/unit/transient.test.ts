@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApplyAllError } from "../../provider/kube/apply.js";
-import { UnknownResourceError } from "../../provider/kube/discovery.js";
+import { Discovery, staleGroupVersions, UnknownResourceError } from "../../provider/kube/discovery.js";
+import type { Transport } from "../../provider/kube/transport.js";
 import { KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import { FIRST_RETRY_MS, MAX_RETRY_MS, TransientDeadlineError, TransientRetries, transientDelayMs } from "../../provider/engine/transient.js";
@@ -183,5 +184,32 @@ describe("transient: the engine retries within the step's deadline", { timeout: 
     const retries = new TransientRetries({ now: () => 0, sleep: async () => undefined, log: () => undefined });
     await assert.rejects(retries.run({ signal: new AbortController().signal, deadlineAt: 0 }, () => Promise.reject(REFUSED)), TransientDeadlineError);
     assert.equal(retries.count, 0, "no time for a retry: none counted");
+  });
+});
+
+describe("discovery: an unavailable aggregated API", () => {
+  const doc = (items: unknown[]) => JSON.stringify({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", items });
+  const configmaps = { resource: "configmaps", responseKind: { group: "", version: "v1", kind: "ConfigMap" }, scope: "Namespaced", verbs: ["get"] };
+  const transport = (groups: unknown[]): Transport => {
+    const answer = (path: string) => (path === "/api" ? doc([{ metadata: { name: "" }, versions: [{ version: "v1", resources: [configmaps] }] }]) : doc(groups));
+    return {
+      server: "https://127.0.0.1:6443",
+      request: async (o) => ({ status: 200, headers: {}, text: answer(o.path) }),
+      requestJson: async <T>(o: { path: string }) => JSON.parse(answer(o.path)) as T,
+      stream: async () => {
+        throw new Error("no streams here");
+      },
+    };
+  };
+
+  test("does not fail the steps that do not use its group; warns once, as kubectl does", async () => {
+    const d = new Discovery(transport([{ metadata: { name: "metrics.k8s.io" }, versions: [{ version: "v1beta1", resources: [], freshness: "Stale" }] }]));
+    const warnings: string[] = [];
+    d.onWarning = (m) => warnings.push(m);
+    assert.equal((await d.resolveKind("v1", "ConfigMap")).resource, "configmaps");
+    await d.refresh();
+    await assert.rejects(d.resolveKind("metrics.k8s.io/v1beta1", "PodMetrics"), UnknownResourceError);
+    assert.deepEqual(warnings, ["couldn't get resource list for metrics.k8s.io/v1beta1: stale discovery: its APIService is not available; steps that use this API wait for it, the others go on"]);
+    assert.deepEqual(staleGroupVersions(JSON.parse(doc([{ metadata: { name: "a.io" }, versions: [{ version: "v1", freshness: "Current" }, { version: "v2", freshness: "Stale" }] }])) as Record<string, unknown>), ["a.io/v2"]);
   });
 });

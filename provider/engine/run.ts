@@ -29,9 +29,9 @@
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
 import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
-import { defaultSleep } from "./sleep.js";
 import { TransientRetries } from "./transient.js";
 import {
   blockedReason,
@@ -54,7 +54,7 @@ interface Resolution {
   readonly rootFailure?: string;
 }
 
-export { defaultSleep };
+export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
 export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
   const now = opts.now ?? Date.now;

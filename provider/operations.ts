@@ -4,6 +4,7 @@
  */
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
+import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
@@ -81,7 +82,7 @@ async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient, tar
 
 function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
   return withCluster(opts, async (kube, target) => {
-    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const journal = journalFor(spec, kube, opts.journal, opts);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;

@@ -2,7 +2,7 @@
  * Waiting for the cluster itself (`khook apply --wait-for-cluster 10m`, the Pulumi input
  * `waitForCluster`): a fleet job often starts when the cluster object exists, before its API
  * server answers. Until `/readyz` says ok, khook asks again with the engine's backoff (first
- * within 250 ms, capped at 1 s), says so in one line, and one more when it answers.
+ * within 250 ms, capped at 1 s: the caller passes it), says so in one line, and one more when it answers.
  *
  * 401 and 403 count as answers: the server is up and the run will report the credentials
  * problem with its usual message.
@@ -18,16 +18,11 @@ export interface ClusterWaitOptions {
   /** One line for people: when waiting starts, and when the server answers. */
   readonly say: (line: string) => void;
   readonly now?: () => number;
-  /** The pause before probe `n` (1-based); default 250 ms doubling to 1 s, with jitter. */
-  readonly delayMs?: (n: number) => number;
+  /** The pause before probe `n` (1-based): the engine's transient backoff. */
+  readonly delayMs: (n: number) => number;
 }
 
 const PROBE_TIMEOUT_MS = 5_000;
-
-function defaultDelay(n: number): number {
-  const base = Math.min(1000, 250 * 2 ** Math.max(0, n - 1));
-  return Math.round(base * (0.5 + 0.5 * Math.random()));
-}
 
 /** Why the server is not ready yet, in a few words, from a failed probe. */
 function notReady(e: unknown): { ready: boolean; why: string } {
@@ -44,7 +39,7 @@ export async function waitForCluster(client: Transport, opts: ClusterWaitOptions
   const now = opts.now ?? Date.now;
   const start = now();
   const deadline = start + opts.timeoutMs;
-  const delay = opts.delayMs ?? defaultDelay;
+  const delay = opts.delayMs;
   let waiting = false;
   let why = "";
   for (let n = 1; ; n++) {

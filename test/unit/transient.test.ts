@@ -9,6 +9,7 @@ import { describe, test } from "node:test";
 import { ApplyAllError } from "../../provider/kube/apply.js";
 import { Discovery, staleGroupVersions, UnknownResourceError } from "../../provider/kube/discovery.js";
 import type { Transport } from "../../provider/kube/transport.js";
+import { waitForCluster } from "../../provider/kube/ready.js";
 import { KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import { FIRST_RETRY_MS, MAX_RETRY_MS, TransientDeadlineError, TransientRetries, transientDelayMs } from "../../provider/engine/transient.js";
@@ -211,5 +212,56 @@ describe("discovery: an unavailable aggregated API", () => {
     await assert.rejects(d.resolveKind("metrics.k8s.io/v1beta1", "PodMetrics"), UnknownResourceError);
     assert.deepEqual(warnings, ["couldn't get resource list for metrics.k8s.io/v1beta1: stale discovery: its APIService is not available; steps that use this API wait for it, the others go on"]);
     assert.deepEqual(staleGroupVersions(JSON.parse(doc([{ metadata: { name: "a.io" }, versions: [{ version: "v1", freshness: "Current" }, { version: "v2", freshness: "Stale" }] }])) as Record<string, unknown>), ["a.io/v2"]);
+  });
+});
+
+describe("--wait-for-cluster: waiting for /readyz (provider/kube/ready.ts)", () => {
+  const probing = (answers: ("refused" | "not-ready" | "ok" | "unauthorized")[]): Transport & { probes: string[] } => {
+    const probes: string[] = [];
+    return {
+      probes,
+      server: "https://10.0.0.1:6443",
+      request: async (o) => {
+        probes.push(o.path);
+        const a = answers.length > 1 ? answers.shift()! : answers[0]!;
+        if (a === "refused") throw new KubeConnectionError("cannot reach", "https://10.0.0.1:6443", Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
+        if (a === "not-ready") throw apiError(500, "InternalError", "[-]etcd failed: reason withheld", { what: "GET /readyz" });
+        if (a === "unauthorized") throw apiError(401, "Unauthorized", "Unauthorized", { what: "GET /readyz" });
+        return { status: 200, headers: {}, text: "ok" };
+      },
+      requestJson: async () => undefined as never,
+      stream: async () => {
+        throw new Error("no streams here");
+      },
+    };
+  };
+  const clock = () => {
+    let t = 0;
+    return { now: () => t, delayMs: (n: number) => (t += transientDelayMs(n, {}, () => 1), 0) };
+  };
+
+  test("asks /readyz until it answers ok: one line when waiting starts, one when it is ready", async () => {
+    const lines: string[] = [];
+    const server = probing(["refused", "refused", "not-ready", "ok"]);
+    const c = clock();
+    await waitForCluster(server, { timeoutMs: 600_000, say: (l) => lines.push(l), ...c });
+    assert.deepEqual(server.probes, ["/readyz", "/readyz", "/readyz", "/readyz"]);
+    assert.equal(lines.length, 2, lines.join("\n"));
+    assert.match(lines[0]!, /^waiting for the API server at https:\/\/10\.0\.0\.1:6443 to be ready \(ECONNREFUSED\); up to \d\d:\d\d:\d\d$/);
+    assert.match(lines[1]!, /^the API server at https:\/\/10\.0\.0\.1:6443 is ready after \d+\.\ds$/);
+  });
+
+  test("says nothing when the server is ready at once; 401 counts as an answer", async () => {
+    const lines: string[] = [];
+    await waitForCluster(probing(["ok"]), { timeoutMs: 1000, say: (l) => lines.push(l), ...clock() });
+    await waitForCluster(probing(["unauthorized"]), { timeoutMs: 1000, say: (l) => lines.push(l), ...clock() });
+    assert.deepEqual(lines, []);
+  });
+
+  test("fails with the last reason when the server is not ready in time", async () => {
+    await assert.rejects(
+      waitForCluster(probing(["refused", "not-ready"]), { timeoutMs: 5_000, say: () => undefined, ...clock() }),
+      /the API server at https:\/\/10\.0\.0\.1:6443 was not ready within the --wait-for-cluster time \(\/readyz answered HTTP 500\)/,
+    );
   });
 });

@@ -10,6 +10,8 @@ import { ApplyAllError } from "../../provider/kube/apply.js";
 import { Discovery, staleGroupVersions, UnknownResourceError } from "../../provider/kube/discovery.js";
 import type { Transport } from "../../provider/kube/transport.js";
 import { waitForCluster } from "../../provider/kube/ready.js";
+import { stepOutput } from "../../provider/pulumi/outputs.js";
+import { beginRecord, entryFromOutcome, parseRecord, summarizeRecord, withEntry } from "../../provider/state/record.js";
 import { KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import { FIRST_RETRY_MS, MAX_RETRY_MS, TransientDeadlineError, TransientRetries, transientDelayMs } from "../../provider/engine/transient.js";
@@ -263,5 +265,31 @@ describe("--wait-for-cluster: waiting for /readyz (provider/kube/ready.ts)", () 
       waitForCluster(probing(["refused", "not-ready"]), { timeoutMs: 5_000, say: () => undefined, ...clock() }),
       /the API server at https:\/\/10\.0\.0\.1:6443 was not ready within the --wait-for-cluster time \(\/readyz answered HTTP 500\)/,
     );
+  });
+});
+
+describe("transient: the record counts the retries per step", () => {
+  test("written with the step's entry, read back, and shown by status (0 when none)", () => {
+    const now = new Date("2026-01-01T00:00:00Z");
+    const id = { spec: "s", specHash: "sha256:x", khookVersion: "0" };
+    const redactor = { redact: (s: string) => s };
+    let record = beginRecord(undefined, id, "apply", now);
+    record = withEntry(record, "a", entryFromOutcome({ inputHash: "h", status: "ok", reason: "applied", attempts: 1, transientRetries: 7, durationMs: 5 }, redactor, now), now);
+    record = withEntry(record, "b", entryFromOutcome({ inputHash: "h", status: "ok", reason: "applied", attempts: 1, durationMs: 5 }, redactor, now), now);
+    const parsed = parseRecord(JSON.stringify(record));
+    assert.ok(parsed.ok);
+    assert.equal(parsed.record.steps["a"]!.transientRetries, 7);
+    assert.equal("transientRetries" in parsed.record.steps["b"]!, false, "absent when none");
+    const summary = summarizeRecord(parsed.record);
+    assert.deepEqual(summary.steps.map((s) => [s.name, s.transientRetries]), [["a", 7], ["b", 0]]);
+  });
+});
+
+describe("transient: the Pulumi outputs show the retries", () => {
+  test("steps[].transientRetries, 0 when none", () => {
+    const spec = specFixture([{ name: "a" }, { name: "b" }]);
+    const base = { type: "apply" as const, status: "ok" as const, reason: "applied", attempts: 1, durationMs: 3, inputHash: "h" };
+    assert.equal(stepOutput(spec, { ...base, name: "a", transientRetries: 4 }).transientRetries, 4);
+    assert.equal(stepOutput(spec, { ...base, name: "b" }).transientRetries, 0);
   });
 });

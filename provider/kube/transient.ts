@@ -108,7 +108,9 @@ export function textCause(text: string): TransientCause | undefined {
 }
 
 /** The reason a webhook could not be called, in the few words people search for. */
-function webhookFailure(text: string): string {
+function webhookFailure(message: string): string {
+  // The webhook's URL carries `?timeout=10s`: read only the words around it.
+  const text = message.replace(/"https?:\/\/[^"]*"/g, '""');
   if (/connection refused/.test(text)) return "connection refused";
   if (/no endpoints available for service/.test(text)) return "no endpoints available for service";
   const x509 = /x509: [^"\n]*/.exec(text);
@@ -118,6 +120,7 @@ function webhookFailure(text: string): string {
   if (/context deadline exceeded|Client\.Timeout exceeded|i\/o timeout|timeout/.test(text)) return "timeout";
   if (/connection reset by peer|EOF/.test(text)) return "connection reset";
   if (/TLS handshake timeout/.test(text)) return "TLS handshake timeout";
+  if (/an error on the server|received invalid webhook response/.test(text)) return "the webhook answered with an error";
   const status = /status code:? (\d{3})|code (\d{3})/.exec(text);
   if (status) return `HTTP ${status[1] ?? status[2]}`;
   return shorten(text.split(": ").slice(-1)[0] ?? text);

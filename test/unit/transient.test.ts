@@ -34,6 +34,8 @@ describe("transient: the classification (provider/kube/transient.ts)", () => {
     assert.equal(describeCause(transientCause(noEndpoints)!), "admission webhook w.example.com (no endpoints available for service)");
     const hung = apiError(500, "InternalError", 'Internal error occurred: failed calling webhook "w.example.com": failed to call webhook: Post "https://127.0.0.1:1/v?timeout=1s": context deadline exceeded');
     assert.equal(transientCause(hung)!.detail, "timeout");
+    const answered500 = apiError(500, "InternalError", 'Internal error occurred: failed calling webhook "w.example.com": failed to call webhook: an error on the server ("the webhook\'s backend is not ready") has prevented the request from succeeding (post mutate.v1.k8s.io? "https://127.0.0.1:1/v?timeout=1s")');
+    assert.notEqual(transientCause(answered500)!.detail, "timeout", "the URL's ?timeout= is not the reason");
   });
 
   test("a conversion webhook that could not be called is transient", () => {

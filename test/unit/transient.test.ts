@@ -15,6 +15,7 @@ import { beginRecord, entryFromOutcome, parseRecord, summarizeRecord, withEntry 
 import { KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import { FIRST_RETRY_MS, MAX_RETRY_MS, TransientDeadlineError, TransientRetries, transientDelayMs } from "../../provider/engine/transient.js";
+import { planOnline } from "../../provider/engine/plan.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import { noExtras, recordingSleep, resultOf, specFixture, StubExecutors, type StepFixture } from "./support/engine-fixtures.js";
 
@@ -293,5 +294,24 @@ describe("transient: the Pulumi outputs show the retries", () => {
     const base = { type: "apply" as const, status: "ok" as const, reason: "applied", attempts: 1, durationMs: 3, inputHash: "h" };
     assert.equal(stepOutput(spec, { ...base, name: "a", transientRetries: 4 }).transientRetries, 4);
     assert.equal(stepOutput(spec, { ...base, name: "b" }).transientRetries, 0);
+  });
+});
+
+describe("transient: plan uses the same classification", () => {
+  test("an assess refused by a webhook that could not be called says apply waits for it; a denial does not", async () => {
+    const stubs = new StubExecutors()
+      .on("refused", ({ kind }) => {
+        if (kind === "assess") throw REFUSED;
+      })
+      .on("denied", ({ kind }) => {
+        if (kind === "assess") throw DENIED;
+      });
+    const steps = await planOnline(specFixture([{ name: "refused" }, { name: "denied" }], { state: false }), stubs.map, noExtras);
+    const [refused, denied] = steps;
+    assert.equal(refused!.decidedBy, "error");
+    assert.match(refused!.reason, /\(transient: apply waits for admission webhook policy\.example\.com \(connection refused\) until the step's timeout\)$/);
+    assert.equal(stubs.started("refused", "assess"), 1, "plan never waits");
+    assert.doesNotMatch(denied!.reason, /transient/);
+    assert.match(denied!.reason, /denied the request/);
   });
 });

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { testCluster, testChartPath, withNamespace } from "../harness/index.js";
+import { TEST_READY_AFTER_ANNOTATION, testCluster, testChartPath, withNamespace } from "../harness/index.js";
 import {
   conversionCrd,
   DENY_MESSAGE,
@@ -115,6 +115,40 @@ describe("races: admission webhooks", () => {
     assert.match(step.error ?? "", new RegExp(`admission webhook "${s.name}\\.khook\\.test" denied the request: ${DENY_MESSAGE}`));
     assert.doesNotMatch(r.stderr, /waiting for|transient/, "no retry lines");
     assert.equal(s.hook.count("/validate"), 1, "the API server called the webhook once: khook did not retry");
+  });
+});
+
+describe("races: an operator that becomes ready late", () => {
+  test("the operator's pods are Ready only after a delay (kwok), its webhook serves once they are; the next step converges in one run", async (t) => {
+    const s = await setup(t, "races-late");
+    const operator = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: operator
+  namespace: ${s.ns}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: operator}}
+  template:
+    metadata:
+      labels: {app: operator}
+      annotations: {${TEST_READY_AFTER_ANNOTATION}: "3s"}
+    spec: {containers: [{name: c, image: "khook.test/operator:1"}]}
+---
+${JSON.stringify(validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns }))}
+`;
+    t.after(async () => {
+      await s.cluster.kubectl(["delete", "validatingwebhookconfiguration", s.name, "--ignore-not-found", "--wait=false"]);
+    });
+    const steps = `${applyStep("operator", operator)}${applyStep("guarded", cm("guarded", s.ns), "    needs: [operator]\n    timeout: 3m\n")}`;
+    const { file } = specDir(khookSpec(s.name, steps));
+    const { r, run, output } = await applyWhile(s.env, file, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`), async () => {
+      // The webhook's pod serves once it is Ready: as a real operator's does.
+      await s.kubectl(["rollout", "status", "deployment/operator", "-n", s.ns, "--timeout=120s"]);
+      await s.hook.set("allow");
+    });
+    assert.equal(r.code, 0, output);
+    assert.deepEqual([stepOf(run, "guarded").status, stepOf(run, "guarded").attempts], ["ok", 1]);
   });
 });
 

@@ -54,6 +54,8 @@ export function transientCause(e: unknown): TransientCause | undefined {
     return causes[0];
   }
   if (relaysText(e)) return textCause(e.apiServerText);
+  // An executor's error that wraps the API server's (ES2022 `cause`) is what it wraps.
+  if (e instanceof Error && e.cause instanceof Error) return transientCause(e.cause);
   return undefined;
 }
 

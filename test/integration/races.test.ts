@@ -182,6 +182,9 @@ describe("races: conversion webhooks, CRDs and aggregated APIs", () => {
     const r = await runKhook(["apply", "-f", file, "-o", "json"], { env: s.env });
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     for (const step of ["config", "crd", "gadget", "rollout-free-wait"]) assert.equal(stepOf(parseRun(r), step).status, "ok", step);
+    const warnings = r.stderr.split("\n").filter((l) => l.includes(`couldn't get resource list for ${group}/v1beta1`));
+    assert.equal(warnings.length, 1, `warned once, as kubectl does:\n${r.stderr}`);
+    assert.match(warnings[0]!, /^warning: couldn't get resource list for .*: stale discovery: its APIService is not available; steps that use this API wait for it, the others go on$/);
   });
 });
 

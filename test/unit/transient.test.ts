@@ -80,6 +80,9 @@ describe("transient: the classification (provider/kube/transient.ts)", () => {
   test("several objects failing: transient only when every failure is", () => {
     assert.ok(transientCause(new ApplyAllError([], [{ index: 0, error: REFUSED }, { index: 1, error: UNKNOWN_CA }])));
     assert.equal(transientCause(new ApplyAllError([], [{ index: 0, error: REFUSED }, { index: 1, error: DENIED }])), undefined);
+    // As the apply executor rethrows it: a message for people, the objects' errors as its cause.
+    assert.ok(transientCause(new Error("configmaps ... connection refused", { cause: new ApplyAllError([], [{ index: 0, error: REFUSED }]) })));
+    assert.equal(transientCause(new Error("denied", { cause: new ApplyAllError([], [{ index: 0, error: DENIED }]) })), undefined);
   });
 
   test("text the API server wrote that a tool relayed (helm's stderr) is classified by the same rules", () => {

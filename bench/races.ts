@@ -34,6 +34,8 @@ interface Outcome {
   /** From the webhook admitting to the run's end; undefined when it ended before. */
   afterServingMs: number | undefined;
   output: string;
+  /** The output lines after the webhook admitted, with their time: where the time after it went. */
+  trace: string[];
 }
 
 const CONFIGMAPS = ["a", "b", "c"].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${n}\ndata:\n  k: "${n}"\n`).join("---\n");
@@ -107,8 +109,13 @@ export async function benchRaces(): Promise<void> {
     kubectl(["create", "namespace", ns]);
     const child = spawn(command, args(work), { cwd: work, env: { ...base, NS: ns, CHART: testChartPath("khook-test-config") }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
-    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const chunks: { at: number; text: string }[] = [];
+    const onData = (d: Buffer): void => {
+      output += d.toString();
+      chunks.push({ at: Date.now(), text: d.toString() });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
     const ended = new Promise<{ code: number | null; at: number }>((resolve) => child.on("close", (code) => resolve({ code, at: Date.now() })));
     let exited = false;
     void ended.then(() => (exited = true));
@@ -116,9 +123,9 @@ export async function benchRaces(): Promise<void> {
     let admittingAt: number | undefined;
     const timeline = (async () => {
       await pause(SERVES_AFTER_MS);
-      await hook.set("untrusted");
-      await pause(CA_AFTER_MS - SERVES_AFTER_MS);
+      // Serving, but with a certificate the configuration's (wrong) caBundle does not trust: x509 errors.
       await hook.set("allow");
+      await pause(CA_AFTER_MS - SERVES_AFTER_MS);
       // The cainjector: the operator created the configuration (unless the run already ended); patch the right CA in.
       while (!exited && kubectl(["get", "validatingwebhookconfiguration", ns, "-o", "name"]).status !== 0) await pause(100);
       if (exited) return;
@@ -128,7 +135,9 @@ export async function benchRaces(): Promise<void> {
     const end = await ended;
     await timeline;
     const converged = end.code === 0 && kubectl(["get", "configmap", "app-a", "-n", ns, "-o", "name"]).status === 0;
-    return { converged, afterServingMs: admittingAt !== undefined && end.at >= admittingAt ? end.at - admittingAt : undefined, output };
+    const admitted = admittingAt;
+    const trace = admitted === undefined ? [] : chunks.filter((c) => c.at >= admitted).flatMap((c) => c.text.split("\n").filter(Boolean).map((l) => `+${((c.at - admitted) / 1000).toFixed(2)} s ${l.slice(0, 110)}`));
+    return { converged, afterServingMs: admitted !== undefined && end.at >= admitted ? end.at - admitted : undefined, output, trace };
   };
 
   const script = (text: string) => (work: string) => {
@@ -158,6 +167,7 @@ export async function benchRaces(): Promise<void> {
     const k = results["khook"]![0]!;
     const lines = k.output.split("\n").filter((l) => /waiting for|cleared after/.test(l));
     if (lines.length > 0) console.log(`  (khook said:\n${lines.map((l) => `     ${l}`).join("\n")})`);
+    if (process.env["KHOOK_BENCH_TRACE"] !== undefined) for (const o of results["khook"]!) console.log(`  khook after the webhook admitted:\n${o.trace.map((l) => `     ${l}`).join("\n")}`);
   } finally {
     await hook.close();
     for (const name of configs) kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found", "--wait=false"]);

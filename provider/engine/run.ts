@@ -319,8 +319,12 @@ function schedule(
       });
       const executor = executorFor(opts.executors, step);
       const of = 1 + Math.max(0, Math.floor(step.retries));
-      const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-      const transient = new TransientRetries({ now, sleep, log: (line) => log(redact(line)) });
+      const say = (message: string): void => emit({ type: "step-log", step: step.name, message });
+      const transient = new TransientRetries({ now, sleep, log: (line) => say(redact(line)) });
+      // An executor's line is said once, not once per transient try.
+      const log = (message: string): void => {
+        if (!transient.repeats(message)) say(message);
+      };
       transients.set(step.name, transient);
       let lastError = "";
       for (let attempt = 1; attempt <= of; attempt++) {

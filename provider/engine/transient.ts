@@ -13,9 +13,9 @@
  * provider/kube/transient.ts's call.
  *
  * Backoff with jitter: the first retry within 250 ms, doubling, capped at 1 s
- * (each try is one cheap request the API server answers at once, so the run
- * goes on within a second of the cause clearing); a 429 keeps the server's
- * pace. Said once: a line when khook starts waiting on a cause (and on each
+ * between the starts of two tries (each is one cheap request the API server
+ * answers at once, or one helm run, so the run goes on within a second of the
+ * cause clearing); a 429 keeps the server's pace. Said once: a line when khook starts waiting on a cause (and on each
  * new one), a line when it clears, and the last error when the deadline comes.
  */
 import { formatDuration } from "../spec/duration.js";
@@ -68,6 +68,11 @@ export class TransientRetries {
   count = 0;
   /** The last transient failure's text, for an attempt that times out mid-try. */
   lastErrorText: string | undefined;
+  /** Between a transient failure and the end of the wait: the executor's lines are its tries'. */
+  private retrying = false;
+  /** The executor's lines in earlier tries of this wait, and in this one; digits blanked (`revision 3` and `revision 4` are one line). */
+  private readonly earlier = new Set<string>();
+  private readonly current = new Set<string>();
 
   constructor(
     private readonly io: {
@@ -80,14 +85,36 @@ export class TransientRetries {
     },
   ) {}
 
+  /**
+   * Whether an executor's progress line repeats one an earlier try of this wait already said
+   * (`upgrading release x: revision 3 -> ...` once, not once per try). New lines, and a try's
+   * own repeated progress lines, always pass.
+   */
+  repeats(line: string): boolean {
+    const key = line.replace(/\d+/g, "#");
+    this.current.add(key);
+    return this.retrying && this.earlier.has(key);
+  }
+
   /** Runs `work` until it succeeds, fails for a reason that is not transient, or the deadline comes. */
   async run<T>(at: TransientTry, work: () => Promise<T>): Promise<T> {
+    try {
+      return await this.tries(at, work);
+    } finally {
+      this.retrying = false;
+    }
+  }
+
+  private async tries<T>(at: TransientTry, work: () => Promise<T>): Promise<T> {
     const classify = this.io.classify ?? transientCause;
     const announced = new Set<string>();
     let waitingSince: number | undefined;
     let current: TransientCause | undefined;
     let n = 0;
     for (;;) {
+      const tryStartedAt = this.io.now();
+      for (const key of this.current) this.earlier.add(key);
+      this.current.clear();
       try {
         const out = await work();
         if (current !== undefined && waitingSince !== undefined) {
@@ -102,7 +129,8 @@ export class TransientRetries {
         const now = this.io.now();
         waitingSince ??= now;
         current = cause;
-        const delay = transientDelayMs(n + 1, cause, this.io.random);
+        // The backoff spaces the starts of tries: a slow try (a helm process) waits less after it.
+        const delay = Math.max(0, transientDelayMs(n + 1, cause, this.io.random) - (now - tryStartedAt));
         // No time left for another try before the timer: fail now with the error itself.
         if (now + delay >= at.deadlineAt) throw new TransientDeadlineError(e, cause, n, now - waitingSince);
         const line = describeCause(cause);
@@ -112,6 +140,7 @@ export class TransientRetries {
         }
         n++;
         this.count++;
+        this.retrying = true;
         await this.io.sleep(delay, at.signal);
       }
     }

@@ -135,6 +135,18 @@ describe("transient: the engine retries within the step's deadline", { timeout: 
     assert.match(lines[1]!, /^admission webhook policy\.example\.com cleared after .* \(3 transient retries\); going on$/);
   });
 
+  test("the backoff spaces the starts of tries: a slow try (a helm run) is followed by a shorter pause", async () => {
+    let clock = 0;
+    const pauses: number[] = [];
+    const retries = new TransientRetries({ now: () => clock, sleep: async (ms) => void pauses.push(ms), log: () => undefined, random: () => 1 });
+    let tries = 0;
+    await retries.run({ signal: new AbortController().signal, deadlineAt: 60_000 }, async () => {
+      clock += 600; // each try takes 600 ms
+      if (++tries < 4) throw REFUSED;
+    });
+    assert.deepEqual(pauses, [0, 0, 400], "250 and 500 ms are already spent by the try; 1 s between starts leaves 400 ms");
+  });
+
   test("say it once: one line per distinct cause, not one per try", async () => {
     const stubs = new StubExecutors().on("a", ({ attempt }) => {
       if (attempt <= 4) throw REFUSED;
@@ -146,6 +158,25 @@ describe("transient: the engine retries within the step's deadline", { timeout: 
     assert.deepEqual(lines.map((l) => l.replace(/ until .*| after .*/, "")), [
       "waiting for admission webhook policy.example.com (connection refused); retrying",
       "waiting for admission webhook policy.example.com (x509: certificate signed by unknown authority); retrying",
+      "admission webhook policy.example.com cleared",
+    ]);
+  });
+
+  test("an executor's line is said once, not once per transient try; a try's own progress lines pass", async () => {
+    const stubs = new StubExecutors().on("a", ({ attempt, ctx }) => {
+      ctx.log(`upgrading release app: revision ${attempt} (failed) -> 0.1.0`);
+      if (attempt <= 3) throw REFUSED;
+      ctx.log("1/2 pods ready");
+      ctx.log("1/2 pods ready");
+    });
+    const p = runOf([{ name: "a" }], stubs);
+    await p;
+    const lines = logsOf(p.events, "a").map((l) => l.replace(/ until .*| after .*/, ""));
+    assert.deepEqual(lines, [
+      "upgrading release app: revision 1 (failed) -> 0.1.0",
+      "waiting for admission webhook policy.example.com (connection refused); retrying",
+      "1/2 pods ready",
+      "1/2 pods ready",
       "admission webhook policy.example.com cleared",
     ]);
   });

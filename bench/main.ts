@@ -12,6 +12,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["scale", "./scale.js", "benchScale"],
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
+    ["image", "./image.js", "benchImage"],
     ["races", "./races.js", "benchRaces"],
   ] as const) {
     try {

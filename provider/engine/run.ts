@@ -333,7 +333,7 @@ function schedule(
         try {
           const bounds = { timeoutMs: step.timeoutMs, runSignal, now, timeoutDetail: () => transient.lastErrorText };
           const outcome = await boundedAttempt(bounds, (signal, deadlineAt) => {
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
+            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
             // Transient failures are retried within this attempt's deadline (engine/transient.ts).
             if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
             // finalize: the teardown proceeds only once every finalize hook succeeded.

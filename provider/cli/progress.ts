@@ -158,13 +158,9 @@ export function summaryTable(result: RunResult): string {
   );
 }
 
-/**
- * Requests of a step retried after a transient failure (a dropped connection, a 429 or 503), within
- * its attempts: the engine counts them where it retries (issue 19); 0 where it does not count.
- */
+/** Transient failures of a step retried within its deadline (engine/transient.ts); 0 when none. */
 function transientRetries(step: RunResult["steps"][number]): number {
-  const counted = (step as { transientRetries?: unknown }).transientRetries;
-  return typeof counted === "number" ? counted : 0;
+  return step.transientRetries ?? 0;
 }
 
 export function runJson(result: RunResult, specName: string): Record<string, unknown> {

@@ -13,6 +13,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
     ["image", "./image.js", "benchImage"],
+    ["races", "./races.js", "benchRaces"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

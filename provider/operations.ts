@@ -4,7 +4,9 @@
  */
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
+import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
+import { waitForCluster } from "./kube/ready.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
@@ -35,6 +37,11 @@ export interface OperationOptions {
    * a destroy that fully succeeds removes the marker along with the record.
    */
   owner?: RecordOwner;
+  /**
+   * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
+   * API server's /readyz, saying so in one line (kube/ready.ts).
+   */
+  waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
 }
 
 /** Where the record lives under a policy; undefined when there is no journal. */
@@ -75,6 +82,8 @@ async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient, tar
 
 function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
   return withCluster(opts, async (kube, target) => {
+    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const journal = journalFor(spec, kube, opts.journal, opts);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);

@@ -76,6 +76,11 @@ export interface KhookArgs {
    */
   timeout?: pulumi.Input<string>;
   /**
+   * First wait up to this long (`10m`) for the cluster's API server to answer `/readyz`, saying so
+   * in one line (`khook apply --wait-for-cluster`): for a cluster created in the same program.
+   */
+  waitForCluster?: pulumi.Input<string>;
+  /**
    * `online`: preview also asks the cluster, read-only, what each step would
    * do (install / upgrade / no-op / create / configure), and `--diff` shows a
    * unified diff. Default: the stack config `khook:previewMode`, else `offline`.
@@ -208,6 +213,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ...(args.context !== undefined ? { context: args.context } : {}),
     ...(args.parallelism !== undefined ? { parallelism: args.parallelism } : {}),
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
+    ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
 }

@@ -54,6 +54,7 @@ class LineView implements ProgressView {
         this.out.err(`[${e.result.name}] ${e.result.status} (${formatDuration(e.result.durationMs)}): ${e.result.reason}`);
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.out.err(`warning: ${e.message}`);
         break;
       default:
@@ -103,6 +104,7 @@ class LiveView implements ProgressView {
         if (row) Object.assign(row, { state: e.result.status, durationMs: e.result.durationMs, detail: e.result.reason });
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.clear();
         this.out.err(`warning: ${e.message}`);
         break;
@@ -156,13 +158,9 @@ export function summaryTable(result: RunResult): string {
   );
 }
 
-/**
- * Requests of a step retried after a transient failure (a dropped connection, a 429 or 503), within
- * its attempts: the engine counts them where it retries (issue 19); 0 where it does not count.
- */
+/** Transient failures of a step retried within its deadline (engine/transient.ts); 0 when none. */
 function transientRetries(step: RunResult["steps"][number]): number {
-  const counted = (step as { transientRetries?: unknown }).transientRetries;
-  return typeof counted === "number" ? counted : 0;
+  return step.transientRetries ?? 0;
 }
 
 export function runJson(result: RunResult, specName: string): Record<string, unknown> {

@@ -16,8 +16,9 @@ import type { StepContextExtras } from "./types.js";
 const MAX_TIMER_MS = 2_147_483_647;
 
 export class AttemptTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`timed out after ${formatDuration(timeoutMs)}`);
+  /** `detail`: what the attempt was still failing on (its last transient error), when it was. */
+  constructor(readonly timeoutMs: number, detail?: string) {
+    super(`timed out after ${formatDuration(timeoutMs)}${detail !== undefined ? `; the last transient error: ${detail}` : ""}`);
     this.name = "AttemptTimeoutError";
   }
 }
@@ -38,6 +39,8 @@ export interface AttemptBounds {
   /** The run's signal (Ctrl-C). */
   readonly runSignal: AbortSignal;
   readonly now: () => number;
+  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient.ts). */
+  readonly timeoutDetail?: () => string | undefined;
 }
 
 /**
@@ -66,7 +69,7 @@ export async function boundedAttempt<T>(
   };
   const onRunAbort = (): void => stop(new CancelledError());
   bounds.runSignal.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(() => stop(new AttemptTimeoutError(bounds.timeoutMs)), timeoutMs);
+  const timer = setTimeout(() => stop(new AttemptTimeoutError(bounds.timeoutMs, bounds.timeoutDetail?.())), timeoutMs);
   try {
     const running = Promise.resolve().then(() => work(ctl.signal, deadlineAt));
     running.catch(() => undefined);

@@ -14,6 +14,7 @@ import { describeHook, firesIn, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
+import { transientCause, describeCause } from "../kube/transient.js";
 import { DEFAULT_PARALLELISM, type StepContextExtras } from "./types.js";
 
 export interface OfflinePlanStep {
@@ -149,8 +150,12 @@ export async function planOnline(
         if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
       } catch (e) {
         const error = errorText(e, redact);
-        out[i] = { ...base, action: "run", reason: `cannot assess live state: ${error}`, decidedBy: "error", error };
-        if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(error);
+        // A server-side dry run calls webhooks too. Plan never waits; it says which failures apply would wait out
+        // (provider/kube/transient.ts, the classification apply uses) and which would fail the step.
+        const cause = transientCause(e);
+        const why = cause !== undefined ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)` : error;
+        out[i] = { ...base, action: "run", reason: `cannot assess live state: ${why}`, decidedBy: "error", error };
+        if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(why);
       }
     }
   };

@@ -44,6 +44,10 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
 
   const { inputs, problems } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
   const failures: CheckFailure[] = [...problems];
+  if (inputs.waitForCluster !== undefined) {
+    const ms = parseDuration(inputs.waitForCluster);
+    if (ms === undefined || ms <= 0) failures.push({ property: "waitForCluster", reason: `waitForCluster must be a positive duration such as 10m, not "${inputs.waitForCluster}"` });
+  }
   if (inputs.timeout !== undefined) {
     const ms = parseDuration(inputs.timeout);
     if (ms === undefined || ms <= 0) failures.push({ property: "timeout", reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"` });

@@ -52,6 +52,7 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
+type OperationOptions = import("../operations.js").OperationOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -235,6 +236,7 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
@@ -278,6 +280,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     owner: current ?? { ...stackOf(inputs), token: token ?? "" },
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   if (result.status !== "succeeded") {
@@ -409,6 +412,12 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
     ...(kubeconfig !== undefined && parsed.has(kubeconfig) ? { loaded: parsed.get(kubeconfig)! } : {}),
     ...(context !== undefined ? { context } : {}),
   };
+}
+
+/** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
+function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<OperationOptions, "waitForCluster"> {
+  const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
 }
 
 /**

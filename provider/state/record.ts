@@ -53,6 +53,8 @@ export interface StepEntry {
   readonly status: StepEntryStatus;
   readonly reason: string;
   readonly attempts: number;
+  /** Transient failures retried within the step's deadline (webhooks not serving yet, 503s, conflicts); absent when none. */
+  readonly transientRetries?: number;
   readonly durationMs: number;
   /** ISO-8601. */
   readonly finishedAt: string;
@@ -183,6 +185,7 @@ export interface OutcomeInput {
   readonly status: "ok" | "failed" | "skipped";
   readonly reason: string;
   readonly attempts: number;
+  readonly transientRetries?: number;
   readonly durationMs: number;
   readonly error?: string;
 }
@@ -207,6 +210,7 @@ export function entryFromOutcome(
     status,
     reason: truncateUtf8(redactor.redact(outcome.reason), MAX_REASON_BYTES),
     attempts: outcome.attempts,
+    ...(outcome.transientRetries !== undefined && outcome.transientRetries > 0 ? { transientRetries: outcome.transientRetries } : {}),
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
   };
@@ -364,6 +368,7 @@ function parseEntry(e: unknown): StepEntry | undefined {
     status: e["status"] as StepEntryStatus,
     reason: typeof e["reason"] === "string" ? e["reason"] : "",
     attempts: typeof e["attempts"] === "number" ? e["attempts"] : 0,
+    ...(typeof e["transientRetries"] === "number" && e["transientRetries"] > 0 ? { transientRetries: e["transientRetries"] } : {}),
     durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
@@ -410,6 +415,8 @@ export interface StepSummary {
   readonly inputHash: string;
   readonly reason: string;
   readonly attempts: number;
+  /** Transient failures retried within the step's deadline in the run that recorded it (0 when none). */
+  readonly transientRetries: number;
   readonly durationMs: number;
   readonly finishedAt: string;
   readonly error?: string;
@@ -459,6 +466,7 @@ export function summarizeRecord(
       inputHash: entry.inputHash,
       reason: entry.reason,
       attempts: entry.attempts,
+      transientRetries: entry.transientRetries ?? 0,
       durationMs: entry.durationMs,
       finishedAt: entry.finishedAt,
       ...(entry.error !== undefined ? { error: entry.error } : {}),

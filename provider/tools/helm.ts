@@ -190,6 +190,14 @@ export class HelmError extends KhookError {
     super("execution", message);
     this.name = "HelmError";
   }
+
+  /**
+   * What helm relayed from the API server (its stderr): the engine retries an install or upgrade
+   * refused for a transient reason (a webhook not serving yet) by these words (kube/transient.ts).
+   */
+  get apiServerText(): string {
+    return this.result.stderr;
+  }
 }
 
 export class HelmSession {

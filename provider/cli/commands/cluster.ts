@@ -3,7 +3,7 @@ import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
 import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
 import { describeLease } from "../../state/lease.js";
-import { formatDuration } from "../../spec/duration.js";
+import { formatDuration, parseDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { table, type Output } from "../output.js";
@@ -61,8 +61,16 @@ function exitCodeOf(result: RunResult): number {
   return EXIT_CODES.execution;
 }
 
+/** `--wait-for-cluster 10m`: how long apply waits for the API server's /readyz before it starts. */
+function waitForClusterFlag(value: string | undefined, command: string, out: Output): OperationOptions["waitForCluster"] {
+  if (value === undefined) return undefined;
+  const timeoutMs = parseDuration(value);
+  if (timeoutMs === undefined) throw invalidInput(`khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`, []);
+  return { timeoutMs, say: (line) => out.err(line) };
+}
+
 async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs(name, argv, OPTIONS);
+  const { values } = parseCommandArgs(name, argv, { ...OPTIONS, "wait-for-cluster": { type: "string" } });
   const format = outputFormat(values.output, name);
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
@@ -73,7 +81,8 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   let result: RunResult;
   try {
     const run = name === "apply" ? applyOperation : destroyOperation;
-    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e) });
+    const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
+    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
   } finally {
     view.finish();
     interrupt.dispose();
@@ -149,8 +158,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   out.out("");
   out.out(
     table(
-      ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
-      s.steps.map((x) => [x.name, x.status, String(x.attempts), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+      ["STEP", "STATUS", "ATTEMPTS", "TRANSIENT RETRIES", "DURATION", "NEXT APPLY", "REASON"],
+      s.steps.map((x) => [x.name, x.status, String(x.attempts), String(x.transientRetries), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
     ),
   );
   if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);

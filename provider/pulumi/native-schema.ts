@@ -98,7 +98,7 @@ export function khookSchema(version: string = KHOOK_VERSION): string {
     },
     language: {
       nodejs: { packageName: "@khook/pulumi", dependencies: { "@pulumi/pulumi": "^3.142.0" } },
-      python: { packageName: "pulumi_khook", requires: { pulumi: ">=3.142.0,<4.0.0" } },
+      python: { packageName: "pulumi_khook", requires: { pulumi: ">=3.142.0,<4.0.0" }, pyproject: { enabled: true } },
       go: { importBasePath: "github.com/khook/pulumi-khook/sdk/go/khook", generateResourceContainerTypes: false },
       csharp: { packageReferences: { Pulumi: "3.*" } },
     },

@@ -33,7 +33,9 @@ export type ToolName =
   | "pulumi-language-nodejs"
   | "pulumi-resource-pulumi-nodejs"
   | "pulumi-language-yaml"
-  | "pulumi-resource-kubernetes";
+  | "pulumi-resource-kubernetes"
+  | "pulumi-language-go"
+  | "pulumi-language-python";
 
 export const K8S_VERSION = "1.35.4";
 const K8S_COMMIT = "7b8c6cf0edd376b3d7c2f255142977c7f93db258";
@@ -266,6 +268,27 @@ const UNITS: Unit[] = [
       ),
   },
   {
+    // `pulumi package gen-sdk` asks pulumi-language-<lang> for the SDK; the proxy refuses upstream's
+    // Go and Python hosts but serves their generators (scripts/toolchain/pulumi-sdkgen/main.go).
+    id: "pulumi-sdkgen",
+    version: PULUMI_VERSION,
+    bins: ["pulumi-language-go", "pulumi-language-python"],
+    recipe: () => hashFiles(wrapperDir("pulumi-sdkgen")),
+    prefetch: wrapperPrefetch("pulumi-sdkgen"),
+    build: async (ctx) => {
+      const go = path.join(ctx.binDir, "pulumi-language-go");
+      await goBuild(ctx, {
+        cwd: wrapperDir("pulumi-sdkgen"),
+        ldflags: `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v${PULUMI_VERSION}`,
+        pkgs: ["."],
+        out: go,
+      });
+      // One binary; the name it runs as picks the language.
+      fs.copyFileSync(go, path.join(ctx.binDir, "pulumi-language-python"));
+      fs.chmodSync(path.join(ctx.binDir, "pulumi-language-python"), 0o755);
+    },
+  },
+  {
     id: "pulumi-kubernetes",
     version: PULUMI_KUBERNETES_VERSION,
     bins: ["pulumi-resource-kubernetes"],
@@ -296,7 +319,7 @@ const UNITS: Unit[] = [
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
-export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-kubernetes"];
+export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "pulumi-kubernetes"];
 
 function unit(id: string): Unit {
   const u = UNITS.find((x) => x.id === id);

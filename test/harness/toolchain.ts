@@ -35,7 +35,8 @@ export type ToolName =
   | "pulumi-language-yaml"
   | "pulumi-resource-kubernetes"
   | "pulumi-language-go"
-  | "pulumi-language-python";
+  | "pulumi-language-python"
+  | "khook-image";
 
 export const K8S_VERSION = "1.35.4";
 const K8S_COMMIT = "7b8c6cf0edd376b3d7c2f255142977c7f93db258";
@@ -64,6 +65,8 @@ export const PULUMI_YAML_VERSION = "1.25.0";
  */
 export const PULUMI_KUBERNETES_MODULE_VERSION = "v4.0.0-20260115033456-f47bc2d6f199";
 export const PULUMI_KUBERNETES_VERSION = "4.25.0";
+/** go-containerregistry, which khook-image (scripts/toolchain/khook-image) builds khook's image with. */
+export const GGCR_VERSION = "0.22.1";
 
 interface Unit {
   /** Directory name prefix under toolsDir. */
@@ -315,11 +318,20 @@ const UNITS: Unit[] = [
       fs.rmSync(src, { recursive: true, force: true });
     },
   },
+  {
+    // Assembles khook's OCI image from directories and unpacks one (test/harness/image.ts).
+    id: "khook-image",
+    version: GGCR_VERSION,
+    bins: ["khook-image"],
+    recipe: () => hashFiles(wrapperDir("khook-image")),
+    prefetch: wrapperPrefetch("khook-image"),
+    build: (ctx) => goBuild(ctx, { cwd: wrapperDir("khook-image"), ldflags: "-s -w", pkgs: ["."], out: path.join(ctx.binDir, "khook-image") }),
+  },
 ];
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
-export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "pulumi-kubernetes"];
+export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "pulumi-kubernetes", "khook-image"];
 
 function unit(id: string): Unit {
   const u = UNITS.find((x) => x.id === id);

@@ -164,9 +164,11 @@ export async function benchPulumi(): Promise<void> {
   const native = new PulumiProject({ ...tools, env: { ...tools.env, PATH: launcherPath } }, { name: "khook-bench-native", program: NATIVE_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
   try {
     await cluster.createNamespace(ns);
-    const args = programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns }, parallelism: 16 }, kubeconfigFile: kubeconfig });
-    khook.write("args.json", args);
-    native.write("args.json", args);
+    await cluster.createNamespace(`${ns}-native`);
+    const args = (namespace: string): string => programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: namespace }, parallelism: 16 }, kubeconfigFile: kubeconfig });
+    khook.write("args.json", args(ns));
+    // Its own namespace: another project's stack may not take a bootstrap over (provider/pulumi/owner.ts).
+    native.write("args.json", args(`${ns}-native`));
     await baseline.init();
     await khook.init();
     await native.init();
@@ -174,7 +176,6 @@ export async function benchPulumi(): Promise<void> {
     const t0 = performance.now();
     await khook.ok(["up", "--yes", "--skip-preview"]);
     const firstUp = performance.now() - t0;
-    // The same spec and namespace: the native resource takes the record over and resumes every step.
     await native.ok(["up", "--yes", "--skip-preview"]);
 
     const [b, k, n] = (await measure([baseline, khook, native])) as [Figures, Figures, Figures];
@@ -202,12 +203,14 @@ export async function benchPulumi(): Promise<void> {
     process.stdout.write(`  first apply of ${STEPS} steps: ${s(firstUp)}\n`);
     process.stdout.write(`  the provider's own work (fresh process, memo off): ${(p.coldMs).toFixed(0)}ms for module loading + check + diff, then ${(p.warmMs).toFixed(0)}ms per check + diff\n`);
     process.stdout.write(`  state size (stack export): ${(stateBytes / 1024).toFixed(0)} KiB\n`);
+    await khook.ok(["destroy", "--yes", "--skip-preview"]);
     await native.ok(["destroy", "--yes", "--skip-preview"]);
   } finally {
     await baseline.cleanup();
     await khook.cleanup();
     await native.cleanup();
     await cluster.deleteNamespace(ns).catch(() => undefined);
+    await cluster.deleteNamespace(`${ns}-native`).catch(() => undefined);
     cluster.close();
     await stop();
   }

@@ -27,6 +27,7 @@ import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
 import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
+import type * as LoadModule from "../provider/spec/load.js";
 
 export { khookProvider };
 
@@ -154,7 +155,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
-    const { readVarFile } = require("../provider/spec/load.js") as typeof import("../provider/spec/load.js");
+    const { readVarFile } = require("../provider/spec/load.js") as typeof LoadModule;
     try {
       return readVarFile(f);
     } catch (e) {

@@ -22,8 +22,9 @@ import { crc32 } from "node:zlib";
 // Loading it turns on Node's compile cache, for the packages the bundle requires.
 import { compileCacheDir } from "../compile-cache.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import type * as MainModule from "./main.js";
 
-type CliModule = typeof import("./main.js");
+type CliModule = typeof MainModule;
 
 /** The bundled CLI, beside this file (scripts/bundle-cli.mjs writes it). */
 export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");

@@ -10,7 +10,7 @@ import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
 import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
-import { describeHook, hooksFor } from "../spec/hooks.js";
+import { describeHook, firesIn, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
@@ -35,9 +35,9 @@ export function planHooks(step: LoadedStep): string[] {
   return HOOK_EVENTS.flatMap((event) => hooksFor(step, event).map((h) => describeHook(h, [event])));
 }
 
-/** Plan's note on a step with webhooks: it never calls them. */
+/** Plan's note on a step with hooks the planner does not fire (webhooks: it never calls them). */
 export function webhookNote(step: LoadedStep): string | undefined {
-  const names = [...new Set(step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => h.name))];
+  const names = [...new Set(step.hooks.filter((h) => !firesIn(h, "plan")).map((h) => h.name))];
   return names.length > 0 ? `webhook hooks not called by plan: ${names.join(", ")}` : undefined;
 }
 

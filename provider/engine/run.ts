@@ -30,7 +30,7 @@ import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import {
   blockedReason,
@@ -285,9 +285,9 @@ function schedule(
     async function execute(step: LoadedStep): Promise<StepResult> {
       const hooks = stepHooksFor(spec, step, mode, redactor);
       const result = await attempts(step, hooks);
-      if (hooks === undefined || mode !== "apply" || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
+      if (hooks === undefined || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
       try {
-        await hooks.postApply(
+        await hooks.afterStep(
           { status: result.status, reason: result.error ?? result.reason, revision: revisions.get(step.name) },
           { signal: runSignal, log: (message) => emit({ type: "step-log", step: step.name, message: redact(message) }) },
           sleep,
@@ -296,7 +296,7 @@ function schedule(
       } catch (e) {
         if (result.status === "failed") return result;
         const error = errorText(e, redact);
-        return { ...result, status: "failed", reason: `the step succeeded, but its post-apply hook failed`, error };
+        return { ...result, status: "failed", reason: afterStepFailedReason(mode), error };
       }
     }
 
@@ -323,8 +323,8 @@ function schedule(
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
             const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
             if (mode === "apply") return executor.apply(step, ctx);
-            // finalize: the teardown proceeds only once every finalize hook succeeded.
-            return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
+            // finalize: the teardown proceeds only once every before-teardown hook succeeded.
+            return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
           });
           const revision = (outcome as { revision?: unknown } | undefined)?.revision;
           if (typeof revision === "number") revisions.set(step.name, revision);

@@ -42,10 +42,14 @@ import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import type * as pulumi from "@pulumi/pulumi";
+import type * as OperationsExports from "../operations.js";
+import type * as LoadExports from "./load.js";
+import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
-type OperationsModule = typeof import("../operations.js");
+type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 
@@ -289,6 +293,12 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
 }
 export { del as delete };
 
+/**
+ * The dynamic provider's methods, which sdk/provider.ts forwards here one by one: held to
+ * Pulumi's ResourceProvider, so a handler whose signature drifts from it does not compile.
+ */
+export const handlers = { configure, check, diff, create, update, delete: del, read } satisfies Required<pulumi.dynamic.ResourceProvider>;
+
 export async function read(id: string, props: Record<string, unknown>): Promise<{ id: string; props: Record<string, unknown> }> {
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
@@ -344,7 +354,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadExports;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
@@ -364,7 +374,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
 type LoadedContents = ReadonlyMap<string, LoadedKubeconfig>;
 
 function parseKubeconfigContent(content: string): LoadedKubeconfig | undefined {
-  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof import("../kube/kubeconfig.js");
+  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof KubeconfigExports;
   try {
     return loadKubeconfig({ kubeconfigContent: content });
   } catch {

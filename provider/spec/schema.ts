@@ -38,6 +38,7 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { SEA_ASSETS, singleExecutableText } from "../sea-assets.js";
 import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
+import type * as Ajv2020Module from "ajv/dist/2020.js";
 
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
@@ -167,7 +168,7 @@ export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
 export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
   // Required here, not at the top: loading ajv's compiler costs more than the rest of a
   // `khook validate` start, and only the build (or a stale generated validator) needs it.
-  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof Ajv2020Module;
   const ajv = new AjvClass({
     allErrors: true,
     verbose: true,
@@ -511,8 +512,10 @@ interface UnionFailure {
   isObject: boolean;
 }
 
-const SKIP_IF_SUMMARY = Object.entries(SKIP_IF_BY_TYPE)
-  .map(([type, word]) => `${type} (${word})`)
+const SKIP_IF_SUMMARY = STEP_TYPES.flatMap((type): string[] => {
+  const word: string | undefined = SKIP_IF_BY_TYPE[type];
+  return word === undefined ? [] : [`${type} (${word})`];
+})
   .join(", ");
 
 function exactlyOneMessage(segs: readonly string[], doc: unknown, keys: readonly string[], present: readonly string[]): string {

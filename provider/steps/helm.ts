@@ -34,7 +34,7 @@ import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
 import { sha256Hex } from "../spec/hash.js";
-import { hooksFor } from "../spec/hooks.js";
+import { objectHooksFor } from "../spec/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
 import { maskSecretData } from "./helm-diff.js";
@@ -181,7 +181,7 @@ export const HOOKS_LABEL = "khook.io/hooks";
 
 /** A short fingerprint of the hooks that change a release's objects, or undefined when none does. */
 export function renderHooksFingerprint(step: HelmStep): string | undefined {
-  const hooks = [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
+  const hooks = objectHooksFor(step);
   return hooks.length === 0 ? undefined : sha256Hex(hooks.map((h) => `${h.name} ${h.digest}`).join("\n")).slice(0, 32);
 }
 

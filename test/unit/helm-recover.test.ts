@@ -10,7 +10,7 @@ import type { HelmRevision } from "../../provider/helm/release.js";
 import { Redactor } from "../../provider/redact.js";
 import { Journal } from "../../provider/state/journal.js";
 import { helmInFlightOf, parseRecord, withHelmInFlight, type StateRecord } from "../../provider/state/record.js";
-import { MemoryRecordStore } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 
 const rev = (revision: number, status: string): HelmRevision => ({ revision, status, chart: "demo-1.0.0", updated: "", app_version: "", description: "" });
 const NOW = Date.parse("2026-11-25T20:00:00Z");

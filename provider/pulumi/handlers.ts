@@ -69,6 +69,11 @@ export function setTestHooks(hooks: { operations?: Operations; sink?: LineSink }
 const defaultSink: LineSink = (line) => console.log(line);
 let sink: LineSink = defaultSink;
 
+/** Where progress and plan lines go: stdout for the dynamic provider (shown under the stack); the native provider (native.ts) sends them to the engine's log under the resource. */
+export function setLineSink(lines: LineSink): void {
+  sink = lines;
+}
+
 // ---- configure ----
 
 interface ConfigureRequest {

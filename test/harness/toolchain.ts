@@ -331,7 +331,13 @@ const UNITS: Unit[] = [
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
-export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "pulumi-kubernetes", "khook-image"];
+export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "khook-image"];
+/**
+ * Built only on demand (`./dev toolchain --only pulumi-kubernetes`): its cold build was not yet
+ * measured to fit CI's budget, and the test that needs it (pulumi-kubernetes.interop.ts) is
+ * not in the suite until it is (issue 21 §3).
+ */
+export const ON_DEMAND_TOOLS: string[] = ["pulumi-kubernetes"];
 
 function unit(id: string): Unit {
   const u = UNITS.find((x) => x.id === id);

@@ -1,4 +1,10 @@
 /**
+ * NOT IN THE SUITE YET (the file name does not end in .test.ts): it needs the toolchain's
+ * pulumi-resource-kubernetes, which is built only on demand (`./dev toolchain --only
+ * pulumi-kubernetes`) until its cold build is measured to fit CI's budget, and it has not yet
+ * run green (issue 21 §3). Run it by hand with the tool built:
+ *   node --test --test-global-setup=dist/test/harness/global-setup.js dist/test/integration/pulumi-kubernetes.interop.js
+ *
  * Khook side by side with @pulumi/kubernetes, as real programs use them: the
  * real pulumi-resource-kubernetes (built by the toolchain, its schema matching
  * the pinned npm package) and the dynamic Khook against the same cluster, from

@@ -35,10 +35,15 @@ export function planHooks(step: LoadedStep): string[] {
   return HOOK_EVENTS.flatMap((event) => hooksFor(step, event).map((h) => describeHook(h, [event])));
 }
 
-/** Plan's note on a step with webhooks: it never calls them. */
+/**
+ * Plan's note on a step with webhooks: it never calls them, and which of them may reshape
+ * what the step applies (pre-apply: change its objects, and add some where `allow.add` says so).
+ */
 export function webhookNote(step: LoadedStep): string | undefined {
   const names = [...new Set(step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => h.name))];
-  return names.length > 0 ? `webhook hooks not called by plan: ${names.join(", ")}` : undefined;
+  if (names.length === 0) return undefined;
+  const reshaping = hooksFor(step, "pre-apply").map((h) => (h.allow.add ? `${h.name} (may add objects)` : h.name));
+  return `webhook hooks not called by plan: ${names.join(", ")}${reshaping.length > 0 ? `; what is applied may be reshaped by pre-apply ${reshaping.join(", ")}` : ""}`;
 }
 
 /** Per step, in document order. Pure and deterministic. */
@@ -55,7 +60,8 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
       hooks: planHooks(step),
     };
     if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
-    return { ...base, action: "run" as const, reason: runReason(step, redact) };
+    const note = webhookNote(step);
+    return { ...base, action: "run" as const, reason: runReason(step, redact) + (note !== undefined ? `; ${note}` : "") };
   });
 }
 

@@ -12,7 +12,7 @@ import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
 import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
-import { checkHooks, isSecretHeader, loadHooks, type LoadedHook } from "./hooks.js";
+import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { SourceText } from "./source.js";
@@ -200,7 +200,9 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
       if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
     }
   }
-  // Webhook credentials: header values that look like credentials, and URL userinfo (which the rules reject).
+  // Webhook credentials: the values of credential headers by name (Authorization, Proxy-Authorization,
+  // Cookie), and URL userinfo (which the rules reject). Any other header is secret only when its value
+  // comes from a secret source, which the redactor already holds.
   for (const hook of entries((doc as { hooks?: unknown } | null)?.hooks)) {
     const webhook = hook.webhook as Record<string, unknown> | undefined;
     if (webhook === null || typeof webhook !== "object") continue;
@@ -208,7 +210,7 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
     const headers = webhook.headers;
     if (headers === null || typeof headers !== "object") continue;
     for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-      if (typeof value !== "string" || !isSecretHeader(name)) continue;
+      if (typeof value !== "string" || !isCredentialHeader(name)) continue;
       vars.redactor.add(value);
       // `Bearer <token>`: the token alone is the secret too.
       const scheme = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value);
@@ -257,7 +259,7 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, ...typed }, files, stepHooks),
+      inputHash: stepInputHash({ name: step.name, ...typed }, files, reshapingHooks({ type, action, hooks: stepHooks })),
       hooks: stepHooks,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: summarizeStep(step.name, typed),

@@ -12,6 +12,7 @@ import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
 import { describeHook, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
+import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { DEFAULT_PARALLELISM, type StepContextExtras } from "./types.js";
@@ -103,13 +104,13 @@ export interface PlanOnlineOptions {
  * than failing the plan. With `diff`, each assess also returns its diff.
  */
 export async function planOnline(
-  spec: LoadedSpec,
+  loadedSpec: LoadedSpec,
   executors: ExecutorRegistry,
   context: StepContextExtras,
   journal?: Journal,
   opts: PlanOnlineOptions = {},
 ): Promise<OnlinePlanStep[]> {
-  const redactor = opts.redactor ?? spec.redactor.child();
+  const redactor = opts.redactor ?? loadedSpec.redactor.child();
   const redact = (s: string): string => redactor.redact(s);
   const now = opts.now ?? Date.now;
   const runAbort = new AbortController();
@@ -120,6 +121,9 @@ export async function planOnline(
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
   const parallelism = Math.max(1, Math.floor(opts.parallelism ?? DEFAULT_PARALLELISM));
   if (journal) await journal.open();
+  // Keyed step hashes are computed under the record's key; a plan never makes one (without it they show as unkeyed and do not resume).
+  const key = journal?.previousRecord?.hashKey;
+  const spec = key !== undefined && hasKeyedSteps(loadedSpec) ? keyedSpec(loadedSpec, key) : loadedSpec;
   const offline = planOffline(spec);
 
   const out: OnlinePlanStep[] = new Array(spec.steps.length);

@@ -31,6 +31,7 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import {
   blockedReason,
@@ -55,7 +56,9 @@ interface Resolution {
 
 export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
-export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+  // Re-bound to the keyed spec once the record (and its hash key) is read.
+  let spec = loadedSpec;
   const now = opts.now ?? Date.now;
   const mode = opts.mode;
   const journal = opts.journal;
@@ -92,12 +95,15 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     return finishWith(steps, "failed", journalError);
   };
 
+  if (!journal && opts.hashKey !== undefined && hasKeyedSteps(spec)) spec = keyedSpec(spec, opts.hashKey);
   if (journal) {
     try {
       await journal.open();
     } catch (e) {
       return refuse(errorText(e, redact), "the state record could not be read");
     }
+    // Steps whose hash digests a secret are hashed under the record's key (spec/keyed-hash.ts).
+    if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
       else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });

@@ -29,6 +29,11 @@ export interface RunOptions {
   readonly context: StepContextExtras;
   /** Max steps executing at once (default 8). Resumed and excluded steps take no slot. */
   readonly parallelism?: number;
+  /**
+   * The key of keyed step hashes when no record holds one (spec/keyed-hash.ts): the Pulumi
+   * resource keeps it in its state. With a journal, the journal's key wins.
+   */
+  readonly hashKey?: string;
   /** Ctrl-C: stop starting steps, abort running attempts, mark the rest skipped. */
   readonly signal?: AbortSignal;
   /** The state record; absent when the spec has no enabled `state:` block. */

@@ -10,7 +10,9 @@ import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type Posit
 import { splitUserinfo } from "./chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
-import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
+import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreimage } from "./hash.js";
+import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
 import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
@@ -96,7 +98,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const hooks = loadHooks(doc, baseDir, parsed.positionOf);
-  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf);
+  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -226,6 +228,7 @@ function buildSteps(
   hooks: readonly LoadedHook[],
   diagnostics: Diagnostic[],
   positionOf: PositionLookup,
+  redactor: Redactor,
 ): LoadedStep[] {
   const defaults = doc.defaults ?? {};
   const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
@@ -248,6 +251,9 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
+    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshapingHooks({ type, action, hooks: stepHooks }));
+    // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
+    const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
     const loaded: LoadedStep = {
       ...typed,
       name: step.name,
@@ -259,7 +265,7 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, ...typed }, files, reshapingHooks({ type, action, hooks: stepHooks })),
+      inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
       hooks: stepHooks,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: summarizeStep(step.name, typed),
@@ -269,7 +275,9 @@ function buildSteps(
         return positionOf(pointer("steps", index));
       },
     };
-    return Object.freeze(loaded);
+    const frozen = Object.freeze(loaded);
+    if (keyed) registerKeyedStep(frozen, preimage);
+    return frozen;
   });
 }
 

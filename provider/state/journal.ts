@@ -38,6 +38,7 @@ import * as os from "node:os";
 import { KhookError } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
+import { newHashKey } from "../spec/keyed-hash.js";
 import {
   beginRecord,
   entryFromOutcome,
@@ -83,6 +84,8 @@ export class LeaseLostError extends PermanentStoreError {
 }
 
 export interface JournalOptions {
+  /** The key of keyed step hashes the caller keeps (the Pulumi resource's); it wins over the record's. */
+  hashKey?: string;
   readonly spec: string;
   readonly specHash: string;
   /** The current spec's step names (stale entries are compacted only when the record grows too big). */
@@ -125,7 +128,8 @@ export function pidAlive(pid: number): boolean {
 }
 
 export class Journal {
-  private readonly id: RunIdentity;
+  private id: RunIdentity;
+  private readonly givenHashKey: string | undefined;
   private readonly stepNames: ReadonlySet<string>;
   private readonly redactor: Redacting;
   private readonly now: () => Date;
@@ -175,6 +179,7 @@ export class Journal {
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
     this.renewIntervalMs = opts.renewIntervalMs ?? LEASE_RENEW_INTERVAL_MS;
     this.unlockCommand = opts.unlockCommand ?? "khook unlock -f <the spec file>";
+    this.givenHashKey = opts.hashKey;
   }
 
   /** The warnings not yet handed out (each is handed out once). */
@@ -239,6 +244,17 @@ export class Journal {
     const parsed = parseRecord(stored.json);
     if (parsed.ok) this.previous = parsed.record;
     else if (warn) this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
+  }
+
+  /**
+   * The key of keyed step hashes (spec/keyed-hash.ts): the one the caller keeps (the Pulumi
+   * resource's: its state is what its next diff compares against), else the record's, else
+   * a new one. Every record this journal writes from now on carries it. Call after `open`, and only
+   * for a spec that has keyed steps: a record of a spec without secrets gets no key.
+   */
+  hashKey(): string {
+    if (this.id.hashKey === undefined) this.id = { ...this.id, hashKey: this.givenHashKey ?? this.previous?.hashKey ?? newHashKey() };
+    return this.id.hashKey!;
   }
 
   /** The resume rule, against the record as read at the start. */

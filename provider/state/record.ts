@@ -88,6 +88,12 @@ export interface StateRecord {
   /** The run that may write the record (lease.ts); absent when no run holds it. Added in format 1 without a bump: older readers ignore it. */
   readonly lease?: Lease;
   readonly owner?: RecordOwner;
+  /**
+   * The key of keyed step hashes (spec/keyed-hash.ts), base64: present once a spec with
+   * secret-bearing steps ran. The record lives in a Secret; the key never leaves it (nor
+   * the Pulumi state, where it is a secret). Added in format 1 without a bump.
+   */
+  readonly hashKey?: string;
   readonly steps: Readonly<Record<string, StepEntry>>;
 }
 
@@ -95,6 +101,8 @@ export interface RunIdentity {
   readonly spec: string;
   readonly specHash: string;
   readonly khookVersion: string;
+  /** The key this run's keyed step hashes are computed under; kept in the record (see StateRecord.hashKey). */
+  readonly hashKey?: string;
 }
 
 /** A step as far as the record cares: its name and input hash. */
@@ -118,8 +126,10 @@ export function beginRecord(
   owner: RecordOwner | undefined = previous?.owner,
 ): StateRecord {
   const at = now.toISOString();
+  const hashKey = id.hashKey ?? previous?.hashKey;
   return {
     ...(owner !== undefined ? { owner } : {}),
+    ...(hashKey !== undefined ? { hashKey } : {}),
     format: RECORD_FORMAT,
     spec: id.spec,
     specHash: id.specHash,
@@ -272,6 +282,7 @@ export function parseRecord(text: string): ParsedRecord {
     ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
     ...leaseField(raw["lease"]),
     ...ownerField(raw["owner"]),
+    ...(typeof raw["hashKey"] === "string" && raw["hashKey"] !== "" ? { hashKey: raw["hashKey"] } : {}),
     steps,
   };
   return { ok: true, record };

@@ -327,7 +327,9 @@ function schedule(
         try {
           const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
+            const recordedAdditions = mode === "destroy" ? journal?.previousRecord?.steps[step.name]?.added : undefined;
+            const extras = recordedAdditions !== undefined ? { ...opts.context, recordedAdditions } : opts.context;
+            const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks });
             if (mode === "apply") return executor.apply(step, ctx);
             // finalize: the teardown proceeds only once every finalize hook succeeded.
             return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
@@ -336,7 +338,8 @@ function schedule(
           if (typeof revision === "number") revisions.set(step.name, revision);
           const status = (outcome as { status?: unknown } | undefined)?.status === "skipped" ? "skipped" : "ok";
           const reason = redact(String((outcome as { reason?: unknown } | undefined)?.reason ?? ""));
-          return { ...base, status, reason, attempts: attempt, durationMs: elapsed() };
+          const added = (outcome as { added?: StepResult["added"] } | undefined)?.added;
+          return { ...base, status, reason, attempts: attempt, durationMs: elapsed(), ...(added !== undefined && added.length > 0 ? { added } : {}) };
         } catch (e) {
           if (isCancelled(e)) {
             emit({ type: "attempt-failed", step: step.name, attempt, of, error: CANCELLED_REASON, willRetry: false, retryInMs: 0 });

@@ -4,7 +4,7 @@
  * here knows about terminals or Pulumi.
  */
 import type { StepType } from "../spec/types.js";
-import type { ExecutorRegistry, StepContext } from "../steps/types.js";
+import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
 import type { Journal } from "../state/journal.js";
 
 export type RunMode = "apply" | "destroy";
@@ -59,6 +59,8 @@ export interface StepResult {
   readonly inputHash: string;
   /** The last attempt's error, redacted. Only on `failed`. */
   readonly error?: string;
+  /** Objects pre-apply webhooks added and the step applied (the record keeps them for destroy). */
+  readonly added?: readonly AddedObjectRef[];
 }
 
 export type RunStatus = "succeeded" | "failed" | "cancelled";

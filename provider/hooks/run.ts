@@ -80,6 +80,8 @@ export interface AttemptHooks {
   render(objects: readonly KubeObjectLike[], opts: { send: boolean }): Promise<KubeObjectLike[]>;
   /** Chart, release, values and capabilities for the context (helm). */
   setExtras(extras: HookContextExtras): void;
+  /** The objects pre-apply webhooks added during the last render that sent objects (allow.add). */
+  added(): readonly KubeObjectLike[];
 }
 
 /** The step's hooks for a run in `mode`, or undefined when no hook applies to it. */
@@ -122,6 +124,7 @@ export class StepHooks {
       transformsObjects: this.transformsObjects,
       render: (objects, opts) => this.render(objects, io, opts),
       setExtras: (extras) => this.setExtras(extras),
+      added: () => this.added(),
     };
   }
 

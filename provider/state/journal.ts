@@ -42,6 +42,7 @@ import { newHashKey } from "../spec/keyed-hash.js";
 import {
   beginRecord,
   entryFromOutcome,
+  mergeAdded,
   finishRecord,
   isResumable,
   markDestroying,
@@ -370,7 +371,10 @@ export class Journal {
     const now = this.now();
     const status =
       this.current.command === "destroy" ? (outcome.status === "failed" ? "destroy-failed" : "destroyed") : outcome.status;
-    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash }, this.redactor, now, status);
+    // Objects webhooks added stay listed until a destroy removed them: the spec cannot name them.
+    const prior = this.current.steps[step.name]?.added;
+    const added = status === "destroyed" ? [] : mergeAdded(prior, outcome.added);
+    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash, added }, this.redactor, now, status);
     this.current = withEntry(this.current, step.name, entry, now);
     this.executed.add(step.name);
     this.schedule();

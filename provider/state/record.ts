@@ -58,6 +58,29 @@ export interface StepEntry {
   readonly finishedAt: string;
   /** Redacted, then truncated to MAX_ERROR_BYTES. */
   readonly error?: string;
+  /**
+   * Objects a pre-apply webhook added to the step (hooks' allow.add): not in the spec, so
+   * destroy learns of them here. Kept across runs until destroyed. Added in format 1 without a bump.
+   */
+  readonly added?: readonly AddedObject[];
+}
+
+/** An object a webhook added, as destroy finds it again. */
+export interface AddedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** At most this many added objects are kept per step (a record has a size cap). */
+export const MAX_ADDED_OBJECTS = 200;
+
+/** `a` then the objects of `b` that `a` does not hold, capped. */
+export function mergeAdded(a: readonly AddedObject[] = [], b: readonly AddedObject[] = []): AddedObject[] {
+  const key = (o: AddedObject): string => `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ""}\0${o.name}`;
+  const seen = new Set(a.map(key));
+  return [...a, ...b.filter((o) => !seen.has(key(o)))].slice(0, MAX_ADDED_OBJECTS);
 }
 
 /**
@@ -150,6 +173,7 @@ export interface OutcomeInput {
   readonly attempts: number;
   readonly durationMs: number;
   readonly error?: string;
+  readonly added?: readonly AddedObject[];
 }
 
 export interface Redacting {
@@ -174,6 +198,7 @@ export function entryFromOutcome(
     attempts: outcome.attempts,
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
+    ...(outcome.added !== undefined && outcome.added.length > 0 ? { added: mergeAdded(outcome.added) } : {}),
   };
   if (outcome.error !== undefined) {
     return { ...entry, error: truncateUtf8(redactor.redact(outcome.error), MAX_ERROR_BYTES) };
@@ -308,7 +333,14 @@ function parseEntry(e: unknown): StepEntry | undefined {
     durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
-  return typeof e["error"] === "string" ? { ...entry, error: e["error"] } : entry;
+  const added = Array.isArray(e["added"]) ? e["added"].filter(isAddedObject) : [];
+  const withAdded = added.length > 0 ? { ...entry, added } : entry;
+  return typeof e["error"] === "string" ? { ...withAdded, error: e["error"] } : withAdded;
+}
+
+function isAddedObject(v: unknown): v is AddedObject {
+  if (!isObject(v)) return false;
+  return typeof v["apiVersion"] === "string" && typeof v["kind"] === "string" && typeof v["name"] === "string" && (v["namespace"] === undefined || typeof v["namespace"] === "string");
 }
 
 function leaseField(raw: unknown): { lease?: Lease } {

@@ -173,14 +173,18 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined, "the step sent nothing");
   });
 
-  test("webhook-allowed-additions: with allow: {add: true}, an added ConfigMap in the step's namespace is created, owned by the step", async (t) => {
+  test("webhook-allowed-additions: with allow: {add: true}, an added ConfigMap in the step's namespace is created owned by the step, recorded, and removed by destroy", async (t) => {
     const ns = await withNamespace(t, "hook-add-ok");
     server.on("pre-apply", { kind: "ok", change: (c) => ({ ...c, [`ConfigMap/extra -n ${ns}`]: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "extra", namespace: ns }, data: { k: "v" } } }) });
-    const { file } = hookedSpec("hook-add-ok", audit("pre-apply", "    allow: {add: true}\n"), configMapStep("cm", ns));
+    const { file } = hookedSpec("hook-add-ok", audit("pre-apply", "    allow: {add: true}\n"), configMapStep("cm", ns), `state:\n  namespace: ${ns}\n`);
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const extra = await kubectlJson(["-n", ns, "get", "configmap", "extra"]);
     assert.equal((extra?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.["khook.io/owned-by"], "hook-add-ok/cm");
+    const d = await khook(["destroy", "-f", file]);
+    assert.equal(d.code, 0, d.stdout + d.stderr);
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "extra"]), undefined, "destroy removed the added object");
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined);
   });
 
   test("pre-apply: permanent: false is retried under the step's retries, then succeeds", async (t) => {

@@ -57,6 +57,28 @@ describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () =>
   });
 });
 
+describe("state: objects webhooks added", { timeout: 10_000 }, () => {
+  test("webhook-additions-recorded: objects a webhook added are kept in the record across runs and handed to destroy; a successful destroy drops them", async () => {
+    const store = new MemoryRecordStore();
+    const extra = { apiVersion: "v1", kind: "ConfigMap", name: "extra", namespace: "apps" };
+    const other = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", name: "r", namespace: "apps" };
+    await apply(specFixture([{ name: "a" }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [extra] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra]);
+    // A changed step whose hook now adds something else: both stay listed, so destroy still finds the first.
+    await apply(specFixture([{ name: "a", version: 2 }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [other] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other]);
+    const failing = new StubExecutors().on("a", () => Promise.reject(new Error("cannot delete")));
+    const spec = specFixture([{ name: "a", version: 2, onError: "continue" as const }]);
+    await runSpec(spec, { mode: "destroy", executors: failing.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.deepEqual(failing.calls[0]!.ctx.recordedAdditions, [extra, other], "destroy is told what webhooks added");
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other], "a failed destroy keeps them listed");
+    const ok = new StubExecutors();
+    const done = await runSpec(spec, { mode: "destroy", executors: ok.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.equal(done.status, "succeeded");
+    assert.deepEqual(ok.calls[0]!.ctx.recordedAdditions, [extra, other]);
+  });
+});
+
 describe("state: resume", { timeout: 10_000 }, () => {
   test("the resume reason is the spec's text, verbatim", () => {
     assert.equal(RESUME_REASON, RESUME);

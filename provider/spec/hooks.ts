@@ -20,6 +20,7 @@ import * as path from "node:path";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
+import type { Redactor } from "../redact.js";
 import { MAX_TIMER_MS } from "./rules.js";
 import { pointer } from "./yaml.js";
 import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepType } from "./types.js";
@@ -89,6 +90,18 @@ export interface LoadedHook {
   readonly steps: readonly string[];
   /** `hooks[i]` in the spec, for messages. */
   readonly position: SourcePosition | undefined;
+}
+
+/**
+ * The definitions (as hashed) of hooks that hold a secret value: their digests are of the masked
+ * text, and this text goes into the keyed hash of the steps they reshape (keyed-hash.ts). Kept
+ * beside the hook, never on it, so nothing that serializes a hook can carry it.
+ */
+const secretHookDefinitions = new WeakMap<LoadedHook, string>();
+
+/** The secret-bearing definition of a hook, or undefined. Never print it. */
+export function secretDefinitionOf(hook: LoadedHook): string | undefined {
+  return secretHookDefinitions.get(hook);
 }
 
 type Report = (path: string, message: string, rule: string, severity?: "error" | "warning") => void;
@@ -297,7 +310,7 @@ function checkTimeout(value: unknown, p: string, maxMs: number | undefined, repo
  * matches and its digest. Needs a document that passed checkHooks; an unreadable
  * exec file (reported there) digests as empty.
  */
-export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup): LoadedHook[] {
+export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup, redactor?: Redactor): LoadedHook[] {
   const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
   const loaded = hooks.map((hook, index): LoadedHook => {
     const handler = hook.function !== undefined
@@ -314,6 +327,7 @@ export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: Posit
           timeoutMs: parseDuration(hook.webhook!.timeout ?? SPEC_DEFAULTS.webhookTimeout) ?? 0,
           headers: hook.webhook!.headers ?? {},
         };
+    const digested = hookDigest(hook, handler, redactor);
     const h = {
       name: hook.name,
       events: HOOK_EVENTS.filter((e) => hook.on.includes(e)),
@@ -326,11 +340,12 @@ export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: Posit
         clusterScoped: hook.allow?.clusterScoped ?? SPEC_DEFAULTS.hookAllowClusterScoped,
         namespaces: hook.allow?.namespaces,
       },
-      digest: hookDigest(hook, handler),
+      digest: digested.digest,
       steps: doc.steps.filter((s) => stepMatches(hook, s)).map((s) => s.name),
     };
     // Positions are only wanted for messages; asking for one parses the positioned Document.
     Object.defineProperty(h, "position", { enumerable: true, get: () => positionOf(pointer("hooks", index)) });
+    if (digested.secretDefinition !== undefined) secretHookDefinitions.set(h as unknown as LoadedHook, digested.secretDefinition);
     return h as unknown as LoadedHook;
   });
   return orderHooks(loaded);
@@ -349,7 +364,7 @@ export function orderHooks<T extends { priority: number; index: number }>(hooks:
  * timeouts and failurePolicy are not in it: only the reshaping events put a hook in a step's
  * hash at all (see `reshapingHooks`), and their order there is the run order.
  */
-function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler): string {
+function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler, redactor: Redactor | undefined): { digest: string; secretDefinition?: string } {
   const definition = handler.kind === "function" ? { name: hook.name, function: { exec: handler.exec, config: handler.config ?? null } } : { name: hook.name, webhook: { url: handler.url }, ...(hook.allow !== undefined ? { allow: hook.allow } : {}) };
   let content = "";
   if (handler.kind === "function") {
@@ -359,7 +374,13 @@ function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebho
       content = "";
     }
   }
-  return sha256Hex(`${canonicalJson(definition)}\n${content}`);
+  const text = canonicalJson(definition);
+  // A definition holding a secret (a config value, a URL from a secret variable) is digested with
+  // the secret masked, so the digest (and the helm release label made from it) gives nothing back;
+  // the real text goes into the keyed step hash instead (keyed-hash.ts).
+  const masked = redactor !== undefined && redactor.size > 0 ? redactor.redact(text) : text;
+  if (masked !== text) return { digest: sha256Hex(`${masked}\n${content}`), secretDefinition: text };
+  return { digest: sha256Hex(`${text}\n${content}`) };
 }
 
 /**

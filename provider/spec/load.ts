@@ -14,7 +14,7 @@ import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreim
 import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
-import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, type LoadedHook } from "./hooks.js";
+import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, secretDefinitionOf, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { SourceText } from "./source.js";
@@ -97,7 +97,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
-  const hooks = loadHooks(doc, baseDir, parsed.positionOf);
+  const hooks = loadHooks(doc, baseDir, parsed.positionOf, vars.redactor);
   const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
@@ -251,7 +251,8 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
-    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshapingHooks({ type, action, hooks: stepHooks }));
+    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({ name: h.name, digest: h.digest, secretDefinition: secretDefinitionOf(h) }));
+    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshaping);
     // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
     const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
     const loaded: LoadedStep = {

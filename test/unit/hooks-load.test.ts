@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planOffline } from "../../provider/engine/plan.js";
+import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/spec/keyed-hash.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
@@ -116,6 +117,23 @@ describe("hooks at load", () => {
     assert.notEqual(web(renamed), web(base));
     assert.notEqual(web(moved), web(base));
     assert.notEqual(web(order1), web(order2), "the order webhooks reshape the objects in is an input");
+  });
+
+  test("keyed-hash: a hook whose definition holds a secret (function config, webhook URL) has a digest that gives nothing back, and keys the steps it reshapes", () => {
+    const hook = "  - name: labels\n    on: [post-render]\n    match: {steps: [web]}\n    function:\n      exec: ./fn/add-labels\n      config: {data: {pin: '${PIN}'}}\n";
+    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, `hooks:\n${hook}`), ...files() });
+    fs.mkdirSync(path.join(dir, "fn"));
+    fs.copyFileSync(path.join(FUNCTIONS, "add-labels"), path.join(dir, "fn", "add-labels"));
+    fs.chmodSync(path.join(dir, "fn", "add-labels"), 0o755);
+    const secret = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4711" } });
+    const guess = loadSpec({ file: path.join(dir, "spec.yaml"), env: {}, set: [["PIN", "4711"]] });
+    assert.notEqual(secret.hooks[0]!.digest, guess.hooks[0]!.digest, "the right guess does not reproduce the hook's digest");
+    assert.equal(secret.stepsByName.get("web")!.inputHash, UNKEYED_HASH);
+    assert.match(guess.stepsByName.get("web")!.inputHash, /^sha256:/);
+    const key = newHashKey();
+    const rotated = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4712" } });
+    assert.equal(rotated.hooks[0]!.digest, secret.hooks[0]!.digest, "the digest is of the masked definition");
+    assert.notEqual(keyedSpec(rotated, key).stepsByName.get("web")!.inputHash, keyedSpec(secret, key).stepsByName.get("web")!.inputHash, "a rotated secret in a hook still re-runs the step");
   });
 
   test("ordering: priority first (lower runs first), then document order", () => {

@@ -329,7 +329,7 @@ function schedule(
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
             const recordedAdditions = mode === "destroy" ? journal?.previousRecord?.steps[step.name]?.added : undefined;
             const extras = recordedAdditions !== undefined ? { ...opts.context, recordedAdditions } : opts.context;
-            const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks });
+            const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
             if (mode === "apply") return executor.apply(step, ctx);
             // finalize: the teardown proceeds only once every finalize hook succeeded.
             return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));

@@ -8,6 +8,7 @@ import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";
 import type { AttemptHooks } from "../hooks/run.js";
+import type { StepRecord } from "../state/journal.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
@@ -80,6 +81,8 @@ export interface StepContext {
   readonly hooks?: AttemptHooks;
   /** destroy: the objects the state record says webhooks added to this step (not in the spec). */
   readonly recordedAdditions?: readonly AddedObjectRef[];
+  /** The state record as this step sees it (helm: what a dead run left in flight); absent without `state:`. */
+  readonly record?: StepRecord;
 }
 
 export interface ToolPaths {

@@ -44,6 +44,8 @@ export interface ExecOptions {
   keepRawStdout?: boolean;
   /** Run the child in its own process group and end the whole group with it (see the module comment). */
   processGroup?: boolean;
+  /** Told the child's pid once it is started (helm's is recorded: it may outlive khook). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ExecResult {
@@ -139,6 +141,8 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
       }, ms);
       drainTimer.unref();
     };
+
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
 
     const onAbort = (): void => {
       if (aborted) return;

@@ -49,6 +49,7 @@ const RESULTS: Record<string, PropertySpec> = {
   engineVersion: str("The khook version that last applied."),
   plan: stringList("The offline plan, one line per step."),
   ownerToken: str("Minted by create, kept by every update: tells this resource's claim on the state record from a successor's."),
+  hashKey: str("The key of the keyed input hashes of steps that use secrets (a secret: with it, a hash could be checked against guesses).", { secret: true }),
 };
 
 const STEP = {

@@ -37,8 +37,8 @@ import { UNKNOWN } from "./wire.js";
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
-/** Properties that are always secret, whatever the program marked. */
-const ALWAYS_SECRET = ["kubeconfig", "secretVars"];
+/** Properties that are always secret, whatever the program marked (the dynamic resource's additionalSecretOutputs). */
+const ALWAYS_SECRET = ["kubeconfig", "secretVars", "hashKey"];
 
 type Bag = Record<string, unknown>;
 

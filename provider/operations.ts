@@ -9,6 +9,7 @@ import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } fro
 import { waitForCluster } from "./kube/ready.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
+import { keyedSpec } from "./spec/keyed-hash.js";
 import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
@@ -42,6 +43,8 @@ export interface OperationOptions {
    * API server's /readyz, saying so in one line (kube/ready.ts).
    */
   waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
+  /** The key of keyed step hashes the caller keeps (the Pulumi state); it wins over the record's. */
+  hashKey?: string;
 }
 
 /** Where the record lives under a policy; undefined when there is no journal. */
@@ -57,10 +60,14 @@ export async function connect(target: ClusterTarget): Promise<KubeClient> {
   return KubeClient.connect(target);
 }
 
-function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined, opts: Pick<OperationOptions, "owner"> = {}): Journal | undefined {
+function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined, opts: Pick<OperationOptions, "owner" | "hashKey"> = {}): Journal | undefined {
   const location = recordLocation(spec, policy);
   if (location === undefined) return undefined;
-  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), { unlockCommand: unlockCommand(spec, location), ...(opts.owner !== undefined ? { owner: opts.owner } : {}) });
+  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), {
+    unlockCommand: unlockCommand(spec, location),
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+    ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
+  });
 }
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
@@ -94,6 +101,7 @@ function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(journal ? { journal } : {}),
+      ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
     if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
@@ -194,7 +202,9 @@ export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promi
     const journal = Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
     const record = await journal.readRecord();
     if (record === undefined) return undefined;
-    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps }) };
+    // Keyed step hashes compare under the record's key; without one, a keyed step reads as changed.
+    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
+    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps }) };
   });
 }
 

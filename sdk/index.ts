@@ -125,7 +125,7 @@ export class Khook extends pulumi.dynamic.Resource {
         plan: undefined,
         specName: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig"])] },
+      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig", "hashKey"])] },
       "khook",
       "Khook",
     );

@@ -31,6 +31,7 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import { TransientRetries } from "./transient.js";
 import {
@@ -56,7 +57,9 @@ interface Resolution {
 
 export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
-export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+  // Re-bound to the keyed spec once the record (and its hash key) is read.
+  let spec = loadedSpec;
   const now = opts.now ?? Date.now;
   const mode = opts.mode;
   const journal = opts.journal;
@@ -93,12 +96,15 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     return finishWith(steps, "failed", journalError);
   };
 
+  if (!journal && opts.hashKey !== undefined && hasKeyedSteps(spec)) spec = keyedSpec(spec, opts.hashKey);
   if (journal) {
     try {
       await journal.open();
     } catch (e) {
       return refuse(errorText(e, redact), "the state record could not be read");
     }
+    // Steps whose hash digests a secret are hashed under the record's key (spec/keyed-hash.ts).
+    if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
       else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
@@ -333,7 +339,9 @@ function schedule(
         try {
           const bounds = { timeoutMs: step.timeoutMs, runSignal, now, timeoutDetail: () => transient.lastErrorText };
           const outcome = await boundedAttempt(bounds, (signal, deadlineAt) => {
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
+            const recordedAdditions = mode === "destroy" ? journal?.previousRecord?.steps[step.name]?.added : undefined;
+            const extras = recordedAdditions !== undefined ? { ...opts.context, recordedAdditions } : opts.context;
+            const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
             // Transient failures are retried within this attempt's deadline (engine/transient.ts).
             if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
             // finalize: the teardown proceeds only once every before-teardown hook succeeded.
@@ -343,7 +351,8 @@ function schedule(
           if (typeof revision === "number") revisions.set(step.name, revision);
           const status = (outcome as { status?: unknown } | undefined)?.status === "skipped" ? "skipped" : "ok";
           const reason = redact(String((outcome as { reason?: unknown } | undefined)?.reason ?? ""));
-          return { ...base, status, reason, attempts: attempt, durationMs: elapsed() };
+          const added = (outcome as { added?: StepResult["added"] } | undefined)?.added;
+          return { ...base, status, reason, attempts: attempt, durationMs: elapsed(), ...(added !== undefined && added.length > 0 ? { added } : {}) };
         } catch (e) {
           if (isCancelled(e)) {
             emit({ type: "attempt-failed", step: step.name, attempt, of, error: CANCELLED_REASON, willRetry: false, retryInMs: 0 });

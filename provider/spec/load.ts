@@ -10,9 +10,11 @@ import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type Posit
 import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
-import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
+import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreimage } from "./hash.js";
+import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
-import { checkHooks, isSecretHeader, loadHooks, type LoadedHook } from "./hooks.js";
+import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, secretDefinitionOf, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { SourceText } from "./source.js";
@@ -95,8 +97,8 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
-  const hooks = loadHooks(doc, baseDir, parsed.positionOf);
-  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf);
+  const hooks = loadHooks(doc, baseDir, parsed.positionOf, vars.redactor);
+  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -200,7 +202,9 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
       if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
     }
   }
-  // Webhook credentials: header values that look like credentials, and URL userinfo (which the rules reject).
+  // Webhook credentials: the values of credential headers by name (Authorization, Proxy-Authorization,
+  // Cookie), and URL userinfo (which the rules reject). Any other header is secret only when its value
+  // comes from a secret source, which the redactor already holds.
   for (const hook of entries((doc as { hooks?: unknown } | null)?.hooks)) {
     const webhook = hook.webhook as Record<string, unknown> | undefined;
     if (webhook === null || typeof webhook !== "object") continue;
@@ -208,7 +212,7 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
     const headers = webhook.headers;
     if (headers === null || typeof headers !== "object") continue;
     for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-      if (typeof value !== "string" || !isSecretHeader(name)) continue;
+      if (typeof value !== "string" || !isCredentialHeader(name)) continue;
       vars.redactor.add(value);
       // `Bearer <token>`: the token alone is the secret too.
       const scheme = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value);
@@ -224,6 +228,7 @@ function buildSteps(
   hooks: readonly LoadedHook[],
   diagnostics: Diagnostic[],
   positionOf: PositionLookup,
+  redactor: Redactor,
 ): LoadedStep[] {
   const defaults = doc.defaults ?? {};
   const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
@@ -246,6 +251,10 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
+    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({ name: h.name, digest: h.digest, secretDefinition: secretDefinitionOf(h) }));
+    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshaping);
+    // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
+    const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
     const loaded: LoadedStep = {
       ...typed,
       name: step.name,
@@ -257,7 +266,7 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, ...typed }, files, stepHooks),
+      inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
       hooks: stepHooks,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: summarizeStep(step.name, typed),
@@ -267,7 +276,9 @@ function buildSteps(
         return positionOf(pointer("steps", index));
       },
     };
-    return Object.freeze(loaded);
+    const frozen = Object.freeze(loaded);
+    if (keyed) registerKeyedStep(frozen, preimage);
+    return frozen;
   });
 }
 

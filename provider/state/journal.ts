@@ -38,9 +38,11 @@ import * as os from "node:os";
 import { KhookError } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
+import { newHashKey } from "../spec/keyed-hash.js";
 import {
   beginRecord,
   entryFromOutcome,
+  mergeAdded,
   finishRecord,
   isResumable,
   markDestroying,
@@ -86,6 +88,8 @@ export class LeaseLostError extends PermanentStoreError {
 }
 
 export interface JournalOptions {
+  /** The key of keyed step hashes the caller keeps (the Pulumi resource's); it wins over the record's. */
+  hashKey?: string;
   readonly spec: string;
   readonly specHash: string;
   /** The current spec's step names (stale entries are compacted only when the record grows too big). */
@@ -141,7 +145,8 @@ export function pidAlive(pid: number): boolean {
 }
 
 export class Journal {
-  private readonly id: RunIdentity;
+  private id: RunIdentity;
+  private readonly givenHashKey: string | undefined;
   private readonly stepNames: ReadonlySet<string>;
   private readonly redactor: Redacting;
   private readonly now: () => Date;
@@ -193,6 +198,7 @@ export class Journal {
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
     this.renewIntervalMs = opts.renewIntervalMs ?? LEASE_RENEW_INTERVAL_MS;
     this.unlockCommand = opts.unlockCommand ?? "khook unlock -f <the spec file>";
+    this.givenHashKey = opts.hashKey;
   }
 
   /** The warnings not yet handed out (each is handed out once). */
@@ -257,6 +263,17 @@ export class Journal {
     const parsed = parseRecord(stored.json);
     if (parsed.ok) this.previous = parsed.record;
     else if (warn) this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
+  }
+
+  /**
+   * The key of keyed step hashes (spec/keyed-hash.ts): the one the caller keeps (the Pulumi
+   * resource's: its state is what its next diff compares against), else the record's, else
+   * a new one. Every record this journal writes from now on carries it. Call after `open`, and only
+   * for a spec that has keyed steps: a record of a spec without secrets gets no key.
+   */
+  hashKey(): string {
+    if (this.id.hashKey === undefined) this.id = { ...this.id, hashKey: this.givenHashKey ?? this.previous?.hashKey ?? newHashKey() };
+    return this.id.hashKey!;
   }
 
   /** The resume rule, against the record as read at the start. */
@@ -390,7 +407,10 @@ export class Journal {
     const now = this.now();
     const status =
       this.current.command === "destroy" ? (outcome.status === "failed" ? "destroy-failed" : "destroyed") : outcome.status;
-    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash }, this.redactor, now, status);
+    // Objects webhooks added stay listed until a destroy removed them: the spec cannot name them.
+    const prior = this.current.steps[step.name]?.added;
+    const added = status === "destroyed" ? [] : mergeAdded(prior, outcome.added);
+    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash, added }, this.redactor, now, status);
     this.current = withEntry(this.current, step.name, entry, now);
     this.executed.add(step.name);
     this.schedule();

@@ -5,7 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
+import * as path from "node:path";
+import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import { specText, tempSpecDir } from "./support/spec-files.js";
 import { Journal } from "../../provider/state/journal.js";
 import { parseRecord, RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
@@ -24,6 +27,58 @@ function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore,
     ...extra,
   });
 }
+
+describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () => {
+  const steps = "  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n  - name: plain\n    wait: { for: delete, on: pods }\n";
+  const load = (pin: string): LoadedSpec => loadSpec({ file: path.join(tempSpecDir({ "spec.yaml": specText(steps) }), "spec.yaml"), env: { KHOOK_SECRET_PIN: pin } });
+
+  test("keyed-hash-resume: the key lives in the record; the next run with the same secret resumes, a rotated secret re-runs the step", async () => {
+    const store = new MemoryRecordStore();
+    const first = await apply(load("4711"), new StubExecutors(), store);
+    assert.equal(first.status, "succeeded");
+    const record = storedRecord(store);
+    assert.ok(record.hashKey !== undefined && record.hashKey.length > 0, "the record keeps the key");
+    assert.match(record.steps["creds"]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
+    assert.match(record.steps["plain"]!.inputHash, /^sha256:/);
+    assert.equal(resultOf(first, "creds").inputHash, record.steps["creds"]!.inputHash, "what is printed is the keyed hash");
+    const second = new StubExecutors();
+    const resumed = await apply(load("4711"), second, store);
+    assert.equal(second.calls.length, 0, "nothing re-runs");
+    assert.equal(storedRecord(store).hashKey, record.hashKey, "the key is kept");
+    assert.equal(resultOf(resumed, "creds").reason, RESUME);
+    const third = new StubExecutors();
+    await apply(load("4712"), third, store);
+    assert.deepEqual(third.calls.map((c) => c.step.name), ["creds"]);
+  });
+
+  test("keyed-hash-resume: a spec without secrets writes no key", async () => {
+    const store = new MemoryRecordStore();
+    await apply(specFixture(CHAIN), new StubExecutors(), store);
+    assert.equal(storedRecord(store).hashKey, undefined);
+  });
+});
+
+describe("state: objects webhooks added", { timeout: 10_000 }, () => {
+  test("webhook-additions-recorded: objects a webhook added are kept in the record across runs and handed to destroy; a successful destroy drops them", async () => {
+    const store = new MemoryRecordStore();
+    const extra = { apiVersion: "v1", kind: "ConfigMap", name: "extra", namespace: "apps" };
+    const other = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", name: "r", namespace: "apps" };
+    await apply(specFixture([{ name: "a" }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [extra] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra]);
+    // A changed step whose hook now adds something else: both stay listed, so destroy still finds the first.
+    await apply(specFixture([{ name: "a", version: 2 }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [other] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other]);
+    const failing = new StubExecutors().on("a", () => Promise.reject(new Error("cannot delete")));
+    const spec = specFixture([{ name: "a", version: 2, onError: "continue" as const }]);
+    await runSpec(spec, { mode: "destroy", executors: failing.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.deepEqual(failing.calls[0]!.ctx.recordedAdditions, [extra, other], "destroy is told what webhooks added");
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other], "a failed destroy keeps them listed");
+    const ok = new StubExecutors();
+    const done = await runSpec(spec, { mode: "destroy", executors: ok.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.equal(done.status, "succeeded");
+    assert.deepEqual(ok.calls[0]!.ctx.recordedAdditions, [extra, other]);
+  });
+});
 
 describe("state: resume", { timeout: 10_000 }, () => {
   test("the resume reason is the spec's text, verbatim", () => {

@@ -15,6 +15,7 @@ import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
+import { keyedSpec, newHashKey } from "../../provider/spec/keyed-hash.js";
 import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/load.js";
@@ -289,6 +290,21 @@ describe("diff", () => {
       assert.equal(d.deleteBeforeReplace, false, what);
       assert.ok(d.reasons.some((r) => reason.test(r)), `${what}: ${d.reasons.join("; ")}`);
     }
+  });
+
+  test("keyed-hash-pulumi: a step whose inputs hold a secret is compared under the key the state keeps; an unchanged secret is no change, a rotated one is", () => {
+    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n") });
+    const inputs = inputsFor(dir, { secretVars: { PIN: "4711" } });
+    const key = newHashKey();
+    const spec = keyedSpec(loaded(inputs), key);
+    const olds = { ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION), hashKey: key } as unknown as Record<string, unknown>;
+    assert.match((olds.steps as { inputHash: string }[])[0]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
+    const same = diff(olds, checked(inputs));
+    assert.equal(same.changes, false, same.reasons.join("; "));
+    const rotated = diff(olds, checked(inputsFor(dir, { secretVars: { PIN: "4712" } })));
+    assert.deepEqual(rotated.reasons, ["step creds: inputs changed"]);
+    // The plan lines (preview) show that the step is keyed, not a digest of it.
+    assert.match((checked(inputs).plan as string[])[0]!, /\[inputs keyed,/);
   });
 
   test("an edited step reports exactly that step", () => {

@@ -121,6 +121,7 @@ const OBJECTS: Record<string, { pointer: string; omit?: readonly string[] }> = {
   // exec is required through a tagged allOf (the loader words it); image exists only to be rejected with a pointer to exec.
   HookFunction: { pointer: "/$defs/hookFunction", omit: ["exec", "image"] },
   HookWebhook: { pointer: "/$defs/hookWebhook" },
+  HookAllow: { pointer: "/$defs/hookAllow" },
 };
 
 /** Unions of single-key objects ("exactly one source") -> schema pointer. */

@@ -4,6 +4,7 @@ import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from ".
 import { firesIn, lifecycleOf } from "../../spec/hooks.js";
 import { schemaSource } from "../../spec/schema.js";
 import { HOOK_EVENTS } from "../../spec/types.js";
+import { shortHash } from "../../spec/keyed-hash.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
@@ -47,7 +48,7 @@ export async function offlinePlanCommand(argv: string[], out: Output, values: Pa
   out.out(
     table(
       ["LEVEL", "STEP", "TYPE", "ACTION", "HASH", "TARGET / REASON"],
-      plan.map((p) => [String(p.level), p.name, p.type, p.action, p.inputHash.replace(/^sha256:/, "").slice(0, 12), p.action === "skip" ? p.reason : p.summary]),
+      plan.map((p) => [String(p.level), p.name, p.type, p.action, shortHash(p.inputHash, 12), p.action === "skip" ? p.reason : p.summary]),
     ),
   );
   const withHooks = plan.filter((p) => p.hooks.length > 0);

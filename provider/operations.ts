@@ -7,7 +7,7 @@ import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
-import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
+import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -175,6 +175,8 @@ export interface StatusReport {
   namespace: string;
   name: string;
   summary: RecordSummary;
+  /** Whether the recorded lease holder is still there (only with a lease). */
+  leaseHolder?: LeaseHolderState;
 }
 
 /** The record of the last run, summarized against the current spec; undefined when there is none. */
@@ -185,7 +187,8 @@ export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promi
     const journal = Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
     const record = await journal.readRecord();
     if (record === undefined) return undefined;
-    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps }) };
+    const summary = summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps });
+    return { ...location, summary, ...(record.lease !== undefined ? { leaseHolder: leaseHolderState(record.lease, currentRun(), new Date(), pidAlive) } : {}) };
   });
 }
 

@@ -23,14 +23,17 @@
  * holder. Every write is conditional on the last version seen; a conflict is
  * resolved by re-reading, never by overwriting: if the lease is still ours
  * the write goes again, if another run holds it (or `khook unlock` cleared
- * it) this run stops writing and ends with a journalError; if someone deleted
+ * it) this run stops writing, signals `leaseLost` so the engine starts no
+ * more steps and cancels the running ones, and ends with a journalError
+ * naming the new holder (exit 1); if someone deleted
  * the record, it is recreated with only what this run executed (the deletion
  * reset the rest, as deleting the record is meant to).
  *
  * Failure policy: a record that cannot be read (or belongs to someone else),
- * or a lease held by another live run, stops the run before it starts; a
- * record that cannot be written does not stop the run, but the run ends with
- * a journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
+ * a lease held by another live run, or a claim that cannot be written (a
+ * missing namespace, RBAC) stops the run before it starts: no lease, no run.
+ * A later write that fails does not stop the run, but the run ends with a
+ * journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
  * lease) stop further write attempts.
  */
 import { randomUUID } from "node:crypto";
@@ -64,9 +67,11 @@ import {
   leaseTakenOverWarning,
   newLease,
   renewLease,
+  type IsAlive,
   type Lease,
   type LeaseSelf,
 } from "./lease.js";
+import { currentPidSpace, pidAlive } from "./process-identity.js";
 import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
 /** Bound on any one store call, so a hung API server cannot hang the end of a run. */
@@ -93,8 +98,8 @@ export interface JournalOptions {
   readonly storeCallTimeoutMs?: number;
   /** Who this run is, for the lease (default: this process, a fresh id). */
   readonly self?: LeaseSelf;
-  /** Whether a pid on this host runs (default: signal 0). */
-  readonly isAlive?: (pid: number) => boolean;
+  /** Whether a lease holder's pid in this pid namespace still runs (default: signal 0 and its start time). */
+  readonly isAlive?: IsAlive;
   readonly leaseDurationMs?: number;
   readonly renewIntervalMs?: number;
   /** The command that clears the lease by hand, quoted in the message of a second run. */
@@ -111,18 +116,10 @@ export function currentRun(): LeaseSelf {
   } catch {
     // No passwd entry (e.g. an arbitrary uid in a container): keep $USER.
   }
-  return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid };
+  return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid, ...currentPidSpace() };
 }
 
-/** Signal 0 checks that a process exists; EPERM means it does, but is not ours. */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+export { pidAlive };
 
 export class Journal {
   private readonly id: RunIdentity;
@@ -131,7 +128,7 @@ export class Journal {
   private readonly now: () => Date;
   private readonly callTimeoutMs: number;
   private readonly self: LeaseSelf;
-  private readonly isAlive: (pid: number) => boolean;
+  private readonly isAlive: IsAlive;
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
@@ -148,6 +145,7 @@ export class Journal {
   private readonly executed = new Set<string>();
   private renewTimer: NodeJS.Timeout | undefined;
   private deletedWarned = false;
+  private readonly lost = new AbortController();
 
   private dirty = false;
   private writing = false;
@@ -201,6 +199,14 @@ export class Journal {
   /** The record as read at the start of this run (undefined when there was none, or it was unreadable). */
   get previousRecord(): StateRecord | undefined {
     return this.previous;
+  }
+
+  /**
+   * Aborts, with the LeaseLostError as its reason, when another run took this run's lease or
+   * `khook unlock` cleared it: the engine then starts nothing more (see the header).
+   */
+  get leaseLost(): AbortSignal {
+    return this.lost.signal;
   }
 
   /** Whether a record object existed when the run started. */
@@ -290,8 +296,11 @@ export class Journal {
           await this.reread();
           continue;
         }
-        this.lastError = e;
-        if (e instanceof PermanentStoreError) this.permanentError = e;
+        // No lease, no run: a run that could not claim the record must not change the cluster unguarded.
+        this.writing = false;
+        this.wakeIdle();
+        this.current = undefined;
+        throw new KhookError("execution", `${storeErrorText("write", this.store, e)}. Nothing was changed: khook claims the state record before the first step.`);
       }
       this.writing = false;
       if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
@@ -503,7 +512,9 @@ export class Journal {
       return undefined;
     }
     this.stopRenewing();
-    return new LeaseLostError(leaseLostMessage(lease, this.store.description));
+    const lost = new LeaseLostError(leaseLostMessage(lease, this.store.description));
+    this.lost.abort(lost);
+    return lost;
   }
 
   private callSignal(): AbortSignal {

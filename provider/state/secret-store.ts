@@ -183,7 +183,7 @@ export class SecretRecordStore implements RecordStore {
     if (status === 404 && verb === "create") {
       return new PermanentStoreError(
         `cannot create Secret "${name}" in namespace "${namespace}" (the state record): namespace "${namespace}" does not exist — ` +
-          `create it, or set state.namespace to an existing namespace. API server said: ${detail}`,
+          `create it (kubectl create namespace ${namespace}), or set state.namespace to an existing namespace. API server said: ${detail}`,
       );
     }
     return new StoreError(`cannot ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ${detail}`);

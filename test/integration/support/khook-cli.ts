@@ -23,6 +23,8 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   input?: string;
+  /** A command that runs khook (`node bin/khook ...` follows it as its arguments), e.g. unshare. */
+  prefix?: string[];
 }
 
 /** The environment a test gives khook: only what it sets, plus PATH and the kubeconfig. */
@@ -31,7 +33,8 @@ export function cliEnv(kubeconfig: string, extra: NodeJS.ProcessEnv = {}): NodeJ
 }
 
 export function startKhook(args: string[], opts: CliOptions = {}): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
-  const child = spawn(process.execPath, [KHOOK_BIN, ...args], { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const argv = [...(opts.prefix ?? []), process.execPath, KHOOK_BIN, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));

@@ -3,7 +3,7 @@
  * exit 2 with the reason, JSON output stays JSON, and nothing but khook writes to stderr.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
@@ -101,5 +101,25 @@ describe("khook CLI: stderr carries only khook's own messages", () => {
     const cli = path.join(repoRoot(), "dist", "provider", "cli", "main.js");
     const r = spawnSync(process.execPath, [cli, "validate", "-f", file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
     assert.doesNotMatch(r.stderr, /Warning|stringified|mapAsMap/, r.stderr);
+  });
+});
+
+describe("khook CLI: a reader that closes the pipe", () => {
+  /** bin/khook with its stdout read by nobody: the read end is closed before the child has started. */
+  function closedPipe(argv: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+    const child = spawn(process.execPath, [path.join(repoRoot(), "bin", "khook"), ...argv], { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "" } });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+  }
+
+  test("epipe-quiet: khook plan --offline | head -1 (and graph, validate -o json, schema, version) exits quietly, as kubectl and helm do", async () => {
+    const file = specFile();
+    for (const argv of [["plan", "--offline", "-f", file], ["graph", "-f", file], ["validate", "-f", file, "-o", "json"], ["schema"], ["version"]]) {
+      const r = await closedPipe(argv);
+      assert.equal(r.stderr, "", `khook ${argv[0]}: nothing on stderr`);
+      assert.deepEqual([r.code, r.signal], [0, null], `khook ${argv[0]}: the command's own exit code`);
+    }
   });
 });

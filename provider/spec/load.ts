@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Document } from "yaml";
-import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
+import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup, type SourcePosition } from "../errors.js";
 import { splitUserinfo } from "./chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
@@ -15,11 +15,11 @@ import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
 import { checkHooks, isSecretHeader, loadHooks, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
-import { SourceText } from "./source.js";
+import { decodeUtf8, SourceText } from "./source.js";
 import { summarizeStep } from "./summary.js";
 import type { KhookDocument } from "./types.js";
 import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
-import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
+import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
 import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
 
@@ -124,22 +124,24 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
 function readSource(options: LoadOptions): SourceText {
   if (options.text !== undefined) return new SourceText(options.text, options.file);
   if (options.file === undefined) throw invalidInput("no spec given: pass -f FILE (or -f - for stdin)", []);
+  let bytes: Buffer;
   try {
-    return new SourceText(fs.readFileSync(options.file, "utf8"), options.file);
+    bytes = fs.readFileSync(options.file);
   } catch (e) {
     throw invalidInput(`cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
+  return new SourceText(decodeUtf8(bytes, options.file, "the spec"), options.file);
 }
 
 /** A var file is a flat `NAME: value` map; values are scalars, kept as their text. */
 export function readVarFile(file: string): { file: string; values: Record<string, string> } {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = fs.readFileSync(file, "utf8");
+    bytes = fs.readFileSync(file);
   } catch (e) {
     throw invalidInput(`cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
-  return { file, values: parseVarFile(text, file) };
+  return { file, values: parseVarFile(decodeUtf8(bytes, file, "the var file"), file) };
 }
 
 /**
@@ -156,10 +158,17 @@ export function parseVarFile(text: string, file: string): Record<string, string>
   if (!isMap(root)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
   const out: Record<string, string> = {};
   const problems: Diagnostic[] = [];
+  const source = new SourceText(text, file);
   for (const pair of root.items) {
     const k = scalarText(pair.key, doc);
+    const at = (node: unknown): { position?: SourcePosition } => {
+      const range = (node as { range?: [number, number, number] } | null)?.range;
+      return range ? { position: source.positionAt(range[0]) } : {};
+    };
     const node = yamlLibrary().isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
-    if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
+    const badName = variableNameProblem(k);
+    if (badName !== undefined) problems.push({ severity: "error", path: `/${k}`, message: badName, rule: "var-file", ...at(pair.key) });
+    else if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file", ...at(pair.value) });
     else out[k] = scalarText(node, doc);
   }
   if (problems.length > 0) throw diagnosticsError(problems, file);

@@ -130,6 +130,13 @@ export interface SubstitutionResult {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Why a name given to --set, a var file or the Pulumi inputs can never be referenced as `${NAME}`; undefined when it can. */
+export function variableNameProblem(name: string): string | undefined {
+  if (NAME.test(name)) return undefined;
+  const shown = JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}...` : name);
+  return `${shown} is not a variable name a spec can reference as \${NAME}: a name is letters, digits and _, not starting with a digit (variables are flat: there is no a.b nesting)`;
+}
+
 /**
  * Substitutes every reference in one pass and reports every problem at once.
  * Text without `${` comes back unchanged.

@@ -17,7 +17,7 @@ import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { decodeUtf8, SourceText } from "./source.js";
 import { summarizeStep } from "./summary.js";
-import type { KhookDocument } from "./types.js";
+import { STEP_TYPES, type KhookDocument } from "./types.js";
 import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
 import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
@@ -64,10 +64,12 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail(diagnostics);
 
   const baseDir = options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
+  // A step's action rules assume the action's shape: they are skipped only for a step whose action
+  // (or the step object itself) failed the schema. A bad name or timeout hides nothing else.
   const schemaInvalidSteps = new Set<number>();
   for (const d of diagnostics) {
-    const m = /^\/steps\/(\d+)/.exec(d.path);
-    if (m && d.severity === "error") schemaInvalidSteps.add(Number(m[1]));
+    const m = /^\/steps\/(\d+)(?:\/([^/]+))?/.exec(d.path);
+    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2]))) schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
 
@@ -152,6 +154,10 @@ export function readVarFile(file: string): { file: string; values: Record<string
 export function parseVarFile(text: string, file: string): Record<string, string> {
   const { isMap, isScalar, parseDocument } = yamlLibrary();
   const doc = parseDocument(text, { prettyErrors: false, logLevel: "error" });
+  if (doc.errors.some((e) => e.code === "MULTIPLE_DOCS")) {
+    const count = yamlLibrary().parseAllDocuments(text).length;
+    throw invalidInput(`the var file ${file} holds ${count} YAML documents (separated by ---); a var file is one flat NAME: value map: merge them into one, or pass each with its own --var-file`, []);
+  }
   if (doc.errors.length > 0) throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return {};

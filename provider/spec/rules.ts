@@ -151,12 +151,25 @@ function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | nul
   }
 }
 
+/** Helm caps release names at 53 characters; a step name (up to 63) is the release name unless release: is set. */
+const HELM_RELEASE_NAME_MAX = 53;
+
+function checkDefaultReleaseName(step: StepSpec, helm: { release?: unknown }, i: number, report: Report): void {
+  if (helm.release !== undefined || typeof step.name !== "string" || step.name.length <= HELM_RELEASE_NAME_MAX) return;
+  report(
+    pointer("steps", i, "name"),
+    `step name "${step.name}" (${step.name.length} characters) is also this helm step's release name (release: defaults to the step name), and Helm allows at most ${HELM_RELEASE_NAME_MAX}: shorten the step name or set release:`,
+    "helm-release-name",
+  );
+}
+
 function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Report): void {
   const type = stepTypeOf(step);
   const at = (...rest: (string | number)[]): string => pointer("steps", i, type, ...rest);
   switch (type) {
     case "helm": {
       const helm = (step as Extract<StepSpec, { helm: unknown }>).helm;
+      checkDefaultReleaseName(step, helm, i, report);
       const { problems, source } = classifyChart(helm);
       for (const p of problems) {
         const rule = p.field === "auth" || /credentials/.test(p.message) ? "chart-auth" : "chart-source";

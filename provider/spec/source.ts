@@ -66,19 +66,30 @@ interface Replacement {
   origLength: number;
   /** The secret variable whose value this is, if it is one. */
   secret?: string;
+  /** The variable whose value this is (secret or not); absent for `$${`. */
+  variable?: string;
 }
 
 /** Replacements are recorded in increasing order; between them the two texts align 1:1. */
 export class OffsetMap {
   private readonly replacements: Replacement[] = [];
 
-  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string): void {
-    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}) });
+  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string, variable?: string): void {
+    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}), ...(variable !== undefined ? { variable } : {}) });
   }
 
   /** The secret variable whose substituted value overlaps [outStart, outEnd), if any. */
   secretWithin(outStart: number, outEnd: number): string | undefined {
-    return this.replacements.find((r) => r.secret !== undefined && r.outStart < Math.max(outEnd, outStart + 1) && outStart < r.outStart + r.outLength)?.secret;
+    return this.replacements.find((r) => r.secret !== undefined && this.overlaps(r, outStart, outEnd))?.secret;
+  }
+
+  /** The variable whose substituted value overlaps [outStart, outEnd), if any. */
+  variableWithin(outStart: number, outEnd: number): string | undefined {
+    return this.replacements.find((r) => r.variable !== undefined && this.overlaps(r, outStart, outEnd))?.variable;
+  }
+
+  private overlaps(r: Replacement, outStart: number, outEnd: number): boolean {
+    return r.outStart < Math.max(outEnd, outStart + 1) && outStart < r.outStart + r.outLength;
   }
 
   toOriginal(outOffset: number): number {

@@ -190,7 +190,7 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     const value = replacement ?? "";
     // Marked so that a YAML error inside the value never quotes a piece of a secret.
     const secret = replacement !== undefined && "name" in parsed && vars.values.get(parsed.name)?.secret === true ? parsed.name : undefined;
-    offsets.replaced(out.length, i, value.length, close + 1 - i, secret);
+    offsets.replaced(out.length, i, value.length, close + 1 - i, secret, replacement !== undefined && "name" in parsed ? parsed.name : undefined);
     out += value;
     copiedUpTo = close + 1;
     i = text.indexOf("$", copiedUpTo);
@@ -252,6 +252,11 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   }
   if (pipelineText !== undefined && pipelineText.trim() === "") {
     return { problem: `invalid variable reference to ${name}: empty pipeline after |`, rule: "variable-syntax" };
+  }
+  // Go's parser takes a trailing `|` as the end of the pipeline; here it is a stage left empty,
+  // like `${A|}`. A `|` that ends an argument is inside its quotes, so the text ends with the quote.
+  if (pipelineText?.trimEnd().endsWith("|") === true) {
+    return { problem: `invalid variable reference to ${name}: empty pipeline stage after the last |`, rule: "variable-syntax" };
   }
   return { name, defaultValue, pipelineText };
 }

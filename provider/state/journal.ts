@@ -300,7 +300,8 @@ export class Journal {
         this.writing = false;
         this.wakeIdle();
         this.current = undefined;
-        throw new KhookError("execution", `${storeErrorText("write", this.store, e)}. Nothing was changed: khook claims the state record before the first step.`);
+        const text = storeErrorText("write", this.store, e);
+        throw new KhookError("execution", command === "destroy" ? `${text}; nothing was destroyed` : `${text}. Nothing was changed: khook claims the state record before the first step.`);
       }
       this.writing = false;
       if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));

@@ -101,11 +101,6 @@ export class StepHooks {
     return this.for("post-render").length > 0 || (this.mode === "apply" && this.for("pre-apply").length > 0);
   }
 
-  /** The webhooks plan does not call, as `pre-apply audit, finalize audit`. */
-  webhooksNotCalledByPlan(): string[] {
-    return this.step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => describeHook(h, h.events));
-  }
-
   /** The view one attempt's executor gets. */
   bind(io: AttemptIo): AttemptHooks {
     return {

@@ -196,11 +196,6 @@ export class Journal {
     return this.store.description;
   }
 
-  /** The record as read at the start of this run (undefined when there was none, or it was unreadable). */
-  get previousRecord(): StateRecord | undefined {
-    return this.previous;
-  }
-
   /**
    * Aborts, with the LeaseLostError as its reason, when another run took this run's lease or
    * `khook unlock` cleared it: the engine then starts nothing more (see the header).
@@ -212,11 +207,6 @@ export class Journal {
   /** Whether a record object existed when the run started. */
   get hadRecord(): boolean {
     return this.existed;
-  }
-
-  /** The record as this run will leave it (in memory; may be ahead of the cluster). */
-  get currentRecord(): StateRecord | undefined {
-    return this.current;
   }
 
   /**

@@ -7,12 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { describeReport, runLoaderFuzz } from "./run.js";
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
-  return dir;
-}
+import { repoRoot } from "../harness/util.js";
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { seed: { type: "string" }, runs: { type: "string" }, minutes: { type: "string" } } });

@@ -4,17 +4,12 @@ import { toolPath } from "../../harness/index.js";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { repoRoot } from "../../harness/util.js";
 
 export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, "bin", "khook"))) dir = path.dirname(dir);
-  return dir;
 }
 
 export const KHOOK_BIN = path.join(repoRoot(), "bin", "khook");

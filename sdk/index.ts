@@ -23,7 +23,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
+import { collectBundle, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
@@ -104,7 +104,7 @@ export class Khook extends pulumi.dynamic.Resource {
   declare readonly specName: pulumi.Output<string>;
 
   constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
-    const inputs = khookInputs(name, args);
+    const inputs = khookInputs(name, args, PROGRAM_RECORDS);
     super(
       khookProvider,
       name,
@@ -126,8 +126,19 @@ export class Khook extends pulumi.dynamic.Resource {
   }
 }
 
-/** The provider inputs for the given arguments; exported for tests. */
-export function khookInputs(name: string, args: KhookArgs): Record<string, pulumi.Input<unknown> | undefined> {
+/**
+ * The records this program's Khook resources use, by record key, with the resource that took each.
+ * Two resources of one stack with one record would take it from each other on every update (the
+ * provider cannot tell a sibling from a rename, which also briefly has two resources on one record),
+ * and a destroy would tear down only one of them; the program can tell, because a rename has one.
+ */
+const PROGRAM_RECORDS = new Map<string, string>();
+
+/**
+ * The provider inputs for the given arguments; exported for tests. `records` (the program's
+ * registry) refuses a second resource on a record another resource of the program uses.
+ */
+export function khookInputs(name: string, args: KhookArgs, records?: Map<string, string>): Record<string, pulumi.Input<unknown> | undefined> {
   if ((args.spec === undefined) === (args.specFile === undefined)) {
     throw new Error(`Khook ${name}: give exactly one of spec and specFile`);
   }
@@ -161,6 +172,14 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
       throw new Error(`Khook ${name}: ${(e as Error).message}`);
     }
   });
+
+  // Decided here, synchronously, so that the program (preview or up) fails at this resource. A
+  // value only an Output holds stands in as unknown: a record key built from it is not checked.
+  if (records !== undefined && typeof specText === "string") {
+    const plain = (m: unknown): Record<string, string> =>
+      m === null || typeof m !== "object" || pulumi.Output.isInstance(m) ? {} : Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : UNKNOWN_PLACEHOLDER]));
+    claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+  }
 
   // Per variable: a map of values travels as a map of Outputs, so during a preview
   // one value another resource has not produced yet is one unknown, and the
@@ -209,6 +228,22 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
+}
+
+/** Registers `name` on its record; throws, naming the first resource and the fix, when another resource of the program has it. */
+function claimRecord(records: Map<string, string>, name: string, record: ReturnType<typeof recordKey>): void {
+  // A name or location still waiting for an unknown value is checked on the update that knows it.
+  if (record === undefined || record.key.includes(UNKNOWN_PLACEHOLDER)) return;
+  const first = records.get(record.key);
+  if (first === undefined || first === name) {
+    records.set(record.key, name);
+    return;
+  }
+  throw new Error(
+    `Khook ${name}: the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
+      `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
+      `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}.`,
+  );
 }
 
 /** A kubeconfig object (e.g. @pulumi/eks's `cluster.kubeconfig`) travels as its JSON text, which is valid kubeconfig YAML. */

@@ -21,6 +21,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { FileReference } from "../spec/hash.js";
+import { SPEC_DEFAULTS } from "../spec/defaults.js";
 import { STEP_TYPES, type ActionByType, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
 
@@ -95,17 +96,38 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
-  let doc: unknown;
+/** The spec as a plain document after substitution; undefined when it does not parse (check reports why). */
+function substitutedDocument(specText: string, sources: VariableSources): unknown {
   try {
     const { mergeVariables, substitute } = require("../spec/vars.js") as typeof import("../spec/vars.js");
     const { SourceText } = require("../spec/source.js") as typeof import("../spec/source.js");
     const { parse: parseYaml } = require("yaml") as typeof import("yaml");
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
-    doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
+    return parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false }) as unknown;
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+/**
+ * What a Khook resource's record is keyed by: its state record Secret (the resource journals by
+ * default), or, with `state.enabled: false`, the owner marker named after the spec. Two resources
+ * with one key share one record and one set of objects. Undefined when the spec does not parse.
+ */
+export function recordKey(specText: string, sources: VariableSources): { key: string; specName: string; where: string } | undefined {
+  const doc = substitutedDocument(specText, sources) as { metadata?: { name?: unknown }; state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null } | undefined;
+  const specName = doc?.metadata?.name;
+  if (typeof specName !== "string" || specName === "") return undefined;
+  const state = doc?.state ?? undefined;
+  if (state?.enabled === false) return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
+  const namespace = typeof state?.namespace === "string" ? state.namespace : SPEC_DEFAULTS.stateNamespace;
+  const name = typeof state?.name === "string" ? state.name : `${SPEC_DEFAULTS.stateNamePrefix}${specName}`;
+  return { key: `record/${namespace}/${name}`, specName, where: `the state record Secret "${name}" in namespace "${namespace}"` };
+}
+
+function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
+  const doc = substitutedDocument(specText, sources);
+  if (doc === undefined) return [];
   const refs: FileReference[] = [];
   // Hook functions: the executables khook runs on post-render.
   const hooks = (doc as { hooks?: unknown } | null)?.hooks;

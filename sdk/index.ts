@@ -37,6 +37,13 @@ export interface KhookArgs {
   specFile?: string;
   /** Where relative paths in an inline `spec` resolve (default: the program's directory). */
   baseDir?: string;
+  /**
+   * Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through
+   * `../` or a symlink. Off by default: bundled files are copied into the Pulumi state.
+   */
+  allowFunctionsOutsideSpecDir?: boolean;
+  /** The limit on the referenced local files, which travel in the Pulumi state (default 4 MiB). */
+  maxBundleBytes?: number;
   /** Variables, like `--set` (highest precedence). */
   vars?: pulumi.Input<Record<string, pulumi.Input<string | number | boolean>>>;
   /** Var files (flat `NAME: value` YAML maps), like `--var-file`; read at program time. Later files win. */
@@ -189,6 +196,10 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   const secretVars = perVariable(args.secretVars ?? {}, envSecrets);
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
+  const bundleOptions = {
+    ...(args.allowFunctionsOutsideSpecDir !== undefined ? { allowFunctionsOutsideSpecDir: args.allowFunctionsOutsideSpecDir } : {}),
+    ...(args.maxBundleBytes !== undefined ? { maxBytes: args.maxBundleBytes } : {}),
+  };
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret. It
   // is computed during a preview too: an unknown variable takes the protocol's
@@ -199,7 +210,7 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ({ text, v, secrets }) => {
       if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
       const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
-      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars });
+      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundleOptions);
       const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
       const secretValues = Object.values(known.secrets).filter((x) => x.length >= 3 && x !== UNKNOWN_PLACEHOLDER);
       const leaks = keys.some((k) => secretValues.some((x) => k.includes(x)));

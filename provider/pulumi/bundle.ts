@@ -46,18 +46,32 @@ export interface Bundle {
   executables?: string[];
 }
 
+/** The bundle's size limit by default: the bundle is copied into the Pulumi state, on every update. */
+export const DEFAULT_BUNDLE_MAX_BYTES = 4 * 1024 * 1024;
+
+export interface BundleOptions {
+  /** Bundle hook functions from outside the spec's directory tree too (they land in the state). */
+  allowFunctionsOutsideSpecDir?: boolean;
+  /** The bundle's size limit (default DEFAULT_BUNDLE_MAX_BYTES). */
+  maxBytes?: number;
+}
+
 /**
  * Finds every local file the spec references and reads it. Lenient on
  * purpose: an invalid spec still bundles what it can, and `check` reports
- * the problems (a missing file becomes "cannot read ...").
+ * the problems (a missing file becomes "cannot read ..."). Two things it
+ * refuses, because they put what the author did not mean into the Pulumi
+ * state: a hook function outside the spec's directory tree (reached through
+ * `../` or a symlink) unless opted in, and a bundle over its size limit.
  */
-export function collectBundle(specText: string, baseDir: string, sources: VariableSources): Bundle {
+export function collectBundle(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): Bundle {
   const absBase = path.resolve(baseDir);
   if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
   const executablePaths = new Set<string>();
   for (const ref of referencedPaths(specText, absBase, sources)) {
     if (path.isAbsolute(ref.written)) continue; // read live by the provider
+    if (ref.role === "function" && opts.allowFunctionsOutsideSpecDir !== true) refuseOutsideFunction(ref, absBase);
     for (const file of expand(ref)) {
       paths.add(file);
       if (isExecutable(file)) executablePaths.add(file);
@@ -71,6 +85,7 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
   const files: Record<string, string> = {};
   const binaryFiles: Record<string, string> = {};
   const executables: string[] = [];
+  const sizes: [string, number][] = [];
   for (const p of [...paths].sort()) {
     let data: Buffer;
     try {
@@ -78,13 +93,46 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
     } catch {
       continue;
     }
+    sizes.push([toPosix(path.relative(absBase, p)), data.length]);
     const key = toPosix(path.relative(root, p));
     if (executablePaths.has(p)) executables.push(key);
     const text = asText(data);
     if (text !== undefined) files[key] = text;
     else binaryFiles[key] = data.toString("base64");
   }
+  refuseOversized(sizes, opts.maxBytes ?? DEFAULT_BUNDLE_MAX_BYTES);
   return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
+}
+
+/** A function must be the spec's own: inside its directory tree once symlinks are resolved. */
+function refuseOutsideFunction(ref: FileReference, absBase: string): void {
+  let real: string;
+  let realBase: string;
+  try {
+    real = fs.realpathSync(ref.resolved);
+    realBase = fs.realpathSync(absBase);
+  } catch {
+    return; // missing: check reports it
+  }
+  if (isInside(real, realBase)) return;
+  throw new Error(
+    `the hook function ${ref.written} is outside the spec's directory (${isInside(ref.resolved, absBase) ? "through a symlink" : "through ../"}), and khook copies hook functions into the Pulumi state. ` +
+      `Move it under the spec's directory, or set allowFunctionsOutsideSpecDir: true on the Khook resource to bundle it anyway.`,
+  );
+}
+
+function refuseOversized(sizes: readonly [string, number][], maxBytes: number): void {
+  const total = sizes.reduce((n, [, size]) => n + size, 0);
+  if (total <= maxBytes) return;
+  const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([file, size]) => `${file} (${kib(size)})`);
+  throw new Error(
+    `the files the spec references total ${kib(total)}, over the bundle's limit of ${kib(maxBytes)} (they are copied into the Pulumi state on every update); ` +
+      `largest: ${largest.join(", ")}. Reference smaller files (e.g. a chart from a repository instead of a local .tgz), or raise maxBundleBytes on the Khook resource.`,
+  );
+}
+
+function kib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
 function isExecutable(file: string): boolean {

@@ -24,7 +24,7 @@
  */
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { describeHook, hooksFor, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
+import { hooksFor, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { HookEvent } from "../spec/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";

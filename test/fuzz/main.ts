@@ -3,8 +3,6 @@
  * Runs batches of inputs with fresh seeds until a failure, the time limit, or Ctrl-C, and prints
  * each batch's figures. A failure prints its exact input, to be kept in regressions.ts.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { describeReport, runLoaderFuzz } from "./run.js";
 import { repoRoot } from "../harness/util.js";

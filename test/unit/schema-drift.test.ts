@@ -7,7 +7,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { loadLoaderSchema } from "../../provider/spec/schema.js";

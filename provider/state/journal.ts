@@ -146,6 +146,7 @@ export class Journal {
   private renewTimer: NodeJS.Timeout | undefined;
   private deletedWarned = false;
   private readonly lost = new AbortController();
+  private watching: AbortController | undefined;
 
   private dirty = false;
   private writing = false;
@@ -296,6 +297,7 @@ export class Journal {
       this.writing = false;
       if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
       this.startRenewing();
+      this.startWatching();
       if (this.dirty) this.schedule();
       else this.wakeIdle();
       return;
@@ -314,6 +316,37 @@ export class Journal {
     this.adopt(stored, false);
   }
 
+  /**
+   * Learns at once that another run took the lease or `khook unlock` cleared it (a watch on the
+   * record, where the store has one), so the engine stops starting steps now, not at the next write.
+   */
+  private startWatching(): void {
+    if (this.store.watch === undefined || this.watching !== undefined) return;
+    this.watching = new AbortController();
+    this.store.watch((json) => {
+      if (this.closed || this.permanentError !== undefined) return;
+      const parsed = parseRecord(json);
+      if (!parsed.ok) return;
+      const lease = parsed.record.lease;
+      if (lease?.id === this.self.id) return;
+      this.loseLease(lease);
+    }, this.watching.signal);
+  }
+
+  private stopWatching(): void {
+    this.watching?.abort();
+  }
+
+  /** This run may write the record no more: it stops renewing and writing, and tells the engine. */
+  private loseLease(holder: Lease | undefined): LeaseLostError {
+    this.stopRenewing();
+    this.stopWatching();
+    const lost = new LeaseLostError(leaseLostMessage(holder, this.store.description));
+    this.permanentError ??= lost;
+    this.lost.abort(lost);
+    return lost;
+  }
+
   private startRenewing(): void {
     if (this.renewTimer !== undefined || this.permanentError !== undefined) return;
     // Every write renews the lease; the timer covers long steps with no write.
@@ -326,6 +359,7 @@ export class Journal {
   private stopRenewing(): void {
     if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
+    this.stopWatching();
   }
 
   /**
@@ -502,10 +536,7 @@ export class Journal {
       this.version = stored.version;
       return undefined;
     }
-    this.stopRenewing();
-    const lost = new LeaseLostError(leaseLostMessage(lease, this.store.description));
-    this.lost.abort(lost);
-    return lost;
+    return this.loseLease(lease);
   }
 
   private callSignal(): AbortSignal {

@@ -29,6 +29,13 @@ export interface RecordStore {
   write(json: string, version: string | undefined, signal?: AbortSignal): Promise<string>;
   /** Removes the record if it is still at `version`; absent is fine. Throws a RecordConflictError when it changed. */
   delete(version: string | undefined, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: calls `onChange` with the record's JSON each time someone writes it, until `signal`
+   * aborts (a watch, never polling). The journal learns from it at once that its lease was taken
+   * or cleared, instead of at its next write. Best effort: a store may miss changes while it
+   * re-connects; the next conditional write still finds them.
+   */
+  watch?(onChange: (json: string) => void, signal: AbortSignal): void;
 }
 
 /** A store failure already phrased for people (it names the object and the verb). Retrying may help. */
@@ -75,6 +82,7 @@ export class MemoryRecordStore implements RecordStore {
   failWrites: Error | undefined;
   failReads: Error | undefined;
   failDeletes: Error | undefined;
+  private readonly watchers = new Set<(json: string) => void>();
   /** Called before each write resolves; tests use it to hold a write in flight. */
   beforeWrite: ((json: string) => Promise<void> | void) | undefined;
   private counter = 0;
@@ -112,11 +120,21 @@ export class MemoryRecordStore implements RecordStore {
     this.remove();
   }
 
-  /** Someone else writes the record (no precondition, not counted). */
+  /** false: watch() hears nothing, like a store that cannot watch (the journal then learns at its next write). */
+  watchable = true;
+
+  watch(onChange: (json: string) => void, signal: AbortSignal): void {
+    if (!this.watchable) return;
+    this.watchers.add(onChange);
+    signal.addEventListener("abort", () => this.watchers.delete(onChange), { once: true });
+  }
+
+  /** Someone else writes the record (no precondition, not counted); watchers hear of it. */
   put(json: string): void {
     this.json = json;
     this.exists = true;
     this.version = this.nextVersion();
+    for (const w of [...this.watchers]) w(json);
   }
 
   /** Someone else deletes the record (not counted). */

@@ -103,7 +103,9 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /Error: this run lost its lease on the state record .*: it was cleared \(khook unlock\)/);
     assert.deepEqual(await record(), cleared, "nothing was written after the lease was cleared");
-    // A run that lost its lease stops: the step after the one running when it found out never starts.
+    // A run that lost its lease stops: it learns of the unlock at once (a watch on the record), so the
+    // step running then is cancelled and the one after it never starts.
+    assert.deepEqual([stepOf(parseRun(r), "blocked").status, stepOf(parseRun(r), "blocked").reason], ["failed", "cancelled while running"]);
     assert.deepEqual([stepOf(parseRun(r), "last").status, stepOf(parseRun(r), "last").reason], ["skipped", "not started: this run lost its lease on the state record"]);
     assert.equal((await kubectl(["get", "configmap", "-n", ns, "-o", "name"])).split("\n").includes("configmap/last"), false, "the lost run created nothing more");
 

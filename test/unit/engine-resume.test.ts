@@ -217,10 +217,30 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
   });
 
   test("a run that lost its lease stops: it starts nothing more, cancels what runs, and fails naming who holds the lease now", async () => {
+    // With a store that can watch the record (the Secret store does), the loss is known at once.
     const store = new MemoryRecordStore();
     let theirs = "";
-    // a runs; meanwhile another run takes the record over (e.g. it judged this run dead). The write
-    // after a finds that out while b (started when a ended) runs: b is cancelled, c never starts.
+    const stubs = new StubExecutors().on("a", async ({ ctx }) => {
+      // Another run takes the record over while a runs (e.g. it judged this run dead).
+      const rec = storedRecord(store);
+      theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+      store.put(theirs);
+      await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+    });
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(r.status, "failed", "exit 1, not the 130 of a cancellation");
+    assert.equal(r.cancelled, false);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason], ["failed", "cancelled while running"]);
+    assert.equal(stubs.started("b") + stubs.started("c"), 0, "no step starts after the lease is lost");
+    for (const name of ["b", "c"]) assert.deepEqual([resultOf(r, name).status, resultOf(r, name).reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.match(r.journalError ?? "", /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/);
+    assert.equal(store.json, theirs, "the other run's record is untouched");
+  });
+
+  test("a run that lost its lease stops: a store without a watch finds out at its next write, and starts nothing after that", async () => {
+    const store = new MemoryRecordStore();
+    store.watchable = false;
+    let theirs = "";
     const stubs = new StubExecutors()
       .on("a", () => {
         const rec = storedRecord(store);
@@ -229,13 +249,12 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
       })
       .on("b", () => new Promise(() => undefined));
     const r = await apply(specFixture(CHAIN), stubs, store);
-    assert.equal(r.status, "failed", "exit 1, not the 130 of a cancellation");
-    assert.equal(r.cancelled, false);
-    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["failed", "cancelled while running"]);
-    assert.equal(stubs.started("c"), 0, "no step starts after the lease is lost");
+    assert.equal(r.status, "failed");
+    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["failed", "cancelled while running"], "b started before the write after a found out; it is cancelled");
+    assert.equal(stubs.started("c"), 0);
     assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "not started: this run lost its lease on the state record"]);
-    assert.match(r.journalError ?? "", /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/);
-    assert.equal(store.json, theirs, "the other run's record is untouched");
+    assert.match(r.journalError ?? "", /now held by bob on ci-runner-3/);
+    assert.equal(store.json, theirs);
   });
 
   test("a record that cannot be read (or is not khook's) stops the run before anything runs", async () => {

@@ -111,7 +111,7 @@ export class Khook extends pulumi.dynamic.Resource {
   declare readonly specName: pulumi.Output<string>;
 
   constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
-    const inputs = khookInputs(name, args, PROGRAM_RECORDS);
+    const inputs = khookInputs(name, args, programRecords());
     super(
       khookProvider,
       name,
@@ -139,7 +139,21 @@ export class Khook extends pulumi.dynamic.Resource {
  * provider cannot tell a sibling from a rename, which also briefly has two resources on one record),
  * and a destroy would tear down only one of them; the program can tell, because a rename has one.
  */
-const PROGRAM_RECORDS = new Map<string, string>();
+const PROGRAM_RECORDS = new WeakMap<object, Map<string, string>>();
+/** Where no stack resource exists (unit tests with mocks): one registry for the process. */
+const PROCESS_RECORDS = new Map<string, string>();
+
+/**
+ * This program run's registry. Keyed by the run's root Stack resource: the Automation API runs
+ * inline programs again in one process (another stack, a rename), and each run starts afresh.
+ */
+function programRecords(): Map<string, string> {
+  const stack = pulumi.runtime.getStackResource();
+  if (stack === undefined) return PROCESS_RECORDS;
+  let records = PROGRAM_RECORDS.get(stack);
+  if (records === undefined) PROGRAM_RECORDS.set(stack, (records = new Map()));
+  return records;
+}
 
 /**
  * The provider inputs for the given arguments; exported for tests. `records` (the program's

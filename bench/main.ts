@@ -12,6 +12,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["scale", "./scale.js", "benchScale"],
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
+    ["image", "./image.js", "benchImage"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

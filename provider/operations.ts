@@ -206,3 +206,34 @@ export function unlockOperation(location: StateSettings, specName: string | unde
     return { ...location, cleared };
   });
 }
+
+/**
+ * Which cluster a run talked to, for a fan-out over many clusters to aggregate by: the API
+ * server URL (as the kubeconfig names it) and the UID of the kube-system namespace, which
+ * stays the same for the cluster's life when its URL or DNS name changes. Best effort: what
+ * cannot be read is null (a kubeconfig that does not load, a cluster that does not answer).
+ */
+export interface ClusterIdentity {
+  server: string | null;
+  kubeSystemUid: string | null;
+}
+
+/** One read (GET the kube-system namespace) that a fleet summary can afford after a run. */
+const IDENTITY_TIMEOUT_MS = 5_000;
+
+export async function clusterIdentityOperation(opts: Pick<OperationOptions, "target" | "signal">): Promise<ClusterIdentity> {
+  let kube: KubeClient;
+  try {
+    kube = await connect(loadClusterTarget(opts.target));
+  } catch {
+    return { server: null, kubeSystemUid: null };
+  }
+  try {
+    const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({ method: "GET", path: "/api/v1/namespaces/kube-system", timeoutMs: IDENTITY_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
+    return { server: kube.server, kubeSystemUid: ns.metadata?.uid ?? null };
+  } catch {
+    return { server: kube.server, kubeSystemUid: null };
+  } finally {
+    kube.close();
+  }
+}

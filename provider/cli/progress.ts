@@ -156,13 +156,22 @@ export function summaryTable(result: RunResult): string {
   );
 }
 
-export function runJson(result: RunResult, specName: string): unknown {
+/**
+ * Requests of a step retried after a transient failure (a dropped connection, a 429 or 503), within
+ * its attempts: the engine counts them where it retries (issue 19); 0 where it does not count.
+ */
+function transientRetries(step: RunResult["steps"][number]): number {
+  const counted = (step as { transientRetries?: unknown }).transientRetries;
+  return typeof counted === "number" ? counted : 0;
+}
+
+export function runJson(result: RunResult, specName: string): Record<string, unknown> {
   return {
     spec: specName,
     mode: result.mode,
     status: result.status,
     durationMs: result.durationMs,
     ...(result.journalError !== undefined ? { journalError: result.journalError } : {}),
-    steps: result.steps.map((s) => ({ name: s.name, type: s.type, status: s.status, reason: s.reason, attempts: s.attempts, durationMs: s.durationMs, inputHash: s.inputHash, ...(s.error !== undefined ? { error: s.error } : {}) })),
+    steps: result.steps.map((s) => ({ name: s.name, type: s.type, status: s.status, reason: s.reason, attempts: s.attempts, transientRetries: transientRetries(s), durationMs: s.durationMs, inputHash: s.inputHash, ...(s.error !== undefined ? { error: s.error } : {}) })),
   };
 }

@@ -9,6 +9,7 @@ import type { StepType } from "../spec/types.js";
 import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
 import { formatDuration } from "../spec/duration.js";
 import type { StepHooks } from "../hooks/run.js";
+import type { StepRecord } from "../state/journal.js";
 import type { StepContextExtras } from "./types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
@@ -96,12 +97,15 @@ export function makeStepContext(args: {
   redactor: Redactor;
   /** The step's hooks (stepHooksFor), bound to this attempt's signal and log. */
   hooks?: StepHooks | undefined;
+  /** The step's view of the state record (Journal.stepRecord), when there is one. */
+  record?: StepRecord | undefined;
 }): StepContext {
   const { spec, extras, signal, deadlineAt, now, log, redactor } = args;
   const redactedLog = (message: string): void => log(redactor.redact(String(message)));
   const ctx = {
     ...extras,
     ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog }) } : {}),
+    ...(args.record !== undefined ? { record: args.record } : {}),
     spec,
     signal,
     redactor,

@@ -326,7 +326,7 @@ function schedule(
         try {
           const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
             const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
+            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
             if (mode === "apply") return executor.apply(step, ctx);
             // finalize: the teardown proceeds only once every finalize hook succeeded.
             return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));

@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { classifyChart } from "./chart.js";
+import { classifyChart } from "../helm/chart.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { yamlLibrary } from "./yaml.js";
 import { defaultsFor, type TypedAction } from "./defaults.js";

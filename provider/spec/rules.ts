@@ -35,7 +35,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic, PositionLookup } from "../errors.js";
-import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "./chart.js";
+import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "../helm/chart.js";
 import { findCycles } from "./dag.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import { findRemoteKustomizeBases } from "./hash.js";

@@ -1,5 +1,5 @@
 /** One-line descriptions of what a step targets. Never includes credentials. */
-import { classifyChart, describeChartSource, describeChartText } from "./chart.js";
+import { classifyChart, describeChartSource, describeChartText } from "../helm/chart.js";
 import type { NormalizedTypedAction } from "./defaults.js";
 import type { ManifestSource } from "./types.js";
 

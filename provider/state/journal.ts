@@ -49,8 +49,11 @@ import {
   markDestroying,
   parseRecord,
   serializeRecord,
+  helmInFlightOf,
   withEntry,
+  withHelmInFlight,
   withLease,
+  type InFlightHelm,
   type OutcomeInput,
   type Redacting,
   type RecordOwner,
@@ -67,6 +70,7 @@ import {
   leaseTakenOverWarning,
   newLease,
   renewLease,
+  samePidSpace,
   type IsAlive,
   type Lease,
   type LeaseSelf,
@@ -121,6 +125,19 @@ export function currentRun(): LeaseSelf {
 
 export { pidAlive };
 
+/**
+ * What one step of this run sees of the record: the helm a previous run left in flight for it,
+ * and how to record the helm it starts itself (StateRecord.helmInFlight).
+ */
+export interface StepRecord {
+  /** This run, as its lease names it. */
+  readonly run: { readonly id: string; readonly host: string; readonly pid: number };
+  /** The helm a previous run recorded for this step and did not live to clear, with how that run ended as far as this run knows. */
+  previousHelm(): { readonly mark: InFlightHelm; readonly runEnded: "lease-expired" | "process-gone" | undefined } | undefined;
+  /** Records that this step started helm; resolves once the write landed or failed (a failure is the run's journalError). */
+  helmStarted(mark: Omit<InFlightHelm, "run">): Promise<void>;
+}
+
 export class Journal {
   private readonly id: RunIdentity;
   private readonly stepNames: ReadonlySet<string>;
@@ -147,6 +164,8 @@ export class Journal {
   private deletedWarned = false;
   private readonly lost = new AbortController();
   private watching: AbortController | undefined;
+  /** The run whose lease this run took over when it claimed the record, and why it could. */
+  private takenOver: { id: string; kind: "expired" | "abandoned" } | undefined;
 
   private dirty = false;
   private writing = false;
@@ -295,7 +314,10 @@ export class Journal {
         throw new KhookError("execution", command === "destroy" ? `${text}; nothing was destroyed` : `${text}. Nothing was changed: khook claims the state record before the first step.`);
       }
       this.writing = false;
-      if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
+      if (assessment.kind === "expired" || assessment.kind === "abandoned") {
+        this.takenOver = { id: assessment.lease.id, kind: assessment.kind };
+        this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
+      }
       this.startRenewing();
       this.startWatching();
       if (this.dirty) this.schedule();
@@ -382,8 +404,23 @@ export class Journal {
     if (err !== undefined) throw new KhookError("execution", `${err}; nothing was destroyed`);
   }
 
-  /** Records a step that executed in this run (apply or destroy). */
+  /** Records a step that executed in this run (apply or destroy); the helm it had in flight is done with. */
   recordStep(step: StepKey, outcome: Omit<OutcomeInput, "inputHash">): void {
+    if (this.current === undefined || this.closed) return;
+    this.current = withHelmInFlight(this.current, step.name, undefined);
+    this.writeEntry(step, outcome);
+  }
+
+  /**
+   * Records a step that never started in this apply (see the header); a still-resumable entry is kept,
+   * and so is a helm a dead run left in flight for it (the next run that gets to the step needs it).
+   */
+  recordNotStarted(step: StepKey, reason: string): void {
+    if (this.current?.command !== "apply" || this.isResumable(step)) return;
+    this.writeEntry(step, { status: "skipped", reason, attempts: 0, durationMs: 0 });
+  }
+
+  private writeEntry(step: StepKey, outcome: Omit<OutcomeInput, "inputHash">): void {
     if (this.current === undefined || this.closed) return;
     const now = this.now();
     const status =
@@ -394,10 +431,28 @@ export class Journal {
     this.schedule();
   }
 
-  /** Records a step that never started in this apply (see the header); a still-resumable entry is kept. */
-  recordNotStarted(step: StepKey, reason: string): void {
-    if (this.current?.command !== "apply" || this.isResumable(step)) return;
-    this.recordStep(step, { status: "skipped", reason, attempts: 0, durationMs: 0 });
+  /** Step `name`'s view of the record (StepRecord). */
+  stepRecord(name: string): StepRecord {
+    const { id, host, pid, pidNamespace, bootId } = this.self;
+    const run = { id, host, pid, ...(pidNamespace !== undefined ? { pidNamespace } : {}), ...(bootId !== undefined ? { bootId } : {}) };
+    return {
+      run,
+      previousHelm: () => {
+        const mark = helmInFlightOf(this.previous, name);
+        if (mark === undefined) return undefined;
+        let runEnded: "lease-expired" | "process-gone" | undefined;
+        if (this.takenOver?.id === mark.run.id) runEnded = this.takenOver.kind === "expired" ? "lease-expired" : "process-gone";
+        // Judged by pid only where the pid means something: the lease's rule (lease.ts, samePidSpace).
+        else if (mark.run.id !== run.id && samePidSpace(mark.run, this.self) && mark.run.pid !== run.pid && !this.isAlive(mark.run.pid, undefined)) runEnded = "process-gone";
+        return { mark, runEnded };
+      },
+      helmStarted: async (mark) => {
+        if (this.current === undefined || this.closed) return;
+        this.current = withHelmInFlight(this.current, name, { run, ...mark });
+        this.schedule();
+        await this.flush();
+      },
+    };
   }
 
   /**

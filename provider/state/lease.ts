@@ -84,7 +84,7 @@ export function assessLease(lease: Lease | undefined, self: LeaseSelf, now: Date
 }
 
 /** Whether the lease's pid names a process this run can see: same host, pid namespace and boot, all known. */
-export function samePidSpace(lease: Lease, self: LeaseSelf): boolean {
+export function samePidSpace(lease: Pick<Lease, "host" | "pidNamespace" | "bootId">, self: LeaseSelf): boolean {
   return (
     lease.host === self.host &&
     lease.pidNamespace !== undefined &&

@@ -1,7 +1,7 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
+import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
 import { describeLease, describeLeaseHolder } from "../../state/lease.js";
 import { formatDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
@@ -79,7 +79,7 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
     interrupt.dispose();
   }
   if (format === "json") {
-    out.json(runJson(result, spec.name));
+    out.json({ ...runJson(result, spec.name), cluster: await clusterIdentityOperation(opts), exitCode: exitCodeOf(result) });
     // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
@@ -133,13 +133,13 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   }
   const report = await statusOperation(spec, operationOptions(values, "status"));
   if (report === undefined) {
-    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null });
+    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
     else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
     return 0;
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}) });
+    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}), cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);

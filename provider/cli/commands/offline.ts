@@ -84,7 +84,15 @@ export async function schemaCommand(argv: string[], out: Output): Promise<number
 
 export async function versionCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("version", argv, { output: { type: "string", short: "o" } });
-  if (outputFormat(values.output, "version") === "json") out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version });
-  else out.out(`khook ${KHOOK_VERSION} (khook.io/v1, node ${process.version})`);
+  const format = outputFormat(values.output, "version");
+  // Required here: it runs child processes, which no other offline command loads.
+  const { toolVersions } = require("../../tools/versions.js") as typeof import("../../tools/versions.js");
+  const tools = await toolVersions(out.streams.env);
+  if (format === "json") {
+    out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version, tools: Object.fromEntries(tools.map(({ tool, ...rest }) => [tool, rest])) });
+  } else {
+    out.out(`khook ${KHOOK_VERSION} (khook.io/v1, node ${process.version})`);
+    for (const t of tools) out.out(t.version !== undefined ? `${t.tool} ${t.version} (${t.path})` : `${t.tool}: ${t.problem}`);
+  }
   return 0;
 }

@@ -14,6 +14,7 @@ import { JOBS, type KubeObject } from "../kube/index.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { ensureNamespace } from "./namespace.js";
+import { explainedWait, subjectOf } from "./stall.js";
 import type { StepContext, StepExecutor } from "./types.js";
 
 type JobStep = LoadedStepBase<"job">;
@@ -126,7 +127,7 @@ export const jobExecutor: StepExecutor<"job"> = {
     const created = await ctx.kube.create(JOBS, jobManifest(step, ctx.spec.name), { signal: ctx.signal });
     ctx.log(`job ${step.name} created; waiting for it to finish`);
     const uid = created.metadata?.uid;
-    const result = await ctx.kube.waitFor(
+    const result = await explainedWait(ctx, () => [subjectOf(JOBS, step.name, ns)], (onProgress, timeoutMs) => ctx.kube.waitFor(
       { resource: JOBS, name: step.name, namespace: ns },
       (objs) => {
         const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
@@ -136,8 +137,8 @@ export const jobExecutor: StepExecutor<"job"> = {
         const active = (job.status as { active?: number } | undefined)?.active ?? 0;
         return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
       },
-      { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
-    );
+      { signal: ctx.signal, timeoutMs, description: `job ${step.name} to finish`, onProgress },
+    ));
     if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed` };
     const why = [result.condition.reason, result.condition.message].filter(Boolean).join(": ");
     throw executionError(ctx.redactor.redact(`job ${step.name} failed${why ? ` (${why})` : ""}; ${await failureLogs(step, ctx)}`));

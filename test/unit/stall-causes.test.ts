@@ -7,6 +7,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MAX_CAUSES, stallCauses } from "../../provider/kubectl/blockers.js";
 import type { KubeObject } from "../../provider/kubectl/types.js";
+import { StallMonitor, stallAfterMs } from "../../provider/steps/stall.js";
+import { contextFor, loadSteps } from "./support/executor-context.js";
+import { FakeKube } from "./support/fake-kube.js";
 
 let uidSeq = 0;
 function mk(kind: string, name: string, extra: Record<string, unknown> = {}, owner?: KubeObject): KubeObject {
@@ -133,5 +136,39 @@ describe("wait-names-its-blocking-cause", () => {
     const lines = stallCauses({ subjects: [d], related: pods });
     assert.equal(lines.length, MAX_CAUSES);
     assert.equal(lines.at(-1), `and ${9 - MAX_CAUSES + 1} more causes`);
+  });
+});
+
+describe("wait-logs-each-blocking-cause-once", () => {
+  test("after stallAfterMs without progress the causes are logged, each distinct one once; progress restarts the clock", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const kube = new FakeKube();
+    const pull = (image: string) => ({ phase: "Pending", containerStatuses: [{ name: "main", state: { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${image}"` } } }] });
+    kube.seed({ apiVersion: "v1", kind: "Pod", metadata: { name: "web", namespace: "apps" }, status: pull("web:1") });
+    const lines: string[] = [];
+    const ctx = contextFor(loadSteps("  - name: w\n    wait: { for: condition=Ready, on: pod/web, namespace: apps }\n"), kube, lines);
+    const every = stallAfterMs(ctx.deadline);
+    const monitor = new StallMonitor(ctx, () => [{ apiVersion: "v1", kind: "Pod", name: "web", namespace: "apps" }]);
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 50; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    t.mock.timers.tick(every - 1);
+    await settle();
+    assert.deepEqual(lines, [], "nothing before the wait has stalled for stallAfterMs");
+    monitor.progress();
+    t.mock.timers.tick(every - 1);
+    await settle();
+    assert.deepEqual(lines, [], "progress restarts the clock");
+    t.mock.timers.tick(1);
+    await settle();
+    assert.deepEqual(lines, ['blocked: pod/web: container main is waiting: ImagePullBackOff (Back-off pulling image "web:1")']);
+    t.mock.timers.tick(every);
+    await settle();
+    assert.equal(lines.length, 1, "the same cause is not logged again");
+    kube.seed({ apiVersion: "v1", kind: "Pod", metadata: { name: "web", namespace: "apps" }, status: pull("web:2") });
+    t.mock.timers.tick(every);
+    await settle();
+    assert.equal(lines.at(-1), 'blocked: pod/web: container main is waiting: ImagePullBackOff (Back-off pulling image "web:2")', "a new cause is logged");
+    monitor.stop();
   });
 });

@@ -26,6 +26,10 @@ interface ExamplePlan {
   readonly needsInternet?: string;
   /** Manifests applied (kubectl apply) before the example: what the cluster it was written for has. */
   readonly provide?: string;
+  /** kubectl commands run before the example (after `provide`). */
+  readonly prepare?: readonly (readonly string[])[];
+  /** kubectl commands run after destroy: undo what the example did that khook does not own (and later examples would see). */
+  readonly cleanup?: readonly (readonly string[])[];
   /** Extra CLI flags and environment. */
   readonly flags?: readonly string[];
   readonly env?: (ctx: { hookUrl: string }) => NodeJS.ProcessEnv;
@@ -56,6 +60,21 @@ metadata: {name: ${name}}
 provisioner: ebs.csi.aws.com
 `;
 const COREDNS = deployment("coredns", "kube-system", 2);
+const statefulSet = (name: string, ns: string): string => `apiVersion: v1
+kind: Namespace
+metadata: {name: ${ns}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  serviceName: ${name}
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: ${name}, image: "registry.k8s.io/${name}:1"}]}
+`;
 
 /**
  * Every file in examples/ that ends in .khook.yaml, in the order they run: the wait example
@@ -71,10 +90,19 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: argocd}\n",
         deployment("argocd-server", "argocd", 1),
       ].join("---\n"),
+      // The no-pressure step waits on worker nodes.
+      prepare: [["label", "node", "--all", "node-role.kubernetes.io/worker="]],
     },
   ],
-  ["rollout.khook.yaml", { provide: [COREDNS, daemonSet("eks-pod-identity-agent", "kube-system")].join("---\n") }],
-  ["patch.khook.yaml", { provide: [daemonSet("aws-node", "kube-system"), storageClass("gp2"), storageClass("gp3"), COREDNS].join("---\n") }],
+  ["rollout.khook.yaml", { provide: [COREDNS, daemonSet("eks-pod-identity-agent", "kube-system"), statefulSet("postgres", "data")].join("---\n") }],
+  [
+    "patch.khook.yaml",
+    {
+      provide: [daemonSet("aws-node", "kube-system"), storageClass("gp2"), storageClass("gp3"), COREDNS].join("---\n"),
+      // It makes gp3 the default storage class, which would then be given to the KUDO claim.
+      cleanup: [["delete", "storageclass", "gp2", "gp3"]],
+    },
+  ],
   ["delete.khook.yaml", { provide: daemonSet("aws-node", "kube-system") }],
   ["demo.khook.yaml", {}],
   [
@@ -135,6 +163,10 @@ describe("examples-are-applied-and-destroyed", () => {
         const r = await cluster.kubectl(["apply", "-f", "-"], { input: plan.provide });
         assert.equal(r.code, 0, `providing what ${file} expects: ${r.stderr}`);
       }
+      for (const args of plan.prepare ?? []) {
+        const r = await cluster.kubectl([...args]);
+        assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+      }
       const spec = path.join(EXAMPLES, file);
       const applied = await khook(["apply", "-f", spec, "-o", "json"], plan);
       assert.equal(applied.code, 0, `khook apply -f examples/${file}:\n${applied.stdout}\n${applied.stderr}`);
@@ -143,6 +175,10 @@ describe("examples-are-applied-and-destroyed", () => {
       for (const s of run.steps) assert.ok(["ok", "skipped"].includes(s.status), `${file}: step ${s.name} is ${s.status}`);
       const destroyed = await khook(["destroy", "-f", spec, "-o", "json"], plan);
       assert.equal(destroyed.code, 0, `khook destroy -f examples/${file}:\n${destroyed.stdout}\n${destroyed.stderr}`);
+      for (const args of plan.cleanup ?? []) {
+        const r = await cluster.kubectl([...args]);
+        assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+      }
     });
   }
 });

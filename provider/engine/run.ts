@@ -30,8 +30,9 @@ import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
+import { TransientRetries } from "./transient.js";
 import {
   blockedReason,
   CANCELLED_REASON,
@@ -184,6 +185,8 @@ function schedule(
 
   /** helm revisions made by the last attempt of each step, for post-apply hooks. */
   const revisions = new Map<string, number>();
+  /** Each executed step's transient retries (engine/transient.ts), for its result. */
+  const transients = new Map<string, TransientRetries>();
   let stopReason: string | undefined;
   let cancelled = false;
   let finished = false;
@@ -234,8 +237,10 @@ function schedule(
     const start = (step: LoadedStep): void => {
       running.add(step.name);
       emit({ type: "step-started", step: step.name, stepType: step.type });
-      void execute(step).then((result) => {
+      void execute(step).then((executed) => {
         running.delete(step.name);
+        const retried = transients.get(step.name)?.count ?? 0;
+        const result = retried > 0 ? { ...executed, transientRetries: retried } : executed;
         const failed = result.status === "failed";
         resolve(step, { result, satisfies: !failed, ...(failed ? { rootFailure: step.name } : {}) }, true);
         if (failed && step.onError === "fail") stopReason ??= notStartedReason(step.name);
@@ -285,9 +290,9 @@ function schedule(
     async function execute(step: LoadedStep): Promise<StepResult> {
       const hooks = stepHooksFor(spec, step, mode, redactor);
       const result = await attempts(step, hooks);
-      if (hooks === undefined || mode !== "apply" || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
+      if (hooks === undefined || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
       try {
-        await hooks.postApply(
+        await hooks.afterStep(
           { status: result.status, reason: result.error ?? result.reason, revision: revisions.get(step.name) },
           { signal: runSignal, log: (message) => emit({ type: "step-log", step: step.name, message: redact(message) }) },
           sleep,
@@ -296,7 +301,7 @@ function schedule(
       } catch (e) {
         if (result.status === "failed") return result;
         const error = errorText(e, redact);
-        return { ...result, status: "failed", reason: `the step succeeded, but its post-apply hook failed`, error };
+        return { ...result, status: "failed", reason: afterStepFailedReason(mode), error };
       }
     }
 
@@ -314,17 +319,25 @@ function schedule(
       });
       const executor = executorFor(opts.executors, step);
       const of = 1 + Math.max(0, Math.floor(step.retries));
+      const say = (message: string): void => emit({ type: "step-log", step: step.name, message });
+      const transient = new TransientRetries({ now, sleep, log: (line) => say(redact(line)) });
+      // An executor's line is said once, not once per transient try.
+      const log = (message: string): void => {
+        if (!transient.repeats(message)) say(message);
+      };
+      transients.set(step.name, transient);
       let lastError = "";
       for (let attempt = 1; attempt <= of; attempt++) {
         if (runSignal.aborted) return cancelledResult(attempt - 1);
         emit({ type: "attempt-started", step: step.name, attempt, of });
         try {
-          const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) => {
-            const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
-            if (mode === "apply") return executor.apply(step, ctx);
-            // finalize: the teardown proceeds only once every finalize hook succeeded.
-            return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
+          const bounds = { timeoutMs: step.timeoutMs, runSignal, now, timeoutDetail: () => transient.lastErrorText };
+          const outcome = await boundedAttempt(bounds, (signal, deadlineAt) => {
+            const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
+            // Transient failures are retried within this attempt's deadline (engine/transient.ts).
+            if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
+            // finalize: the teardown proceeds only once every before-teardown hook succeeded.
+            return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => transient.run({ signal, deadlineAt }, () => executor.destroy(step, ctx)));
           });
           const revision = (outcome as { revision?: unknown } | undefined)?.revision;
           if (typeof revision === "number") revisions.set(step.name, revision);

@@ -42,12 +42,17 @@ import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import type * as pulumi from "@pulumi/pulumi";
+import type * as OperationsExports from "../operations.js";
+import type * as LoadExports from "./load.js";
+import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
-type OperationsModule = typeof import("../operations.js");
+type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
+type OperationOptions = import("../operations.js").OperationOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -231,6 +236,7 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     owner,
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
@@ -274,6 +280,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     owner: current ?? { ...stackOf(inputs), token: token ?? "" },
     onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
     ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+    ...clusterWait(inputs, say),
     signal,
   }));
   if (result.status !== "succeeded") {
@@ -283,6 +290,12 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   }
 }
 export { del as delete };
+
+/**
+ * The dynamic provider's methods, which sdk/provider.ts forwards here one by one: held to
+ * Pulumi's ResourceProvider, so a handler whose signature drifts from it does not compile.
+ */
+export const handlers = { configure, check, diff, create, update, delete: del, read } satisfies Required<pulumi.dynamic.ResourceProvider>;
 
 export async function read(id: string, props: Record<string, unknown>): Promise<{ id: string; props: Record<string, unknown> }> {
   const raw = props ?? {};
@@ -339,7 +352,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadExports;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
@@ -359,7 +372,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
 type LoadedContents = ReadonlyMap<string, LoadedKubeconfig>;
 
 function parseKubeconfigContent(content: string): LoadedKubeconfig | undefined {
-  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof import("../kube/kubeconfig.js");
+  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof KubeconfigExports;
   try {
     return loadKubeconfig({ kubeconfigContent: content });
   } catch {
@@ -399,6 +412,12 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
     ...(kubeconfig !== undefined && parsed.has(kubeconfig) ? { loaded: parsed.get(kubeconfig)! } : {}),
     ...(context !== undefined ? { context } : {}),
   };
+}
+
+/** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
+function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<OperationOptions, "waitForCluster"> {
+  const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
 }
 
 /**

@@ -1,9 +1,9 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
+import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
 import { describeLease } from "../../state/lease.js";
-import { formatDuration } from "../../spec/duration.js";
+import { formatDuration, parseDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { table, type Output } from "../output.js";
@@ -61,8 +61,16 @@ function exitCodeOf(result: RunResult): number {
   return EXIT_CODES.execution;
 }
 
+/** `--wait-for-cluster 10m`: how long apply waits for the API server's /readyz before it starts. */
+function waitForClusterFlag(value: string | undefined, command: string, out: Output): OperationOptions["waitForCluster"] {
+  if (value === undefined) return undefined;
+  const timeoutMs = parseDuration(value);
+  if (timeoutMs === undefined) throw invalidInput(`khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`, []);
+  return { timeoutMs, say: (line) => out.err(line) };
+}
+
 async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs(name, argv, OPTIONS);
+  const { values } = parseCommandArgs(name, argv, { ...OPTIONS, "wait-for-cluster": { type: "string" } });
   const format = outputFormat(values.output, name);
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
@@ -73,13 +81,14 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   let result: RunResult;
   try {
     const run = name === "apply" ? applyOperation : destroyOperation;
-    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e) });
+    const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
+    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
   } finally {
     view.finish();
     interrupt.dispose();
   }
   if (format === "json") {
-    out.json(runJson(result, spec.name));
+    out.json({ ...runJson(result, spec.name), cluster: await clusterIdentityOperation(opts), exitCode: exitCodeOf(result) });
     // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
@@ -133,13 +142,13 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   }
   const report = await statusOperation(spec, operationOptions(values, "status"));
   if (report === undefined) {
-    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null });
+    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
     else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
     return 0;
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s });
+    out.json({ namespace: report.namespace, name: report.name, ...s, cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
@@ -149,8 +158,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   out.out("");
   out.out(
     table(
-      ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
-      s.steps.map((x) => [x.name, x.status, String(x.attempts), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+      ["STEP", "STATUS", "ATTEMPTS", "TRANSIENT RETRIES", "DURATION", "NEXT APPLY", "REASON"],
+      s.steps.map((x) => [x.name, x.status, String(x.attempts), String(x.transientRetries), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
     ),
   );
   if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);

@@ -10,7 +10,7 @@ import { waitForCluster } from "./kube/ready.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { keyedSpec } from "./spec/keyed-hash.js";
-import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
+import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -192,6 +192,8 @@ export interface StatusReport {
   namespace: string;
   name: string;
   summary: RecordSummary;
+  /** Whether the recorded lease holder is still there (only with a lease). */
+  leaseHolder?: LeaseHolderState;
 }
 
 /** The record of the last run, summarized against the current spec; undefined when there is none. */
@@ -204,7 +206,8 @@ export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promi
     if (record === undefined) return undefined;
     // Keyed step hashes compare under the record's key; without one, a keyed step reads as changed.
     const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
-    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps }) };
+    const summary = summarizeRecord(record, { specHash: spec.specHash, steps });
+    return { ...location, summary, ...(record.lease !== undefined ? { leaseHolder: leaseHolderState(record.lease, currentRun(), new Date(), pidAlive) } : {}) };
   });
 }
 

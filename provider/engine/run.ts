@@ -19,7 +19,8 @@
  *   between attempts.
  * - Cancellation (the run signal) stops starting steps, aborts running
  *   attempts (those steps fail with "cancelled"), reports the rest skipped
- *   (`cancelled`), writes the journal, and returns status "cancelled".
+ *   (`cancelled`), writes the journal, and returns status "cancelled". A
+ *   journal that lost its lease does the same, but the run fails.
  * - Destroy walks the same DAG reversed (a step is torn down after every step
  *   that needs it) and calls `executor.destroy`.
  *
@@ -40,6 +41,7 @@ import {
   CANCELLED_WHILE_RUNNING_REASON,
   excludedReason,
   failedReason,
+  LEASE_LOST_REASON,
   notStartedReason,
   RESUME_REASON,
 } from "./reasons.js";
@@ -115,7 +117,9 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
   }
 
-  const resolutions = await schedule(spec, opts, emit, redactor, now);
+  // A run that lost its lease stops as if cancelled, but fails (exit 1): the journal error names the holder.
+  const signal = journal === undefined ? opts.signal : AbortSignal.any([...(opts.signal ? [opts.signal] : []), journal.leaseLost]);
+  const resolutions = await schedule(spec, { ...opts, ...(signal ? { signal } : {}) }, emit, redactor, now);
   const steps = spec.steps.map((s) => resolutions.byName.get(s.name)!.result);
   const anyFailed = steps.some((s) => s.status === "failed");
   let status: RunStatus = resolutions.cancelled ? "cancelled" : anyFailed ? "failed" : "succeeded";
@@ -200,8 +204,9 @@ function schedule(
   return new Promise<Scheduled>((resolveRun) => {
     const onAbort = (): void => {
       if (!runAbort.signal.aborted) runAbort.abort(callerSignal?.reason);
-      cancelled = true;
-      stopReason ??= CANCELLED_REASON;
+      const leaseLost = journal?.leaseLost.aborted === true;
+      cancelled ||= !leaseLost;
+      stopReason ??= leaseLost ? LEASE_LOST_REASON : CANCELLED_REASON;
       pump();
     };
 

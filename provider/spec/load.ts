@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Document } from "yaml";
-import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
+import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup, type SourcePosition } from "../errors.js";
 import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
@@ -17,11 +17,11 @@ import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
 import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, secretDefinitionOf, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
-import { SourceText } from "./source.js";
+import { decodeUtf8, SourceText } from "./source.js";
 import { summarizeStep } from "./summary.js";
-import type { KhookDocument } from "./types.js";
+import { STEP_TYPES, type KhookDocument } from "./types.js";
 import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
-import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
+import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
 import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
 
@@ -66,10 +66,12 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail(diagnostics);
 
   const baseDir = options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
+  // A step's action rules assume the action's shape: they are skipped only for a step whose action
+  // (or the step object itself) failed the schema. A bad name or timeout hides nothing else.
   const schemaInvalidSteps = new Set<number>();
   for (const d of diagnostics) {
-    const m = /^\/steps\/(\d+)/.exec(d.path);
-    if (m && d.severity === "error") schemaInvalidSteps.add(Number(m[1]));
+    const m = /^\/steps\/(\d+)(?:\/([^/]+))?/.exec(d.path);
+    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2]))) schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
 
@@ -126,22 +128,24 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
 function readSource(options: LoadOptions): SourceText {
   if (options.text !== undefined) return new SourceText(options.text, options.file);
   if (options.file === undefined) throw invalidInput("no spec given: pass -f FILE (or -f - for stdin)", []);
+  let bytes: Buffer;
   try {
-    return new SourceText(fs.readFileSync(options.file, "utf8"), options.file);
+    bytes = fs.readFileSync(options.file);
   } catch (e) {
     throw invalidInput(`cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
+  return new SourceText(decodeUtf8(bytes, options.file, "the spec"), options.file);
 }
 
 /** A var file is a flat `NAME: value` map; values are scalars, kept as their text. */
 export function readVarFile(file: string): { file: string; values: Record<string, string> } {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = fs.readFileSync(file, "utf8");
+    bytes = fs.readFileSync(file);
   } catch (e) {
     throw invalidInput(`cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
-  return { file, values: parseVarFile(text, file) };
+  return { file, values: parseVarFile(decodeUtf8(bytes, file, "the var file"), file) };
 }
 
 /**
@@ -152,16 +156,27 @@ export function readVarFile(file: string): { file: string; values: Record<string
 export function parseVarFile(text: string, file: string): Record<string, string> {
   const { isMap, isScalar, parseDocument } = yamlLibrary();
   const doc = parseDocument(text, { prettyErrors: false, logLevel: "error" });
+  if (doc.errors.some((e) => e.code === "MULTIPLE_DOCS")) {
+    const count = yamlLibrary().parseAllDocuments(text).length;
+    throw invalidInput(`the var file ${file} holds ${count} YAML documents (separated by ---); a var file is one flat NAME: value map: merge them into one, or pass each with its own --var-file`, []);
+  }
   if (doc.errors.length > 0) throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return {};
   if (!isMap(root)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
   const out: Record<string, string> = {};
   const problems: Diagnostic[] = [];
+  const source = new SourceText(text, file);
   for (const pair of root.items) {
     const k = scalarText(pair.key, doc);
+    const at = (node: unknown): { position?: SourcePosition } => {
+      const range = (node as { range?: [number, number, number] } | null)?.range;
+      return range ? { position: source.positionAt(range[0]) } : {};
+    };
     const node = yamlLibrary().isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
-    if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
+    const badName = variableNameProblem(k);
+    if (badName !== undefined) problems.push({ severity: "error", path: `/${k}`, message: badName, rule: "var-file", ...at(pair.key) });
+    else if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file", ...at(pair.value) });
     else out[k] = scalarText(node, doc);
   }
   if (problems.length > 0) throw diagnosticsError(problems, file);

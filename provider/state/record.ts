@@ -132,8 +132,8 @@ export interface StateRecord {
 
 /** A helm install or upgrade a run started for a step (see StateRecord.helmInFlight). */
 export interface InFlightHelm {
-  /** The run that started it: its lease id, host and pid. */
-  readonly run: { readonly id: string; readonly host: string; readonly pid: number };
+  /** The run that started it: its lease id, host and pid, and where that pid means something (lease.ts). */
+  readonly run: { readonly id: string; readonly host: string; readonly pid: number; readonly pidNamespace?: string; readonly bootId?: string };
   /** helm's own pid and host. */
   readonly pid: number;
   readonly host: string;
@@ -378,7 +378,7 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
     if (id === undefined || runHost === undefined || runPid === undefined || pid === undefined || host === undefined || startedAt === undefined) continue;
     if (until === undefined || release === undefined || namespace === undefined || revision === undefined || (operation !== "install" && operation !== "upgrade")) continue;
     Object.defineProperty(marks, name, {
-      value: { run: { id, host: runHost, pid: runPid }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
+      value: { run: { id, host: runHost, pid: runPid, ...(typeof run["pidNamespace"] === "string" ? { pidNamespace: run["pidNamespace"] } : {}), ...(typeof run["bootId"] === "string" ? { bootId: run["bootId"] } : {}) }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
       enumerable: true,
       writable: true,
       configurable: true,

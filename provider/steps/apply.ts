@@ -11,6 +11,7 @@ import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
+import { explainedWait, subjectOf } from "./stall.js";
 import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type ApplyStep = LoadedStepBase<"apply">;
@@ -46,10 +47,15 @@ async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readon
   const parsed = parseWaitFor(step.action.waitFor, { allowDelete: false });
   if (!parsed.ok) throw executionError(`waitFor: ${parsed.message}`);
   ctx.log(`waiting for ${step.action.waitFor} on ${objects.length} object${objects.length === 1 ? "" : "s"}`);
-  await ctx.kube.waitForObjects(
-    objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
-    parsed.condition,
-    { signal: ctx.signal, timeoutMs: ctx.deadline, onProgress: (m) => ctx.log(m) },
+  await explainedWait(
+    ctx,
+    () => objects.map((o) => subjectOf(o.resource, o.name, o.namespace)),
+    (onProgress, timeoutMs) =>
+      ctx.kube.waitForObjects(
+        objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
+        parsed.condition,
+        { signal: ctx.signal, timeoutMs, onProgress },
+      ),
   );
 }
 

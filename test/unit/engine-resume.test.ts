@@ -232,27 +232,85 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     assert.equal(storedRecord(store).runStatus, "succeeded");
   });
 
-  test("a run that succeeds but cannot write its record fails (exit 1) and says why", async () => {
+  test("no lease, no run: a record that cannot be claimed (RBAC, a missing namespace) fails the run before the first step, naming why", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new PermanentStoreError('forbidden to create Secret "khook-state-fixture" in namespace "default" (the state record)');
+    store.failWrites = new PermanentStoreError('cannot create Secret "khook-state-fixture" in namespace "nope" (the state record): namespace "nope" does not exist');
     const stubs = new StubExecutors();
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(stubs.calls.length, 0, "no step ran without the lease");
+    assert.deepEqual(r.steps.map((s) => s.status), ["skipped", "skipped", "skipped"]);
+    assert.match(r.steps[0]!.reason, /not started: the state record could not be claimed/);
+    assert.equal(r.status, "failed");
+    assert.match(r.journalError ?? "", /namespace "nope" does not exist.*Nothing was changed/);
+    assert.equal(store.calls.write, 1, "one claim, no further attempts");
+  });
+
+  test("a run that succeeds but cannot write its record after the claim fails (exit 1) and says why", async () => {
+    const store = new MemoryRecordStore();
+    const stubs = new StubExecutors().on("a", () => {
+      store.failWrites = new PermanentStoreError('forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)');
+    });
     const r = await apply(specFixture(CHAIN), stubs, store);
     assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
     assert.equal(r.status, "failed");
-    assert.match(r.journalError ?? "", /forbidden to create Secret "khook-state-fixture" in namespace "default"/);
-    assert.equal(store.calls.write, 1, "a permanent error stops further write attempts");
+    assert.match(r.journalError ?? "", /forbidden to update Secret "khook-state-fixture" in namespace "default"/);
+    assert.equal(store.calls.write, 2, "the claim, then one failed write: a permanent error stops further write attempts");
   });
 
   test("a transient write failure is healed by a later successful write", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new Error("connection reset");
-    const stubs = new StubExecutors().on("a", () => {
-      store.failWrites = undefined;
-    });
-    const r = await apply(specFixture([{ name: "a" }]), stubs, store);
+    const stubs = new StubExecutors()
+      .on("a", () => {
+        store.failWrites = new Error("connection reset");
+      })
+      .on("b", () => {
+        store.failWrites = undefined;
+      });
+    const r = await apply(specFixture(CHAIN.slice(0, 2)), stubs, store);
     assert.equal(r.status, "succeeded");
     assert.equal(r.journalError, undefined);
     assert.equal(storedRecord(store).runStatus, "succeeded");
+  });
+
+  test("a run that lost its lease stops: it starts nothing more, cancels what runs, and fails naming who holds the lease now", async () => {
+    // With a store that can watch the record (the Secret store does), the loss is known at once.
+    const store = new MemoryRecordStore();
+    let theirs = "";
+    const stubs = new StubExecutors().on("a", async ({ ctx }) => {
+      // Another run takes the record over while a runs (e.g. it judged this run dead).
+      const rec = storedRecord(store);
+      theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+      store.put(theirs);
+      await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+    });
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(r.status, "failed", "exit 1, not the 130 of a cancellation");
+    assert.equal(r.cancelled, false);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason], ["failed", "cancelled while running"]);
+    assert.equal(stubs.started("b") + stubs.started("c"), 0, "no step starts after the lease is lost");
+    for (const name of ["b", "c"]) assert.deepEqual([resultOf(r, name).status, resultOf(r, name).reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.match(r.journalError ?? "", /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/);
+    assert.equal(store.json, theirs, "the other run's record is untouched");
+  });
+
+  test("a run that lost its lease stops: a store without a watch finds out at its next write, and starts nothing after that", async () => {
+    const store = new MemoryRecordStore();
+    store.watchable = false;
+    let theirs = "";
+    const stubs = new StubExecutors()
+      .on("a", () => {
+        const rec = storedRecord(store);
+        theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+        store.put(theirs);
+      })
+      .on("b", () => new Promise(() => undefined));
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(r.status, "failed");
+    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["failed", "cancelled while running"], "b started before the write after a found out; it is cancelled");
+    assert.equal(stubs.started("c"), 0);
+    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.match(r.journalError ?? "", /now held by bob on ci-runner-3/);
+    assert.equal(store.json, theirs);
   });
 
   test("a record that cannot be read (or is not khook's) stops the run before anything runs", async () => {

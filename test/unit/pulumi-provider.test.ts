@@ -441,6 +441,25 @@ describe("the file bundle", () => {
     assert.equal(Object.keys(b.files).length, 1);
   });
 
+  test("bundle: an exec function outside the spec's directory tree (through ../ or a symlink) is refused unless the user opts in", () => {
+    const dir = tempSpecDir({ "tools/fn": "#!/bin/sh\ncat\n", "proj/a.yaml": CM("a") });
+    const base = path.join(dir, "proj");
+    fs.symlinkSync(path.join(dir, "tools"), path.join(base, "linked"));
+    for (const exec of ["../tools/fn", "./linked/fn"]) {
+      const text = specText(`  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`, `hooks:\n  - {name: labels, on: [post-render], function: {exec: ${exec}}}\n`);
+      assert.throws(() => collectBundle(text, base, {}), new RegExp(`hook function ${exec.replace(/[.]/g, "\\.")} is outside the spec's directory .*allowFunctionsOutsideSpecDir: true`));
+      const allowed = collectBundle(text, base, {}, { allowFunctionsOutsideSpecDir: true });
+      assert.ok(Object.keys(allowed.files).some((k) => k.endsWith("fn")), JSON.stringify(Object.keys(allowed.files)));
+    }
+  });
+
+  test("bundle: the bundle is capped, with a message naming the largest files", () => {
+    const dir = tempSpecDir({ "big.yaml": `# ${"x".repeat(3000)}\n${CM("big")}`, "mid.yaml": `# ${"y".repeat(1500)}\n${CM("mid")}`, "small.yaml": CM("small") });
+    const text = specText("  - name: a\n    apply:\n      manifests:\n        - file: ./big.yaml\n        - file: ./mid.yaml\n        - file: ./small.yaml\n");
+    assert.throws(() => collectBundle(text, dir, {}, { maxBytes: 2048 }), /the files the spec references total [\d.]+ KiB, over the bundle's limit of 2\.0 KiB .*largest: big\.yaml \([\d.]+ KiB\), mid\.yaml .*maxBundleBytes/);
+    assert.equal(Object.keys(collectBundle(text, dir, {}).files).length, 3, "the default limit holds ordinary specs");
+  });
+
   test("refuses a bundle that escapes its root", () => {
     assert.throws(() => materializeBundle({ baseDir: ".", files: { "../../etc/x": "no" }, binaryFiles: {} }), /outside its root/);
   });

@@ -14,6 +14,8 @@ import { diff } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { classifyUnknowns, KNOWN_AFTER, rawSteps } from "../../provider/pulumi/unknowns.js";
 import { normalizeInputs, UNKNOWN } from "../../provider/pulumi/wire.js";
+import type { Session } from "../../provider/session.js";
+import { fakeSessions } from "./support/fake-sessions.js";
 import { specText } from "./support/spec-files.js";
 
 const HELM = `  - name: cert-manager
@@ -175,11 +177,14 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
 
   function fake(extra: Partial<handlers.Operations> = {}): { op: string; target: unknown }[] {
     const calls: { op: string; target: unknown }[] = [];
+    const sessions = fakeSessions();
+    const targetOf = (o: { session?: Session }): unknown => sessions.optionsOf(o.session!).target;
     handlers.setTestHooks({
       operations: {
-        applyOperation: async (spec, o) => (calls.push({ op: "apply", target: o.target }), okRun(spec)),
-        destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: o.target }), okRun(spec)),
-        statusOperation: async (_spec, o) => (calls.push({ op: "status", target: o.target }), undefined),
+        openSession: sessions.openSession,
+        applyOperation: async (spec, o) => (calls.push({ op: "apply", target: targetOf(o) }), okRun(spec)),
+        destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: targetOf(o) }), okRun(spec)),
+        statusOperation: async (_spec, o) => (calls.push({ op: "status", target: targetOf(o) }), undefined),
         ownerOperation: async () => undefined,
         ...extra,
       },
@@ -252,7 +257,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     const planned: unknown[] = [];
     fake({
       planOperation: async (spec, o) => {
-        planned.push(o.target);
+        planned.push(o.session!.target);
         return {
           steps: spec.steps.map((s) => ({ name: s.name, type: s.type, level: s.level, when: "included", inputHash: s.inputHash, summary: s.summary, action: "upgrade", reason: "values differ", decidedBy: "assess" }) as never),
           diffs: new Map(spec.steps.map((s) => [s.name, `--- live\n+++ planned\n-token: ***\n+token: ***\n`])),

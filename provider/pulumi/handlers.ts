@@ -20,6 +20,8 @@
  * delete/read use the stack config first (a stored token may have expired),
  * else the stored inputs; then the ambient environment (KUBECONFIG,
  * ~/.kube/config, in-cluster). They live in this module's memory only.
+ * Each call that reaches the cluster opens one Session (provider/session.ts)
+ * for all its operations: one client, one exec-plugin run.
  *
  * The cluster-facing code (operations, the kube client) is required lazily, so
  * a preview never loads it; with a warm summary memo (summary.ts) a preview

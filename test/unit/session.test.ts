@@ -4,13 +4,19 @@
  * which, for the CLI and the Pulumi provider alike). Operations handed a session use it.
  */
 import assert from "node:assert/strict";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, mock, test } from "node:test";
+import { main } from "../../provider/cli/main.js";
 import { KubeClient } from "../../provider/kube/index.js";
 import { credentialsToMask, parseKubeconfig } from "../../provider/kube/kubeconfig.js";
 import { applyOperation, destroyOperation, ownerOperation } from "../../provider/operations.js";
 import { MASK } from "../../provider/redact.js";
 import { Session, withSession } from "../../provider/session.js";
 import { specFixture, StubExecutors } from "./support/engine-fixtures.js";
+import { specText, tempSpecDir } from "./support/spec-files.js";
 
 const TOKEN = "session-token-0123456789";
 const OTHER_USERS_PASSWORD = "other-users-password-42";
@@ -137,5 +143,32 @@ describe("a session per command", () => {
     assert.equal(connect.mock.callCount(), 1);
     const client = (await connect.mock.calls[0]!.result)!;
     await assert.rejects(client.request({ path: "/version" }), /closed/);
+  });
+});
+
+describe("the CLI prints through its session's redactor", () => {
+  test("a kubeconfig credential that an API server's answer quotes is masked in the CLI's error", async () => {
+    // A loopback API server that refuses every request, quoting the credential it was configured with.
+    const server = http.createServer((_req, res) => {
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "Forbidden", code: 403, message: `secrets is forbidden for the user of token ${TOKEN}` }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const dir = tempSpecDir({
+        "spec.yaml": specText("  - name: w\n    wait: { for: delete, on: pods }\n", "state: {}\n"),
+        "kubeconfig": KUBECONFIG.replace("http://127.0.0.1:1", `http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+      });
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let err = "";
+      stderr.on("data", (d: Buffer) => (err += d.toString()));
+      const code = await main(["status", "-f", path.join(dir, "spec.yaml"), "--kubeconfig", path.join(dir, "kubeconfig")], { stdout, stderr, env: {} });
+      assert.equal(code, 1, err);
+      assert.match(err, /forbidden for the user of token \*\*\*/);
+      assert.ok(!err.includes(TOKEN), err);
+    } finally {
+      server.close();
+    }
   });
 });

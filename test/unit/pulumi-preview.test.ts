@@ -175,9 +175,11 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
 
   const okRun = (spec: LoadedSpec): RunResult => ({ mode: "destroy", status: "succeeded", cancelled: false, durationMs: 1, steps: spec.steps.map((s) => ({ name: s.name, type: s.type, status: "ok", reason: "", attempts: 1, durationMs: 1, inputHash: s.inputHash })) });
 
+  let sessions = fakeSessions();
+
   function fake(extra: Partial<handlers.Operations> = {}): { op: string; target: unknown }[] {
     const calls: { op: string; target: unknown }[] = [];
-    const sessions = fakeSessions();
+    sessions = fakeSessions();
     const targetOf = (o: { session?: Session }): unknown => sessions.optionsOf(o.session!).target;
     handlers.setTestHooks({
       operations: {
@@ -205,6 +207,23 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     await config({ "khook:kubeconfig": "/fresh/kubeconfig", "khook:context": "fresh-ctx" });
     await handlers.delete("id", stored());
     assert.deepEqual(calls[2]!.target, { kubeconfigPath: "/fresh/kubeconfig", context: "fresh-ctx" });
+  });
+
+  test("one session per handler call: delete's probe, owner check and teardown share it, as do create's owner check and apply", async () => {
+    const used: { op: string; session: Session }[] = [];
+    fake({
+      reachOperation: async (session) => (used.push({ op: "probe", session }), undefined),
+      ownerOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), undefined),
+      destroyOperation: async (spec, o) => (used.push({ op: "destroy", session: o.session! }), okRun(spec)),
+      applyOperation: async (spec, o) => (used.push({ op: "apply", session: o.session! }), { ...okRun(spec), mode: "apply" }),
+    });
+    await handlers.delete("id", stored());
+    assert.equal(sessions.opened.length, 1);
+    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[0]!.session]), [["probe", true], ["owner", true], ["destroy", true]]);
+    used.length = 0;
+    await handlers.create(stored());
+    assert.equal(sessions.opened.length, 2);
+    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[1]!.session]), [["owner", true], ["apply", true]]);
   });
 
   test("create: the input wins over the stack config", async () => {

@@ -32,4 +32,17 @@ export default tseslint.config(
       "@typescript-eslint/explicit-module-boundary-types": ["error", { allowArgumentsExplicitlyTypedAsAny: false, allowTypedFunctionExpressions: true, allowHigherOrderFunctions: true, allowDirectConstAssertionInArrowFunctions: true }],
     },
   },
+  {
+    // provider/helm/ is pure helm knowledge (its README): no file system, network, process or cluster.
+    files: ["provider/helm/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [
+          { group: ["node:fs", "node:fs/*", "fs", "node:child_process", "node:net", "node:http", "node:https", "node:os", "node:process"], message: "provider/helm/ is pure: the executor (steps/helm.ts) does the I/O" },
+          { group: ["../kube/*", "../tools/*", "../steps/*", "../state/*", "../engine/*", "../hooks/*", "../spec/*", "yaml"], message: "provider/helm/ is a leaf room: only types from ../kubectl/ come in" },
+        ],
+      }],
+      "no-restricted-globals": ["error", { name: "process", message: "provider/helm/ is pure: pass what it needs from the environment in" }],
+    },
+  },
 );

@@ -12,6 +12,8 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["scale", "./scale.js", "benchScale"],
     ["pulumi", "./pulumi.js", "benchPulumi"],
     ["hooks", "./hooks.js", "benchHooks"],
+    ["image", "./image.js", "benchImage"],
+    ["races", "./races.js", "benchRaces"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

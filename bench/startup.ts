@@ -4,6 +4,9 @@
  * Also the same command without the compile cache, and a Pulumi provider's first handler call
  * (require the handlers, check a spec), which every `pulumi preview` pays. Figures, not assertions.
  *
+ * The single executable (dist/sea/khook, built when missing) runs the same command beside bin/khook
+ * (target: no slower), and its size is broken down (target: under 100 MB).
+ *
  * CPU time is the children's user + system time from /proc/self/stat (cutime, cstime), which counts
  * every waited-for child: on a busy machine it moves far less than wall time.
  */
@@ -12,6 +15,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
+import { ensureSea } from "../test/harness/sea.js";
 
 const RUNS = 15;
 const TARGET_MS = 100;
@@ -43,14 +47,14 @@ function median(values: number[]): number {
 }
 
 /** Runs the commands in turn (A B C A B C ...) after one warm-up each; wall is the median, CPU the mean. */
-function measureInTurn(commands: Record<string, { args: string[]; env?: NodeJS.ProcessEnv }>): Record<string, Figure> {
+function measureInTurn(commands: Record<string, { file?: string; args: string[]; env?: NodeJS.ProcessEnv }>): Record<string, Figure> {
   const names = Object.keys(commands);
   const walls = new Map<string, number[]>(names.map((n) => [n, []]));
   const ticks = new Map<string, number>(names.map((n) => [n, 0]));
   const run = (name: string): number => {
     const c = commands[name]!;
     const t0 = performance.now();
-    execFileSync(process.execPath, c.args, { stdio: "ignore", env: c.env ?? process.env });
+    execFileSync(c.file ?? process.execPath, c.args, { stdio: "ignore", env: c.env ?? process.env });
     return performance.now() - t0;
   };
   for (const n of names) run(n);
@@ -81,6 +85,36 @@ steps:
               mode: bootstrap
 `;
 
+const SEA_SIZE_TARGET_MB = 100;
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** The ICU data compiled into this Node (its symbol icudt*_dat), when nm can read it. */
+function icuDataBytes(): number | undefined {
+  try {
+    const symbols = execFileSync("nm", ["-S", process.execPath], { encoding: "utf8", maxBuffer: 256 << 20 });
+    const m = /^[0-9a-f]+ ([0-9a-f]+) R icudt\d+_dat$/m.exec(symbols);
+    return m === null ? undefined : Number.parseInt(m[1]!, 16);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The executable's size and what it is made of: the Node runtime, the bundle, the code cache. */
+function seaSizeLine(sea: string): string {
+  const total = fs.statSync(sea).size;
+  const dir = path.dirname(sea);
+  const bundle = fs.statSync(path.join(dir, "khook.bundle.js")).size;
+  const caches = fs.readdirSync(dir).filter((f) => /^khook\..+\.v8cache$/.test(f));
+  const cache = caches.reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+  const runtime = total - bundle - cache;
+  const icu = icuDataBytes();
+  const verdict = total / 1e6 < SEA_SIZE_TARGET_MB ? "met" : "NOT met";
+  return (
+    `  single executable size ${mb(total)} (target < ${SEA_SIZE_TARGET_MB} MB: ${verdict}): Node ${process.version} runtime ${mb(runtime)}` +
+    `${icu === undefined ? "" : ` (of which ICU data ${mb(icu)})`}, khook bundle ${mb(bundle)}, code caches ${mb(cache)} (${caches.length}, one per command)`
+  );
+}
+
 export async function benchStartup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-bench-startup-"));
   try {
@@ -91,8 +125,10 @@ export async function benchStartup(): Promise<void> {
     // The inputs the SDK sends: the spec text, not its path.
     const providerCheck = `require(${JSON.stringify(handlers)}).check({}, { spec: ${JSON.stringify(SPEC)} }).then((r) => { if (r.failures.length > 0) process.exit(3); })`;
     const cacheOff = { ...process.env, NODE_DISABLE_COMPILE_CACHE: "1" };
+    const sea = await ensureSea(() => undefined);
     const f = measureInTurn({
       khook: { args: [bin, "validate", "-f", file] },
+      sea: { file: sea, args: ["validate", "-f", file] },
       bare: { args: ["-e", "0"] },
       uncached: { args: [bin, "validate", "-f", file], env: cacheOff },
       provider: { args: ["-e", providerCheck] },
@@ -103,6 +139,9 @@ export async function benchStartup(): Promise<void> {
     console.log(row("bare node -e 0 (the floor)", f.bare!));
     console.log(`${row("khook validate without the compile cache", f.uncached!)}  (the cache saves ${(f.uncached!.cpuMs - f.khook!.cpuMs).toFixed(0)} ms cpu)`);
     console.log(row("Pulumi provider: load handlers + check", f.provider!));
+    const seaVsBin = f.sea!.wallMs <= f.khook!.wallMs ? "met" : "NOT met";
+    console.log(`${row("single executable: khook validate", f.sea!)}  (target: no slower than bin/khook: ${seaVsBin})`);
+    console.log(seaSizeLine(sea));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -9,7 +9,9 @@
  */
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
+import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
+import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
@@ -35,6 +37,11 @@ interface RunOperationOptions {
    * a destroy that fully succeeds removes the marker along with the record.
    */
   readonly owner?: RecordOwner;
+  /**
+   * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
+   * API server's /readyz, saying so in one line (kube/ready.ts).
+   */
+  readonly waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
 }
 
 export type ApplyOptions = SessionRef & RunOperationOptions;
@@ -74,6 +81,8 @@ export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSet
 function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply" | "destroy"): Promise<RunResult> {
   return inSession(spec, opts, async (session) => {
     const kube = session.kube;
+    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const journal = journalFor(spec, session, opts.owner);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
@@ -195,4 +204,36 @@ export function unlockOperation(location: StateSettings, specName: string | unde
     const cleared = await clearLease(new SecretRecordStore(kube, location, specName), opts.signal);
     return { ...location, cleared };
   });
+}
+
+/**
+ * Which cluster a run talked to, for a fan-out over many clusters to aggregate by: the API
+ * server URL (as the kubeconfig names it) and the UID of the kube-system namespace, which
+ * stays the same for the cluster's life when its URL or DNS name changes. Best effort: what
+ * cannot be read is null (a kubeconfig that does not load, a cluster that does not answer).
+ */
+export interface ClusterIdentity {
+  server: string | null;
+  kubeSystemUid: string | null;
+}
+
+/** One read (GET the kube-system namespace) that a fleet summary can afford after a run. */
+const IDENTITY_TIMEOUT_MS = 5_000;
+
+export type IdentityOptions = SessionRef & { readonly signal?: AbortSignal };
+
+export async function clusterIdentityOperation(opts: IdentityOptions): Promise<ClusterIdentity> {
+  try {
+    return await inSession(undefined, opts, async ({ kube }) => {
+      try {
+        const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({ method: "GET", path: "/api/v1/namespaces/kube-system", timeoutMs: IDENTITY_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
+        return { server: kube.server, kubeSystemUid: ns.metadata?.uid ?? null };
+      } catch {
+        return { server: kube.server, kubeSystemUid: null };
+      }
+    });
+  } catch {
+    // No session could be opened (a kubeconfig that does not load, an exec plugin that fails).
+    return { server: null, kubeSystemUid: null };
+  }
 }

@@ -5,12 +5,18 @@
  *   on later applies. Destroy deletes only objects carrying it for this spec and step.
  * - `khook.io/applied-by: <spec>/<step>` records which step last applied an object,
  *   including objects khook adopted (they existed before), which destroy leaves alone.
- * - Jobs and the state record carry the label `app.kubernetes.io/managed-by: khook`.
+ * - Jobs and the state record carry the label `app.kubernetes.io/managed-by: khook`
+ *   (MANAGED_BY_LABEL, Kubernetes' recommended label on objects).
+ * - helm releases khook installs carry the release labels `khook.io/managed-by: khook`
+ *   (RELEASE_MANAGED_BY_LABEL: a release label, not an object's) and `khook.io/spec`;
+ *   destroy uninstalls only releases carrying both for this spec.
  */
+import { createHash } from "node:crypto";
 import type { KubeObject } from "./kube/index.js";
 
 export const OWNED_BY = "khook.io/owned-by";
 export const APPLIED_BY = "khook.io/applied-by";
+/** On objects khook creates outright (Jobs, the state record). */
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const MANAGED_BY_VALUE = "khook";
 export const SPEC_LABEL = "khook.io/spec";
@@ -44,4 +50,28 @@ export function labelledOwner(obj: KubeObject, spec: string): LabelledOwner {
 export function labelValue(s: string): string {
   const cleaned = s.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 63);
   return cleaned.replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "");
+}
+
+// ------------------------------------------------------------------ helm releases
+
+/** On helm releases khook installed (a release label, `helm install --labels`). */
+export const RELEASE_MANAGED_BY_LABEL = "khook.io/managed-by";
+
+/**
+ * The value of the `khook.io/spec` release label: a valid label value (63 characters,
+ * alphanumerics plus `-_.`). Unlike labelValue, a longer or altered name is cut and suffixed
+ * with a hash, so two specs never share a value; releases already carry it, so it stays.
+ */
+export function specLabelValue(specName: string): string {
+  let v = specName.replace(/[^A-Za-z0-9_.-]/g, "-").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
+  if (v !== specName || v.length > 63) {
+    const hash = createHash("sha256").update(specName).digest("hex").slice(0, 8);
+    v = `${v.slice(0, 54).replace(/[^A-Za-z0-9]+$/, "")}-${hash}`;
+  }
+  return v === "" ? "spec" : v;
+}
+
+/** The release labels that mark a release as installed by khook for this spec. */
+export function releaseOwnershipLabels(specName: string): Record<string, string> {
+  return { [RELEASE_MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: specLabelValue(specName) };
 }

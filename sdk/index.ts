@@ -27,6 +27,7 @@ import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
 import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
+import type * as LoadModule from "../provider/spec/load.js";
 
 export { khookProvider };
 
@@ -74,6 +75,11 @@ export interface KhookArgs {
    * out, running steps are cancelled and the journal keeps what completed.
    */
   timeout?: pulumi.Input<string>;
+  /**
+   * First wait up to this long (`10m`) for the cluster's API server to answer `/readyz`, saying so
+   * in one line (`khook apply --wait-for-cluster`): for a cluster created in the same program.
+   */
+  waitForCluster?: pulumi.Input<string>;
   /**
    * `online`: preview also asks the cluster, read-only, what each step would
    * do (install / upgrade / no-op / create / configure), and `--diff` shows a
@@ -154,7 +160,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
-    const { readVarFile } = require("../provider/spec/load.js") as typeof import("../provider/spec/load.js");
+    const { readVarFile } = require("../provider/spec/load.js") as typeof LoadModule;
     try {
       return readVarFile(f);
     } catch (e) {
@@ -207,6 +213,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ...(args.context !== undefined ? { context: args.context } : {}),
     ...(args.parallelism !== undefined ? { parallelism: args.parallelism } : {}),
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
+    ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
 }

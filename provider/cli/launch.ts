@@ -21,8 +21,10 @@ import * as vm from "node:vm";
 import { crc32 } from "node:zlib";
 // Loading it turns on Node's compile cache, for the packages the bundle requires.
 import { compileCacheDir } from "../compile-cache.js";
+import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import type * as MainModule from "./main.js";
 
-type CliModule = typeof import("./main.js");
+type CliModule = typeof MainModule;
 
 /** The bundled CLI, beside this file (scripts/bundle-cli.mjs writes it). */
 export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");
@@ -72,18 +74,10 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
   const cacheFile = options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(prefix, bytes));
   const stored = cacheFile === undefined ? undefined : readCache(cacheFile);
   const cachedData = stored === "damaged" ? undefined : stored;
-  // Node's CommonJS wrapper, so the file sees the same five names as under require().
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
-    filename: file,
-    ...(cachedData !== undefined ? { cachedData } : {}),
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  const script = compileCommonJs(source, file, cachedData, { importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
   const cache: CodeCacheUse = cacheFile === undefined ? "off" : stored === undefined ? "missing" : stored === "damaged" || script.cachedDataRejected === true ? "rejected" : "accepted";
   if (cacheFile !== undefined && cache !== "accepted") process.once("exit", () => writeCache(cacheFile, prefix, script));
-  const module = { exports: {} as unknown };
-  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
-  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
-  return { exports: module.exports, cache };
+  return { exports: runCommonJs(script, file, createRequire(file)), cache };
 }
 
 /**

@@ -54,6 +54,7 @@ class LineView implements ProgressView {
         this.out.err(`[${e.result.name}] ${e.result.status} (${formatDuration(e.result.durationMs)}): ${e.result.reason}`);
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.out.err(`warning: ${e.message}`);
         break;
       default:
@@ -103,6 +104,7 @@ class LiveView implements ProgressView {
         if (row) Object.assign(row, { state: e.result.status, durationMs: e.result.durationMs, detail: e.result.reason });
         break;
       case "journal-warning":
+      case "cluster-warning":
         this.clear();
         this.out.err(`warning: ${e.message}`);
         break;
@@ -156,13 +158,18 @@ export function summaryTable(result: RunResult): string {
   );
 }
 
-export function runJson(result: RunResult, specName: string): unknown {
+/** Transient failures of a step retried within its deadline (engine/transient.ts); 0 when none. */
+function transientRetries(step: RunResult["steps"][number]): number {
+  return step.transientRetries ?? 0;
+}
+
+export function runJson(result: RunResult, specName: string): Record<string, unknown> {
   return {
     spec: specName,
     mode: result.mode,
     status: result.status,
     durationMs: result.durationMs,
     ...(result.journalError !== undefined ? { journalError: result.journalError } : {}),
-    steps: result.steps.map((s) => ({ name: s.name, type: s.type, status: s.status, reason: s.reason, attempts: s.attempts, durationMs: s.durationMs, inputHash: s.inputHash, ...(s.error !== undefined ? { error: s.error } : {}) })),
+    steps: result.steps.map((s) => ({ name: s.name, type: s.type, status: s.status, reason: s.reason, attempts: s.attempts, transientRetries: transientRetries(s), durationMs: s.durationMs, inputHash: s.inputHash, ...(s.error !== undefined ? { error: s.error } : {}) })),
   };
 }

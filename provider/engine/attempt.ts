@@ -9,14 +9,16 @@ import type { StepType } from "../spec/types.js";
 import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
 import { formatDuration } from "../spec/duration.js";
 import type { StepHooks } from "../hooks/run.js";
+import type { StepRecord } from "../state/journal.js";
 import type { StepContextExtras } from "./types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
 const MAX_TIMER_MS = 2_147_483_647;
 
 export class AttemptTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`timed out after ${formatDuration(timeoutMs)}`);
+  /** `detail`: what the attempt was still failing on (its last transient error), when it was. */
+  constructor(readonly timeoutMs: number, detail?: string) {
+    super(`timed out after ${formatDuration(timeoutMs)}${detail !== undefined ? `; the last transient error: ${detail}` : ""}`);
     this.name = "AttemptTimeoutError";
   }
 }
@@ -37,6 +39,8 @@ export interface AttemptBounds {
   /** The run's signal (Ctrl-C). */
   readonly runSignal: AbortSignal;
   readonly now: () => number;
+  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient.ts). */
+  readonly timeoutDetail?: () => string | undefined;
 }
 
 /**
@@ -65,7 +69,7 @@ export async function boundedAttempt<T>(
   };
   const onRunAbort = (): void => stop(new CancelledError());
   bounds.runSignal.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(() => stop(new AttemptTimeoutError(bounds.timeoutMs)), timeoutMs);
+  const timer = setTimeout(() => stop(new AttemptTimeoutError(bounds.timeoutMs, bounds.timeoutDetail?.())), timeoutMs);
   try {
     const running = Promise.resolve().then(() => work(ctl.signal, deadlineAt));
     running.catch(() => undefined);
@@ -96,12 +100,15 @@ export function makeStepContext(args: {
   redactor: Redactor;
   /** The step's hooks (stepHooksFor), bound to this attempt's signal and log. */
   hooks?: StepHooks | undefined;
+  /** The step's view of the state record (Journal.stepRecord), when there is one. */
+  record?: StepRecord | undefined;
 }): StepContext {
   const { spec, extras, signal, deadlineAt, now, log, redactor } = args;
   const redactedLog = (message: string): void => log(redactor.redact(String(message)));
   const ctx = {
     ...extras,
     ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog }) } : {}),
+    ...(args.record !== undefined ? { record: args.record } : {}),
     spec,
     signal,
     redactor,

@@ -10,10 +10,11 @@ import type { StepType } from "../spec/types.js";
 import type { Journal } from "../state/journal.js";
 import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
-import { describeHook, hooksFor } from "../spec/hooks.js";
+import { describeHook, firesIn, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
+import { transientCause, describeCause } from "../kube/transient.js";
 import { BoundedConcurrency } from "./scheduler.js";
 import type { StepContextExtras } from "./types.js";
 
@@ -36,9 +37,9 @@ export function planHooks(step: LoadedStep): string[] {
   return HOOK_EVENTS.flatMap((event) => hooksFor(step, event).map((h) => describeHook(h, [event])));
 }
 
-/** Plan's note on a step with webhooks: it never calls them. */
+/** Plan's note on a step with hooks the planner does not fire (webhooks: it never calls them). */
 export function webhookNote(step: LoadedStep): string | undefined {
-  const names = [...new Set(step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => h.name))];
+  const names = [...new Set(step.hooks.filter((h) => !firesIn(h, "plan")).map((h) => h.name))];
   return names.length > 0 ? `webhook hooks not called by plan: ${names.join(", ")}` : undefined;
 }
 
@@ -146,8 +147,12 @@ export async function planOnline(
       if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
     } catch (e) {
       const error = errorText(e, redact);
-      out[i] = { ...base, action: "run", reason: `cannot assess live state: ${error}`, decidedBy: "error", error };
-      if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(error);
+      // A server-side dry run calls webhooks too. Plan never waits; it says which failures apply would wait out
+      // (provider/kube/transient.ts, the classification apply uses) and which would fail the step.
+      const cause = transientCause(e);
+      const why = cause !== undefined ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)` : error;
+      out[i] = { ...base, action: "run", reason: `cannot assess live state: ${why}`, decidedBy: "error", error };
+      if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(why);
     }
   };
   try {

@@ -33,10 +33,11 @@ import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { DestroyOutcome, StepOutcome } from "../steps/types.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
+import { TransientRetries } from "./transient.js";
 import { type RunEvent, type RunOptions, type RunResult, type RunStatus, type SleepFn, type StepResult } from "./types.js";
 
 export * from "./types.js";
@@ -129,6 +130,8 @@ interface Scheduled {
 interface RunScope {
   readonly spec: LoadedSpec;
   readonly opts: RunOptions;
+  /** The run's journal, when there is one: each step's context gets its view of the record. */
+  readonly journal: RunOptions["journal"];
   readonly emit: (e: RunEvent) => void;
   readonly redactor: Redactor;
   readonly redact: (s: string) => string;
@@ -138,6 +141,8 @@ interface RunScope {
   readonly runSignal: AbortSignal;
   /** helm revisions made by the last attempt of each step, for post-apply hooks. */
   readonly revisions: Map<string, number>;
+  /** Each executed step's transient retries (engine/transient.ts), for its result. */
+  readonly transients: Map<string, TransientRetries>;
 }
 
 /** Drives the Scheduler: resolves, starts and completes steps until it is done, writing each resolution to the events and the journal. */
@@ -149,7 +154,7 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
   const runAbort = new AbortController();
   setMaxListeners(0, runAbort.signal);
   const callerSignal = opts.signal;
-  const scope: RunScope = { spec, opts, emit, redactor, redact, now, sleep: opts.sleep ?? defaultSleep, runSignal: runAbort.signal, revisions: new Map() };
+  const scope: RunScope = { spec, opts, journal, emit, redactor, redact, now, sleep: opts.sleep ?? defaultSleep, runSignal: runAbort.signal, revisions: new Map(), transients: new Map() };
   const scheduler = new Scheduler(spec, {
     mode: opts.mode,
     ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
@@ -172,7 +177,9 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
       for (const r of resolved) record(r);
       for (const step of started) {
         emit({ type: "step-started", step: step.name, stepType: step.type });
-        void execute(scope, step).then((result) => {
+        void execute(scope, step).then((executed) => {
+          const retried = scope.transients.get(step.name)?.count ?? 0;
+          const result = retried > 0 ? { ...executed, transientRetries: retried } : executed;
           record(scheduler.complete(step, result));
           pump();
         });
@@ -198,15 +205,15 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
   });
 }
 
-/** Runs the step's attempts, then tells its post-apply hooks how it ended. */
+/** Runs the step's attempts, then tells its after-step hooks how it ended. */
 async function execute(scope: RunScope, step: LoadedStep): Promise<StepResult> {
   const { spec, opts, emit, redactor, redact, sleep, runSignal } = scope;
   const mode = opts.mode;
   const hooks = stepHooksFor(spec, step, mode, redactor);
   const result = await attempts(scope, step, hooks);
-  if (hooks === undefined || mode !== "apply" || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
+  if (hooks === undefined || result.reason === CANCELLED_WHILE_RUNNING_REASON) return result;
   try {
-    await hooks.postApply(
+    await hooks.afterStep(
       { status: result.status, reason: result.error ?? result.reason, revision: scope.revisions.get(step.name) },
       { signal: runSignal, log: (message) => emit({ type: "step-log", step: step.name, message: redact(message) }) },
       sleep,
@@ -215,13 +222,13 @@ async function execute(scope: RunScope, step: LoadedStep): Promise<StepResult> {
   } catch (e) {
     if (result.status === "failed") return result;
     const error = errorText(e, redact);
-    return { ...result, status: "failed", reason: `the step succeeded, but its post-apply hook failed`, error };
+    return { ...result, status: "failed", reason: afterStepFailedReason(mode), error };
   }
 }
 
 /** Each attempt bounded by the step's timeout, retried `retries` times with `retryDelay` between attempts. */
 async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | undefined): Promise<StepResult> {
-  const { spec, opts, emit, redactor, redact, now, sleep, runSignal } = scope;
+  const { spec, opts, journal, emit, redactor, redact, now, sleep, runSignal } = scope;
   const mode = opts.mode;
   const t = now();
   const base = { name: step.name, type: step.type, inputHash: step.inputHash };
@@ -236,17 +243,25 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
   });
   const executor = executorFor(opts.executors, step);
   const of = 1 + Math.max(0, Math.floor(step.retries));
+  const say = (message: string): void => emit({ type: "step-log", step: step.name, message });
+  const transient = new TransientRetries({ now, sleep, log: (line) => say(redact(line)) });
+  // An executor's line is said once, not once per transient try.
+  const log = (message: string): void => {
+    if (!transient.repeats(message)) say(message);
+  };
+  scope.transients.set(step.name, transient);
   let lastError = "";
   for (let attempt = 1; attempt <= of; attempt++) {
     if (runSignal.aborted) return cancelledResult(attempt - 1);
     emit({ type: "attempt-started", step: step.name, attempt, of });
     try {
-      const outcome = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt): Promise<StepOutcome | DestroyOutcome> => {
-        const log = (message: string): void => emit({ type: "step-log", step: step.name, message });
-        const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks });
-        if (mode === "apply") return executor.apply(step, ctx);
-        // finalize: the teardown proceeds only once every finalize hook succeeded.
-        return (hooks?.finalize({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => executor.destroy(step, ctx));
+      const bounds = { timeoutMs: step.timeoutMs, runSignal, now, timeoutDetail: () => transient.lastErrorText };
+      const outcome = await boundedAttempt(bounds, (signal, deadlineAt): Promise<StepOutcome | DestroyOutcome> => {
+        const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
+        // Transient failures are retried within this attempt's deadline (engine/transient.ts).
+        if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
+        // finalize: the teardown proceeds only once every before-teardown hook succeeded.
+        return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => transient.run({ signal, deadlineAt }, () => executor.destroy(step, ctx)));
       });
       if ("revision" in outcome && outcome.revision !== undefined) scope.revisions.set(step.name, outcome.revision);
       return { ...base, status: outcome.status === "skipped" ? "skipped" : "ok", reason: redact(outcome.reason), attempts: attempt, durationMs: elapsed() };

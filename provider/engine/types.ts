@@ -57,6 +57,12 @@ export interface StepResult {
   readonly reason: string;
   /** Attempts made (0 when the step never ran). */
   readonly attempts: number;
+  /**
+   * Transient failures retried within the step's deadline (a webhook not serving yet, a CRD not
+   * Established, 503s, conflicts: engine/transient.ts), over all its attempts; absent when none.
+   * They spend none of the step's `retries:`.
+   */
+  readonly transientRetries?: number;
   readonly durationMs: number;
   readonly inputHash: string;
   /** The last attempt's error, redacted. Only on `failed`. */
@@ -100,4 +106,6 @@ export type RunEvent =
   | { readonly type: "step-finished"; readonly result: StepResult }
   /** Something about the state record worth telling people, e.g. an unreadable record being replaced. */
   | { readonly type: "journal-warning"; readonly message: string }
+  /** Something about the cluster worth telling once, e.g. an aggregated API that discovery could not read. */
+  | { readonly type: "cluster-warning"; readonly message: string }
   | { readonly type: "run-finished"; readonly result: RunResult };

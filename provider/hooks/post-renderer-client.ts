@@ -1,11 +1,22 @@
 /**
  * The process helm runs as its post-renderer (see post-renderer.ts): forwards
- * stdin to the khook process over the socket given as the only argument, and
- * prints the answer. Kept dependency-free so it starts fast.
+ * stdin to the khook process over its socket, and prints the answer. Kept
+ * dependency-free so it starts fast.
+ *
+ * Two ways in: `node post-renderer-client.js SOCKET` (from an npm install or a
+ * checkout, through a two-line shell wrapper), or khook's single executable
+ * started through a symlink named POST_RENDERER_NAME, whose socket is the one
+ * beside the symlink (no shell, no argument: what helm's --post-renderer runs).
  */
 import * as net from "node:net";
 
-function main(socket: string): void {
+/** The post-renderer executable's file name, in the helm session's private directory. */
+export const POST_RENDERER_NAME = "khook-post-renderer";
+/** The socket's file name, beside the post-renderer executable. */
+export const POST_RENDERER_SOCKET = "post-render.sock";
+
+/** Forwards this process's stdin to khook at `socket` and prints the transformed manifest (or the error). */
+export function forwardToKhook(socket: string): void {
   const input: Buffer[] = [];
   process.stdin.on("data", (c: Buffer) => input.push(c));
   process.stdin.on("end", () => {
@@ -27,8 +38,10 @@ function main(socket: string): void {
   });
 }
 
-const socket = process.argv[2];
-if (socket === undefined) {
-  process.stderr.write("usage: post-renderer-client SOCKET\n");
-  process.exitCode = 2;
-} else main(socket);
+if (require.main === module) {
+  const socket = process.argv[2];
+  if (socket === undefined) {
+    process.stderr.write("usage: post-renderer-client SOCKET\n");
+    process.exitCode = 2;
+  } else forwardToKhook(socket);
+}

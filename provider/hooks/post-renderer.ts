@@ -16,7 +16,9 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import { inSingleExecutable } from "../sea-assets.js";
 import { yamlLibrary } from "../spec/yaml.js";
+import { POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "./post-renderer-client.js";
 
 export type ManifestTransform = (manifest: string) => Promise<string>;
 
@@ -28,7 +30,7 @@ export interface PostRenderer {
 
 /** Starts the socket server and writes the wrapper into `dir` (the helm session's private directory). */
 export async function startPostRenderer(dir: string, transform: ManifestTransform): Promise<PostRenderer> {
-  const socket = path.join(dir, "post-render.sock");
+  const socket = path.join(dir, POST_RENDERER_SOCKET);
   // allowHalfOpen: the client half-closes after sending; the answer is written after the (async) hooks ran.
   const server = net.createServer({ allowHalfOpen: true }, (conn) => {
     const chunks: Buffer[] = [];
@@ -46,10 +48,15 @@ export async function startPostRenderer(dir: string, transform: ManifestTransfor
     server.listen(socket, () => resolve());
   });
   fs.chmodSync(socket, 0o600);
-  // From dist/provider/hooks/, or from the CLI bundle in dist/provider/cli/: a real file either way.
-  const client = path.join(__dirname, "..", "hooks", "post-renderer-client.js");
-  const executable = path.join(dir, "khook-post-renderer");
-  fs.writeFileSync(executable, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(client)} ${shellQuote(socket)}\n`, { mode: 0o700 });
+  const executable = path.join(dir, POST_RENDERER_NAME);
+  if (inSingleExecutable()) {
+    // The executable itself, under the name that makes it the client (cli/sea.ts): no shell, no Node, no file beside it.
+    fs.symlinkSync(process.execPath, executable);
+  } else {
+    // From dist/provider/hooks/, or from the CLI bundle in dist/provider/cli/: a real file either way.
+    const client = path.join(__dirname, "..", "hooks", "post-renderer-client.js");
+    fs.writeFileSync(executable, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(client)} ${shellQuote(socket)}\n`, { mode: 0o700 });
+  }
   return {
     executable,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

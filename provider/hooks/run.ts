@@ -2,10 +2,13 @@
  * Lifecycle hooks of one step: the one place every event goes through.
  *
  * The engine makes a StepHooks per step (shared by its attempts) and hands
- * every attempt a view bound to that attempt's signal and log. Executors call
+ * every attempt a view bound to that attempt's signal and log. Which event
+ * fires where, in which runs, is the lifecycle table (HOOK_LIFECYCLE in
+ * spec/hooks.ts); StepHooks fires the events of each point of it. Executors call
  * `render` where their objects exist (apply and delete sources, helm's
- * post-renderer); the engine itself calls `postApply` when the step finished
- * and `finalize` before each destroy attempt.
+ * post-renderer): the `render` events, then the `send` ones when the objects are
+ * about to be sent. The engine calls `afterStep` when the step's attempts are
+ * over and `beforeTeardown` before each destroy attempt.
  *
  * - post-render: KRM functions, in order; each sees the previous one's output.
  *   A function's failure, or a result of severity `error`, fails the step before
@@ -24,18 +27,20 @@
  */
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { describeHook, hooksFor, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
+import { eventsAt, hooksFor, lifecycleOf, type HookRun, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
 import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
 import type { HookEvent } from "../spec/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
+import type * as FunctionRunner from "./function.js";
 import type { FunctionResult } from "./function.js";
+import type * as WebhookClient from "./webhook.js";
 
 // The runners are required when a hook runs: a spec without hooks, and a resumed re-run, never
 // pays for them (nor for child_process, which the function runner spawns with).
-const functionRunner = (): typeof import("./function.js") => require("./function.js") as typeof import("./function.js");
-const webhookClient = (): typeof import("./webhook.js") => require("./webhook.js") as typeof import("./webhook.js");
+const functionRunner = (): typeof FunctionRunner => require("./function.js") as typeof FunctionRunner;
+const webhookClient = (): typeof WebhookClient => require("./webhook.js") as typeof WebhookClient;
 
-export type HookMode = "apply" | "plan" | "destroy";
+export type HookMode = HookRun;
 export type KubeObjectLike = Record<string, unknown>;
 
 /** A failure that retrying the attempt cannot fix: the engine does not retry it. */
@@ -49,6 +54,11 @@ export class PermanentHookError extends KhookError {
 
 export function isPermanent(e: unknown): boolean {
   return e instanceof PermanentHookError;
+}
+
+/** The step's reason when it succeeded but one of its `after-step` hooks (post-apply when applying) failed. */
+export function afterStepFailedReason(mode: HookMode): string {
+  return `the step succeeded, but its ${eventsAt("after-step", mode).join(" or ")} hook failed`;
 }
 
 /** What an attempt's hooks need from the attempt. */
@@ -67,7 +77,7 @@ export interface PostApplyOutcome {
 export interface AttemptHooks {
   /** Whether `render` may change the objects (helm then routes its manifest through the post-renderer). */
   readonly transformsObjects: boolean;
-  /** post-render, then pre-apply when `send` is true and the run applies. */
+  /** The `render` events, then the `send` ones when `send` is true (post-render, then pre-apply when applying). */
   render(objects: readonly KubeObjectLike[], opts: { send: boolean }): Promise<KubeObjectLike[]>;
   /** Chart, release, values and capabilities for the context (helm). */
   setExtras(extras: HookContextExtras): void;
@@ -96,14 +106,9 @@ export class StepHooks {
     return hooksFor(this.step, event);
   }
 
-  /** Whether `render` changes anything in this mode: post-render functions, or pre-apply webhooks when applying. */
+  /** Whether `render` changes anything in this mode: a hook on a `render` or `send` event that fires in it. */
   get transformsObjects(): boolean {
-    return this.for("post-render").length > 0 || (this.mode === "apply" && this.for("pre-apply").length > 0);
-  }
-
-  /** The webhooks plan does not call, as `pre-apply audit, finalize audit`. */
-  webhooksNotCalledByPlan(): string[] {
-    return this.step.hooks.filter((h) => h.handler.kind === "webhook").map((h) => describeHook(h, h.events));
+    return [...eventsAt("render", this.mode), ...eventsAt("send", this.mode)].some((e) => this.for(e).length > 0);
   }
 
   /** The view one attempt's executor gets. */
@@ -121,23 +126,37 @@ export class StepHooks {
   }
 
   /**
-   * post-render, then (when applying) pre-apply: the objects to send. `send` is
-   * false for reads (plan, diff, delete's lookups): pre-apply webhooks then do not run.
+   * The `render` events (post-render), then, when `send`, the `send` ones (pre-apply
+   * when applying): the objects to send. `send` is false for reads (plan, diff,
+   * delete's lookups): the `send` events then do not fire.
    */
   async render(objects: readonly KubeObjectLike[], io: AttemptIo, opts: { send: boolean }): Promise<KubeObjectLike[]> {
     let current = [...objects];
-    for (const hook of this.for("post-render")) current = await this.runPostRender(hook, current, io);
-    if (opts.send && this.mode === "apply") {
-      for (const hook of this.for("pre-apply")) current = await this.runPreApply(hook, current, io);
+    for (const event of eventsAt("render", this.mode)) for (const hook of this.for(event)) current = await this.runFunctionHook(hook, event, current, io);
+    if (opts.send) {
+      for (const event of eventsAt("send", this.mode)) for (const hook of this.for(event)) current = await this.runChildrenWebhook(hook, event, current, io);
       this.sent = current;
     }
     return current;
   }
 
-  /** Tells post-apply webhooks how the step ended; retried under the step's retries. Throws when a Fail hook does not succeed. */
-  async postApply(outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
-    if (this.mode !== "apply") return;
-    for (const hook of this.for("post-apply")) {
+  /**
+   * The `after-step` events (post-apply when applying): webhooks told how the step ended,
+   * each retried under the step's retries. Throws when a Fail hook does not succeed.
+   */
+  async afterStep(outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+    for (const event of eventsAt("after-step", this.mode)) await this.tellOutcome(event, outcome, io, sleep);
+  }
+
+  /** The `before-teardown` events (finalize when destroying): every hook must succeed before the step's objects are removed. The engine retries the attempt. */
+  async beforeTeardown(io: AttemptIo): Promise<void> {
+    for (const event of eventsAt("before-teardown", this.mode)) for (const hook of this.for(event)) await this.callWebhookHook(hook, event, [], io, this.extras);
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  private async tellOutcome(event: HookEvent, outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+    for (const hook of this.for(event)) {
       const extras: HookContextExtras = {
         ...this.extras,
         ...(outcome.revision !== undefined && this.extras.release !== undefined ? { release: { ...this.extras.release, revision: outcome.revision } } : {}),
@@ -146,24 +165,16 @@ export class StepHooks {
       const attempts = 1 + Math.max(0, this.step.retries);
       for (let attempt = 1; ; attempt++) {
         try {
-          await this.callWebhookHook(hook, "post-apply", this.sent, io, extras);
+          await this.callWebhookHook(hook, event, this.sent, io, extras);
           break;
         } catch (e) {
           if (isPermanent(e) || attempt >= attempts || io.signal.aborted) throw e;
-          io.log(`post-apply hook ${hook.name}: ${(e as Error).message}; retrying (${attempt + 1}/${attempts})`);
+          io.log(`${event} hook ${hook.name}: ${(e as Error).message}; retrying (${attempt + 1}/${attempts})`);
           await sleep(this.step.retryDelayMs, io.signal);
         }
       }
     }
   }
-
-  /** finalize: every hook must succeed before the step's objects are removed. The engine retries the attempt. */
-  async finalize(io: AttemptIo): Promise<void> {
-    if (this.mode !== "destroy") return;
-    for (const hook of this.for("finalize")) await this.callWebhookHook(hook, "finalize", [], io, this.extras);
-  }
-
-  // ---------------------------------------------------------------- handlers
 
   /** `spec.yaml:12`, for messages. Looking a position up parses the positioned document: only on demand, once. */
   private where(hook: LoadedHook): string {
@@ -190,13 +201,14 @@ export class StepHooks {
     );
   }
 
-  private async runPostRender(hook: LoadedHook, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+  /** A KRM function over the objects (post-render): transforms them, or rejects the step with its error results. */
+  private async runFunctionHook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
     if (hook.handler.kind !== "function") return objects;
     const { visible, withheld } = partitionObjects(objects, this.redactor);
     const withheldKeys = withheld.map((w) => objectKey(w.object));
-    if (withheldKeys.length > 0) io.log(`post-render hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
-    const run = await functionRunner().runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, "post-render", withheldKeys), { redactor: this.redactor, signal: io.signal });
-    const label = run.results.length > 0 || run.failure !== undefined ? `post-render hook ${hook.name} (${this.where(hook)})` : "";
+    if (withheldKeys.length > 0) io.log(`${event} hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
+    const run = await functionRunner().runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, event, withheldKeys), { redactor: this.redactor, signal: io.signal });
+    const label = run.results.length > 0 || run.failure !== undefined ? `${event} hook ${hook.name} (${this.where(hook)})` : "";
     for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
     const errors = run.results.filter((r) => r.severity === "error");
     if (run.failure !== undefined || errors.length > 0) {
@@ -208,16 +220,17 @@ export class StepHooks {
     return mergeWithheld(run.items ?? [], withheld);
   }
 
-  private async runPreApply(hook: LoadedHook, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+  /** A webhook that receives the objects as children and may return changed ones (pre-apply). */
+  private async runChildrenWebhook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
     const { visible, withheld } = partitionObjects(objects, this.redactor);
-    const children = await this.callWebhookHook(hook, "pre-apply", visible.map((v) => v.object), io, this.extras, withheld.map((w) => objectKey(w.object)));
+    const children = await this.callWebhookHook(hook, event, visible.map((v) => v.object), io, this.extras, withheld.map((w) => objectKey(w.object)));
     if (children === undefined) return objects;
-    io.log(`pre-apply hook ${hook.name}: ${Object.keys(children).length} object(s) returned`);
+    io.log(`${event} hook ${hook.name}: ${Object.keys(children).length} object(s) returned`);
     return mergeWithheld(Object.values(children), withheld);
   }
 
   /**
-   * One webhook call under the contract. Returns the changed children (pre-apply),
+   * One webhook call under the contract. Returns the changed children (at `send`),
    * or undefined for "no changes"; throws when the step must fail or retry.
    */
   private async callWebhookHook(
@@ -239,7 +252,7 @@ export class StepHooks {
     const answer = await webhookClient().callWebhook(handler, request, { redactor: this.redactor, signal: io.signal });
     switch (answer.kind) {
       case "ok":
-        return phase === "pre-apply" ? answer.children : undefined;
+        return lifecycleOf(phase).at === "send" ? answer.children : undefined;
       case "unreachable":
         if (hook.failurePolicy === "Ignore") {
           io.log(`${label()}: ${answer.message}; failurePolicy Ignore: skipped`);

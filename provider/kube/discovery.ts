@@ -6,6 +6,11 @@
  * per-group-version documents. The catalog is cached; an unknown name triggers
  * a refresh, and names a recently applied CRD defines are polled for briefly
  * (the server only serves a CRD's resource once it is Established).
+ *
+ * An aggregated API that is not available (an APIService without its pod: metrics-server before
+ * it runs) does not break discovery of the rest, as in kubectl: its group-version is left out and
+ * `onWarning` hears about it once (kubectl's `couldn't get resource list for ...` line). A step
+ * that uses its group finds its kind not served yet, which the engine waits out as transient.
  */
 import { KhookError } from "../errors.js";
 import type { Transport } from "./transport.js";
@@ -58,6 +63,9 @@ export class Discovery {
   mode: "aggregated" | "legacy" | undefined;
   /** Ask for aggregated discovery first (default). False forces the per-group-version documents. */
   preferAggregated = true;
+  /** Told once per group-version that discovery could not read (an unavailable aggregated API). */
+  onWarning: ((message: string) => void) | undefined;
+  private readonly warned = new Set<string>();
 
   constructor(client: Transport) {
     this.client = client;
@@ -165,6 +173,12 @@ export class Discovery {
     return undefined;
   }
 
+  private warnUnavailable(groupVersion: string, why: string): void {
+    if (this.warned.has(groupVersion)) return;
+    this.warned.add(groupVersion);
+    this.onWarning?.(`couldn't get resource list for ${groupVersion}: ${why}; steps that use this API wait for it, the others go on`);
+  }
+
   // ------------------------------------------------------------------ fetching
 
   private async fetchAll(signal: AbortSignal | undefined): Promise<readonly ApiResource[]> {
@@ -175,6 +189,7 @@ export class Discovery {
     ]);
     if (isAggregated(core) && isAggregated(groups)) {
       this.mode = "aggregated";
+      for (const gv of staleGroupVersions(groups)) this.warnUnavailable(gv, "stale discovery: its APIService is not available");
       return [...parseAggregated(core), ...parseAggregated(groups)];
     }
     this.mode = "legacy";
@@ -202,7 +217,10 @@ export class Discovery {
         return await this.client.requestJson<unknown>({ path: gv.path, signal, target: { what: `discovery (GET ${gv.path})` } });
       } catch (e) {
         if (signal?.aborted) throw e;
-        return undefined; // like kubectl: an unavailable aggregated API does not break discovery of the rest
+        // Like kubectl: an unavailable aggregated API does not break discovery of the rest.
+        const why = (e as { apiMessage?: unknown }).apiMessage;
+        this.warnUnavailable(gv.group === "" ? gv.version : `${gv.group}/${gv.version}`, typeof why === "string" ? why : (e as Error).message);
+        return undefined;
       }
     });
     const out: ApiResource[] = [];
@@ -227,6 +245,19 @@ export class Discovery {
     });
     return out;
   }
+}
+
+/** Group-versions an aggregated discovery document marks stale (the aggregator could not read them). */
+export function staleGroupVersions(doc: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const item of doc["items"] as unknown[]) {
+    if (!isObject(item)) continue;
+    const group = isObject(item["metadata"]) && typeof item["metadata"]["name"] === "string" ? item["metadata"]["name"] : "";
+    for (const v of Array.isArray(item["versions"]) ? (item["versions"] as unknown[]) : []) {
+      if (isObject(v) && v["freshness"] === "Stale" && typeof v["version"] === "string") out.push(group === "" ? v["version"] : `${group}/${v["version"]}`);
+    }
+  }
+  return out;
 }
 
 function isAggregated(v: unknown): v is Record<string, unknown> {

@@ -31,6 +31,7 @@ import { CORE_SCHEMA, eventsToAst, parseEvents, SCALAR_STYLE, type Node as JsYam
 import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeConfigError } from "./errors.js";
+import type * as YamlModule from "yaml";
 
 // -------------------------------------------------------------------- model
 
@@ -318,7 +319,7 @@ export function parseKubeconfigFully(text: string, baseDir: string | undefined):
   return readKubeconfig(documentTree(doc), baseDir);
 }
 
-type YamlLibrary = typeof import("yaml");
+type YamlLibrary = typeof YamlModule;
 let yamlModule: YamlLibrary | undefined;
 
 /** The `yaml` library, required on first use: most kubeconfigs never need it (see parseKubeconfig). */

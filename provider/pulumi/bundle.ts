@@ -21,19 +21,34 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { FileReference } from "../spec/hash.js";
-import { STEP_TYPES, type ActionByType, type StepType } from "../spec/types.js";
+import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
+import type * as HashModule from "../spec/hash.js";
+import type * as VarsModule from "../spec/vars.js";
+import type * as SourceModule from "../spec/source.js";
+import type * as YamlModule from "yaml";
 
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
-const hash = (): typeof import("../spec/hash.js") => require("../spec/hash.js") as typeof import("../spec/hash.js");
+const hash = (): typeof HashModule => require("../spec/hash.js") as typeof HashModule;
 
-/** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path. */
-const MAYBE_LOCAL = /\b(?:file|kustomize|exec)["']?\s*:|\bchart["']?\s*:\s*["']?(?:\.|\/|\$)/;
+/** How each key that may name a local file looks in spec text: `chart:` names one only when its value is a path. */
+const LOCAL_KEY_PATTERNS = {
+  file: String.raw`\bfile["']?\s*:`,
+  kustomize: String.raw`\bkustomize["']?\s*:`,
+  chart: String.raw`\bchart["']?\s*:\s*["']?(?:\.|\/|\$)`,
+} satisfies Record<LocalFileKey, string>;
+
+/** The keys any step type names local files under (types.ts), plus hook functions' exec:. */
+const LOCAL_KEYS: readonly LocalFileKey[] = [...new Set(STEP_TYPES.flatMap((t) => LOCAL_FILE_KEYS[t]))];
+
+/** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path, exec:. */
+const MAYBE_LOCAL = new RegExp([...LOCAL_KEYS.map((k) => LOCAL_KEY_PATTERNS[k]), String.raw`\bexec["']?\s*:`].join("|"));
+const MAYBE_LOCAL_VALUE = new RegExp([...LOCAL_KEYS, "exec"].join("|"));
 
 function mayReferenceFiles(specText: string, sources: VariableSources): boolean {
   if (MAYBE_LOCAL.test(specText)) return true;
   const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {}), ...Object.values(sources.envVars ?? {})];
-  return values.some((v) => typeof v === "string" && /file|kustomize|chart|exec/.test(v));
+  return values.some((v) => typeof v === "string" && MAYBE_LOCAL_VALUE.test(v));
 }
 
 export interface Bundle {
@@ -98,9 +113,9 @@ function isExecutable(file: string): boolean {
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
   let doc: unknown;
   try {
-    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof import("../spec/vars.js");
-    const { SourceText } = require("../spec/source.js") as typeof import("../spec/source.js");
-    const { parse: parseYaml } = require("yaml") as typeof import("yaml");
+    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof VarsModule;
+    const { SourceText } = require("../spec/source.js") as typeof SourceModule;
+    const { parse: parseYaml } = require("yaml") as typeof YamlModule;
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
     doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
   } catch {

@@ -13,6 +13,8 @@ import { parseDuration } from "../spec/duration.js";
 import { summaryFor, type RequiredTool } from "./summary.js";
 import { classifyUnknowns, hiddenByUnknown, rawSteps, showUnknown, waitingLine, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
+import type * as HelmModule from "../tools/helm.js";
+import type * as KustomizeModule from "../tools/kustomize.js";
 
 export interface CheckFailure {
   property: string;
@@ -42,6 +44,10 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
 
   const { inputs, problems } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
   const failures: CheckFailure[] = [...problems];
+  if (inputs.waitForCluster !== undefined) {
+    const ms = parseDuration(inputs.waitForCluster);
+    if (ms === undefined || ms <= 0) failures.push({ property: "waitForCluster", reason: `waitForCluster must be a positive duration such as 10m, not "${inputs.waitForCluster}"` });
+  }
   if (inputs.timeout !== undefined) {
     const ms = parseDuration(inputs.timeout);
     if (ms === undefined || ms <= 0) failures.push({ property: "timeout", reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"` });
@@ -78,6 +84,6 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
 }
 
 function defaultToolMissing(tool: RequiredTool["tool"]): string | undefined {
-  if (tool === "helm") return (require("../tools/helm.js") as typeof import("../tools/helm.js")).helmMissing();
-  return (require("../tools/kustomize.js") as typeof import("../tools/kustomize.js")).kustomizeMissing();
+  if (tool === "helm") return (require("../tools/helm.js") as typeof HelmModule).helmMissing();
+  return (require("../tools/kustomize.js") as typeof KustomizeModule).kustomizeMissing();
 }

@@ -24,6 +24,7 @@ import { RESUME_REASON } from "../state/record.js";
 import { summaryFor, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, rawSteps, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
+import type * as YamlModule from "yaml";
 
 export interface DiffResult {
   changes: boolean;
@@ -134,7 +135,7 @@ export function targetIdentity(i: KhookInputs): string {
   if (kc === undefined) return stable({ context, kubeconfig: null });
   if (!isKubeconfigContent(kc)) return stable({ context, path: kc });
   try {
-    const { parse: parseYaml } = require("yaml") as typeof import("yaml");
+    const { parse: parseYaml } = require("yaml") as typeof YamlModule;
     const doc = parseYaml(kc) as {
       "current-context"?: string;
       contexts?: { name?: string; context?: { cluster?: string } }[];

@@ -43,14 +43,19 @@ import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import type * as pulumi from "@pulumi/pulumi";
+import type * as OperationsExports from "../operations.js";
+import type * as LoadExports from "./load.js";
+import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
-type OperationsModule = typeof import("../operations.js");
+type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
 type RunResult = import("../engine/types.js").RunResult;
+type ApplyOptions = import("../operations.js").ApplyOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -245,6 +250,7 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
       owner,
       onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+      ...clusterWait(inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`)),
       signal: stop.signal,
     }));
   } finally {
@@ -297,6 +303,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       owner: current ?? { ...stackOf(inputs), token: token ?? "" },
       onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+      ...clusterWait(inputs, say),
       signal: stop.signal,
     }));
   } finally {
@@ -309,6 +316,12 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   }
 }
 export { del as delete };
+
+/**
+ * The dynamic provider's methods, which sdk/provider.ts forwards here one by one: held to
+ * Pulumi's ResourceProvider, so a handler whose signature drifts from it does not compile.
+ */
+export const handlers = { configure, check, diff, create, update, delete: del, read } satisfies Required<pulumi.dynamic.ResourceProvider>;
 
 export async function read(id: string, props: Record<string, unknown>): Promise<{ id: string; props: Record<string, unknown> }> {
   const raw = props ?? {};
@@ -387,7 +400,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadExports;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
   const spec = loaded.spec;
@@ -450,6 +463,12 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
   };
 }
 
+/** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
+function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<ApplyOptions, "waitForCluster"> {
+  const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
+}
+
 /**
  * What stops a run: the `timeout` input running out, or the command being
  * stopped (Ctrl-C, cancel.ts); `stopReason` says which, for the rejection.
@@ -471,7 +490,7 @@ function runSignal(inputs: KhookInputs): { signal: AbortSignal; stopReason: () =
 /** Signal handlers belong to the dynamic provider's own process only, never to a process that merely loads this module (tests). */
 const IN_PROVIDER_PROCESS = /[\\/]cmd[\\/]dynamic-provider[\\/]/.test(require.main?.filename ?? "");
 
-type KubeconfigModule = typeof import("../kube/kubeconfig.js");
+type KubeconfigModule = typeof KubeconfigExports;
 
 function kubeconfigModule(): KubeconfigModule {
   return require("../kube/kubeconfig.js") as KubeconfigModule;

@@ -36,6 +36,9 @@ export function progressPrinter(resourceName: string, redact: (s: string) => str
       case "journal-warning":
         say(`state record: ${e.message}`);
         break;
+      case "cluster-warning":
+        say(`warning: ${e.message}`);
+        break;
       case "step-finished": {
         const r = e.result;
         if (r.status === "skipped" && r.attempts === 0 && r.reason === RESUME_REASON) {

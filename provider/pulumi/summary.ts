@@ -22,8 +22,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
+import type { StepType } from "../spec/types.js";
 import { KHOOK_VERSION } from "../version.js";
 import type { InputProblem, KhookInputs } from "./wire.js";
+import type * as LoadModule from "./load.js";
+import type * as PlanLinesModule from "./plan-lines.js";
+import type * as LocationModule from "./location.js";
+import type * as HashModule from "../spec/hash.js";
 
 export interface StepSummary {
   name: string;
@@ -61,7 +66,7 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
   const hit = key === undefined ? undefined : readMemo(key);
   if (hit !== undefined) return { ok: true, summary: hit, fromMemo: true };
   // Loaded only on a miss: a warm preview never loads the spec machinery.
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadModule;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) return loaded;
   const summary = summarize(loaded.spec);
@@ -70,8 +75,8 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
 }
 
 export function summarize(spec: LoadedSpec): SpecSummary {
-  const { planLines } = require("./plan-lines.js") as typeof import("./plan-lines.js");
-  const { journalLocation } = require("./location.js") as typeof import("./location.js");
+  const { planLines } = require("./plan-lines.js") as typeof PlanLinesModule;
+  const { journalLocation } = require("./location.js") as typeof LocationModule;
   const location = journalLocation(spec);
   return {
     name: spec.name,
@@ -82,6 +87,17 @@ export function summarize(spec: LoadedSpec): SpecSummary {
   };
 }
 
+/** The tools each step type runs (kustomize is the source's, below, not the type's). */
+const TOOLS_BY_TYPE = {
+  helm: ["helm"],
+  apply: [],
+  delete: [],
+  patch: [],
+  wait: [],
+  rollout: [],
+  job: [],
+} as const satisfies Record<StepType, readonly RequiredTool["tool"][]>;
+
 /** helm for an included helm step; kustomize for an included step with a `kustomize:` source. Steps `when:` excludes need nothing. */
 export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
   const out = new Map<RequiredTool["tool"], RequiredTool>();
@@ -90,7 +106,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };
-    if (s.type === "helm") need("helm");
+    for (const tool of TOOLS_BY_TYPE[s.type]) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
     if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m)) need("kustomize");
   }
@@ -98,7 +114,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const { fileReferences } = require("../spec/hash.js") as typeof import("../spec/hash.js");
+  const { fileReferences } = require("../spec/hash.js") as typeof HashModule;
   return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
 }
 

@@ -13,7 +13,9 @@
  *  - the spec text, its files, var files, or a whole variable map: everything
  *    (there is no spec to read yet).
  */
+import { STEP_TYPES } from "../spec/types.js";
 import { SPEC_INPUT_KEYS, TARGETING_KEYS, UNKNOWN, containsUnknown } from "./wire.js";
+import type * as YamlModule from "yaml";
 
 /** What the plan says for a step whose inputs are unknown. */
 export const KNOWN_AFTER = "known after the cluster/values exist";
@@ -63,8 +65,6 @@ export interface RawStep {
   readonly unknown: readonly string[];
 }
 
-const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"];
-
 /**
  * The steps as written (before substitution), each with the unknown variables
  * its text mentions: `${NAME...}` in its action or a bare NAME in its `when:`.
@@ -74,7 +74,7 @@ const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"
  */
 export function rawSteps(specText: string, unknown: readonly string[]): RawStep[] | undefined {
   // Loaded on use: a preview with nothing unknown never needs the positioned parser.
-  const { parseDocument, isMap, isSeq } = require("yaml") as typeof import("yaml");
+  const { parseDocument, isMap, isSeq } = require("yaml") as typeof YamlModule;
   let doc;
   try {
     doc = parseDocument(specText, { prettyErrors: false, strict: false, uniqueKeys: false });
@@ -90,7 +90,7 @@ export function rawSteps(specText: string, unknown: readonly string[]): RawStep[
     const text = range ? specText.slice(range[0], range[1]) : "";
     const plain = isMap(item) ? (item.toJSON() as Record<string, unknown>) : {};
     const name = typeof plain.name === "string" ? plain.name : `steps[${index}]`;
-    const type = STEP_TYPES.find((t) => t in plain) ?? "step";
+    const type: string = STEP_TYPES.find((t) => t in plain) ?? "step";
     return { index, name, type, unknown: words.filter((w) => w.re.test(text)).map((w) => w.n) };
   });
 }

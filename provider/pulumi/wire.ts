@@ -55,6 +55,8 @@ export interface KhookInputs {
   parallelism?: number;
   /** Overall bound on one apply or destroy, a Go duration (`30m`). */
   timeout?: string;
+  /** First wait up to this long (a Go duration, `10m`) for the API server's /readyz (`khook apply --wait-for-cluster`). */
+  waitForCluster?: string;
   /** `online` makes preview consult the cluster read-only (default: the stack config `khook:previewMode`, else `offline`). */
   previewMode?: PreviewMode;
   /** Added by `check`: one line per step from the offline plan. */
@@ -72,6 +74,8 @@ export interface StepOutput {
   status: StepOutputStatus;
   reason: string;
   attempts: number;
+  /** Transient failures retried within the step's deadline (spending none of `retries:`); 0 when none. */
+  transientRetries: number;
   durationMs: number;
   inputHash: string;
   /** The `when:` outcome decided at load. */
@@ -113,7 +117,7 @@ export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
  * one of them (a kubeconfig from a cluster being created) hides nothing from
  * validation and the plan.
  */
-export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "previewMode"] as const;
+export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "waitForCluster", "previewMode"] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
 export const SPEC_INPUT_KEYS = ["spec", "specFile", "baseDir", "files", "binaryFiles", "executables", "vars", "varFiles", "secretVars", "envVars"] as const;
@@ -179,6 +183,7 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
     else problems.push({ property: "previewMode", reason: `previewMode must be one of ${PREVIEW_MODES.join(", ")}` });
   }
   str("timeout");
+  str("waitForCluster");
   str("pulumiProject");
   str("pulumiStack");
   const varFiles = raw.varFiles;

@@ -28,6 +28,7 @@ import type {
   StepType,
   WaitAction,
 } from "./types.js";
+import { stepTypeOf } from "./types.js";
 
 /** The document-level defaults: step scheduling (`defaults:`), the state record, hooks. */
 export const SPEC_DEFAULTS = {
@@ -99,14 +100,8 @@ export type NormalizedTypedAction = { [T in StepType]: { readonly type: T; reado
 
 /** The step's type and action block (a valid step has exactly one action key). */
 export function typedActionOf(step: StepSpec): TypedAction {
-  if ("helm" in step) return { type: "helm", action: step.helm };
-  if ("apply" in step) return { type: "apply", action: step.apply };
-  if ("delete" in step) return { type: "delete", action: step.delete };
-  if ("patch" in step) return { type: "patch", action: step.patch };
-  if ("wait" in step) return { type: "wait", action: step.wait };
-  if ("rollout" in step) return { type: "rollout", action: step.rollout };
-  if ("job" in step) return { type: "job", action: step.job };
-  throw new Error(`step ${(step as { name?: string }).name} has no action key`);
+  const type = stepTypeOf(step);
+  return { type, action: (step as unknown as ActionByType)[type] } as TypedAction;
 }
 
 /** Which of the three `delete:` forms a block is, named like its table row. */

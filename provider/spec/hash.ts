@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { classifyChart } from "./chart.js";
+import { classifyChart } from "../helm/chart.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { yamlLibrary } from "./yaml.js";
 import { defaultsFor, type TypedAction } from "./defaults.js";
@@ -64,25 +64,41 @@ export interface FileReference {
   field: string;
 }
 
-export function fileReferences(type: StepType, action: ActionByType[StepType], baseDir: string): FileReference[] {
+/** The local files one step type's action references, in the order the input hash takes them. */
+type FileReferenceReader<T extends StepType> = (action: ActionByType[T], baseDir: string) => FileReference[];
+
+function manifestReferences(manifests: readonly ManifestSource[] | undefined, baseDir: string): FileReference[] {
   const refs: FileReference[] = [];
-  const fromManifests = (manifests: readonly ManifestSource[] | undefined): void => {
-    manifests?.forEach((m, i) => {
-      if ("file" in m) refs.push({ role: "manifest", written: m.file, resolved: path.resolve(baseDir, m.file), field: `/manifests/${i}/file` });
-      if ("kustomize" in m) refs.push({ role: "kustomize", written: m.kustomize, resolved: path.resolve(baseDir, m.kustomize), field: `/manifests/${i}/kustomize` });
-    });
-  };
-  if (type === "apply") fromManifests((action as ActionByType["apply"]).manifests);
-  if (type === "delete" && "manifests" in action) fromManifests((action as { manifests: ManifestSource[] }).manifests);
-  if (type === "helm") {
-    const helm = action as ActionByType["helm"];
+  manifests?.forEach((m, i) => {
+    if ("file" in m) refs.push({ role: "manifest", written: m.file, resolved: path.resolve(baseDir, m.file), field: `/manifests/${i}/file` });
+    if ("kustomize" in m) refs.push({ role: "kustomize", written: m.kustomize, resolved: path.resolve(baseDir, m.kustomize), field: `/manifests/${i}/kustomize` });
+  });
+  return refs;
+}
+
+const NO_FILES = (): FileReference[] => [];
+
+/** Per step type, the files its action references; the keys it reads are LOCAL_FILE_KEYS (types.ts). */
+const FILE_REFERENCES = {
+  helm: (helm, baseDir) => {
+    const refs: FileReference[] = [];
     helm.valuesFrom?.forEach((v, i) => {
       if ("file" in v) refs.push({ role: "values", written: v.file, resolved: path.resolve(baseDir, v.file), field: `/valuesFrom/${i}/file` });
     });
     const chart = classifyChart(helm).source;
     if (chart?.form === "local") refs.push({ role: "chart", written: chart.path, resolved: path.resolve(baseDir, chart.path), field: "/chart" });
-  }
-  return refs;
+    return refs;
+  },
+  apply: (apply, baseDir) => manifestReferences(apply.manifests, baseDir),
+  delete: (del, baseDir) => ("manifests" in del ? manifestReferences(del.manifests, baseDir) : []),
+  patch: NO_FILES,
+  wait: NO_FILES,
+  rollout: NO_FILES,
+  job: NO_FILES,
+} satisfies { readonly [T in StepType]: FileReferenceReader<T> };
+
+export function fileReferences(type: StepType, action: ActionByType[StepType], baseDir: string): FileReference[] {
+  return (FILE_REFERENCES[type] as FileReferenceReader<StepType>)(action, baseDir);
 }
 
 /** Reads content digests once per path: many steps may share a values file. */

@@ -22,25 +22,104 @@ import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepT
 import { SPEC_DEFAULTS } from "./defaults.js";
 import { HOOK_EVENTS, STEP_TYPES, stepTypeOf } from "./types.js";
 
-/** Which step types each event happens on. */
-export const EVENT_STEP_TYPES: Readonly<Record<HookEvent, readonly StepType[]>> = {
-  // Steps that render objects before sending them (delete: only its manifests form).
-  "post-render": ["apply", "delete", "helm"],
-  // Steps that send objects.
-  "pre-apply": ["apply", "helm"],
-  // Every step finishes.
-  "post-apply": STEP_TYPES,
-  // Steps whose destroy removes objects.
-  finalize: ["apply", "helm", "job"],
+/** A run of the engine: `plan` is the planner's dry runs (executors' assess). */
+export type HookRun = "apply" | "plan" | "destroy";
+
+/**
+ * Where in a step's life an event happens, and so who fires it: the step's executor
+ * where its objects exist (`render`: rendered, nothing sent yet; `send`: about to be
+ * sent), or the engine around the step's attempts (`after-step`: the attempts are
+ * over, ok or failed; `before-teardown`: before each destroy attempt).
+ */
+export const HOOK_POINTS = {
+  render: "executor",
+  send: "executor",
+  "after-step": "engine",
+  "before-teardown": "engine",
+} as const satisfies Record<string, "engine" | "executor">;
+export type HookPoint = keyof typeof HOOK_POINTS;
+
+/** A step form an event is limited to, within one step type (delete: only its manifests form renders objects). */
+export interface HookStepForm {
+  readonly applies: (action: unknown) => boolean;
+  /** The form, in `it happens on ...` lists. */
+  readonly name: string;
+  /** A step of the type in another form, in `does not happen on step "x" (...)`. */
+  readonly otherwise: string;
+}
+
+/** One event's row of the lifecycle table. */
+export interface HookEventLifecycle {
+  readonly at: HookPoint;
+  /** The runs that fire it; `plan` means the planner's dry runs do (plan never calls a webhook). */
+  readonly runs: readonly HookRun[];
+  /** The one handler kind it takes (the loader's hook-event-handler rule); see docs/hooks.md for why. */
+  readonly handler: "function" | "webhook";
+}
+
+const DELETE_BY_MANIFESTS: HookStepForm = {
+  applies: (action) => action !== null && typeof action === "object" && "manifests" in action,
+  name: "delete (by manifests)",
+  otherwise: "a delete step by resource or release, which renders nothing",
 };
 
-/** Which handler each event takes; see docs/hooks.md for why. */
-export const EVENT_HANDLER: Readonly<Record<HookEvent, "function" | "webhook">> = {
-  "post-render": "function",
-  "pre-apply": "webhook",
-  "post-apply": "webhook",
-  finalize: "webhook",
-};
+/**
+ * The hook lifecycle: each event, where it happens (and so who fires it), in which
+ * runs, with which handler; HOOK_EVENTS_BY_TYPE says on which step types. The loader's
+ * rules, the engine, the executors (through StepHooks, provider/hooks/run.ts) and the
+ * planner all read it; provider/hooks/README.md says how to add an event.
+ */
+export const HOOK_LIFECYCLE = {
+  // A step's objects are rendered and nothing is sent yet; plan --diff runs the functions.
+  "post-render": { at: "render", runs: ["apply", "plan", "destroy"], handler: "function" },
+  // A step is about to send its objects.
+  "pre-apply": { at: "send", runs: ["apply"], handler: "webhook" },
+  // A step finished, ok or failed.
+  "post-apply": { at: "after-step", runs: ["apply"], handler: "webhook" },
+  // Destroy is about to remove a step's objects.
+  finalize: { at: "before-teardown", runs: ["destroy"], handler: "webhook" },
+} as const satisfies Record<HookEvent, HookEventLifecycle>;
+
+/**
+ * Which events happen on each step type: `true` on every step of the type, or the one
+ * form of it they happen on. post-render and pre-apply on the steps that render and
+ * send objects (a delete renders only its manifests form), post-apply on every step,
+ * finalize on the steps whose destroy removes objects.
+ */
+export const HOOK_EVENTS_BY_TYPE = {
+  helm: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
+  apply: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
+  delete: { "post-render": DELETE_BY_MANIFESTS, "post-apply": true },
+  patch: { "post-apply": true },
+  wait: { "post-apply": true },
+  rollout: { "post-apply": true },
+  job: { "post-apply": true, finalize: true },
+} as const satisfies Record<StepType, Partial<Record<HookEvent, true | HookStepForm>>>;
+
+/** The step types `event` happens on (in some form), in STEP_TYPES order. */
+export function stepTypesOf(event: HookEvent): StepType[] {
+  return STEP_TYPES.filter((t) => formOf(event, t) !== undefined);
+}
+
+/** How `event` happens on a step of type `type`: on every one, on one form, or not at all. */
+function formOf(event: HookEvent, type: StepType): true | HookStepForm | undefined {
+  return (HOOK_EVENTS_BY_TYPE[type] as Partial<Record<HookEvent, true | HookStepForm>>)[event];
+}
+
+/** The lifecycle row of `event`, as the interface (the table's literal types are for the compiler). */
+export function lifecycleOf(event: HookEvent): HookEventLifecycle {
+  return HOOK_LIFECYCLE[event];
+}
+
+/** The events at `point` that fire in `run`, in HOOK_EVENTS order. */
+export function eventsAt(point: HookPoint, run: HookRun): HookEvent[] {
+  return HOOK_EVENTS.filter((e) => lifecycleOf(e).at === point && lifecycleOf(e).runs.includes(run));
+}
+
+/** Whether any event of `hook` fires in `run` (plan: the planner calls none of a webhook's). */
+export function firesIn(hook: Pick<LoadedHook, "events">, run: HookRun): boolean {
+  return hook.events.some((e) => lifecycleOf(e).runs.includes(run));
+}
 
 /** A webhook request never waits longer than this, whatever the spec says. */
 export const MAX_WEBHOOK_TIMEOUT_MS = 60_000;
@@ -82,9 +161,8 @@ type Report = (path: string, message: string, rule: string, severity?: "error" |
 
 /** Whether `event` happens on a step of this type and form. */
 export function eventApplies(event: HookEvent, type: StepType, action: unknown): boolean {
-  if (!EVENT_STEP_TYPES[event].includes(type)) return false;
-  if (event === "post-render" && type === "delete") return action !== null && typeof action === "object" && "manifests" in action;
-  return true;
+  const form = formOf(event, type);
+  return form === true || (form !== undefined && form.applies(action));
 }
 
 function stepMatches(hook: HookSpec, step: StepSpec): boolean {
@@ -135,7 +213,7 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     else firstName.set(hook.name, i);
 
     hook.on.forEach((event, e) => {
-      const wants = EVENT_HANDLER[event];
+      const wants = lifecycleOf(event).handler;
       const has = hook.function !== undefined ? "function" : "webhook";
       if (wants !== has) {
         report(
@@ -165,7 +243,7 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     });
     hook.match?.types?.forEach((type, j) => {
       for (const event of hook.on) {
-        if (!EVENT_STEP_TYPES[event].includes(type)) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
+        if (formOf(event, type) === undefined) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
       }
     });
     if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
@@ -182,14 +260,20 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
   return out;
 }
 
+/** A step, in `does not happen on step "x" (...)`: its type, or what its form is not (a delete by resource renders nothing). */
 function describeType(type: StepType, action: unknown): string {
-  return type === "delete" && !(action !== null && typeof action === "object" && "manifests" in action) ? "a delete step by resource or release, which renders nothing" : `a ${type} step`;
+  const form = HOOK_EVENTS.map((e) => formOf(e, type)).find((f): f is HookStepForm => f !== undefined && f !== true);
+  return form !== undefined && !form.applies(action) ? form.otherwise : `a ${type} step`;
 }
 
 function describeEventTypes(event: HookEvent): string {
-  const types = EVENT_STEP_TYPES[event];
+  const types = stepTypesOf(event);
   if (types.length === STEP_TYPES.length) return "every step";
-  return types.map((t) => (t === "delete" ? "delete (by manifests)" : t)).join(", ") + " steps";
+  const names = types.map((t) => {
+    const form = formOf(event, t);
+    return form === true || form === undefined ? t : form.name;
+  });
+  return `${names.join(", ")} steps`;
 }
 
 function checkFunction(hook: HookSpec, i: number, baseDir: string, report: Report): void {
@@ -295,6 +379,14 @@ function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebho
     }
   }
   return sha256Hex(`${canonicalJson(definition)}\n${content}`);
+}
+
+/**
+ * The hooks of `step` that change its objects (the events at render and send), event by
+ * event in HOOK_EVENTS order: what a helm release's hooks fingerprint covers.
+ */
+export function objectHooksFor(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }): LoadedHook[] {
+  return HOOK_EVENTS.filter((e) => HOOK_POINTS[lifecycleOf(e).at] === "executor").flatMap((e) => hooksFor(step, e));
 }
 
 /** The hooks of `step` that handle `event`, in run order. */

@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Document } from "yaml";
 import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
-import { splitUserinfo } from "./chart.js";
+import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
 import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";

@@ -1,5 +1,6 @@
 /**
- * The semantic rules a JSON Schema cannot express. Each problem names its rule
+ * The semantic rules a JSON Schema cannot express (the per-type ones in ACTION_RULES,
+ * one entry per step type). Each problem names its rule
  * (the `rule` field), so tests and docs can refer to it:
  *
  *   step-name-unique          step names are unique (they key the record and default the release)
@@ -35,7 +36,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic, PositionLookup } from "../errors.js";
-import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "./chart.js";
+import { classifyChart, describeChartText, isLocalPath, splitUserinfo } from "../helm/chart.js";
 import { findCycles } from "./dag.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import { findRemoteKustomizeBases } from "./hash.js";
@@ -44,7 +45,7 @@ import { pointer } from "./yaml.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { parseValuesDocument } from "./values-file.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
-import type { DeleteResourceAction, JsonPatchOperation, KhookDocument, ManifestSource, StepSpec } from "./types.js";
+import type { ActionByType, DeleteResourceAction, JsonPatchOperation, KhookDocument, ManifestSource, StepSpec, StepType } from "./types.js";
 import { ACTION_DEFAULTS, SPEC_DEFAULTS } from "./defaults.js";
 import { STEP_TYPES, stepTypeOf } from "./types.js";
 
@@ -151,82 +152,79 @@ function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | nul
   }
 }
 
+/** `pointer` of a field inside the step's action block. */
+type ActionPointer = (...rest: (string | number)[]) => string;
+
+/** One step type's rules over its (schema-valid) action block. */
+type ActionRules<T extends StepType> = (action: ActionByType[T], at: ActionPointer, ctx: StepRuleContext, report: Report) => void;
+
+/** Per step type, the rules of its action block. */
+const ACTION_RULES = {
+  helm: (helm, at, ctx, report) => {
+    const { problems, source } = classifyChart(helm);
+    for (const p of problems) {
+      const rule = p.field === "auth" || /credentials/.test(p.message) ? "chart-auth" : "chart-source";
+      report(at(p.field === "auth" && helm.auth === undefined ? "chart" : p.field), p.message, rule);
+    }
+    if (source?.form === "local") checkLocalPath(helm.chart, at("chart"), ctx, report, "directory-or-file");
+    helm.valuesFrom?.forEach((v, j) => {
+      if ("url" in v) checkUrl(v.url, at("valuesFrom", j, "url"), report);
+      if ("file" in v) {
+        const resolved = checkLocalPath(v.file, at("valuesFrom", j, "file"), ctx, report, "file", false);
+        const parsed = resolved === undefined ? undefined : parseValuesDocument(fs.readFileSync(resolved, "utf8"), v.file);
+        if (parsed?.ok === false) report(at("valuesFrom", j, "file"), parsed.message, "values-file-shape");
+      }
+    });
+  },
+  apply: (apply, at, ctx, report) => {
+    checkManifests(apply.manifests, at, ctx, report);
+    if (apply.waitFor !== undefined) {
+      const r = parseWaitFor(apply.waitFor, { allowDelete: false });
+      if (!r.ok) report(at("waitFor"), `waitFor: ${r.message}`, "apply-wait-for-grammar");
+    }
+    if (apply.createNamespace === true && apply.namespace === undefined) {
+      report(at("createNamespace"), "createNamespace: true needs namespace: (which namespace should be created?)", "create-namespace-needs-namespace");
+    }
+  },
+  delete: (del, at, ctx, report) => {
+    if ("manifests" in del) checkManifests(del.manifests, at, ctx, report);
+    if ("resource" in del) {
+      checkResourceRef(del.resource, at("resource"), "type-or-name", report);
+      checkNamespaceOrAll(del, at, report);
+      checkDeleteSelection(del, at, report);
+    }
+  },
+  patch: (patch, at, _ctx, report) => {
+    checkResourceRef(patch.target, at("target"), "name", report);
+    checkPatchBody(patch.type ?? ACTION_DEFAULTS.patch.type, patch.patch, at, report);
+  },
+  wait: (wait, at, _ctx, report) => {
+    const r = parseWaitFor(wait.for, { allowDelete: true });
+    if (!r.ok) report(at("for"), `for: ${r.message}`, "wait-for-grammar");
+    checkResourceRef(wait.on, at("on"), "type-or-name", report);
+    checkNamespaceOrAll(wait, at, report);
+    checkNamedTargetSelection(wait.on, "on", wait, at, "wait-name-excludes-selector", report);
+  },
+  rollout: (rollout, at, _ctx, report) => {
+    const which = rollout.restart !== undefined ? "restart" : "status";
+    const target = rollout.restart ?? rollout.status;
+    if (rollout.restart !== undefined && rollout.status !== undefined) {
+      report(at("status"), "rollout takes exactly one of restart: or status:, not both", "rollout-kind");
+    } else if (typeof target === "string") {
+      const kind = checkResourceRef(target, at(which), "name", report);
+      if (kind !== undefined && !ROLLOUT_KINDS.has(kind.toLowerCase())) {
+        report(at(which), `rollout ${which} works on deployment/<name>, daemonset/<name> or statefulset/<name>, not ${kind}`, "rollout-kind");
+      }
+    }
+  },
+  // The schema says all there is to say about a job.
+  job: () => undefined,
+} satisfies { readonly [T in StepType]: ActionRules<T> };
+
 function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Report): void {
   const type = stepTypeOf(step);
-  const at = (...rest: (string | number)[]): string => pointer("steps", i, type, ...rest);
-  switch (type) {
-    case "helm": {
-      const helm = (step as Extract<StepSpec, { helm: unknown }>).helm;
-      const { problems, source } = classifyChart(helm);
-      for (const p of problems) {
-        const rule = p.field === "auth" || /credentials/.test(p.message) ? "chart-auth" : "chart-source";
-        report(at(p.field === "auth" && helm.auth === undefined ? "chart" : p.field), p.message, rule);
-      }
-      if (source?.form === "local") checkLocalPath(helm.chart, at("chart"), ctx, report, "directory-or-file");
-      helm.valuesFrom?.forEach((v, j) => {
-        if ("url" in v) checkUrl(v.url, at("valuesFrom", j, "url"), report);
-        if ("file" in v) {
-          const resolved = checkLocalPath(v.file, at("valuesFrom", j, "file"), ctx, report, "file", false);
-          const parsed = resolved === undefined ? undefined : parseValuesDocument(fs.readFileSync(resolved, "utf8"), v.file);
-          if (parsed?.ok === false) report(at("valuesFrom", j, "file"), parsed.message, "values-file-shape");
-        }
-      });
-      break;
-    }
-    case "apply": {
-      const apply = (step as Extract<StepSpec, { apply: unknown }>).apply;
-      checkManifests(apply.manifests, at, ctx, report);
-      if (apply.waitFor !== undefined) {
-        const r = parseWaitFor(apply.waitFor, { allowDelete: false });
-        if (!r.ok) report(at("waitFor"), `waitFor: ${r.message}`, "apply-wait-for-grammar");
-      }
-      if (apply.createNamespace === true && apply.namespace === undefined) {
-        report(at("createNamespace"), "createNamespace: true needs namespace: (which namespace should be created?)", "create-namespace-needs-namespace");
-      }
-      break;
-    }
-    case "delete": {
-      const del = (step as Extract<StepSpec, { delete: unknown }>).delete;
-      if ("manifests" in del) checkManifests(del.manifests, at, ctx, report);
-      if ("resource" in del) {
-        checkResourceRef(del.resource, at("resource"), "type-or-name", report);
-        checkNamespaceOrAll(del, at, report);
-        checkDeleteSelection(del, at, report);
-      }
-      break;
-    }
-    case "patch": {
-      const patch = (step as Extract<StepSpec, { patch: unknown }>).patch;
-      checkResourceRef(patch.target, at("target"), "name", report);
-      checkPatchBody(patch.type ?? ACTION_DEFAULTS.patch.type, patch.patch, at, report);
-      break;
-    }
-    case "wait": {
-      const wait = (step as Extract<StepSpec, { wait: unknown }>).wait;
-      const r = parseWaitFor(wait.for, { allowDelete: true });
-      if (!r.ok) report(at("for"), `for: ${r.message}`, "wait-for-grammar");
-      checkResourceRef(wait.on, at("on"), "type-or-name", report);
-      checkNamespaceOrAll(wait, at, report);
-      checkNamedTargetSelection(wait.on, "on", wait, at, "wait-name-excludes-selector", report);
-      break;
-    }
-    case "rollout": {
-      const rollout = (step as Extract<StepSpec, { rollout: unknown }>).rollout;
-      const which = rollout.restart !== undefined ? "restart" : "status";
-      const target = rollout.restart ?? rollout.status;
-      if (rollout.restart !== undefined && rollout.status !== undefined) {
-        report(at("status"), "rollout takes exactly one of restart: or status:, not both", "rollout-kind");
-      } else if (typeof target === "string") {
-        const kind = checkResourceRef(target, at(which), "name", report);
-        if (kind !== undefined && !ROLLOUT_KINDS.has(kind.toLowerCase())) {
-          report(at(which), `rollout ${which} works on deployment/<name>, daemonset/<name> or statefulset/<name>, not ${kind}`, "rollout-kind");
-        }
-      }
-      break;
-    }
-    case "job":
-      break;
-  }
+  const at: ActionPointer = (...rest) => pointer("steps", i, type, ...rest);
+  (ACTION_RULES[type] as ActionRules<StepType>)((step as unknown as ActionByType)[type], at, ctx, report);
 }
 
 const ROLLOUT_KINDS = new Set(["deployment", "deployments", "deploy", "deployment.apps", "deployments.apps", "daemonset", "daemonsets", "ds", "daemonset.apps", "daemonsets.apps", "statefulset", "statefulsets", "sts", "statefulset.apps", "statefulsets.apps"]);

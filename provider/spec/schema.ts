@@ -36,7 +36,9 @@ import * as path from "node:path";
 import { createHash } from "node:crypto";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
+import { SEA_ASSETS, singleExecutableText } from "../sea-assets.js";
 import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
+import type * as Ajv2020Module from "ajv/dist/2020.js";
 
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
@@ -78,17 +80,22 @@ function schemaFile(): string {
   throw new Error(`khook: cannot find the JSON schema; looked at:\n  ${tried.join("\n  ")}`);
 }
 
+/** The committed schema's text: from disk, or from the single executable that carries it (sea-assets.ts). */
+function schemaText(): string {
+  return singleExecutableText(SEA_ASSETS.schema) ?? fs.readFileSync(schemaFile(), "utf8");
+}
+
 /** The loader's schema (see deriveLoaderSchema), derived once from the committed file. */
 function schemaObject(): SchemaNode {
   if (schemaCache === undefined) {
-    schemaCache = deriveLoaderSchema(JSON.parse(fs.readFileSync(schemaFile(), "utf8")) as SchemaNode);
+    schemaCache = deriveLoaderSchema(JSON.parse(schemaText()) as SchemaNode);
   }
   return schemaCache;
 }
 
 /** The committed JSON Schema, the one editors use (a fresh copy: callers may modify it). */
 export function loadSchema(): object {
-  return JSON.parse(fs.readFileSync(schemaFile(), "utf8")) as object;
+  return JSON.parse(schemaText()) as object;
 }
 
 /** The schema the loader validates substituted specs against (a fresh copy). */
@@ -161,7 +168,7 @@ export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
 export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
   // Required here, not at the top: loading ajv's compiler costs more than the rest of a
   // `khook validate` start, and only the build (or a stale generated validator) needs it.
-  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  const { Ajv2020: AjvClass } = require("ajv/dist/2020.js") as typeof Ajv2020Module;
   const ajv = new AjvClass({
     allErrors: true,
     verbose: true,
@@ -179,7 +186,7 @@ export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
 
 /** The committed schema's text and its sha256, which ties a generated validator to the schema it was built from. */
 export function schemaSource(): { text: string; sha256: string } {
-  const text = fs.readFileSync(schemaFile(), "utf8");
+  const text = schemaText();
   return { text, sha256: createHash("sha256").update(text).digest("hex") };
 }
 
@@ -505,8 +512,10 @@ interface UnionFailure {
   isObject: boolean;
 }
 
-const SKIP_IF_SUMMARY = Object.entries(SKIP_IF_BY_TYPE)
-  .map(([type, word]) => `${type} (${word})`)
+const SKIP_IF_SUMMARY = STEP_TYPES.flatMap((type): string[] => {
+  const word: string | undefined = SKIP_IF_BY_TYPE[type];
+  return word === undefined ? [] : [`${type} (${word})`];
+})
   .join(", ");
 
 function exactlyOneMessage(segs: readonly string[], doc: unknown, keys: readonly string[], present: readonly string[]): string {

@@ -1,47 +1,35 @@
 /** One-line descriptions of what a step targets. Never includes credentials. */
-import { classifyChart, describeChartSource, describeChartText } from "./chart.js";
-import type { NormalizedTypedAction } from "./defaults.js";
-import type { ManifestSource } from "./types.js";
+import { classifyChart, describeChartSource, describeChartText } from "../helm/chart.js";
+import type { NormalizedActionByType, NormalizedTypedAction } from "./defaults.js";
+import type { ManifestSource, StepType } from "./types.js";
+
+/** Per step type, its one-line summary. */
+const SUMMARIES = {
+  helm: (_name, a) => {
+    const { source } = classifyChart(a);
+    const chart = source ? describeChartSource(source) : describeChartText(a.chart);
+    return `release ${a.release} in ${a.namespace}: ${chart}`;
+  },
+  apply: (_name, a) => `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`,
+  delete: (_name, a) => {
+    if ("release" in a) return `uninstall release ${a.release} in ${a.namespace}`;
+    if ("resource" in a) {
+      const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""].filter(Boolean).join(" ");
+      return `delete ${a.resource}${sel ? ` ${sel}` : ""} ${where(a.namespace, a.allNamespaces)}`;
+    }
+    return `delete the objects of ${describeSources(a.manifests)}`;
+  },
+  patch: (_name, a) => `${a.type} patch ${a.target} in ${a.namespace}`,
+  wait: (_name, a) => {
+    const sel = a.selector ? ` -l ${a.selector}` : "";
+    return `wait for ${a.for} on ${a.on}${sel} ${where(a.namespace, a.allNamespaces)}`;
+  },
+  rollout: (_name, a) => (a.restart !== undefined ? `restart ${a.restart} in ${a.namespace}` : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`),
+  job: (name, a) => `run job ${name} (${a.image}) in ${a.namespace}`,
+} satisfies { readonly [T in StepType]: (name: string, action: NormalizedActionByType[T]) => string };
 
 export function summarizeStep(name: string, t: NormalizedTypedAction): string {
-  switch (t.type) {
-    case "helm": {
-      const a = t.action;
-      const { source } = classifyChart(a);
-      const chart = source ? describeChartSource(source) : describeChartText(a.chart);
-      return `release ${a.release} in ${a.namespace}: ${chart}`;
-    }
-    case "apply": {
-      const a = t.action;
-      return `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`;
-    }
-    case "delete": {
-      const a = t.action;
-      if ("release" in a) return `uninstall release ${a.release} in ${a.namespace}`;
-      if ("resource" in a) {
-        const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""].filter(Boolean).join(" ");
-        return `delete ${a.resource}${sel ? ` ${sel}` : ""} ${where(a.namespace, a.allNamespaces)}`;
-      }
-      return `delete the objects of ${describeSources(a.manifests)}`;
-    }
-    case "patch": {
-      const a = t.action;
-      return `${a.type} patch ${a.target} in ${a.namespace}`;
-    }
-    case "wait": {
-      const a = t.action;
-      const sel = a.selector ? ` -l ${a.selector}` : "";
-      return `wait for ${a.for} on ${a.on}${sel} ${where(a.namespace, a.allNamespaces)}`;
-    }
-    case "rollout": {
-      const a = t.action;
-      return a.restart !== undefined ? `restart ${a.restart} in ${a.namespace}` : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`;
-    }
-    case "job": {
-      const a = t.action;
-      return `run job ${name} (${a.image}) in ${a.namespace}`;
-    }
-  }
+  return (SUMMARIES[t.type] as (name: string, action: NormalizedTypedAction["action"]) => string)(name, t.action);
 }
 
 function where(namespace: string | undefined, all: boolean | undefined): string {

@@ -209,12 +209,40 @@ export interface HookWebhook {
 }
 
 
-/** The one `skipIf` word each step type accepts. */
-export const SKIP_IF_BY_TYPE: Partial<Record<StepType, string>> = {
+/** The `skipIf` word of a type's action block, or undefined when it has none. */
+type SkipIfWord<T extends StepType> = "skipIf" extends keyof ActionByType[T] ? NonNullable<ActionByType[T]["skipIf" & keyof ActionByType[T]]> : undefined;
+
+/**
+ * The one `skipIf` word each step type accepts (undefined: no skip policy). Typed
+ * against the action interfaces, so a new type, or a skipIf added to one, is asked for here.
+ */
+export const SKIP_IF_BY_TYPE = {
   helm: "installed",
   apply: "exists",
+  delete: undefined,
+  patch: undefined,
+  wait: undefined,
+  rollout: undefined,
   job: "succeeded",
-};
+} as const satisfies { readonly [T in StepType]: SkipIfWord<T> };
+
+/** The keys under which an action names a local file or directory (`chart:` only when its value is a path). */
+export type LocalFileKey = "file" | "kustomize" | "chart";
+
+/**
+ * Which keys of each step type's action may name local files: spec/hash.ts's
+ * fileReferences reads exactly those (a unit test holds it to this), and the Pulumi
+ * bundle's quick scan for local files looks for them (pulumi/bundle.ts).
+ */
+export const LOCAL_FILE_KEYS = {
+  helm: ["file", "chart"],
+  apply: ["file", "kustomize"],
+  delete: ["file", "kustomize"],
+  patch: [],
+  wait: [],
+  rollout: [],
+  job: [],
+} as const satisfies Record<StepType, readonly LocalFileKey[]>;
 
 export function stepTypeOf(step: StepSpec): StepType {
   for (const t of STEP_TYPES) if (t in step) return t;

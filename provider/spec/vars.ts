@@ -9,6 +9,7 @@ import { invalidInput, type Diagnostic } from "../errors.js";
 import { MIN_SECRET_LENGTH, Redactor } from "../redact.js";
 import type { ParsedPipeline, PipelineError } from "../gotemplate/index.js";
 import { OffsetMap, SourceText } from "./source.js";
+import type * as GotemplateModule from "../gotemplate/index.js";
 
 export const DEFAULT_VAR_PREFIX = "KHOOK_VAR_";
 export const DEFAULT_SECRET_PREFIX = "KHOOK_SECRET_";
@@ -249,7 +250,7 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   return { name, defaultValue, pipelineText };
 }
 
-type PipelineModule = typeof import("../gotemplate/index.js");
+type PipelineModule = typeof GotemplateModule;
 let pipelineModule: PipelineModule | undefined;
 
 /**

@@ -4,6 +4,7 @@
  * `vars.get(name, default)`, and CEL's standard library as the spec lists it.
  */
 import type { Environment } from "@marcbachmann/cel-js";
+import type * as CelModule from "@marcbachmann/cel-js";
 
 /** Functions and macros from CEL's standard library that a condition may call. */
 const ALLOWED_CALLS = new Set([
@@ -22,7 +23,7 @@ let environment: Environment | undefined;
 function celEnvironment(): Environment {
   // Required on the first condition, not at the top: most specs have no `when:`, and every
   // CLI start and Pulumi preview would otherwise pay for loading the CEL library.
-  environment ??= new (require("@marcbachmann/cel-js") as typeof import("@marcbachmann/cel-js")).Environment({ homogeneousAggregateLiterals: false })
+  environment ??= new (require("@marcbachmann/cel-js") as typeof CelModule).Environment({ homogeneousAggregateLiterals: false })
     .registerVariable("vars", "map<string, string>")
     .registerFunction({
       name: "get",

@@ -11,8 +11,9 @@ import { CORE_SCHEMA, loadAll } from "js-yaml";
 import type { Document, Node } from "yaml";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
 import type { OffsetMap, SourceText } from "./source.js";
+import type * as YamlModule from "yaml";
 
-type YamlLibrary = typeof import("yaml");
+type YamlLibrary = typeof YamlModule;
 let yamlModule: YamlLibrary | undefined;
 
 /**

@@ -46,8 +46,11 @@ import {
   markDestroying,
   parseRecord,
   serializeRecord,
+  helmInFlightOf,
   withEntry,
+  withHelmInFlight,
   withLease,
+  type InFlightHelm,
   type OutcomeInput,
   type Redacting,
   type RecordOwner,
@@ -114,6 +117,19 @@ export function currentRun(): LeaseSelf {
   return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid };
 }
 
+/**
+ * What one step of this run sees of the record: the helm a previous run left in flight for it,
+ * and how to record the helm it starts itself (StateRecord.helmInFlight).
+ */
+export interface StepRecord {
+  /** This run, as its lease names it. */
+  readonly run: { readonly id: string; readonly host: string; readonly pid: number };
+  /** The helm a previous run recorded for this step and did not live to clear, with how that run ended as far as this run knows. */
+  previousHelm(): { readonly mark: InFlightHelm; readonly runEnded: "lease-expired" | "process-gone" | undefined } | undefined;
+  /** Records that this step started helm; resolves once the write landed or failed (a failure is the run's journalError). */
+  helmStarted(mark: Omit<InFlightHelm, "run">): Promise<void>;
+}
+
 /** Signal 0 checks that a process exists; EPERM means it does, but is not ours. */
 export function pidAlive(pid: number): boolean {
   try {
@@ -148,6 +164,8 @@ export class Journal {
   private readonly executed = new Set<string>();
   private renewTimer: NodeJS.Timeout | undefined;
   private deletedWarned = false;
+  /** The run whose lease this run took over when it claimed the record, and why it could. */
+  private takenOver: { id: string; kind: "expired" | "abandoned" } | undefined;
 
   private dirty = false;
   private writing = false;
@@ -294,7 +312,10 @@ export class Journal {
         if (e instanceof PermanentStoreError) this.permanentError = e;
       }
       this.writing = false;
-      if (assessment.kind === "expired" || assessment.kind === "abandoned") this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
+      if (assessment.kind === "expired" || assessment.kind === "abandoned") {
+        this.takenOver = { id: assessment.lease.id, kind: assessment.kind };
+        this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
+      }
       this.startRenewing();
       if (this.dirty) this.schedule();
       else this.wakeIdle();
@@ -348,8 +369,23 @@ export class Journal {
     if (err !== undefined) throw new KhookError("execution", `${err}; nothing was destroyed`);
   }
 
-  /** Records a step that executed in this run (apply or destroy). */
+  /** Records a step that executed in this run (apply or destroy); the helm it had in flight is done with. */
   recordStep(step: StepKey, outcome: Omit<OutcomeInput, "inputHash">): void {
+    if (this.current === undefined || this.closed) return;
+    this.current = withHelmInFlight(this.current, step.name, undefined);
+    this.writeEntry(step, outcome);
+  }
+
+  /**
+   * Records a step that never started in this apply (see the header); a still-resumable entry is kept,
+   * and so is a helm a dead run left in flight for it (the next run that gets to the step needs it).
+   */
+  recordNotStarted(step: StepKey, reason: string): void {
+    if (this.current?.command !== "apply" || this.isResumable(step)) return;
+    this.writeEntry(step, { status: "skipped", reason, attempts: 0, durationMs: 0 });
+  }
+
+  private writeEntry(step: StepKey, outcome: Omit<OutcomeInput, "inputHash">): void {
     if (this.current === undefined || this.closed) return;
     const now = this.now();
     const status =
@@ -360,10 +396,26 @@ export class Journal {
     this.schedule();
   }
 
-  /** Records a step that never started in this apply (see the header); a still-resumable entry is kept. */
-  recordNotStarted(step: StepKey, reason: string): void {
-    if (this.current?.command !== "apply" || this.isResumable(step)) return;
-    this.recordStep(step, { status: "skipped", reason, attempts: 0, durationMs: 0 });
+  /** Step `name`'s view of the record (StepRecord). */
+  stepRecord(name: string): StepRecord {
+    const run = { id: this.self.id, host: this.self.host, pid: this.self.pid };
+    return {
+      run,
+      previousHelm: () => {
+        const mark = helmInFlightOf(this.previous, name);
+        if (mark === undefined) return undefined;
+        let runEnded: "lease-expired" | "process-gone" | undefined;
+        if (this.takenOver?.id === mark.run.id) runEnded = this.takenOver.kind === "expired" ? "lease-expired" : "process-gone";
+        else if (mark.run.id !== run.id && mark.run.host === run.host && mark.run.pid !== run.pid && !this.isAlive(mark.run.pid)) runEnded = "process-gone";
+        return { mark, runEnded };
+      },
+      helmStarted: async (mark) => {
+        if (this.current === undefined || this.closed) return;
+        this.current = withHelmInFlight(this.current, name, { run, ...mark });
+        this.schedule();
+        await this.flush();
+      },
+    };
   }
 
   /**

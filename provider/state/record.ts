@@ -53,6 +53,8 @@ export interface StepEntry {
   readonly status: StepEntryStatus;
   readonly reason: string;
   readonly attempts: number;
+  /** Transient failures retried within the step's deadline (webhooks not serving yet, 503s, conflicts); absent when none. */
+  readonly transientRetries?: number;
   readonly durationMs: number;
   /** ISO-8601. */
   readonly finishedAt: string;
@@ -89,6 +91,34 @@ export interface StateRecord {
   readonly lease?: Lease;
   readonly owner?: RecordOwner;
   readonly steps: Readonly<Record<string, StepEntry>>;
+  /**
+   * Per step, the helm process a run started for it and that may outlive the run (helm keeps
+   * going after `kill -9` of khook, and leaves the release pending if it dies too). Written when
+   * helm starts, removed when the step's entry is written: a mark that outlives its step was
+   * left by a run that stopped mid-step (provider/helm/recover.ts reads it). Added in format 1
+   * without a bump: older readers ignore it.
+   */
+  readonly helmInFlight?: Readonly<Record<string, InFlightHelm>>;
+}
+
+/** A helm install or upgrade a run started for a step (see StateRecord.helmInFlight). */
+export interface InFlightHelm {
+  /** The run that started it: its lease id, host and pid. */
+  readonly run: { readonly id: string; readonly host: string; readonly pid: number };
+  /** helm's own pid and host. */
+  readonly pid: number;
+  readonly host: string;
+  /** ISO-8601. */
+  readonly startedAt: string;
+  /** ISO-8601: helm has finished or given up by then (its --timeout, with room to spare). */
+  readonly until: string;
+  readonly release: string;
+  readonly namespace: string;
+  readonly operation: "install" | "upgrade";
+  /** The revision helm writes. */
+  readonly revision: number;
+  /** helm's start time as its host counts it (Linux: /proc/<pid>/stat's starttime), when the host says. */
+  readonly processStart?: string;
 }
 
 export interface RunIdentity {
@@ -129,7 +159,24 @@ export function beginRecord(
     startedAt: at,
     updatedAt: at,
     steps: { ...(previous?.steps ?? {}) },
+    // A dead run's helm marks stay until their step runs again: a run that does not get to it leaves them for the next.
+    ...(previous?.helmInFlight !== undefined && Object.keys(previous.helmInFlight).length > 0 ? { helmInFlight: previous.helmInFlight } : {}),
   };
+}
+
+/** The record with `mark` as step `name`'s helm in flight (undefined: none). */
+export function withHelmInFlight(record: StateRecord, name: string, mark: InFlightHelm | undefined): StateRecord {
+  const { helmInFlight: previous, ...rest } = record;
+  const marks: Record<string, InFlightHelm> = { ...(previous ?? {}) };
+  if (mark === undefined) delete marks[name];
+  else Object.defineProperty(marks, name, { value: mark, enumerable: true, writable: true, configurable: true }); // a step may be named __proto__
+  return Object.keys(marks).length === 0 ? rest : { ...rest, helmInFlight: marks };
+}
+
+/** Step `name`'s helm in flight, if the record has one. */
+export function helmInFlightOf(record: StateRecord | undefined, name: string): InFlightHelm | undefined {
+  const marks = record?.helmInFlight;
+  return marks !== undefined && Object.prototype.hasOwnProperty.call(marks, name) ? marks[name] : undefined;
 }
 
 /** What the record needs of a finished step. */
@@ -138,6 +185,7 @@ export interface OutcomeInput {
   readonly status: "ok" | "failed" | "skipped";
   readonly reason: string;
   readonly attempts: number;
+  readonly transientRetries?: number;
   readonly durationMs: number;
   readonly error?: string;
 }
@@ -162,6 +210,7 @@ export function entryFromOutcome(
     status,
     reason: truncateUtf8(redactor.redact(outcome.reason), MAX_REASON_BYTES),
     attempts: outcome.attempts,
+    ...(outcome.transientRetries !== undefined && outcome.transientRetries > 0 ? { transientRetries: outcome.transientRetries } : {}),
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
   };
@@ -273,8 +322,33 @@ export function parseRecord(text: string): ParsedRecord {
     ...leaseField(raw["lease"]),
     ...ownerField(raw["owner"]),
     steps,
+    ...helmInFlightField(raw["helmInFlight"]),
   };
   return { ok: true, record };
+}
+
+/** The well-formed marks; a malformed one is dropped (it then proves nothing). */
+function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlightHelm> } {
+  if (!isObject(raw)) return {};
+  const marks: Record<string, InFlightHelm> = {};
+  for (const [name, m] of Object.entries(raw)) {
+    if (!isObject(m) || !isObject(m["run"])) continue;
+    const run = m["run"];
+    const str = (o: Record<string, unknown>, k: string): string | undefined => (typeof o[k] === "string" ? (o[k] as string) : undefined);
+    const int = (o: Record<string, unknown>, k: string): number | undefined => (Number.isInteger(o[k]) ? (o[k] as number) : undefined);
+    const [id, runHost, runPid] = [str(run, "id"), str(run, "host"), int(run, "pid")];
+    const [pid, host, startedAt, until, release, namespace, revision] = [int(m, "pid"), str(m, "host"), str(m, "startedAt"), str(m, "until"), str(m, "release"), str(m, "namespace"), int(m, "revision")];
+    const operation = m["operation"];
+    if (id === undefined || runHost === undefined || runPid === undefined || pid === undefined || host === undefined || startedAt === undefined) continue;
+    if (until === undefined || release === undefined || namespace === undefined || revision === undefined || (operation !== "install" && operation !== "upgrade")) continue;
+    Object.defineProperty(marks, name, {
+      value: { run: { id, host: runHost, pid: runPid }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return Object.keys(marks).length > 0 ? { helmInFlight: marks } : {};
 }
 
 /** `{ owner }` when the value is a well-formed owner, else nothing (a malformed owner is no owner). */
@@ -294,6 +368,7 @@ function parseEntry(e: unknown): StepEntry | undefined {
     status: e["status"] as StepEntryStatus,
     reason: typeof e["reason"] === "string" ? e["reason"] : "",
     attempts: typeof e["attempts"] === "number" ? e["attempts"] : 0,
+    ...(typeof e["transientRetries"] === "number" && e["transientRetries"] > 0 ? { transientRetries: e["transientRetries"] } : {}),
     durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
@@ -340,6 +415,8 @@ export interface StepSummary {
   readonly inputHash: string;
   readonly reason: string;
   readonly attempts: number;
+  /** Transient failures retried within the step's deadline in the run that recorded it (0 when none). */
+  readonly transientRetries: number;
   readonly durationMs: number;
   readonly finishedAt: string;
   readonly error?: string;
@@ -389,6 +466,7 @@ export function summarizeRecord(
       inputHash: entry.inputHash,
       reason: entry.reason,
       attempts: entry.attempts,
+      transientRetries: entry.transientRetries ?? 0,
       durationMs: entry.durationMs,
       finishedAt: entry.finishedAt,
       ...(entry.error !== undefined ? { error: entry.error } : {}),

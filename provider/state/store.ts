@@ -1,7 +1,7 @@
 /**
  * Where a record lives. The journal only ever needs these three calls; the
- * Secret-backed store is the real one, the memory store serves tests and the
- * engine's unit tests.
+ * Secret-backed store is the real one (the memory store the unit tests use is
+ * test/unit/support/memory-record-store.ts).
  *
  * Every write and delete is conditional on the version the caller last saw
  * (the Secret's resourceVersion): a store never overwrites a record it has not
@@ -58,75 +58,5 @@ export class RecordConflictError extends StoreError {
   ) {
     super(message);
     this.name = "RecordConflictError";
-  }
-}
-
-/** An in-memory store that counts its calls, with the Secret store's version semantics. */
-export class MemoryRecordStore implements RecordStore {
-  readonly description: string;
-  json: string | undefined;
-  exists: boolean;
-  /** The current version ("" when absent); every write bumps it. */
-  version = "";
-  readonly calls = { read: 0, write: 0, delete: 0 };
-  /** Every JSON written, in order. */
-  readonly history: string[] = [];
-  /** Set to make the next calls fail (e.g. a PermanentStoreError for RBAC). */
-  failWrites: Error | undefined;
-  failReads: Error | undefined;
-  failDeletes: Error | undefined;
-  /** Called before each write resolves; tests use it to hold a write in flight. */
-  beforeWrite: ((json: string) => Promise<void> | void) | undefined;
-  private counter = 0;
-
-  constructor(initial?: string, description = "memory record") {
-    this.description = description;
-    this.json = initial;
-    this.exists = initial !== undefined;
-    if (this.exists) this.version = this.nextVersion();
-  }
-
-  async read(): Promise<StoredRecord | undefined> {
-    this.calls.read++;
-    if (this.failReads) throw this.failReads;
-    return this.exists ? { json: this.json, version: this.version } : undefined;
-  }
-
-  async write(json: string, version: string | undefined): Promise<string> {
-    this.calls.write++;
-    if (this.beforeWrite) await this.beforeWrite(json);
-    if (this.failWrites) throw this.failWrites;
-    if (version === undefined && this.exists) throw new RecordConflictError(`${this.description} already exists`, "exists");
-    if (version !== undefined && !this.exists) throw new RecordConflictError(`${this.description} was deleted`, "gone");
-    if (version !== undefined && version !== this.version) throw new RecordConflictError(`${this.description} was changed`, "changed");
-    this.put(json);
-    this.history.push(json);
-    return this.version;
-  }
-
-  async delete(version: string | undefined): Promise<void> {
-    this.calls.delete++;
-    if (this.failDeletes) throw this.failDeletes;
-    if (!this.exists) return;
-    if (version !== undefined && version !== this.version) throw new RecordConflictError(`${this.description} was changed`, "changed");
-    this.remove();
-  }
-
-  /** Someone else writes the record (no precondition, not counted). */
-  put(json: string): void {
-    this.json = json;
-    this.exists = true;
-    this.version = this.nextVersion();
-  }
-
-  /** Someone else deletes the record (not counted). */
-  remove(): void {
-    this.json = undefined;
-    this.exists = false;
-    this.version = "";
-  }
-
-  private nextVersion(): string {
-    return String(++this.counter);
   }
 }

@@ -122,7 +122,8 @@ export const applyExecutor: StepExecutor<"apply"> = {
     try {
       results = await ctx.kube.applyAll(manifests, { ...applyOptions(step, ctx, false), onResult: (r) => ctx.log(`${r.ref} ${r.action}`) });
     } catch (e) {
-      if (e instanceof ApplyAllError) throw executionError(ctx.redactor.redact(e.message));
+      // The objects' own errors stay its cause: the engine reads them to tell a transient refusal from a denial.
+      if (e instanceof ApplyAllError) throw Object.assign(executionError(ctx.redactor.redact(e.message)), { cause: e });
       throw e;
     }
     const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0 };

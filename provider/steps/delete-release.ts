@@ -12,7 +12,7 @@ import { executionError } from "../errors.js";
 import type { NormalizedActionByType } from "../spec/defaults.js";
 import type { LoadedStep } from "../spec/loaded.js";
 import { HelmSession, locateHelm } from "../tools/helm.js";
-import { describeRevision, historyState } from "./helm.js";
+import { describeRevision, historyState } from "../helm/release.js";
 import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "./types.js";
 
 type DeleteStep = Extract<LoadedStep, { type: "delete" }>;

@@ -6,42 +6,17 @@
  *
  * The merged map is written to one values file, so the release's
  * user-supplied values are exactly this map and a later run can compare.
+ * The merge and the comparison are pure (provider/helm/values.ts); this module reads.
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { describeChartText } from "../spec/chart.js";
+import { describeChartText } from "../helm/chart.js";
+import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../helm/values.js";
 import type { HelmAction } from "../spec/types.js";
 import { parseValuesDocument } from "../spec/values-file.js";
 import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "./sources.js";
-
-export type Values = Record<string, unknown>;
-
-export function isPlainMap(v: unknown): v is Values {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-/** helm's merge: `over` wins; maps merge recursively; everything else replaces. Inputs are not modified. */
-export function mergeValues(base: Values, over: Values): Values {
-  const out: Values = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    if (v === undefined) continue;
-    const prev = out[k];
-    out[k] = isPlainMap(prev) && isPlainMap(v) ? mergeValues(prev, v) : cloneValue(v);
-  }
-  return out;
-}
-
-function cloneValue(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(cloneValue);
-  if (isPlainMap(v)) {
-    const o: Values = {};
-    for (const [k, x] of Object.entries(v)) if (x !== undefined) o[k] = cloneValue(x);
-    return o;
-  }
-  return v;
-}
 
 /** A values document (see parseValuesDocument); a problem is an execution error, redacted. */
 export function parseValuesText(text: string, origin: string, redactor: Redactor): Values {
@@ -87,43 +62,10 @@ export async function computeValues(helm: Pick<HelmAction, "values" | "valuesFro
   return out;
 }
 
-/** JSON-normalized form for comparing computed values with a release's user-supplied values. */
-export function valuesKey(v: Values | null | undefined): string {
-  return canonical(JSON.parse(JSON.stringify(v ?? {})) as unknown);
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (isPlainMap(v)) {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(v) ?? "null";
-}
-
-export function sameValues(a: Values | null | undefined, b: Values | null | undefined): boolean {
-  return valuesKey(a) === valuesKey(b);
-}
-
 /**
- * A release's previous values can hold secrets the current spec no longer
- * produces (a rotated secret variable, or a different pipeline over it), and
- * those would show in the clear in a diff against the deployed manifest. So
- * wherever the current values carry a secret, the deployed value at the same
- * path is registered with the redactor too.
+ * Registers with the redactor the deployed values that sit where the current values hold a
+ * secret (see previousSecretValues).
  */
-export function registerPreviousSecrets(redactor: Redactor, current: unknown, deployed: unknown): void {
-  if (typeof current === "string") {
-    if (typeof deployed === "string" && deployed !== current && redactor.redact(current) !== current) redactor.add(deployed);
-    return;
-  }
-  if (Array.isArray(current) && Array.isArray(deployed)) {
-    current.forEach((c, i) => registerPreviousSecrets(redactor, c, deployed[i]));
-    return;
-  }
-  if (isPlainMap(current) && isPlainMap(deployed)) {
-    for (const [k, v] of Object.entries(current)) registerPreviousSecrets(redactor, v, deployed[k]);
-  }
+export function registerPreviousSecrets(redactor: Redactor, current: Values, deployed: Values): void {
+  for (const v of previousSecretValues(current, deployed, (s) => redactor.redact(s) !== s)) redactor.add(v);
 }

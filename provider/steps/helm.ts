@@ -2,15 +2,14 @@
  * `helm:` steps: declarative install-or-upgrade of a chart release, driven
  * through the helm CLI (provider/tools/helm.ts).
  *
- * The release history decides:
- * - no release (or only an uninstalled one) -> install;
- * - pending-install / pending-upgrade / pending-rollback -> fail, with the
- *   recovery command;
- * - deployed with the same chart (name-version) and the same user-supplied
- *   values -> no-op, and no new revision (a local chart is also rendered with a
- *   server-side dry run and compared with the deployed manifest, because its
- *   content can change without its version);
- * - anything else (deployed but different, failed, superseded) -> upgrade.
+ * Gather facts, decide, act (as steps/patch.ts): the release's history comes
+ * from helm's storage Secrets (or helm), and the rule that turns the facts into
+ * install / upgrade / no-op / skip is provider/helm/decide.ts, which asks for
+ * each costlier fact (values, the deployed values, the chart, a dry run) only
+ * when it needs it. A pending release stops the step with the recovery command,
+ * unless the state record proves that khook's own dead run left it
+ * (provider/helm/recover.ts): then khook waits for that run's helm if it may
+ * still run, recovers the release, says so in one line, and goes on.
  *
  * Every release khook installs carries the release labels
  * `khook.io/managed-by=khook` and `khook.io/spec=<spec name>`; destroy
@@ -18,34 +17,27 @@
  * `skipIf: installed` found is left alone.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from "yaml";
 import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
-import { classifyChart, describeChartSource, type ChartSource } from "../spec/chart.js";
+import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../helm/chart.js";
+import { decideRelease, normalizeManifest, type ReleaseDecision, type ReleaseFact, type ReleaseFacts } from "../helm/decide.js";
+import { decidePendingRecovery } from "../helm/recover.js";
+import { chartLabel, describeRevision, historyState, pendingMessage, type HelmRevision, type HistoryState } from "../helm/release.js";
+import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
+import type { Values } from "../helm/values.js";
+import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../spec/loaded.js";
-import {
-  HelmSession,
-  locateHelm,
-  MANAGED_BY_LABEL,
-  ownershipLabels,
-  SPEC_LABEL,
-  type ChartMeta,
-  type ChartRef,
-  type HelmBinary,
-  type HelmRevision,
-} from "../tools/helm.js";
-import type { KubeObject } from "../kube/index.js";
+import { pidAlive } from "../state/journal.js";
+import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
 import type { ResourceType } from "../kubectl/types.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../tools/helm-storage.js";
-import { computeValues, registerPreviousSecrets, sameValues, type Values } from "./helm-values.js";
+import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
 import { sha256Hex } from "../spec/hash.js";
-import { hooksFor } from "../spec/hooks.js";
-import { chartMayHaveHooks } from "../tools/chart-hooks.js";
+import { objectHooksFor } from "../spec/hooks.js";
+import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
-import { maskSecretPair } from "./objects.js";
+import { maskSecretData } from "./helm-diff.js";
 import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
@@ -53,73 +45,6 @@ type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 /** The release name and namespace a helm: step targets. */
 function releaseOf(step: HelmStep): { release: string; namespace: string } {
   return { release: step.action.release, namespace: step.action.namespace };
-}
-
-// ------------------------------------------------------------------ history
-
-export type HistoryState =
-  | { kind: "absent" }
-  | { kind: "uninstalled"; last: HelmRevision }
-  | { kind: "pending"; last: HelmRevision; recovery: string }
-  | { kind: "present"; last: HelmRevision };
-
-const PENDING = new Set(["pending-install", "pending-upgrade", "pending-rollback"]);
-
-/** Classifies a release's history (oldest first) for the install/upgrade decision. */
-export function historyState(history: readonly HelmRevision[] | undefined, release: string, namespace: string): HistoryState {
-  const last = history?.[history.length - 1];
-  if (history === undefined || last === undefined) return { kind: "absent" };
-  if (last.status === "uninstalled") return { kind: "uninstalled", last };
-  if (PENDING.has(last.status)) return { kind: "pending", last, recovery: recoveryCommand(history, release, namespace) };
-  return { kind: "present", last };
-}
-
-function recoveryCommand(history: readonly HelmRevision[], release: string, namespace: string): string {
-  const last = history[history.length - 1]!;
-  const good = [...history].reverse().find((h) => h.revision !== last.revision && (h.status === "deployed" || h.status === "superseded"));
-  if (last.status === "pending-install" || good === undefined) return `helm uninstall ${release} --namespace ${namespace}`;
-  return `helm rollback ${release} ${good.revision} --namespace ${namespace}`;
-}
-
-export function describeRevision(r: HelmRevision): string {
-  return `revision ${r.revision} (${r.chart}, ${r.status})`;
-}
-
-export function pendingMessage(state: Extract<HistoryState, { kind: "pending" }>, release: string, namespace: string): string {
-  return (
-    `release ${release} (namespace ${namespace}) is ${state.last.status} at ${describeRevision(state.last)}: ` +
-    `a helm operation on it is still running, or was interrupted (helm refuses to change a release in this state). ` +
-    `If no other helm operation is running, recover with: ${state.recovery} — then re-run khook`
-  );
-}
-
-// ------------------------------------------------------------------ chart
-
-/** `name@version`, as plan shows the target. */
-function chartLabel(c: ChartMeta): string {
-  return `${c.name}@${c.version}`;
-}
-
-const EXACT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
-
-function ociChartName(reference: string): string {
-  return reference.slice(reference.lastIndexOf("/") + 1);
-}
-
-/** OCI tags cannot hold '+', so helm pushes `1.0.0+x` as tag `1.0.0_x`. */
-function tagToVersion(tag: string): string {
-  return tag.replace(/_/g, "+");
-}
-
-function ociHost(reference: string): string {
-  const rest = reference.slice("oci://".length);
-  const slash = rest.indexOf("/");
-  return slash === -1 ? rest : rest.slice(0, slash);
-}
-
-function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127\./.test(h);
 }
 
 interface Target {
@@ -140,77 +65,16 @@ function target(step: HelmStep, ctx: StepContext): Target {
   return { source, described: describeChartSource(source), ...releaseOf(step) };
 }
 
-/** How helm finds the chart, registering credentials in the session's private config. */
-async function chartRef(session: HelmSession, t: Target, baseDir: string): Promise<ChartRef> {
-  const s = t.source;
-  switch (s.form) {
-    case "local": {
-      const abs = path.resolve(baseDir, s.path);
-      if (!fs.existsSync(abs)) throw executionError(`chart ${s.path} does not exist (${abs})`);
-      return { chart: abs, flags: [] };
-    }
-    case "repo": {
-      const version = s.version !== undefined ? ["--version", s.version] : [];
-      if (s.credentials !== undefined) {
-        const name = await session.addRepository(s.repoUrl, s.credentials);
-        return { chart: `${name}/${s.name}`, flags: version };
-      }
-      return { chart: s.name, flags: ["--repo", s.repoUrl, ...version] };
-    }
-    case "oci": {
-      const host = ociHost(s.reference);
-      if (s.credentials !== undefined) session.addRegistry(host, s.credentials);
-      const flags: string[] = [];
-      // A registry on the loopback interface is reached over plain HTTP, as docker does for localhost.
-      if (isLoopbackHost(host) && process.env["KHOOK_HELM_OCI_TLS"] !== "1") flags.push("--plain-http");
-      if (s.digest !== undefined) return { chart: `${s.reference}@${s.digest}`, flags };
-      const v = s.tag !== undefined ? tagToVersion(s.tag) : s.version;
-      if (v !== undefined) flags.push("--version", v);
-      return { chart: s.reference, flags };
-    }
-  }
-}
-
-/** The chart (name, version) this step would deploy; resolves "latest", ranges and digests through helm. */
-async function desiredChart(session: HelmSession, t: Target, ref: ChartRef, baseDir: string): Promise<ChartMeta> {
-  const s = t.source;
-  if (s.form === "repo" && s.version !== undefined && EXACT_VERSION.test(s.version)) return { name: s.name, version: s.version };
-  if (s.form === "oci" && s.digest === undefined) {
-    const v = s.tag !== undefined ? tagToVersion(s.tag) : s.version;
-    if (v !== undefined && EXACT_VERSION.test(v)) return { name: ociChartName(s.reference), version: v };
-  }
-  if (s.form === "local" && !s.packaged) {
-    const file = path.join(path.resolve(baseDir, s.path), "Chart.yaml");
-    try {
-      const meta = parseYaml(fs.readFileSync(file, "utf8")) as { name?: unknown; version?: unknown } | null;
-      if (meta && typeof meta.name === "string" && (typeof meta.version === "string" || typeof meta.version === "number")) {
-        return { name: meta.name, version: String(meta.version) };
-      }
-    } catch {
-      // fall through: helm says what is wrong with the chart
-    }
-  }
-  return session.showChart(ref);
-}
-
-// ------------------------------------------------------------------ decision
-
-type Decision =
-  | { action: "skip"; reason: string; last: HelmRevision }
-  | { action: "install"; reason: string; desired: ChartMeta | undefined; state: HistoryState }
-  | { action: "upgrade"; reason: string; desired: ChartMeta; last: HelmRevision }
-  | { action: "no-op"; reason: string; last: HelmRevision };
-
 interface Prepared {
   session: HelmSession;
   t: Target;
-  values: Values;
-  ref: ChartRef;
-  decision: Decision;
+  /** What deciding gathered: the values, the chart, and for a local chart both manifests (the diff reuses them). */
+  facts: ReleaseFacts;
+  /** How helm finds the chart; undefined when deciding did not need it (a skip). */
+  ref: ChartRef | undefined;
+  decision: Exclude<ReleaseDecision, { action: "pending" }>;
   /** The latest revision's manifest when helm's storage gave it: a no-op `wait: true` step checks its objects. */
   deployedManifest?: string;
-  /** The deployed manifest and a dry-run upgrade's, raw, when deciding needed them (a local chart): the diff reuses them. */
-  manifests?: { before: string; after: string };
 }
 
 function helmTimeoutMs(deadline: number): number {
@@ -225,63 +89,63 @@ async function openSession(ctx: StepContext): Promise<HelmSession> {
   return HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
 }
 
-/** Opens a session and decides install / upgrade / no-op / skip. The caller closes the session. */
-async function prepare(step: HelmStep, ctx: StepContext): Promise<Prepared> {
+/**
+ * Opens a session and decides install / upgrade / no-op / skip: gathers the facts the rule
+ * (decideRelease) asks for, one at a time, until it decides. The caller closes the session.
+ */
+async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply"): Promise<Prepared> {
   const t = target(step, ctx);
   const session = await openSession(ctx);
   try {
-    const stored = await storedReleasesOf(ctx, t);
+    let stored = await storedReleasesOf(ctx, t);
     const history = stored !== undefined ? stored.history : await session.history(t.release, t.namespace);
-    const state = historyState(history, t.release, t.namespace);
-    if (state.kind === "pending") throw executionError(pendingMessage(state, t.release, t.namespace));
-
-    if (step.action.skipIf === "installed" && state.kind === "present") {
-      const reason = `release ${t.release} (namespace ${t.namespace}) is installed: ${describeRevision(state.last)}; skipIf: installed`;
-      return { session, t, values: {}, ref: { chart: "", flags: [] }, decision: { action: "skip", reason, last: state.last } };
-    }
-
-    const values = await computeValues(step.action, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, deadline: ctx.deadline });
-    const ref = await chartRef(session, t, ctx.spec.baseDir);
-
-    if (state.kind !== "present") {
-      const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
-      const was = state.kind === "uninstalled" ? `${describeRevision(state.last)}` : "not installed";
-      return { session, t, values, ref, decision: { action: "install", reason: `${was} -> ${chartLabel(desired)}`, desired, state } };
-    }
-
-    const last = state.last;
-    const deployedValues = stored?.latestValues ?? (await session.userValues(t.release, t.namespace));
-    registerPreviousSecrets(ctx.redactor, values, deployedValues);
-    const desired = await desiredChart(session, t, ref, ctx.spec.baseDir);
-    const sameChart = last.chart === `${desired.name}-${desired.version}`;
-    const upgrade = (why: string, manifests?: Prepared["manifests"]): Prepared => ({
-      session,
-      t,
-      values,
-      ref,
-      decision: { action: "upgrade", reason: `${describeRevision(last)} -> ${chartLabel(desired)}${why}`, desired, last },
-      ...(manifests !== undefined ? { manifests } : {}),
-    });
-    if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
-    if (!sameChart) return upgrade("");
-    if (!sameValues(deployedValues, values)) return upgrade(" (values changed)");
-    // The render hooks' fingerprint rides on the release: changed hooks re-render it. Specs without hooks skip the lookup.
-    if (ctx.spec.hooks.length > 0 && !(await session.hasLabels(t.release, t.namespace, { [HOOKS_LABEL]: renderHooksFingerprint(step) ?? null }))) {
-      return upgrade(" (hooks changed)");
-    }
-    if (t.source.form === "local") {
-      const before = await session.rawManifest(t.release, t.namespace);
-      const after = await dryRun(session, t, ref, values, "upgrade", step, ctx);
-      if (normalizeManifest(before) !== normalizeManifest(after)) return upgrade(" (chart content changed)", { before, after });
-    }
-    return {
-      session,
-      t,
-      values,
-      ref,
-      decision: { action: "no-op", reason: `${describeRevision(last)} is up to date (same chart and values)`, last },
-      ...(stored?.latestManifest !== undefined ? { deployedManifest: stored.latestManifest } : {}),
+    const initial: ReleaseFacts = {
+      release: t.release,
+      namespace: t.namespace,
+      history,
+      skipIfInstalled: step.action.skipIf === "installed",
+      specHasHooks: ctx.spec.hooks.length > 0,
+      localChart: t.source.form === "local",
     };
+    let facts = initial;
+    let ref: ChartRef | undefined;
+    const chart = async (): Promise<ChartRef> => (ref ??= await chartRef(session, t.source, ctx.spec.baseDir));
+    const gather = async (fact: ReleaseFact): Promise<ReleaseFacts> => {
+      switch (fact) {
+        case "values":
+          return { ...facts, values: await computeValues(step.action, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, deadline: ctx.deadline }) };
+        case "deployedValues": {
+          const deployedValues = stored?.latestValues ?? (await session.userValues(t.release, t.namespace));
+          registerPreviousSecrets(ctx.redactor, facts.values ?? {}, deployedValues);
+          return { ...facts, deployedValues };
+        }
+        case "desiredChart":
+          return { ...facts, desiredChart: await desiredChart(session, t.source, await chart(), ctx.spec.baseDir) };
+        case "hooksMatch":
+          return { ...facts, hooksMatch: await session.hasLabels(t.release, t.namespace, { [HOOKS_LABEL]: renderHooksFingerprint(step) ?? null }) };
+        case "manifests": {
+          const deployed = await session.rawManifest(t.release, t.namespace);
+          return { ...facts, manifests: { deployed, rendered: await dryRun(session, t, await chart(), facts.values ?? {}, "upgrade", step, ctx) } };
+        }
+      }
+    };
+    // Waiting for a dead run's helm, then recovering, is at most two rounds; a third pending is refused.
+    for (let pendingRounds = 0; ; ) {
+      const decision = decideRelease(facts);
+      if (decision.action === "pending") {
+        const outcome = mode === "apply" && pendingRounds++ < 2 ? await recoverPending(session, t, decision.state.last, facts.history ?? [], ctx) : undefined;
+        if (outcome === undefined || outcome.action === "refuse") throw executionError(`${decision.reason}${outcome?.note ?? ""}`);
+        // The release changed under us: start again from its storage.
+        stored = await storedReleasesOf(ctx, t);
+        facts = { ...initial, history: stored !== undefined ? stored.history : await session.history(t.release, t.namespace) };
+        continue;
+      }
+      if (decision.action !== "need") {
+        const deployedManifest = decision.action === "no-op" ? stored?.latestManifest : undefined;
+        return { session, t, facts, ref, decision, ...(deployedManifest !== undefined ? { deployedManifest } : {}) };
+      }
+      facts = await gather(decision.fact);
+    }
   } catch (e) {
     session.close();
     throw e;
@@ -308,11 +172,6 @@ async function storedReleasesOf(ctx: StepContext, t: { release: string; namespac
   }
 }
 
-/** `helm get manifest` ends with an extra newline the release JSON's manifest does not have. */
-function normalizeManifest(m: string): string {
-  return m.replace(/\s+$/, "") + "\n";
-}
-
 function valuesFile(session: HelmSession, values: Values): string | undefined {
   return Object.keys(values).length === 0 ? undefined : session.privateFile("values.json", JSON.stringify(values));
 }
@@ -322,7 +181,7 @@ export const HOOKS_LABEL = "khook.io/hooks";
 
 /** A short fingerprint of the hooks that change a release's objects, or undefined when none does. */
 export function renderHooksFingerprint(step: HelmStep): string | undefined {
-  const hooks = [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
+  const hooks = objectHooksFor(step);
   return hooks.length === 0 ? undefined : sha256Hex(hooks.map((h) => `${h.name} ${h.digest}`).join("\n")).slice(0, 32);
 }
 
@@ -398,12 +257,121 @@ async function installSource(session: HelmSession, ref: ChartRef, t: Target, ste
 }
 
 /**
+ * A pending release: refused, unless the state record proves khook's own dead run left it
+ * (provider/helm/recover.ts). Then wait for that run's helm while it may still run, or recover
+ * the release (rollback or uninstall), saying so in one line.
+ */
+async function recoverPending(
+  session: HelmSession,
+  t: Target,
+  last: HelmRevision,
+  history: readonly HelmRevision[],
+  ctx: StepContext,
+): Promise<{ action: "refuse"; note: string } | { action: "waited" | "recovered" }> {
+  const previous = ctx.record?.previousHelm();
+  const mark = previous?.mark;
+  const thisHost = ctx.record?.run.host ?? "";
+  const decision = decidePendingRecovery({
+    release: t.release,
+    namespace: t.namespace,
+    history,
+    mark,
+    thisRun: ctx.record?.run.id ?? "",
+    thisHost,
+    markRunEnded: previous?.runEnded,
+    helmHere: mark !== undefined && mark.host === thisHost ? helmProcess(mark.pid, mark.processStart) : undefined,
+    now: Date.now(),
+  });
+  switch (decision.action) {
+    case "refuse":
+      // Today's refusal; when a khook run did leave it, also why khook would not recover it itself.
+      return { action: "refuse", note: mark !== undefined ? `. khook did not recover ${describeRevision(last)} itself: ${decision.why}` : "" };
+    case "wait":
+      ctx.log(decision.line);
+      await waitWhileRunning(decision.pid, mark?.processStart, decision.until, ctx.signal);
+      return { action: "waited" };
+    case "recover": {
+      ctx.log(decision.line);
+      const r = decision.recovery;
+      if (r.action === "rollback") await session.rollback(r.release, r.namespace, r.toRevision, helmTimeoutMs(ctx.deadline));
+      else await session.uninstall(r.release, r.namespace, helmTimeoutMs(ctx.deadline));
+      return { action: "recovered" };
+    }
+  }
+}
+
+/**
+ * A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined
+ * where there is no /proc: with the pid, it names one process, never a later one given its pid.
+ */
+function processStart(pid: number): string | undefined {
+  return procStat(pid)?.[19];
+}
+
+/** /proc/<pid>/stat's fields after the command name (state first), or undefined when unreadable. */
+function procStat(pid: number): string[] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the helm `pid` (started at `start`, if known) still runs on this host, and whether that
+ * is certain. A killed helm whose khook died is reparented, and where nobody reaps it (a
+ * container's init that does not) it stays a zombie, which signal 0 still finds: /proc says so.
+ */
+function helmProcess(pid: number, start: string | undefined): { running: boolean; identified: boolean } {
+  if (!pidAlive(pid)) return { running: false, identified: true };
+  const fields = procStat(pid);
+  if (fields === undefined) {
+    // Gone meanwhile; or no /proc (not Linux), where a live pid is all there is to know.
+    return fs.existsSync("/proc/self/stat") ? { running: false, identified: true } : { running: true, identified: false };
+  }
+  if (fields[0] === "Z" || fields[0] === "X") return { running: false, identified: true };
+  if (start === undefined) return { running: true, identified: false };
+  return fields[19] === start ? { running: true, identified: true } : { running: false, identified: true };
+}
+
+/** How often a dead run's helm is checked: a pid has no watch, and signal 0 is one cheap syscall. */
+const PID_POLL_MS = 250;
+
+/** Until `pid` (on this host) is gone, or `until` passes; without a pid (another host), until `until`. Abortable. */
+async function waitWhileRunning(pid: number | undefined, start: string | undefined, until: number, signal: AbortSignal): Promise<void> {
+  while (Date.now() < until && (pid === undefined || helmProcess(pid, start).running)) {
+    signal.throwIfAborted();
+    const ms = pid === undefined ? until - Date.now() : Math.min(PID_POLL_MS, until - Date.now());
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+  signal.throwIfAborted();
+}
+
+/**
+ * helm may outlive khook (`kill -9` of khook leaves its helm child running until its own
+ * --timeout), and an atomic step's failed wait is followed by a rollback with the same timeout.
+ * After this long from its start it has certainly finished or given up.
+ */
+function helmMayRunMs(timeoutMs: number, atomic: boolean): number {
+  return timeoutMs * (atomic ? 2 : 1) + 60_000;
+}
+
+/**
  * A helm that dies mid-operation (killed, out of memory, its node gone) leaves
  * the release pending-install/-upgrade, and every later helm call refuses it.
  * Say so with the failure, and the exact recovery command, rather than only on
- * the next run. khook does not recover the release itself: helm records no
- * owner for a pending operation, so khook cannot tell its own dead helm from
- * another client's live one, and a rollback would undo that one's work.
+ * the next run. This run does not recover the release itself: helm records no
+ * owner for a pending operation, and only a later run, through the state record,
+ * can prove that khook's helm is gone (recoverPending).
  */
 async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Promise<T>): Promise<T> {
   try {
@@ -423,7 +391,7 @@ async function withPendingHint<T>(session: HelmSession, t: Target, run: () => Pr
 // ------------------------------------------------------------------ executor
 
 async function assess(step: HelmStep, ctx: StepContext, opts?: AssessOptions): Promise<Assessment> {
-  const p = await prepare(step, ctx);
+  const p = await prepare(step, ctx, "assess");
   try {
     const assessment = { action: p.decision.action, reason: p.decision.reason };
     if (opts?.diff !== true) return assessment;
@@ -437,22 +405,33 @@ async function assess(step: HelmStep, ctx: StepContext, opts?: AssessOptions): P
  * The release's manifest diff: the deployed manifest (none for an install) against a
  * server-side dry run of the install or upgrade, both made once (prepare's, for a local chart).
  */
+/** The chart reference and values an install or upgrade decision was reached with (both gathered to reach it). */
+function refOf(p: Prepared): ChartRef {
+  if (p.ref === undefined) throw new Error(`helm: ${p.decision.action} decided without resolving the chart`);
+  return p.ref;
+}
+
+function valuesOf(p: Prepared): Values {
+  return p.facts.values ?? {};
+}
+
 async function releaseDiff(step: HelmStep, ctx: StepContext, p: Prepared): Promise<string> {
   const { session, t, decision } = p;
   // A skipped or up-to-date release changes nothing.
   if (decision.action === "skip" || decision.action === "no-op") return "";
   // Raw texts, so that a changed secret still shows as a changed line; the diff is redacted as a whole.
-  const before = decision.action === "install" ? "" : normalizeManifest(p.manifests?.before ?? (await session.rawManifest(t.release, t.namespace)));
-  const after = normalizeManifest(p.manifests?.after ?? (await dryRun(session, t, p.ref, p.values, decision.action, step, ctx)));
+  const manifests = p.facts.manifests;
+  const before = decision.action === "install" ? "" : normalizeManifest(manifests?.deployed ?? (await session.rawManifest(t.release, t.namespace)));
+  const after = normalizeManifest(manifests?.rendered ?? (await dryRun(session, t, refOf(p), valuesOf(p), decision.action, step, ctx)));
   const where = `${t.namespace}/${t.release}`;
   const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
-  const newLabel = `${where} ${chartLabel(decision.desired ?? { name: t.described, version: "" })} (server dry-run)`;
+  const newLabel = `${where} ${chartLabel(decision.desired)} (server dry-run)`;
   const masked = maskSecretData(before, after);
   return ctx.redactor.redact(unifiedDiff(masked.before, masked.after, { old: oldLabel, new: newLabel }));
 }
 
 async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
-  const p = await prepare(step, ctx);
+  const p = await prepare(step, ctx, "apply");
   const { session, t, decision } = p;
   try {
     switch (decision.action) {
@@ -471,41 +450,62 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           // cluster's capabilities. Only when a hook will read them: specs without hooks pay nothing.
           const [capabilities, shown] = await Promise.all([
             ctx.kube.capabilities?.({ signal: ctx.signal }).catch(() => undefined),
-            session.showChart(p.ref).catch(() => undefined),
+            session.showChart(refOf(p)).catch(() => undefined),
           ]);
           const chart = shown ?? desired;
           ctx.hooks.setExtras({
             ...(chart !== undefined ? { chart: { name: chart.name, version: chart.version, ...(shown?.appVersion !== undefined ? { appVersion: shown.appVersion } : {}) } } : {}),
             release: { name: t.release, namespace: t.namespace },
-            values: p.values,
+            values: valuesOf(p),
             ...(capabilities !== undefined ? { capabilities } : {}),
           });
         }
         const fingerprint = renderHooksFingerprint(step);
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
         const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
-        const install = await installSource(session, p.ref, t, step, ctx);
+        const install = await installSource(session, refOf(p), t, step, ctx);
+        const timeoutMs = helmTimeoutMs(ctx.deadline);
+        // helm's pid and host go into the record as soon as it runs: if khook dies, the next run can tell its helm from another's.
+        const record = ctx.record;
+        const operation = decision.action;
+        let marked: Promise<void> | undefined;
+        const onSpawn = (pid: number): void => {
+          if (record === undefined) return;
+          const startedAt = Date.now();
+          const start = processStart(pid);
+          marked = record.helmStarted({
+            ...(start !== undefined ? { processStart: start } : {}),
+            pid,
+            host: record.run.host,
+            startedAt: new Date(startedAt).toISOString(),
+            until: new Date(startedAt + helmMayRunMs(timeoutMs, step.action.atomic)).toISOString(),
+            release: t.release,
+            namespace: t.namespace,
+            operation,
+            revision: (p.facts.history?.at(-1)?.revision ?? 0) + 1,
+          });
+        };
         const r = await withPendingHint(session, t, () => withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
           postRenderer,
           mode: decision.action,
           release: t.release,
           namespace: t.namespace,
           chart: install.chart,
-          valuesFile: valuesFile(session, p.values),
+          valuesFile: valuesFile(session, valuesOf(p)),
           createNamespace: step.action.createNamespace,
           atomic: step.action.atomic,
           wait: step.action.wait && !install.khookWaits,
-          timeoutMs: helmTimeoutMs(ctx.deadline),
+          timeoutMs,
           // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
           // and a release khook did not install must not become khook's by being upgraded.
-          labels: { ...(decision.action === "install" ? ownershipLabels(ctx.spec.name) : {}), ...hookLabel },
-        })));
+          labels: { ...(decision.action === "install" ? releaseOwnershipLabels(ctx.spec.name) : {}), ...hookLabel },
+        }, { onSpawn }))).finally(() => marked);
         if (install.khookWaits) await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         return {
           status: "ok",
           revision: r.revision,
-          reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired ?? { name: "?", version: "?" })}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
+          reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired)}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
         };
       }
     }
@@ -522,11 +522,11 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
     if (state.kind === "absent" || state.kind === "uninstalled") {
       return { status: "skipped", reason: `release ${release} (namespace ${namespace}) is not installed` };
     }
-    const labels = ownershipLabels(ctx.spec.name);
+    const labels = releaseOwnershipLabels(ctx.spec.name);
     if (!(await session.hasLabels(release, namespace, labels))) {
       return {
         status: "skipped",
-        reason: `release ${release} (namespace ${namespace}) was not installed by khook for spec ${ctx.spec.name} (no ${MANAGED_BY_LABEL}=khook, ${SPEC_LABEL}=${labels[SPEC_LABEL]} release labels); left alone`,
+        reason: `release ${release} (namespace ${namespace}) was not installed by khook for spec ${ctx.spec.name} (no ${RELEASE_MANAGED_BY_LABEL}=khook, ${SPEC_LABEL}=${labels[SPEC_LABEL]} release labels); left alone`,
       };
     }
     ctx.log(`uninstalling release ${release} (namespace ${namespace}) and waiting for its resources to be gone`);
@@ -538,64 +538,3 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
 }
 
 export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy };
-
-// ------------------------------------------------------------------ secrets in diffs
-
-/**
- * Like `kubectl diff`, never shows a Secret's data: each value becomes `***`,
- * or `*** (before)` / `*** (after)` where it changed. Other documents are kept
- * as they are.
- */
-export function maskSecretData(before: string, after: string): { before: string; after: string } {
-  const a = splitManifest(before);
-  const b = splitManifest(after);
-  const secretsOf = (docs: ManifestDoc[]): Map<string, Record<string, unknown>> =>
-    new Map(docs.flatMap((d) => (d.secretKey !== undefined && d.parsed !== undefined ? [[d.secretKey, d.parsed] as const] : [])));
-  const av = secretsOf(a);
-  const bv = secretsOf(b);
-  const render = (docs: ManifestDoc[], other: Map<string, Record<string, unknown>>, side: "before" | "after"): string =>
-    docs
-      .map((d) => {
-        if (d.secretKey === undefined || d.parsed === undefined) return d.text;
-        const theirs = other.get(d.secretKey) as KubeObject | undefined;
-        const mine = d.parsed as KubeObject;
-        const masked = side === "before" ? maskSecretPair(mine, theirs).before : maskSecretPair(theirs, mine).after;
-        return `${d.header}${stringifyYaml(masked)}`;
-      })
-      .join("");
-  return { before: render(a, bv, "before"), after: render(b, av, "after") };
-}
-
-interface ManifestDoc {
-  text: string;
-  header: string;
-  parsed: Record<string, unknown> | undefined;
-  secretKey: string | undefined;
-}
-
-function splitManifest(text: string): ManifestDoc[] {
-  if (text === "") return [];
-  const parts = text.split(/(?=^---[ \t]*$)/m);
-  return parts.map((part) => {
-    const doc: ManifestDoc = { text: part, header: "", parsed: undefined, secretKey: undefined };
-    let parsed: unknown;
-    try {
-      const docs = parseAllDocuments(part);
-      if (!Array.isArray(docs) || docs.length !== 1 || docs[0]!.errors.length > 0) return doc;
-      parsed = docs[0]!.toJS();
-    } catch {
-      return doc;
-    }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return doc;
-    const o = parsed as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
-    if (o.kind !== "Secret") return doc;
-    // Keep the `---` line and helm's `# Source:` comment above the object.
-    const lines = part.split("\n");
-    let i = 0;
-    while (i < lines.length && (/^---/.test(lines[i]!) || /^\s*#/.test(lines[i]!) || lines[i]!.trim() === "")) i++;
-    doc.header = lines.slice(0, i).join("\n") + (i > 0 ? "\n" : "");
-    doc.parsed = parsed as Record<string, unknown>;
-    doc.secretKey = `${String(o.metadata?.namespace ?? "")}/${String(o.metadata?.name ?? "")}`;
-    return doc;
-  });
-}

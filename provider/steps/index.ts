@@ -9,27 +9,34 @@
  * for diffs, kustomize). test/integration/resume-startup.test.ts counts it.
  */
 import type { ExecutorRegistry } from "./types.js";
+import type * as HelmModule from "./helm.js";
+import type * as ApplyModule from "./apply.js";
+import type * as DeleteModule from "./delete.js";
+import type * as PatchModule from "./patch.js";
+import type * as WaitModule from "./wait.js";
+import type * as RolloutModule from "./rollout.js";
+import type * as JobModule from "./job.js";
 
 export const EXECUTORS: ExecutorRegistry = {
   get helm() {
-    return (require("./helm.js") as typeof import("./helm.js")).helmExecutor;
+    return (require("./helm.js") as typeof HelmModule).helmExecutor;
   },
   get apply() {
-    return (require("./apply.js") as typeof import("./apply.js")).applyExecutor;
+    return (require("./apply.js") as typeof ApplyModule).applyExecutor;
   },
   get delete() {
-    return (require("./delete.js") as typeof import("./delete.js")).deleteExecutor;
+    return (require("./delete.js") as typeof DeleteModule).deleteExecutor;
   },
   get patch() {
-    return (require("./patch.js") as typeof import("./patch.js")).patchExecutor;
+    return (require("./patch.js") as typeof PatchModule).patchExecutor;
   },
   get wait() {
-    return (require("./wait.js") as typeof import("./wait.js")).waitExecutor;
+    return (require("./wait.js") as typeof WaitModule).waitExecutor;
   },
   get rollout() {
-    return (require("./rollout.js") as typeof import("./rollout.js")).rolloutExecutor;
+    return (require("./rollout.js") as typeof RolloutModule).rolloutExecutor;
   },
   get job() {
-    return (require("./job.js") as typeof import("./job.js")).jobExecutor;
+    return (require("./job.js") as typeof JobModule).jobExecutor;
   },
 };

@@ -11,6 +11,7 @@
  */
 import { executionError } from "../errors.js";
 import { JOBS, type KubeObject } from "../kube/index.js";
+import { transientCause } from "../kube/transient.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { ensureNamespace } from "./namespace.js";
@@ -92,6 +93,20 @@ async function failureLogs(step: JobStep, ctx: StepContext): Promise<string> {
   }
 }
 
+/**
+ * The wait on a Job that runs: a transient failure here (a watch refused by an overloaded API
+ * server) is not retried, since the engine's retry would replace the Job and run it again. What
+ * fails before the Job exists (a webhook refusing its creation) is retried as usual.
+ */
+async function whileItRuns<T>(step: JobStep, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (e) {
+    if (transientCause(e) === undefined) throw e;
+    throw executionError(`${(e as Error).message} (while job ${step.name} ran; not retried, since a new try would run the job again)`);
+  }
+}
+
 async function getJob(step: JobStep, ctx: StepContext): Promise<KubeObject | undefined> {
   return ctx.kube.get(JOBS, step.name, jobNamespace(step), { signal: ctx.signal });
 }
@@ -126,17 +141,20 @@ export const jobExecutor: StepExecutor<"job"> = {
     const created = await ctx.kube.create(JOBS, jobManifest(step, ctx.spec.name), { signal: ctx.signal });
     ctx.log(`job ${step.name} created; waiting for it to finish`);
     const uid = created.metadata?.uid;
-    const result = await ctx.kube.waitFor(
-      { resource: JOBS, name: step.name, namespace: ns },
-      (objs) => {
-        const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
-        if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
-        const f = finished(job);
-        if (f !== undefined) return { state: "done", value: f };
-        const active = (job.status as { active?: number } | undefined)?.active ?? 0;
-        return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
-      },
-      { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
+    const result = await whileItRuns(
+      step,
+      ctx.kube.waitFor(
+        { resource: JOBS, name: step.name, namespace: ns },
+        (objs) => {
+          const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
+          if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
+          const f = finished(job);
+          if (f !== undefined) return { state: "done", value: f };
+          const active = (job.status as { active?: number } | undefined)?.active ?? 0;
+          return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
+        },
+        { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
+      ),
     );
     if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed` };
     const why = [result.condition.reason, result.condition.message].filter(Boolean).join(": ");

@@ -6,7 +6,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { describeChartText, splitUserinfo } from "../spec/chart.js";
+import { describeChartText, splitUserinfo } from "../helm/chart.js";
 import type { ManifestSource } from "../spec/types.js";
 import { parseYamlStream } from "../spec/yaml-stream.js";
 import { renderKustomize } from "../tools/kustomize.js";

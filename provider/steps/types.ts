@@ -8,6 +8,7 @@ import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";
 import type { AttemptHooks } from "../hooks/run.js";
+import type { StepRecord } from "../state/journal.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
@@ -68,6 +69,8 @@ export interface StepContext {
   readonly tools?: ToolPaths;
   /** The step's lifecycle hooks (provider/hooks); absent when none applies to the step. */
   readonly hooks?: AttemptHooks;
+  /** The state record as this step sees it (helm: what a dead run left in flight); absent without `state:`. */
+  readonly record?: StepRecord;
 }
 
 export interface ToolPaths {

@@ -38,6 +38,8 @@ export interface ExecOptions {
   killGraceMs?: number;
   /** Also return the unredacted stdout as `rawStdout`. Never print it. */
   keepRawStdout?: boolean;
+  /** Told the child's pid once it is started (helm's is recorded: it may outlive khook). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ExecResult {
@@ -110,6 +112,8 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
       stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       windowsHide: true,
     });
+
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
 
     const onAbort = (): void => {
       if (aborted || child.exitCode !== null || child.signalCode !== null) return;

@@ -20,6 +20,9 @@
  * - kubeconfig content is written to a 0600 file.
  *
  * All output goes through the caller's Redactor (see exec.ts).
+ *
+ * This module only drives the process. What a release's history, values or
+ * chart mean is provider/helm/ (pure); what to do with them is steps/helm.ts.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -28,7 +31,8 @@ import * as path from "node:path";
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { ClusterTarget } from "../kube/client.js";
-import type { BasicAuth } from "../spec/types.js";
+import type { BasicAuth, ChartRef } from "../helm/chart.js";
+import type { ChartMeta, HelmRevision } from "../helm/release.js";
 import { describeFailure, runTool, type ExecResult } from "./exec.js";
 import { locateTool } from "./locate.js";
 
@@ -127,30 +131,6 @@ function installExitHook(): void {
   });
 }
 
-/** One entry of `helm history -o json`. */
-export interface HelmRevision {
-  revision: number;
-  updated: string;
-  status: string;
-  /** `<chart name>-<chart version>` */
-  chart: string;
-  app_version: string;
-  description: string;
-}
-
-export interface ChartMeta {
-  name: string;
-  version: string;
-  /** Chart.yaml's appVersion, when `helm show chart` was asked (hook contexts). */
-  appVersion?: string;
-}
-
-/** How helm should find the chart: the argument plus flags (`--repo`, `--version`, `--plain-http`). */
-export interface ChartRef {
-  chart: string;
-  flags: string[];
-}
-
 export interface InstallRequest {
   mode: "install" | "upgrade";
   release: string;
@@ -209,6 +189,14 @@ export class HelmError extends KhookError {
   ) {
     super("execution", message);
     this.name = "HelmError";
+  }
+
+  /**
+   * What helm relayed from the API server (its stderr): the engine retries an install or upgrade
+   * refused for a transient reason (a webhook not serving yet) by these words (kube/transient.ts).
+   */
+  get apiServerText(): string {
+    return this.result.stderr;
   }
 }
 
@@ -287,7 +275,7 @@ export class HelmSession {
   }
 
   /** Runs helm with the session's environment and connection flags. Never throws for exit codes. */
-  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {}): Promise<ExecResult> {
+  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean; onSpawn?: (pid: number) => void } = {}): Promise<ExecResult> {
     if (this.closed) throw new Error("helm session is closed");
     const full = opts.cluster === false ? [...args] : [...args, ...this.globalFlags];
     this.resolvedHelm ??= typeof this.helm === "function" ? this.helm() : Promise.resolve(this.helm);
@@ -299,6 +287,7 @@ export class HelmSession {
       signal: this.signal,
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.keepRawStdout ? { keepRawStdout: true } : {}),
+      ...(opts.onSpawn !== undefined ? { onSpawn: opts.onSpawn } : {}),
     });
   }
 
@@ -419,11 +408,16 @@ export class HelmSession {
     return parseChartYaml(r.stdout, ref.chart);
   }
 
-  /** helm install / upgrade; returns the new release's revision and status. Throws on failure. */
-  async installOrUpgrade(req: InstallRequest): Promise<InstallResult> {
-    const r = await this.run(buildInstallArgs(req), { keepRawStdout: true });
+  /** helm install / upgrade; returns the new release's revision and status. Throws on failure. `onSpawn` is told helm's pid. */
+  async installOrUpgrade(req: InstallRequest, opts: { onSpawn?: (pid: number) => void } = {}): Promise<InstallResult> {
+    const r = await this.run(buildInstallArgs(req), { keepRawStdout: true, ...opts });
     if (!r.ok) throw this.failure(r, `helm ${req.mode}${req.dryRun ? " --dry-run=server" : ""} ${req.release} (namespace ${req.namespace})`);
     return parseReleaseJson(r.rawStdout ?? "");
+  }
+
+  /** helm rollback to `revision` (a pending release's recovery). Throws on failure. */
+  async rollback(release: string, namespace: string, revision: number, timeoutMs: number): Promise<void> {
+    await this.must(["rollback", release, String(revision), "--namespace", namespace, "--timeout", goDuration(timeoutMs)], `helm rollback ${release} ${revision} (namespace ${namespace})`);
   }
 
   /** helm uninstall, waiting for the release's resources to be gone. false when the release was not found. */
@@ -486,25 +480,4 @@ export function parseChartYaml(text: string, what: string): ChartMeta {
   if (name === undefined || version === undefined) throw executionError(`${what}: the chart metadata has no name or version`);
   const appVersion = field("appVersion");
   return { name, version, ...(appVersion !== undefined ? { appVersion } : {}) };
-}
-
-/**
- * The value of the `khook.io/spec` release label: a valid label value (63
- * characters, alphanumerics plus `-_.`). Longer names are cut and suffixed
- * with a hash so two specs never share a value.
- */
-export function specLabelValue(specName: string): string {
-  let v = specName.replace(/[^A-Za-z0-9_.-]/g, "-").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
-  if (v !== specName || v.length > 63) {
-    const hash = createHash("sha256").update(specName).digest("hex").slice(0, 8);
-    v = `${v.slice(0, 54).replace(/[^A-Za-z0-9]+$/, "")}-${hash}`;
-  }
-  return v === "" ? "spec" : v;
-}
-
-export const MANAGED_BY_LABEL = "khook.io/managed-by";
-export const SPEC_LABEL = "khook.io/spec";
-
-export function ownershipLabels(specName: string): Record<string, string> {
-  return { [MANAGED_BY_LABEL]: "khook", [SPEC_LABEL]: specLabelValue(specName) };
 }

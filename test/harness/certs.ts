@@ -95,3 +95,28 @@ export async function generateClusterCerts(dir: string, extraSans: string[] = []
     saPub: p("sa.pub"),
   };
 }
+
+/** A CA and a serving certificate it signed for 127.0.0.1: what an admission or conversion webhook on loopback presents. */
+export interface ServingCerts {
+  /** PEM of the CA: what a webhook configuration's `caBundle` holds (base64 of it). */
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** A fresh CA and a serving certificate for IP:127.0.0.1, in a temporary directory (openssl CLI, EC P-256). */
+export async function generateServingCerts(dir: string, cn = "khook-test-webhook"): Promise<ServingCerts> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await ecKey("ca.key", dir);
+  await openssl(
+    [
+      "req", "-x509", "-new", "-key", "ca.key", "-subj", `/CN=${cn}-ca`, "-days", "30", "-sha256",
+      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+      "-out", "ca.crt",
+    ],
+    dir,
+  );
+  await signed(dir, "serving", `/CN=${cn}`, "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n");
+  const read = (f: string) => fs.readFileSync(path.join(dir, f), "utf8");
+  return { caPem: read("ca.crt"), certPem: read("serving.crt"), keyPem: read("serving.key") };
+}

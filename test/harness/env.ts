@@ -8,6 +8,8 @@
 //   KHOOK_TEST_ENV_FILE       the JSON file below
 //   KHOOK_TEST_CLUSTER_LOGS   directory of the component logs (harness-started cluster only)
 //   KHOOK_TEST_SETUP_ERROR    set when global setup failed: every testCluster() call fails with it
+//   KHOOK_TEST_SEA            the single executable global setup built (dist/sea/khook)
+//   KHOOK_TEST_SEA_ERROR      set instead when building it failed
 //   HELM_CONFIG_HOME, HELM_CACHE_HOME, HELM_DATA_HOME, HELM_REGISTRY_CONFIG,
 //   HELM_REPOSITORY_CONFIG, HELM_REPOSITORY_CACHE   isolated per test run
 import * as fs from "node:fs";

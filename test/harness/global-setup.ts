@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { componentLogs, pruneStaleTestClusters, readClusterState, startCluster, stopCluster, type ClusterState } from "./cluster";
 import { defaultEnvFile, toolPathVar, writeTestEnv } from "./env";
+import { ensureSea } from "./sea";
 import { defaultUnits, ensureToolchain } from "./toolchain";
 import { runDir } from "./util";
 
@@ -72,6 +73,13 @@ export async function globalSetup(): Promise<void> {
     exported["KHOOK_TEST_SETUP_ERROR"] = msg.slice(0, 20_000);
     // Never let a test fall back to the user's own cluster.
     exported["KUBECONFIG"] = "/dev/null";
+  }
+  // The single executable, once per run, for its tests (test/integration/sea.test.ts, image.test.ts).
+  try {
+    exported["KHOOK_TEST_SEA"] = await ensureSea(log);
+  } catch (e) {
+    log(`khook test setup: ${(e as Error).message}`);
+    exported["KHOOK_TEST_SEA_ERROR"] = (e as Error).message.slice(0, 20_000);
   }
   envFile = defaultEnvFile();
   exported["KHOOK_TEST_ENV_FILE"] = envFile;

@@ -49,6 +49,8 @@ export {
 export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";
 /** A Job pod running this image ends Failed too (a khook job: step sets no pod annotations). */
 export const TEST_FAIL_IMAGE = "khook.test/fail:1";
+/** Pods whose template carries this annotation (a Go duration, e.g. "3s") become Ready only that long after scheduling. */
+export const TEST_READY_AFTER_ANNOTATION = "khook.io/test-ready-after";
 
 export interface KubectlOptions {
   /** stdin for the command (e.g. a manifest for `apply -f -`). */

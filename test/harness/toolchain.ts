@@ -31,7 +31,8 @@ export type ToolName =
   | "khook-htpasswd"
   | "pulumi"
   | "pulumi-language-nodejs"
-  | "pulumi-resource-pulumi-nodejs";
+  | "pulumi-resource-pulumi-nodejs"
+  | "khook-image";
 
 export const K8S_VERSION = "1.35.4";
 const K8S_COMMIT = "7b8c6cf0edd376b3d7c2f255142977c7f93db258";
@@ -49,6 +50,8 @@ export const REGISTRY_VERSION = "3.1.2";
  * scripts/toolchain/pulumi and docs/toolchain.md).
  */
 export const PULUMI_VERSION = "3.259.0";
+/** go-containerregistry, which khook-image (scripts/toolchain/khook-image) builds khook's image with. */
+export const GGCR_VERSION = "0.22.1";
 
 interface Unit {
   /** Directory name prefix under toolsDir. */
@@ -239,11 +242,20 @@ const UNITS: Unit[] = [
       fs.writeFileSync(path.join(ctx.binDir, "pulumi-resource-pulumi-nodejs"), SHIM, { mode: 0o755 });
     },
   },
+  {
+    // Assembles khook's OCI image from directories and unpacks one (test/harness/image.ts).
+    id: "khook-image",
+    version: GGCR_VERSION,
+    bins: ["khook-image"],
+    recipe: () => hashFiles(wrapperDir("khook-image")),
+    prefetch: wrapperPrefetch("khook-image"),
+    build: (ctx) => goBuild(ctx, { cwd: wrapperDir("khook-image"), ldflags: "-s -w", pkgs: ["."], out: path.join(ctx.binDir, "khook-image") }),
+  },
 ];
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
-export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi"];
+export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "khook-image"];
 
 function unit(id: string): Unit {
   const u = UNITS.find((x) => x.id === id);

@@ -30,7 +30,7 @@ import {
   type ClusterState,
   type TestCluster,
 } from "../harness/index.js";
-import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded, type CliResult } from "./support/khook-cli.js";
+import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, recordShows, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded, type CliResult } from "./support/khook-cli.js";
 
 let private_: ClusterState | undefined;
 let cluster: TestCluster;
@@ -379,6 +379,97 @@ describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
     assert.equal(stepOf(rerun, "first").reason, RESUME_REASON);
     assert.equal(stepOf(rerun, "web").status, "ok");
     await assertRecordFinal(ns, "helmkilled", "succeeded", { first: "ok", web: "ok", last: "ok" });
+  });
+});
+
+describe("helm-recovers-own-dead-run: a release khook's own dead run left pending is recovered by the re-run", { timeout: 600_000 }, () => {
+  const helmEnv = () => ({ KHOOK_HELM: toolPath("helm") });
+  /** A helm: step whose pods schedule only on a node labelled `gate=open`: until the test opens it, helm --wait (the chart has hooks) holds the release pending. */
+  const gatedRelease = (name: string, ns: string, gate: string, values = `{ replicas: 1, nodeSelector: { ${gate}: "open" } }`) =>
+    specDir(khookSpec(name, `  - name: web\n    timeout: 2m\n    helm:\n      chart: ${testChartPath("khook-test-hooked")}\n      namespace: ${ns}\n      wait: true\n      values: ${values}\n`, stateIn(ns)));
+  const openGate = (gate: string) => kubectl(["label", "nodes", "--all", "--overwrite", `${gate}=open`]);
+  /** Once the running khook has recorded its helm for step web and helm holds revision `revision` in `status`. */
+  async function helmPending(ns: string, spec: string, revision: number, status: string): Promise<void> {
+    await recordShows(state().kubeconfig, ns, `khook-state-${spec}`, "web's helm in flight", (r) => r.helmInFlight?.["web"]?.revision === revision);
+    const secret = `secret/sh.helm.release.v1.web.v${revision}`;
+    assert.equal((await cluster.kubectl(["wait", secret, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster.kubectl(["wait", secret, "-n", ns, "--for=jsonpath={.metadata.labels.status}=" + status, "--timeout=120s"])).code, 0);
+  }
+  async function history(ns: string): Promise<{ revision: number; status: string }[]> {
+    const r = await runTool(toolPath("helm"), ["history", "web", "--namespace", ns, "-o", "json", "--kubeconfig", state().kubeconfig]);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as { revision: number; status: string }[];
+  }
+  const lines = (r: CliResult, pattern: RegExp) => (r.stdout + r.stderr).split("\n").filter((l) => pattern.test(l));
+  /** Runs `file` until its helm holds revision `revision` in `status`, then kill -9: of khook alone, or of khook and its helm. Returns their pids. */
+  async function killedMidRelease(file: string, ns: string, spec: string, revision: number, status: string, kill: "khook" | "khook and helm"): Promise<{ khook: number; helm: number }> {
+    const run = start(file, helmEnv());
+    await helmPending(ns, spec, revision, status);
+    const pids = { khook: run.child.pid!, helm: childProcessNamed(run.child.pid!, "helm") };
+    process.kill(pids.khook, "SIGKILL");
+    if (kill === "khook and helm") process.kill(pids.helm, "SIGKILL");
+    await run.done;
+    return pids;
+  }
+  /** Opens the gate and re-runs `file`: it succeeds in one run, and says once that it recovered the release. */
+  async function recoveredInOneRun(t: { name: string }, file: string, gate: string): Promise<{ line: string; run: CliResult }> {
+    await openGate(gate);
+    const r = await apply(file, helmEnv());
+    assert.equal(r.code, 0, failOn(t, r));
+    const said = lines(r, /recovering release web/);
+    assert.equal(said.length, 1, failOn(t, r));
+    assert.equal(stepOf(parseRun(r), "web").status, "ok");
+    return { line: said[0]!, run: r };
+  }
+  /** The release installed with the gate open from the start (no nodeSelector): revision 1 deployed. */
+  async function installedOpen(t: { name: string }, spec: string, ns: string, gate: string): Promise<void> {
+    const installed = await apply(gatedRelease(spec, ns, gate, "{ replicas: 1 }").file, helmEnv());
+    assert.equal(installed.code, 0, failOn(t, installed));
+  }
+
+  test("helm-recovers-own-dead-run (install): kill -9 of khook and its helm during a first install; the re-run uninstalls the pending install, says so in one line, and installs", async (t) => {
+    const ns = await namespace("helm-dead-install");
+    const gate = `khook.io/gate-${ns}`;
+    const { file } = gatedRelease("deadinstall", ns, gate);
+    // kill -9 of khook and of the helm it started, as when the machine or the CI job dies.
+    const killed = await killedMidRelease(file, ns, "deadinstall", 1, "pending-install", "khook and helm");
+    const { line } = await recoveredInOneRun(t, file, gate);
+    assert.match(line, new RegExp(`recovering release web \\(namespace ${ns}\\): pending-install at revision 1 was left by khook run \\S+ \\(pid ${killed.khook} on .*, no longer running\\), and its helm \\(pid ${killed.helm}\\) is gone: uninstalling the first install \\(helm uninstall web --namespace ${ns}\\)$`));
+    assert.deepEqual((await history(ns)).map((h) => h.status), ["deployed"]);
+    await assertRecordFinal(ns, "deadinstall", "succeeded", { web: "ok" });
+    assert.equal((await record(ns, "deadinstall") as { helmInFlight?: unknown } | undefined)?.helmInFlight, undefined, "the helm mark is cleared with the step");
+  });
+
+  test("helm-recovers-own-dead-run (upgrade): kill -9 of khook and its helm during an upgrade; the re-run rolls back to the last deployed revision, says so in one line, and upgrades", async (t) => {
+    const ns = await namespace("helm-dead-upgrade");
+    const gate = `khook.io/gate-${ns}`;
+    await installedOpen(t, "deadupgrade", ns, gate);
+    const { file } = gatedRelease("deadupgrade", ns, gate);
+    await killedMidRelease(file, ns, "deadupgrade", 2, "pending-upgrade", "khook and helm");
+    const { line } = await recoveredInOneRun(t, file, gate);
+    assert.match(line, new RegExp(`pending-upgrade at revision 2 was left by khook run .*: rolling back to revision 1 \\(helm rollback web 1 --namespace ${ns}\\)$`));
+    // 2 the interrupted upgrade (helm's rollback leaves it as it was), 3 the rollback to 1, 4 the upgrade this run made.
+    assert.deepEqual((await history(ns)).map((h) => `${h.revision} ${h.status}`), ["1 superseded", "2 pending-upgrade", "3 superseded", "4 deployed"]);
+    await assertRecordFinal(ns, "deadupgrade", "succeeded", { web: "ok" });
+  });
+
+  test("helm-waits-for-dead-runs-helm: kill -9 of khook alone during an upgrade; its helm lives on, and the re-run waits for it instead of rolling back under it", async (t) => {
+    const ns = await namespace("helm-dead-waits");
+    const gate = `khook.io/gate-${ns}`;
+    await installedOpen(t, "deadwaits", ns, gate);
+    const { file } = gatedRelease("deadwaits", ns, gate);
+    const orphan = (await killedMidRelease(file, ns, "deadwaits", 2, "pending-upgrade", "khook")).helm;
+
+    const rerun = start(file, helmEnv());
+    await outputMatches(rerun, new RegExp(`release web \\(namespace ${ns}\\) is pending-upgrade at revision 2, started by khook run .*; its helm \\(pid ${orphan}\\) may still be working: waiting for it to finish`));
+    // The orphaned helm's pods can now schedule: it finishes its upgrade itself, and the re-run goes on from there.
+    await openGate(gate);
+    const r = await rerun.done;
+    assert.equal(r.code, 0, failOn(t, r));
+    assert.deepEqual(lines(r, /recovering release web/), [], "nothing to recover: the dead run's helm finished");
+    assert.match(stepOf(parseRun(r), "web").reason, /no-op: revision 2 .*deployed.* is up to date/);
+    assert.deepEqual((await history(ns)).map((h) => `${h.revision} ${h.status}`), ["1 superseded", "2 deployed"]);
+    await assertRecordFinal(ns, "deadwaits", "succeeded", { web: "ok" });
   });
 });
 

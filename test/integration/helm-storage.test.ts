@@ -1,12 +1,12 @@
 /**
- * helm's release records read from the cluster (provider/tools/helm-storage.ts) say what helm says:
+ * helm's release records read from the cluster (provider/helm/storage.ts) say what helm says:
  * releases installed and upgraded by the real helm, their Secrets read with the real kube client,
  * compared with `helm history -o json` and `helm get values -o json`.
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { KubeClient } from "../../provider/kube/index.js";
-import { releaseSelector, storedReleases } from "../../provider/tools/helm-storage.js";
+import { releaseSelector, storedReleases } from "../../provider/helm/storage.js";
 import { helmEnv, testChartPath, testCluster, withNamespace } from "../harness/index.js";
 import { helm } from "../harness/fixtures.js";
 import * as fs from "node:fs";

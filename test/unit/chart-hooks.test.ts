@@ -9,7 +9,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { archiveMayHaveHooks, chartMayHaveHooks, tarEntries } from "../../provider/tools/chart-hooks.js";
+import { archiveMayHaveHooks, tarEntries } from "../../provider/helm/chart-hooks.js";
+import { chartMayHaveHooks } from "../../provider/steps/helm-chart.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "khook-chart-hooks-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));

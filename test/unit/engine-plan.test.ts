@@ -5,7 +5,7 @@ import { planOffline, planOnline } from "../../provider/engine/plan.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { Journal } from "../../provider/state/journal.js";
 import { RESUME_REASON } from "../../provider/state/record.js";
-import { MemoryRecordStore } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { noExtras, specFixture, StubExecutors, tick } from "./support/engine-fixtures.js";
 
 const steps = [

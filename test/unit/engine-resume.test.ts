@@ -8,7 +8,8 @@ import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
 import { parseRecord, RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
-import { MemoryRecordStore, PermanentStoreError } from "../../provider/state/store.js";
+import { PermanentStoreError } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, resultOf, storedRecord, CHAIN } from "./support/engine-fixtures.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";

@@ -11,7 +11,10 @@ import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
-import { buildInstallArgs, ownershipLabels, specLabelValue } from "../../provider/tools/helm.js";
+import type { StepRecord } from "../../provider/state/journal.js";
+import type { InFlightHelm } from "../../provider/state/record.js";
+import { releaseOwnershipLabels, specLabelValue } from "../../provider/ownership.js";
+import { buildInstallArgs } from "../../provider/tools/helm.js";
 import { fakeHelm } from "./support/fake-helm.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
@@ -138,7 +141,7 @@ describe("helm: each run gets its own helm directories, removed at the end", () 
 describe("helm: install and upgrade arguments", () => {
   test("install marks the release with khook's labels; upgrade resets values (the spec is the sole source) and adds no labels", () => {
     const chart = { chart: "demo", flags: ["--repo", "http://r"] };
-    const install = buildInstallArgs({ mode: "install", release: "r1", namespace: "ns", chart, valuesFile: "/tmp/v.json", createNamespace: true, atomic: true, wait: true, timeoutMs: 90_500, labels: ownershipLabels("bootstrap") });
+    const install = buildInstallArgs({ mode: "install", release: "r1", namespace: "ns", chart, valuesFile: "/tmp/v.json", createNamespace: true, atomic: true, wait: true, timeoutMs: 90_500, labels: releaseOwnershipLabels("bootstrap") });
     assert.deepEqual(install, [
       "install", "r1", "demo", "--repo", "http://r", "--namespace", "ns", "--values", "/tmp/v.json", "--create-namespace", "--atomic", "--wait",
       "--timeout", "91s", "--labels", "khook.io/managed-by=khook,khook.io/spec=bootstrap", "--output", "json",
@@ -185,6 +188,65 @@ describe("helm: release history decides", () => {
       });
       assert.ok(!fake.calls().some((c) => c.argv[0] === "install" || c.argv[0] === "upgrade"));
     }
+  });
+
+  /** A StepRecord as a run that took the record over from dead run `dead` sees it, recording what this run's helm starts. */
+  const takenOverRecord = (mark: InFlightHelm | undefined, runEnded: "lease-expired" | "process-gone" | undefined) => {
+    const started: Omit<InFlightHelm, "run">[] = [];
+    const record: StepRecord = {
+      run: { id: "this-run", host: "here", pid: process.pid },
+      previousHelm: () => (mark === undefined ? undefined : { mark, runEnded }),
+      helmStarted: async (m) => void started.push(m),
+    };
+    return { record, started };
+  };
+  const deadMark = (operation: "install" | "upgrade", revision: number): InFlightHelm => ({
+    run: { id: "dead-run", host: "here", pid: 2 ** 22 + 1 },
+    pid: 2 ** 22 + 2, // above pid_max: certainly not running
+    host: "here",
+    startedAt: "2026-01-01T00:00:00Z",
+    until: "2999-01-01T00:00:00Z",
+    release: "app",
+    namespace: "default",
+    operation,
+    revision,
+  });
+
+  test("helm-recovers-own-dead-run (executor): a pending upgrade khook's dead run left is rolled back, said in one line, and the step upgrades", async () => {
+    const fake = fakeHelm({
+      history: JSON.stringify([rev(1, "deployed", "demo-1.0.0"), rev(2, "pending-upgrade")]),
+      historyAfterRecovery: JSON.stringify([rev(1, "superseded", "demo-1.0.0"), rev(2, "superseded"), rev(3, "deployed", "demo-1.0.0")]),
+    });
+    const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
+    const { record, started } = takenOverRecord(deadMark("upgrade", 2), "process-gone");
+    const ctx = context(spec, fake.bin, { record });
+    const out = await helmExecutor.apply(helmStep(spec, "app"), ctx);
+    const argv = fake.calls().map((c) => c.argv.slice(0, 3).join(" "));
+    assert.ok(argv.indexOf("rollback app 1") >= 0 && argv.indexOf("rollback app 1") < argv.indexOf("upgrade app demo"), argv.join("\n"));
+    assert.equal(ctx.logs.filter((l) => l.startsWith("recovering release app")).length, 1, ctx.logs.join("\n"));
+    assert.match(out.reason, /^upgraded to revision/);
+    assert.deepEqual(started.map((m) => [m.operation, m.revision, m.release, m.host]), [["upgrade", 4, "app", "here"]], "this run's helm is recorded, with the revision it writes");
+    assert.ok(started[0]!.pid > 0);
+  });
+
+  test("helm-recovers-own-dead-run (executor): a mark whose run is not known to be gone keeps the refusal, saying why khook did not recover it", async () => {
+    const fake = fakeHelm({ history: JSON.stringify([rev(1, "pending-install")]) });
+    const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
+    const { record } = takenOverRecord(deadMark("install", 1), undefined);
+    await assert.rejects(helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin, { record })), (e: Error) => {
+      assert.ok(e.message.includes("recover with: helm uninstall app --namespace default — then re-run khook"), e.message);
+      assert.match(e.message, /khook did not recover revision 1 \(demo-1\.2\.3, pending-install\) itself: the khook run that started it .* is not known to be gone/);
+      return true;
+    });
+    assert.ok(!fake.calls().some((c) => ["install", "upgrade", "rollback", "uninstall"].includes(c.argv[0]!)));
+  });
+
+  test("plan never recovers: assess of a release a dead run left pending still says it is pending", async () => {
+    const fake = fakeHelm({ history: JSON.stringify([rev(1, "pending-install")]), historyAfterRecovery: "" });
+    const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
+    const { record } = takenOverRecord(deadMark("install", 1), "process-gone");
+    await assert.rejects(helmExecutor.assess(helmStep(spec, "app"), context(spec, fake.bin, { record })), /is pending-install/);
+    assert.ok(!fake.calls().some((c) => c.argv[0] === "uninstall"));
   });
 
   test("deployed with the same chart and the same values is a no-op: no install, no upgrade", async () => {

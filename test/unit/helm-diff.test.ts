@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
 import { registerPreviousSecrets } from "../../provider/steps/helm-values.js";
-import { maskSecretData } from "../../provider/steps/helm.js";
+import { maskSecretData } from "../../provider/steps/helm-diff.js";
 
 const secret = (name: string, data: string) => `---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ndata:\n${data}`;
 const cm = `---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: "1"\n`;

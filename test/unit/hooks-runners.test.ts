@@ -218,15 +218,15 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     server.on("post-apply", { kind: "ok" });
     const hooks = hooksOf(spec);
     await hooks.render([configMap("a")], io(), { send: true });
-    await hooks.postApply({ status: "ok", reason: "1 created" }, io(), async () => undefined);
+    await hooks.afterStep({ status: "ok", reason: "1 created" }, io(), async () => undefined);
     const req = server.requests.at(-1)!;
     assert.equal(req.body.phase, "post-apply");
     assert.deepEqual(req.body.context.outcome, { status: "ok", reason: "1 created" });
     assert.deepEqual(Object.keys(req.body.children), ["ConfigMap/a"]);
     const before = server.count("finalize");
-    await hooks.finalize(io());
+    await hooks.beforeTeardown(io());
     assert.equal(server.count("finalize"), before, "finalize is for destroy");
-    await hooksOf(spec, "destroy").finalize(io());
+    await hooksOf(spec, "destroy").beforeTeardown(io());
     assert.equal(server.count("finalize"), before + 1);
   });
 
@@ -235,7 +235,7 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     server.on("post-apply", { kind: "error", message: "busy" }, { kind: "error", message: "busy" }, { kind: "ok" });
     const before = server.count("post-apply");
     const sleeps: number[] = [];
-    await hooksOf(spec).postApply({ status: "ok", reason: "x" }, io(), async (ms) => void sleeps.push(ms));
+    await hooksOf(spec).afterStep({ status: "ok", reason: "x" }, io(), async (ms) => void sleeps.push(ms));
     assert.equal(server.count("post-apply"), before + 3);
     assert.equal(sleeps.length, 2);
   });

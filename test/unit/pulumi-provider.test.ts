@@ -313,7 +313,7 @@ describe("diff", () => {
       d.reasons.map((r) => r.split(":")[0]),
       ["step config", "step flags"],
     );
-    const base = { name: "x", type: "apply", durationMs: 0, inputHash: "h", when: "included" as const, reason: "" };
+    const base = { name: "x", type: "apply", transientRetries: 0, durationMs: 0, inputHash: "h", when: "included" as const, reason: "" };
     assert.equal(isDone({ ...base, status: "skipped", attempts: 0, reason: RESUME_REASON }), true);
     assert.equal(isDone({ ...base, status: "skipped", attempts: 1, reason: "already exists" }), true);
     assert.equal(isDone({ ...base, status: "skipped", attempts: 0, when: "excluded" }), true);
@@ -470,9 +470,9 @@ describe("handlers (with a fake operations layer)", () => {
             startedAt: "2025-01-01T00:00:00Z",
             updatedAt: "2025-01-01T00:00:01Z",
             steps: [
-              { name: first.name, status: "ok", inputHash: first.inputHash, reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: false, resumable: true, fromEarlierRun: false },
-              { name: spec.steps[1]!.name, status: "ok", inputHash: "sha256:recorded-for-earlier-inputs", reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: true, resumable: false, fromEarlierRun: false },
-              { name: "gone", status: "ok", inputHash: "sha256:of-a-removed-step", reason: "applied", attempts: 1, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: false, fromEarlierRun: false },
+              { name: first.name, status: "ok", inputHash: first.inputHash, reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: false, resumable: true, fromEarlierRun: false },
+              { name: spec.steps[1]!.name, status: "ok", inputHash: "sha256:recorded-for-earlier-inputs", reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: true, resumable: false, fromEarlierRun: false },
+              { name: "gone", status: "ok", inputHash: "sha256:of-a-removed-step", reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: false, fromEarlierRun: false },
             ],
             counts: { ok: 3 },
             unrecorded: [spec.steps[2]!.name],

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { runSpec } from "../../provider/engine/run.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
-import { MemoryRecordStore } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { noExtras, recordingSleep, specFixture, StubExecutors, storedRecord } from "./support/engine-fixtures.js";
 
 function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore) {

@@ -6,7 +6,8 @@ import { Redactor } from "../../provider/redact.js";
 import { clearLease, Journal, type JournalOptions } from "../../provider/state/journal.js";
 import { assessLease, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
 import { parseRecord, serializeRecord, type StateRecord } from "../../provider/state/record.js";
-import { MemoryRecordStore, PermanentStoreError } from "../../provider/state/store.js";
+import { PermanentStoreError } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { deferred, tick } from "./support/engine-fixtures.js";
 
 const T0 = new Date("2026-01-01T00:00:00.000Z");

@@ -20,7 +20,7 @@ import {
 } from "../../provider/state/record.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { Journal } from "../../provider/state/journal.js";
-import { MemoryRecordStore } from "../../provider/state/store.js";
+import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { noExtras, specFixture, StubExecutors } from "./support/engine-fixtures.js";
 
 const T0 = new Date("2025-01-01T00:00:00.000Z");

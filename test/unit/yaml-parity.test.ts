@@ -10,7 +10,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { CORE_SCHEMA, loadAll } from "js-yaml";
 import { parseAllDocuments } from "yaml";
-import { generateSpec } from "../../bench/offline.js";
+import { generateSpec } from "../harness/generated-spec.js";
 import { repoRoot } from "./support/spec-files.js";
 
 function both(text: string): { fast: unknown[] | Error; positioned: unknown[] | Error } {

@@ -1,9 +1,9 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, withSession, type Session, type SessionOptions } from "../../operations.js";
+import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, withSession, type ApplyOptions, type ClusterIdentity, type Session, type SessionOptions } from "../../operations.js";
 import { describeLease } from "../../state/lease.js";
-import { formatDuration } from "../../spec/duration.js";
+import { formatDuration, parseDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { table, type Output } from "../output.js";
@@ -74,8 +74,16 @@ function exitCodeOf(result: RunResult): number {
   return EXIT_CODES.execution;
 }
 
+/** `--wait-for-cluster 10m`: how long apply waits for the API server's /readyz before it starts. */
+function waitForClusterFlag(value: string | undefined, command: string, out: Output): ApplyOptions["waitForCluster"] {
+  if (value === undefined) return undefined;
+  const timeoutMs = parseDuration(value);
+  if (timeoutMs === undefined) throw invalidInput(`khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`, []);
+  return { timeoutMs, say: (line) => out.err(line) };
+}
+
 async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs(name, argv, OPTIONS);
+  const { values } = parseCommandArgs(name, argv, { ...OPTIONS, "wait-for-cluster": { type: "string" } });
   const format = outputFormat(values.output, name);
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
@@ -84,15 +92,21 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   const view = createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying", format === "json" ? "lines" : "auto");
   const interrupt = interruptible(out);
   let result: RunResult;
+  /** Which cluster the run talked to (-o json), read in the command's session. */
+  let cluster: ClusterIdentity | undefined;
   try {
     const run = name === "apply" ? applyOperation : destroyOperation;
-    result = await inCommandSession(spec, values, out, (session) => run(spec, { session, parallelism, signal: interrupt.signal, onEvent: (e) => view.onEvent(e) }));
+    const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
+    ({ result, cluster } = await inCommandSession(spec, values, out, async (session) => {
+      const ran = await run(spec, { session, parallelism, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
+      return { result: ran, cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined };
+    }));
   } finally {
     view.finish();
     interrupt.dispose();
   }
   if (format === "json") {
-    out.json(runJson(result, spec.name));
+    out.json({ ...runJson(result, spec.name), cluster, exitCode: exitCodeOf(result) });
     // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
@@ -146,15 +160,18 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
     throw invalidInput(`khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`, []);
   }
   parallelismFlag(values, "status"); // a cluster flag: checked by every cluster command, used by those that run steps
-  const report = await inCommandSession(spec, values, out, (session) => statusOperation(spec, { session }));
+  const { report, cluster } = await inCommandSession(spec, values, out, async (session) => ({
+    report: await statusOperation(spec, { session }),
+    cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
+  }));
   if (report === undefined) {
-    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null });
+    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster, exitCode: 0 });
     else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
     return 0;
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s });
+    out.json({ namespace: report.namespace, name: report.name, ...s, cluster, exitCode: 0 });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
@@ -164,8 +181,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   out.out("");
   out.out(
     table(
-      ["STEP", "STATUS", "ATTEMPTS", "DURATION", "NEXT APPLY", "REASON"],
-      s.steps.map((x) => [x.name, x.status, String(x.attempts), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+      ["STEP", "STATUS", "ATTEMPTS", "TRANSIENT RETRIES", "DURATION", "NEXT APPLY", "REASON"],
+      s.steps.map((x) => [x.name, x.status, String(x.attempts), String(x.transientRetries), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
     ),
   );
   if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);

@@ -1,12 +1,15 @@
 /** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
 import { planOffline } from "../../engine/plan.js";
 import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
+import { firesIn, lifecycleOf } from "../../spec/hooks.js";
 import { schemaSource } from "../../spec/schema.js";
+import { HOOK_EVENTS } from "../../spec/types.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";
 import { loadFromFlags } from "../spec-input.js";
+import type * as VersionsModule from "../../tools/versions.js";
 
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("validate", argv, COMMON_OPTIONS);
@@ -54,7 +57,7 @@ export async function offlinePlanCommand(argv: string[], out: Output, values: Pa
       out.out(`  ${p.name}:`);
       for (const h of p.hooks) out.out(`    ${h}`);
     }
-    if (spec.hooks.some((h) => h.handler.kind === "webhook")) out.out("  (plan never calls webhooks; plan --diff runs post-render functions)");
+    if (spec.hooks.some((h) => !firesIn(h, "plan"))) out.out(`  (plan never calls webhooks; plan --diff runs ${HOOK_EVENTS.filter((e) => lifecycleOf(e).runs.includes("plan")).join(", ")} functions)`);
   }
   const skipped = plan.filter((p) => p.action === "skip").length;
   out.out(`\nPlan (offline): ${plan.length - skipped} to run, ${skipped} excluded by when:. Live state is not consulted; run khook plan without --offline for install/upgrade decisions.`);
@@ -81,7 +84,15 @@ export async function schemaCommand(argv: string[], out: Output): Promise<number
 
 export async function versionCommand(argv: string[], out: Output): Promise<number> {
   const { values } = parseCommandArgs("version", argv, { output: { type: "string", short: "o" } });
-  if (outputFormat(values.output, "version") === "json") out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version });
-  else out.out(`khook ${KHOOK_VERSION} (khook.io/v1, node ${process.version})`);
+  const format = outputFormat(values.output, "version");
+  // Required here: it runs child processes, which no other offline command loads.
+  const { toolVersions } = require("../../tools/versions.js") as typeof VersionsModule;
+  const tools = await toolVersions(out.streams.env);
+  if (format === "json") {
+    out.json({ version: KHOOK_VERSION, apiVersion: "khook.io/v1", node: process.version, tools: Object.fromEntries(tools.map(({ tool, ...rest }) => [tool, rest])) });
+  } else {
+    out.out(`khook ${KHOOK_VERSION} (khook.io/v1, node ${process.version})`);
+    for (const t of tools) out.out(t.version !== undefined ? `${t.tool} ${t.version} (${t.path})` : `${t.tool}: ${t.problem}`);
+  }
   return 0;
 }

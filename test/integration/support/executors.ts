@@ -12,7 +12,7 @@ import { testCluster, toolEnv, toolPath, withNamespace, type TestCluster } from 
 import { run } from "../../harness/util.js";
 import { KubeClient } from "../../../provider/kube/index.js";
 import { Redactor } from "../../../provider/redact.js";
-import { ownershipLabels } from "../../../provider/tools/helm.js";
+import { releaseOwnershipLabels } from "../../../provider/ownership.js";
 import { loadSpec } from "../../../provider/spec/load.js";
 import { withActionDefaults, type TypedAction } from "../../../provider/spec/defaults.js";
 import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/spec/loaded.js";
@@ -117,7 +117,7 @@ export async function executorContext(opts: ContextOptions = {}): Promise<StepCo
 /** Whether the release carries this spec's ownership labels, the marker destroy reads before it uninstalls. */
 export async function releaseOwnedBy(release: string, namespace: string, specName: string): Promise<boolean> {
   const cluster = await testCluster();
-  const selector = Object.entries(ownershipLabels(specName)).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(releaseOwnershipLabels(specName)).map(([k, v]) => `${k}=${v}`).join(",");
   const r = await run(toolPath("helm"), ["list", "-n", namespace, "--all", "--selector", selector, "-o", "json", "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
   assert.equal(r.code, 0, r.stderr);
   return (JSON.parse(r.stdout) as { name: string }[]).some((x) => x.name === release);

@@ -119,6 +119,17 @@ export const stateIn = (ns: string) => `state:\n  namespace: ${ns}\n`;
  * on the Secret, so a test acts right after a running khook recorded a step, without polling.
  */
 export function stepRecorded(kubeconfig: string, ns: string, secret: string, step: string): Promise<void> {
+  return recordShows(kubeconfig, ns, secret, `step ${step} recorded ok`, (rec) => rec.steps?.[step]?.status === "ok");
+}
+
+/** The parts of the state record tests watch for. */
+export interface WatchedRecord {
+  steps?: Record<string, { status?: string }>;
+  helmInFlight?: Record<string, { pid?: number; revision?: number; operation?: string }>;
+}
+
+/** Resolves once the record Secret holds a record for which `holds` is true (a watch, as stepRecorded). */
+export function recordShows(kubeconfig: string, ns: string, secret: string, what: string, holds: (record: WatchedRecord) => boolean): Promise<void> {
   const args = ["--kubeconfig", kubeconfig, "get", "secrets", "-n", ns, "--watch", `--field-selector=metadata.name=${secret}`, "-o", 'jsonpath={.data.record\\.json}{"\\n"}'];
   const child = spawn(toolPath("kubectl"), args, { stdio: ["ignore", "pipe", "pipe"] });
   let buffered = "";
@@ -131,13 +142,12 @@ export function stepRecorded(kubeconfig: string, ns: string, secret: string, ste
       buffered = lines.pop() ?? "";
       for (const line of lines) {
         if (line.trim() === "") continue;
-        const rec = JSON.parse(Buffer.from(line, "base64").toString("utf8")) as { steps?: Record<string, { status?: string }> };
-        if (rec.steps?.[step]?.status === "ok") {
+        if (holds(JSON.parse(Buffer.from(line, "base64").toString("utf8")) as WatchedRecord)) {
           child.kill();
           resolve();
         }
       }
     });
-    child.on("exit", () => reject(new Error(`kubectl get --watch ended before step ${step} was recorded: ${stderr}`)));
+    child.on("exit", () => reject(new Error(`kubectl get --watch ended before the record showed ${what}: ${stderr}`)));
   });
 }

@@ -5,10 +5,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
-import { parseRecord, type MemoryRecordStore, type StateRecord } from "../../../provider/state/index.js";
+import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
+import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
-import type { OnError, StepType } from "../../../provider/spec/types.js";
+import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";
 import type { Assessment, DestroyOutcome, ExecutorRegistry, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
 
 export interface StepFixture {
@@ -150,15 +151,7 @@ export class StubExecutors {
 
   /** A registry with a stub for every step type. */
   get map(): ExecutorRegistry {
-    return {
-      helm: this.executor("helm"),
-      apply: this.executor("apply"),
-      delete: this.executor("delete"),
-      patch: this.executor("patch"),
-      wait: this.executor("wait"),
-      rollout: this.executor("rollout"),
-      job: this.executor("job"),
-    };
+    return Object.fromEntries(STEP_TYPES.map((t) => [t, this.executor(t)])) as unknown as ExecutorRegistry;
   }
 
   private executor<T extends StepType>(type: T): StepExecutor<T> {

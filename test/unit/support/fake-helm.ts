@@ -8,9 +8,10 @@ import * as path from "node:path";
  * modes) of the values file, the repositories config and the registry config.
  * What it answers is chosen by `opts`: `helm version`, `helm history -o json`
  * (empty: the release is not found), `helm list -o json`, and the manifest
- * `helm get manifest` prints.
+ * `helm get manifest` prints; `historyAfterRecovery` is the history once a `helm rollback` or
+ * `helm uninstall` ran.
  */
-export function fakeHelm(opts: { version?: string; history?: string; list?: string; manifest?: string } = {}): { bin: string; calls: () => FakeCall[] } {
+export function fakeHelm(opts: { version?: string; history?: string; list?: string; manifest?: string; historyAfterRecovery?: string } = {}): { bin: string; calls: () => FakeCall[] } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fakehelm-"));
   const log = path.join(dir, "calls.jsonl");
   const bin = path.join(dir, "helm");
@@ -51,6 +52,9 @@ if (cmd === "install" || cmd === "upgrade") {
   console.log(JSON.stringify({ version: 1, info: { status: "deployed" }, chart: { metadata: { name: "demo", version: "1.2.3" } }, manifest: "", config: {} }));
   process.exit(0);
 }
+const recovered = ${JSON.stringify(opts.historyAfterRecovery ?? null)};
+if (recovered !== null && (cmd === "rollback" || cmd === "uninstall")) fs.writeFileSync(${JSON.stringify(path.join(dir, "history.json"))}, recovered);
+if (cmd === "rollback") { console.log("Rollback was a success! Happy Helming!"); process.exit(0); }
 if (cmd === "uninstall") { console.log("release uninstalled"); process.exit(0); }
 console.error("fake helm: unexpected " + argv.join(" ")); process.exit(3);
 `;

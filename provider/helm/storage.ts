@@ -6,11 +6,12 @@
  * `release` field is base64 of gzip of the release JSON. Deciding install / upgrade / no-op needs
  * the history and the latest revision's user values: `helm history` and `helm get values` read
  * exactly these, at the cost of a helm process each (a few hundred ms of CPU). One list request
- * does the same. Pure decoding here; the list goes through provider/kube like every API call.
+ * does the same. Pure decoding here; the list goes through provider/kube like every API call
+ * (steps/helm.ts gathers it).
  */
 import { gunzipSync } from "node:zlib";
 import type { KubeObject } from "../kubectl/types.js";
-import type { HelmRevision } from "./helm.js";
+import type { HelmRevision } from "./release.js";
 
 export const RELEASE_SECRET_TYPE = "helm.sh/release.v1";
 

@@ -1,8 +1,23 @@
 /**
  * Chart sources: the shape of `chart:` implies where the chart comes from.
- * Pure: classification, the spec's rules, and a credential-free description.
+ * Pure: classification, the spec's rules (the loader checks them: spec/rules.ts), a
+ * credential-free description, and the facts helm needs of a source: how to name the chart
+ * on its command line, and which chart and version the source pins without asking helm.
  */
-import type { BasicAuth, HelmAction } from "./types.js";
+
+/** Basic-auth credentials of a chart repository or registry (spec/types.ts `auth:`). */
+export interface BasicAuth {
+  username: string;
+  password: string;
+}
+
+/** The fields of a `helm:` block that say where the chart comes from. */
+export interface ChartFields {
+  chart: string;
+  repo?: string | undefined;
+  version?: string | undefined;
+  auth?: BasicAuth | undefined;
+}
 
 export type ChartSource =
   | { form: "repo"; name: string; version: string | undefined; repoUrl: string; credentials: BasicAuth | undefined }
@@ -41,7 +56,7 @@ export function splitUserinfo(url: string): { url: string; user: string | undefi
 }
 
 /** Classifies `chart:` and checks every chart-source rule of the spec. */
-export function classifyChart(helm: HelmAction): { source: ChartSource | undefined; problems: ChartProblem[] } {
+export function classifyChart(helm: ChartFields): { source: ChartSource | undefined; problems: ChartProblem[] } {
   const problems: ChartProblem[] = [];
   const chart = helm.chart;
 
@@ -147,4 +162,75 @@ export function describeChartSource(source: ChartSource): string {
     case "local":
       return `local ${source.packaged ? "package" : "chart"} ${source.path}`;
   }
+}
+
+// ------------------------------------------------------------------ facts for helm
+
+/** A chart's name and version as the source pins them. */
+export interface PinnedChart {
+  name: string;
+  version: string;
+}
+
+/** A version helm takes as is: not a range, not "latest". */
+const EXACT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
+function ociChartName(reference: string): string {
+  return reference.slice(reference.lastIndexOf("/") + 1);
+}
+
+/** OCI tags cannot hold '+', so helm pushes `1.0.0+x` as tag `1.0.0_x`. */
+export function tagToVersion(tag: string): string {
+  return tag.replace(/_/g, "+");
+}
+
+/** `host[:port]` of an `oci://` reference: where its credentials apply. */
+export function ociHost(reference: string): string {
+  const rest = reference.slice("oci://".length);
+  const slash = rest.indexOf("/");
+  return slash === -1 ? rest : rest.slice(0, slash);
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\./.test(h);
+}
+
+/**
+ * The chart a repository or OCI source names with an exact version, known without asking helm;
+ * undefined when helm must resolve it ("latest", a range, a digest) or it is a local chart
+ * (whose Chart.yaml says).
+ */
+export function pinnedChart(source: ChartSource): PinnedChart | undefined {
+  if (source.form === "repo" && source.version !== undefined && EXACT_VERSION.test(source.version)) return { name: source.name, version: source.version };
+  if (source.form === "oci" && source.digest === undefined) {
+    const v = source.tag !== undefined ? tagToVersion(source.tag) : source.version;
+    if (v !== undefined && EXACT_VERSION.test(v)) return { name: ociChartName(source.reference), version: v };
+  }
+  return undefined;
+}
+
+/** How helm finds a chart: the argument plus flags (`--repo`, `--version`, `--plain-http`). */
+export interface ChartRef {
+  chart: string;
+  flags: string[];
+}
+
+/**
+ * The chart argument and flags of a remote source. `privateRepo` is the name of the session's
+ * private repository entry holding the credentials of a repository source that has them;
+ * `ociTls`: reach a loopback registry over TLS (by default plain HTTP, as docker does for localhost).
+ */
+export function remoteChartRef(source: Exclude<ChartSource, { form: "local" }>, opts: { privateRepo?: string | undefined; ociTls: boolean }): ChartRef {
+  if (source.form === "repo") {
+    const version = source.version !== undefined ? ["--version", source.version] : [];
+    if (opts.privateRepo !== undefined) return { chart: `${opts.privateRepo}/${source.name}`, flags: version };
+    return { chart: source.name, flags: ["--repo", source.repoUrl, ...version] };
+  }
+  const flags: string[] = [];
+  if (isLoopbackHost(ociHost(source.reference)) && !opts.ociTls) flags.push("--plain-http");
+  if (source.digest !== undefined) return { chart: `${source.reference}@${source.digest}`, flags };
+  const v = source.tag !== undefined ? tagToVersion(source.tag) : source.version;
+  if (v !== undefined) flags.push("--version", v);
+  return { chart: source.reference, flags };
 }

@@ -6,42 +6,23 @@
  * waits itself only for a chart that has no hooks at all, and the test is deliberately
  * coarse: any occurrence of the annotation's name in any file of the chart or of its
  * subcharts, or anything that cannot be read, counts as "may have hooks".
+ *
+ * Pure: the caller reads the files (steps/helm-chart.ts walks a chart directory).
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
 
 const HOOK_ANNOTATION = Buffer.from("helm.sh/hook");
 
-/** A chart directory or a packaged chart (.tgz): true unless it certainly has no hook. */
-export function chartMayHaveHooks(chartPath: string): boolean {
-  try {
-    return fs.statSync(chartPath).isDirectory() ? directoryMayHaveHooks(chartPath) : archiveMayHaveHooks(fs.readFileSync(chartPath));
-  } catch {
-    return true;
-  }
-}
-
-function directoryMayHaveHooks(dir: string): boolean {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (directoryMayHaveHooks(file)) return true;
-    } else if (entry.isFile()) {
-      const content = fs.readFileSync(file);
-      if (/\.tgz$/i.test(entry.name) ? archiveMayHaveHooks(content) : content.includes(HOOK_ANNOTATION)) return true;
-    } else {
-      return true; // a symlink or device: helm may follow it, khook does not guess
-    }
-  }
-  return false;
+/** One file of a chart: a nested chart archive is read through, anything else searched for the annotation. */
+export function fileMayHaveHooks(name: string, content: Buffer): boolean {
+  return /\.tgz$/i.test(name) ? archiveMayHaveHooks(content) : content.includes(HOOK_ANNOTATION);
 }
 
 /** A gzipped tar, as `helm package` writes it; nested chart archives are read too. */
 export function archiveMayHaveHooks(gzipped: Buffer): boolean {
   const entries = tarEntries(gunzipSync(gzipped));
   if (entries === undefined) return true;
-  return entries.some((e) => (/\.tgz$/i.test(e.name) ? archiveMayHaveHooks(e.data) : e.data.includes(HOOK_ANNOTATION)));
+  return entries.some((e) => fileMayHaveHooks(e.name, e.data));
 }
 
 interface TarEntry {

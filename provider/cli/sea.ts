@@ -1,0 +1,106 @@
+/**
+ * The main script of khook's single executable (scripts/build-sea.mjs builds it): it carries
+ * only Node's built-in modules and this loader; the CLI is the asset `dist/sea/khook.bundle.js`
+ * (every module and every package, nothing left outside), compiled from the V8 code cache the
+ * build made after running the command once (one asset per command, sea-assets.ts; launch.ts says
+ * why a cache made after a run beats the one Node makes at compile time).
+ *
+ * One file, three roles, chosen by the name it is started under:
+ * - `khook-post-renderer` (a symlink helm runs as its --post-renderer, post-renderer.ts): the
+ *   post-renderer client, which needs no bundle and no shell;
+ * - `pulumi-resource-khook*` (a Pulumi engine starting the provider plugin): the provider mode;
+ * - anything else: the CLI.
+ */
+import { isAscii } from "node:buffer";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type * as SeaModule from "node:sea";
+import { Writable } from "node:stream";
+import { forwardToKhook, POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "../hooks/post-renderer-client.js";
+import { codeCacheAsset, SEA_ASSETS } from "../sea-assets.js";
+import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import type * as SeaEntry from "./sea-entry.js";
+
+/** The plugin name a Pulumi engine starts a provider for package `khook` under. */
+export const PROVIDER_PLUGIN_NAME = "pulumi-resource-khook";
+
+/**
+ * Build time only (scripts/build-sea.mjs): run each argv of KHOOK_SEA_TRAIN_RUNS (a JSON array,
+ * the runs of one command), output discarded, in this one process, then write the V8 code cache
+ * of every function they compiled to the file KHOOK_SEA_TRAIN names.
+ */
+const TRAIN_CACHE_ENV = "KHOOK_SEA_TRAIN";
+const TRAIN_RUNS_ENV = "KHOOK_SEA_TRAIN_RUNS";
+/** `1`: say on stderr whether V8 took the code cache inside (tests and benchmarks check it). */
+const REPORT_CACHE_ENV = "KHOOK_SEA_REPORT_CODE_CACHE";
+
+function rawAsset(sea: typeof SeaModule, name: string): Buffer {
+  return Buffer.from(sea.getRawAsset(name));
+}
+
+/** The command's code cache, or `other`'s for anything that is not a command; empty when the build made none. */
+function codeCache(sea: typeof SeaModule, command: string | undefined): Buffer {
+  for (const variant of command !== undefined && /^[a-z]{1,20}$/.test(command) ? [command, "other"] : ["other"]) {
+    try {
+      return rawAsset(sea, codeCacheAsset(variant));
+    } catch {
+      // No cache for this name (not a command): the next one.
+    }
+  }
+  return Buffer.alloc(0);
+}
+
+function loadBundle(command: string | undefined): { entry: typeof SeaEntry; script: import("node:vm").Script } {
+  const sea = require("node:sea") as typeof SeaModule;
+  const bytes = rawAsset(sea, SEA_ASSETS.bundle);
+  // esbuild writes ASCII: a one-byte string without decoding megabytes of UTF-8.
+  const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+  const cache = codeCache(sea, command);
+  const filename = path.join(path.dirname(process.execPath), "khook.bundle.js");
+  const script = compileCommonJs(source, filename, cache.length > 0 ? cache : undefined);
+  if (process.env[REPORT_CACHE_ENV] === "1") process.stderr.write(`khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`);
+  // The bundle requires nothing but Node's built-in modules, which this script's require serves.
+  return { entry: runCommonJs(script, filename, require) as typeof SeaEntry, script };
+}
+
+async function train(cacheFile: string): Promise<void> {
+  const { entry, script } = loadBundle(undefined);
+  const sink = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
+  for (const argv of JSON.parse(process.env[TRAIN_RUNS_ENV] ?? "[]") as string[][]) {
+    await entry.main(argv, { stdout: sink(), stderr: sink(), env: process.env });
+  }
+  fs.writeFileSync(cacheFile, script.createCachedData());
+}
+
+async function run(argv: string[]): Promise<number> {
+  const provider = path.basename(process.argv0).startsWith(PROVIDER_PLUGIN_NAME);
+  const { entry } = loadBundle(provider ? undefined : argv[0]);
+  if (provider) {
+    if (entry.providerMain !== undefined) return entry.providerMain(argv);
+    process.stderr.write(`${PROVIDER_PLUGIN_NAME}: this khook executable has no Pulumi provider mode yet; use the Pulumi dynamic provider from the npm package (docs/pulumi.md)\n`);
+    return 2;
+  }
+  return entry.main(argv);
+}
+
+function start(): void {
+  const invokedAs = process.argv0;
+  if (path.basename(invokedAs) === POST_RENDERER_NAME && path.isAbsolute(invokedAs)) {
+    forwardToKhook(path.join(path.dirname(invokedAs), POST_RENDERER_SOCKET));
+    return;
+  }
+  const trainCache = process.env[TRAIN_CACHE_ENV];
+  // In a single executable, argv[1] repeats the executable's path; the arguments follow it.
+  const work = trainCache !== undefined && trainCache !== "" ? train(trainCache).then(() => 0) : run(process.argv.slice(2));
+  work.then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`khook: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+start();

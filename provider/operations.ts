@@ -14,7 +14,8 @@ import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
-import { clearLease, Journal, OwnerMarkerStore, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type RecordOwner, type RecordSummary } from "./state/index.js";
+import { keyedSpec } from "./spec/keyed-hash.js";
+import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -42,6 +43,8 @@ interface RunOperationOptions {
    * API server's /readyz, saying so in one line (kube/ready.ts).
    */
   readonly waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
+  /** The key of keyed step hashes the caller keeps (the Pulumi state); it wins over the record's. */
+  readonly hashKey?: string;
 }
 
 export type ApplyOptions = SessionRef & RunOperationOptions;
@@ -67,10 +70,14 @@ function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (sessio
   return fn(ref.session);
 }
 
-function journalFor(spec: LoadedSpec, session: Session, owner?: RecordOwner): Journal | undefined {
+function journalFor(spec: LoadedSpec, session: Session, opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {}): Journal | undefined {
   const location = session.record;
   if (location === undefined) return undefined;
-  return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), { unlockCommand: unlockCommand(spec, location), ...(owner !== undefined ? { owner } : {}) });
+  return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
+    unlockCommand: unlockCommand(spec, location),
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+    ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
+  });
 }
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
@@ -83,7 +90,7 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     const kube = session.kube;
     if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
-    const journal = journalFor(spec, session, opts.owner);
+    const journal = journalFor(spec, session, opts);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
@@ -94,6 +101,7 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(journal ? { journal } : {}),
+      ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
     if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
@@ -178,6 +186,8 @@ export interface StatusReport {
   namespace: string;
   name: string;
   summary: RecordSummary;
+  /** Whether the recorded lease holder is still there (only with a lease). */
+  leaseHolder?: LeaseHolderState;
 }
 
 /** The record of the last run, summarized against the current spec; undefined when there is none. */
@@ -187,7 +197,10 @@ export function statusOperation(spec: LoadedSpec, opts: StatusOptions): Promise<
     const journal = Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
     const record = await journal.readRecord();
     if (record === undefined) return undefined;
-    return { ...location, summary: summarizeRecord(record, { specHash: spec.specHash, steps: spec.steps }) };
+    // Keyed step hashes compare under the record's key; without one, a keyed step reads as changed.
+    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
+    const summary = summarizeRecord(record, { specHash: spec.specHash, steps });
+    return { ...location, summary, ...(record.lease !== undefined ? { leaseHolder: leaseHolderState(record.lease, currentRun(), new Date(), pidAlive) } : {}) };
   });
 }
 

@@ -23,7 +23,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { collectBundle, type Bundle } from "../provider/pulumi/bundle.js";
+import { collectBundle, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
@@ -38,6 +38,13 @@ export interface KhookArgs {
   specFile?: string;
   /** Where relative paths in an inline `spec` resolve (default: the program's directory). */
   baseDir?: string;
+  /**
+   * Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through
+   * `../` or a symlink. Off by default: bundled files are copied into the Pulumi state.
+   */
+  allowFunctionsOutsideSpecDir?: boolean;
+  /** The limit on the referenced local files, which travel in the Pulumi state (default 4 MiB). */
+  maxBundleBytes?: number;
   /** Variables, like `--set` (highest precedence). */
   vars?: pulumi.Input<Record<string, pulumi.Input<string | number | boolean>>>;
   /** Var files (flat `NAME: value` YAML maps), like `--var-file`; read at program time. Later files win. */
@@ -110,7 +117,7 @@ export class Khook extends pulumi.dynamic.Resource {
   declare readonly specName: pulumi.Output<string>;
 
   constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
-    const inputs = khookInputs(name, args);
+    const inputs = khookInputs(name, args, programRecords());
     super(
       khookProvider,
       name,
@@ -125,15 +132,40 @@ export class Khook extends pulumi.dynamic.Resource {
         plan: undefined,
         specName: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig"])] },
+      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig", "hashKey"])] },
       "khook",
       "Khook",
     );
   }
 }
 
-/** The provider inputs for the given arguments; exported for tests. */
-export function khookInputs(name: string, args: KhookArgs): Record<string, pulumi.Input<unknown> | undefined> {
+/**
+ * The records this program's Khook resources use, by record key, with the resource that took each.
+ * Two resources of one stack with one record would take it from each other on every update (the
+ * provider cannot tell a sibling from a rename, which also briefly has two resources on one record),
+ * and a destroy would tear down only one of them; the program can tell, because a rename has one.
+ */
+const PROGRAM_RECORDS = new WeakMap<object, Map<string, string>>();
+/** Where no stack resource exists (unit tests with mocks): one registry for the process. */
+const PROCESS_RECORDS = new Map<string, string>();
+
+/**
+ * This program run's registry. Keyed by the run's root Stack resource: the Automation API runs
+ * inline programs again in one process (another stack, a rename), and each run starts afresh.
+ */
+function programRecords(): Map<string, string> {
+  const stack = pulumi.runtime.getStackResource();
+  if (stack === undefined) return PROCESS_RECORDS;
+  let records = PROGRAM_RECORDS.get(stack);
+  if (records === undefined) PROGRAM_RECORDS.set(stack, (records = new Map()));
+  return records;
+}
+
+/**
+ * The provider inputs for the given arguments; exported for tests. `records` (the program's
+ * registry) refuses a second resource on a record another resource of the program uses.
+ */
+export function khookInputs(name: string, args: KhookArgs, records?: Map<string, string>): Record<string, pulumi.Input<unknown> | undefined> {
   if ((args.spec === undefined) === (args.specFile === undefined)) {
     throw new Error(`Khook ${name}: give exactly one of spec and specFile`);
   }
@@ -168,6 +200,14 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     }
   });
 
+  // Decided here, synchronously, so that the program (preview or up) fails at this resource. A
+  // value only an Output holds stands in as unknown: a record key built from it is not checked.
+  if (records !== undefined && typeof specText === "string") {
+    const plain = (m: unknown): Record<string, string> =>
+      m === null || typeof m !== "object" || pulumi.Output.isInstance(m) ? {} : Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : UNKNOWN_PLACEHOLDER]));
+    claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+  }
+
   // Per variable: a map of values travels as a map of Outputs, so during a preview
   // one value another resource has not produced yet is one unknown, and the
   // provider plans every step that does not use it. (An Output of a whole map
@@ -176,6 +216,10 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
   const secretVars = perVariable(args.secretVars ?? {}, envSecrets);
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
+  const bundleOptions = {
+    ...(args.allowFunctionsOutsideSpecDir !== undefined ? { allowFunctionsOutsideSpecDir: args.allowFunctionsOutsideSpecDir } : {}),
+    ...(args.maxBundleBytes !== undefined ? { maxBytes: args.maxBundleBytes } : {}),
+  };
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret. It
   // is computed during a preview too: an unknown variable takes the protocol's
@@ -186,7 +230,7 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ({ text, v, secrets }) => {
       if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
       const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
-      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars });
+      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundleOptions);
       const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
       const secretValues = Object.values(known.secrets).filter((x) => x.length >= 3 && x !== UNKNOWN_PLACEHOLDER);
       const leaks = keys.some((k) => secretValues.some((x) => k.includes(x)));
@@ -216,6 +260,22 @@ export function khookInputs(name: string, args: KhookArgs): Record<string, pulum
     ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
+}
+
+/** Registers `name` on its record; throws, naming the first resource and the fix, when another resource of the program has it. */
+function claimRecord(records: Map<string, string>, name: string, record: ReturnType<typeof recordKey>): void {
+  // A name or location still waiting for an unknown value is checked on the update that knows it.
+  if (record === undefined || record.key.includes(UNKNOWN_PLACEHOLDER)) return;
+  const first = records.get(record.key);
+  if (first === undefined || first === name) {
+    records.set(record.key, name);
+    return;
+  }
+  throw new Error(
+    `Khook ${name}: the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
+      `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
+      `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}.`,
+  );
 }
 
 /** A kubeconfig object (e.g. @pulumi/eks's `cluster.kubeconfig`) travels as its JSON text, which is valid kubeconfig YAML. */

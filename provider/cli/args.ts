@@ -1,6 +1,7 @@
 /** Flag parsing for every command, kubectl/helm style. Bad flags are invalid input (exit 2). */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { invalidInput } from "../errors.js";
+import { variableNameProblem } from "../spec/vars.js";
 
 export const COMMON_OPTIONS = {
   filename: { type: "string", short: "f" },
@@ -50,7 +51,10 @@ export function parseSetFlags(values: readonly string[] | undefined, command: st
   return (values ?? []).map((kv) => {
     const eq = kv.indexOf("=");
     if (eq <= 0) throw invalidInput(`khook ${command}: --set expects NAME=value, got "${kv.length > 40 ? `${kv.slice(0, 40)}...` : kv}"`, []);
-    return [kv.slice(0, eq), kv.slice(eq + 1)];
+    const name = kv.slice(0, eq);
+    const problem = variableNameProblem(name);
+    if (problem !== undefined) throw invalidInput(`khook ${command}: --set ${name}=...: ${problem}`, []);
+    return [name, kv.slice(eq + 1)];
   });
 }
 

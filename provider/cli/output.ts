@@ -13,15 +13,32 @@ export interface Streams {
 
 export class Output {
   redactor: Redactor = new Redactor();
+  /** Streams whose reader went away (EPIPE): what would go to them is dropped. */
+  private readonly closed = new Set<NodeJS.WritableStream>();
 
-  constructor(readonly streams: Streams) {}
+  constructor(readonly streams: Streams) {
+    // `khook plan | head -1`: the reader closing the pipe is the reader's choice, not an error.
+    // kubectl and helm die of SIGPIPE without a word; Node ignores SIGPIPE, so the write fails
+    // with EPIPE instead, which must not become an unhandled 'error' and its stack trace. The
+    // command runs to its end (an apply is not cut short mid-step) and exits with its own code.
+    for (const stream of [streams.stdout, streams.stderr]) {
+      stream.on("error", (e: NodeJS.ErrnoException) => {
+        if (e.code !== "EPIPE" && e.code !== "ERR_STREAM_DESTROYED") throw e;
+        this.closed.add(stream);
+      });
+    }
+  }
 
   out(text: string): void {
-    this.streams.stdout.write(`${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
+    this.write(this.streams.stdout, `${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
   }
 
   err(text: string): void {
-    this.streams.stderr.write(`${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
+    this.write(this.streams.stderr, `${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
+  }
+
+  private write(stream: NodeJS.WritableStream, text: string): void {
+    if (!this.closed.has(stream)) stream.write(text);
   }
 
   /**
@@ -29,7 +46,7 @@ export class Output {
    * no spec is loaded, while the pre-spec redactor would rewrite the example URLs in them.
    */
   verbatim(text: string): void {
-    this.streams.stdout.write(text);
+    this.write(this.streams.stdout, text);
   }
 
   json(value: unknown): void {

@@ -2,6 +2,7 @@
 import { invalidInput } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { loadSpec } from "../spec/load.js";
+import { decodeUtf8 } from "../spec/source.js";
 import { parseSetFlags } from "./args.js";
 import type { Output } from "./output.js";
 
@@ -25,14 +26,14 @@ export async function loadFromFlags(command: string, flags: SpecFlags, out: Outp
   };
   const spec =
     file === "-"
-      ? loadSpec({ ...common, text: await readAll(out.streams.stdin ?? process.stdin), baseDir: process.cwd() })
+      ? loadSpec({ ...common, text: decodeUtf8(await readAll(out.streams.stdin ?? process.stdin), "<stdin>", "the spec"), baseDir: process.cwd() })
       : loadSpec({ ...common, file });
   out.redactor = spec.redactor;
   return spec;
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

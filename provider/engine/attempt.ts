@@ -107,7 +107,7 @@ export function makeStepContext(args: {
   const redactedLog = (message: string): void => log(redactor.redact(String(message)));
   const ctx = {
     ...extras,
-    ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog }) } : {}),
+    ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog, isNamespaced: (apiVersion, kind) => namespacedKind(extras, apiVersion, kind, signal) }) } : {}),
     ...(args.record !== undefined ? { record: args.record } : {}),
     spec,
     signal,
@@ -134,4 +134,13 @@ export function errorText(e: unknown, redact: (s: string) => string): string {
     }
   }
   return redact(text);
+}
+
+/** Discovery's scope of `kind`, for hooks that judge what a webhook added; undefined when the cluster does not serve it. */
+async function namespacedKind(extras: StepContextExtras, apiVersion: string, kind: string, signal: AbortSignal): Promise<boolean | undefined> {
+  try {
+    return (await extras.kube.resolveKind(apiVersion, kind, { signal })).namespaced;
+  } catch {
+    return undefined;
+  }
 }

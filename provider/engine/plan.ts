@@ -12,6 +12,7 @@ import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
 import { describeHook, firesIn, hooksFor } from "../spec/hooks.js";
 import { HOOK_EVENTS } from "../spec/types.js";
+import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { transientCause, describeCause } from "../kube/transient.js";
@@ -37,10 +38,16 @@ export function planHooks(step: LoadedStep): string[] {
   return HOOK_EVENTS.flatMap((event) => hooksFor(step, event).map((h) => describeHook(h, [event])));
 }
 
-/** Plan's note on a step with hooks the planner does not fire (webhooks: it never calls them). */
+/**
+ * Plan's note on a step with hooks the planner does not fire (webhooks: it never calls them),
+ * and which of them may reshape what the step applies (pre-apply: change its objects, and add
+ * some where `allow.add` says so).
+ */
 export function webhookNote(step: LoadedStep): string | undefined {
   const names = [...new Set(step.hooks.filter((h) => !firesIn(h, "plan")).map((h) => h.name))];
-  return names.length > 0 ? `webhook hooks not called by plan: ${names.join(", ")}` : undefined;
+  if (names.length === 0) return undefined;
+  const reshaping = hooksFor(step, "pre-apply").map((h) => (h.allow.add ? `${h.name} (may add objects)` : h.name));
+  return `webhook hooks not called by plan: ${names.join(", ")}${reshaping.length > 0 ? `; what is applied may be reshaped by pre-apply ${reshaping.join(", ")}` : ""}`;
 }
 
 /** Per step, in document order. Pure and deterministic. */
@@ -57,7 +64,8 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
       hooks: planHooks(step),
     };
     if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
-    return { ...base, action: "run" as const, reason: runReason(step, redact) };
+    const note = webhookNote(step);
+    return { ...base, action: "run" as const, reason: runReason(step, redact) + (note !== undefined ? `; ${note}` : "") };
   });
 }
 
@@ -99,13 +107,13 @@ export interface PlanOnlineOptions {
  * than failing the plan. With `diff`, each assess also returns its diff.
  */
 export async function planOnline(
-  spec: LoadedSpec,
+  loadedSpec: LoadedSpec,
   executors: ExecutorRegistry,
   context: StepContextExtras,
   journal?: Journal,
   opts: PlanOnlineOptions = {},
 ): Promise<OnlinePlanStep[]> {
-  const redactor = opts.redactor ?? spec.redactor.child();
+  const redactor = opts.redactor ?? loadedSpec.redactor.child();
   const redact = (s: string): string => redactor.redact(s);
   const now = opts.now ?? Date.now;
   const runAbort = new AbortController();
@@ -115,6 +123,9 @@ export async function planOnline(
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
   if (journal) await journal.open();
+  // Keyed step hashes are computed under the record's key; a plan never makes one (without it they show as unkeyed and do not resume).
+  const key = journal?.previousRecord?.hashKey;
+  const spec = key !== undefined && hasKeyedSteps(loadedSpec) ? keyedSpec(loadedSpec, key) : loadedSpec;
   const offline = planOffline(spec);
 
   const out: OnlinePlanStep[] = new Array(spec.steps.length);

@@ -6,6 +6,8 @@ export { RESUME_REASON };
 
 export const CANCELLED_REASON = "cancelled";
 export const CANCELLED_WHILE_RUNNING_REASON = "cancelled while running";
+/** Every step not started after this run lost its lease on the state record (the journal error names the holder). */
+export const LEASE_LOST_REASON = "not started: this run lost its lease on the state record";
 
 /** An excluded step's local files are neither read nor hashed (they may be absent here); the reason says so. */
 export function excludedReason(step: Pick<LoadedStep, "when" | "unreadFiles">, redact: (s: string) => string): string {

@@ -21,7 +21,8 @@
  *   between attempts.
  * - Cancellation (the run signal) stops starting steps, aborts running
  *   attempts (those steps fail with "cancelled"), reports the rest skipped
- *   (`cancelled`), writes the journal, and returns status "cancelled".
+ *   (`cancelled`), writes the journal, and returns status "cancelled". A
+ *   journal that lost its lease does the same, but the run fails.
  * - Destroy walks the same DAG reversed (a step is torn down after every step
  *   that needs it) and calls `executor.destroy`.
  *
@@ -34,8 +35,9 @@ import type { DestroyOutcome, StepOutcome } from "../steps/types.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
-import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason } from "./reasons.js";
+import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason, LEASE_LOST_REASON } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
 import { TransientRetries } from "./transient.js";
 import { type RunEvent, type RunOptions, type RunResult, type RunStatus, type SleepFn, type StepResult } from "./types.js";
@@ -44,7 +46,9 @@ export * from "./types.js";
 
 export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
-export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise<RunResult> {
+  // Re-bound to the keyed spec once the record (and its hash key) is read.
+  let spec = loadedSpec;
   const now = opts.now ?? Date.now;
   const mode = opts.mode;
   const journal = opts.journal;
@@ -81,12 +85,15 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     return finishWith(steps, "failed", journalError);
   };
 
+  if (!journal && opts.hashKey !== undefined && hasKeyedSteps(spec)) spec = keyedSpec(spec, opts.hashKey);
   if (journal) {
     try {
       await journal.open();
     } catch (e) {
       return refuse(errorText(e, redact), "the state record could not be read");
     }
+    // Steps whose hash digests a secret are hashed under the record's key (spec/keyed-hash.ts).
+    if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
       else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
@@ -97,7 +104,9 @@ export async function runSpec(spec: LoadedSpec, opts: RunOptions): Promise<RunRe
     for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
   }
 
-  const resolutions = await schedule(spec, opts, emit, redactor, now);
+  // A run that lost its lease stops as if cancelled, but fails (exit 1): the journal error names the holder.
+  const signal = journal === undefined ? opts.signal : AbortSignal.any([...(opts.signal ? [opts.signal] : []), journal.leaseLost]);
+  const resolutions = await schedule(spec, { ...opts, ...(signal ? { signal } : {}) }, emit, redactor, now);
   const steps = spec.steps.map((s) => resolutions.byName.get(s.name)!.result);
   const anyFailed = steps.some((s) => s.status === "failed");
   let status: RunStatus = resolutions.cancelled ? "cancelled" : anyFailed ? "failed" : "succeeded";
@@ -193,8 +202,10 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
     };
     const onAbort = (): void => {
       if (!runAbort.signal.aborted) runAbort.abort(callerSignal?.reason);
-      cancelled = true;
-      scheduler.stop(CANCELLED_REASON);
+      // A journal that lost its lease stops the run as cancellation does, but the run fails.
+      const leaseLost = journal?.leaseLost.aborted === true;
+      cancelled ||= !leaseLost;
+      scheduler.stop(leaseLost ? LEASE_LOST_REASON : CANCELLED_REASON);
       pump();
     };
     if (callerSignal?.aborted) onAbort();
@@ -257,14 +268,17 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
     try {
       const bounds = { timeoutMs: step.timeoutMs, runSignal, now, timeoutDetail: () => transient.lastErrorText };
       const outcome = await boundedAttempt(bounds, (signal, deadlineAt): Promise<StepOutcome | DestroyOutcome> => {
-        const ctx = makeStepContext({ spec, extras: opts.context, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
+        const recordedAdditions = mode === "destroy" ? journal?.previousRecord?.steps[step.name]?.added : undefined;
+        const extras = recordedAdditions !== undefined ? { ...opts.context, recordedAdditions } : opts.context;
+        const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
         // Transient failures are retried within this attempt's deadline (engine/transient.ts).
         if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
         // finalize: the teardown proceeds only once every before-teardown hook succeeded.
         return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => transient.run({ signal, deadlineAt }, () => executor.destroy(step, ctx)));
       });
       if ("revision" in outcome && outcome.revision !== undefined) scope.revisions.set(step.name, outcome.revision);
-      return { ...base, status: outcome.status === "skipped" ? "skipped" : "ok", reason: redact(outcome.reason), attempts: attempt, durationMs: elapsed() };
+      const added = "added" in outcome ? outcome.added : undefined;
+      return { ...base, status: outcome.status === "skipped" ? "skipped" : "ok", reason: redact(outcome.reason), attempts: attempt, durationMs: elapsed(), ...(added !== undefined && added.length > 0 ? { added } : {}) };
     } catch (e) {
       if (isCancelled(e)) {
         emit({ type: "attempt-failed", step: step.name, attempt, of, error: CANCELLED_REASON, willRetry: false, retryInMs: 0 });

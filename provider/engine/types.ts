@@ -4,7 +4,7 @@
  * here knows about terminals or Pulumi.
  */
 import type { StepType } from "../spec/types.js";
-import type { ExecutorRegistry, StepContext } from "../steps/types.js";
+import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
 import type { Journal } from "../state/journal.js";
 import type { Redactor } from "../redact.js";
 
@@ -30,6 +30,11 @@ export interface RunOptions {
   readonly context: StepContextExtras;
   /** Max steps executing at once (default 8). Resumed and excluded steps take no slot. */
   readonly parallelism?: number;
+  /**
+   * The key of keyed step hashes when no record holds one (spec/keyed-hash.ts): the Pulumi
+   * resource keeps it in its state. With a journal, the journal's key wins.
+   */
+  readonly hashKey?: string;
   /** Ctrl-C: stop starting steps, abort running attempts, mark the rest skipped. */
   readonly signal?: AbortSignal;
   /** The state record; absent when the spec has no enabled `state:` block. */
@@ -67,6 +72,8 @@ export interface StepResult {
   readonly inputHash: string;
   /** The last attempt's error, redacted. Only on `failed`. */
   readonly error?: string;
+  /** Objects pre-apply webhooks added and the step applied (the record keeps them for destroy). */
+  readonly added?: readonly AddedObjectRef[];
 }
 
 export type RunStatus = "succeeded" | "failed" | "cancelled";

@@ -88,6 +88,9 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
     if (lastSlash === -1 || rest.slice(lastSlash + 1) === "") {
       problems.push({ field: "chart", message: `"${describeChartText(chart)}" is not an OCI chart reference; use oci://<registry>/<path>/<chart>[:tag|@digest]` });
     }
+    if (tag?.includes(":") === true) {
+      problems.push({ field: "chart", message: `"${describeChartText(chart)}" has two tags (two ':' after the chart name); write one :<tag> (or @sha256:<digest>)` });
+    }
     if (tag === "") {
       problems.push({ field: "chart", message: `"${describeChartText(chart)}" ends with ':' but has no tag; write :<tag> or @sha256:<digest>, or drop the ':' and pin version:` });
     }
@@ -115,6 +118,7 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
     problems.push({ field: "chart", message: `"${name}" is not a chart name` });
   }
   if (inlineVersion !== undefined && inlineVersion === "") problems.push({ field: "chart", message: `"${chart}" ends with ':' but has no version` });
+  if (inlineVersion?.includes(":") === true) problems.push({ field: "chart", message: `"${describeChartText(chart)}" has two version separators; write <name>:<version> with one ':' (or version:)` });
   if (inlineVersion !== undefined && helm.version !== undefined) {
     problems.push({ field: "version", message: `the version is given twice: inline (${chart}) and version: ${helm.version}; keep one` });
   }

@@ -1,8 +1,9 @@
 /**
  * The context every hook receives: seed 004's context object (chart, values,
  * release, capabilities, objects), fitted to khook. Secret values never appear
- * in it: every string goes through the run's redactor, and objects that carry a
- * secret value are withheld from hooks altogether (see `partitionObjects`).
+ * in it: every string goes through the run's redactor. Objects that carry a
+ * secret value are withheld from webhooks (see `partitionObjects`) and named in
+ * `withheld`; functions see every object as applied (docs/hooks.md).
  */
 import type { Redactor } from "../redact.js";
 import type { HookEvent, StepType } from "../spec/types.js";
@@ -38,7 +39,7 @@ export interface HookContext extends HookContextExtras {
   readonly hook: { readonly name: string };
   readonly spec: { readonly name: string };
   readonly step: { readonly name: string; readonly type: StepType; readonly summary: string };
-  /** Objects khook kept from the hook because they carry a secret value; they are sent unchanged. */
+  /** Objects khook did not show a webhook because they carry a secret value; they are sent as declared. Always empty for functions. */
   readonly withheld: readonly string[];
 }
 
@@ -72,10 +73,10 @@ export function objectKey(o: Record<string, unknown>): string {
 }
 
 /**
- * Splits objects into those hooks may see and those they may not: an object
+ * Splits objects into those a webhook may see and those it may not: an object
  * carrying a secret value (a variable from a secret source, or a credential)
- * is withheld and passes through unchanged, so no hook ever sees a secret and
- * nothing a hook returns can replace one with a mask.
+ * is withheld and passes through unchanged, so no webhook ever sees a secret and
+ * nothing a webhook returns can replace one with a mask.
  */
 export function partitionObjects<T extends Record<string, unknown>>(objects: readonly T[], redactor: Redactor): { visible: { index: number; object: T }[]; withheld: { index: number; object: T }[] } {
   const visible: { index: number; object: T }[] = [];

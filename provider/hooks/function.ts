@@ -7,6 +7,8 @@
  *   KHOOK_SECRET_*, no KUBECONFIG, nothing else of khook's environment;
  * - a private, empty temporary directory (0700) as its working directory,
  *   removed afterwards;
+ * - its own process group, ended whole when it exits or times out: no child of a
+ *   function outlives its step, and none can hold khook open through a pipe;
  * - the hook's timeout, and a cap on its output;
  * - its stderr redacted, and shown only when it fails.
  */
@@ -129,6 +131,7 @@ export async function runFunction(
       maxStderrBytes: FUNCTION_STDERR_CAP_BYTES,
       killGraceMs: 1000,
       keepRawStdout: true,
+      processGroup: true,
     });
     const stderr = r.stderr.trim() !== "" ? `:\n${lastLines(r.stderr)}` : "";
     if (r.aborted) {

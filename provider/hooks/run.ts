@@ -14,8 +14,12 @@
  *   A function's failure, or a result of severity `error`, fails the step before
  *   anything is sent, listing each result with its object and field. Function
  *   failures are deterministic (same input, same output), so they are not retried.
+ * - post-render functions see every object as applied, secrets included; webhooks
+ *   never see a secret value (objects carrying one are named in context.withheld and
+ *   cannot be replaced).
  * - pre-apply (apply mode only): webhooks receive `{phase, object, children}` and
- *   may return changed children (which replace the set they were sent).
+ *   may return changed children (which replace the set they were sent); an object
+ *   they add fails the step unless the hook's `allow:` admits it.
  * - post-apply: webhooks are told the outcome, the objects sent and the helm revision.
  * - finalize: webhooks must succeed before the step's objects are removed.
  *
@@ -65,6 +69,11 @@ export function afterStepFailedReason(mode: HookMode): string {
 export interface AttemptIo {
   readonly signal: AbortSignal;
   log(message: string): void;
+  /**
+   * Whether the cluster serves `kind` as a namespaced resource (discovery), or undefined when it
+   * does not serve it. Without it, an object added by a webhook is judged by its metadata alone.
+   */
+  isNamespaced?(apiVersion: string, kind: string): Promise<boolean | undefined>;
 }
 
 export interface PostApplyOutcome {
@@ -81,6 +90,8 @@ export interface AttemptHooks {
   render(objects: readonly KubeObjectLike[], opts: { send: boolean }): Promise<KubeObjectLike[]>;
   /** Chart, release, values and capabilities for the context (helm). */
   setExtras(extras: HookContextExtras): void;
+  /** The objects pre-apply webhooks added during the last render that sent objects (allow.add). */
+  added(): readonly KubeObjectLike[];
 }
 
 /** The step's hooks for a run in `mode`, or undefined when no hook applies to it. */
@@ -91,6 +102,7 @@ export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode,
 /** The hooks of one step in one run. */
 export class StepHooks {
   private sent: KubeObjectLike[] = [];
+  private addedObjects: KubeObjectLike[] = [];
   private readonly wheres = new Map<string, string>();
   private extras: HookContextExtras = {};
 
@@ -117,6 +129,7 @@ export class StepHooks {
       transformsObjects: this.transformsObjects,
       render: (objects, opts) => this.render(objects, io, opts),
       setExtras: (extras) => this.setExtras(extras),
+      added: () => this.added(),
     };
   }
 
@@ -132,6 +145,7 @@ export class StepHooks {
    */
   async render(objects: readonly KubeObjectLike[], io: AttemptIo, opts: { send: boolean }): Promise<KubeObjectLike[]> {
     let current = [...objects];
+    if (opts.send) this.addedObjects = [];
     for (const event of eventsAt("render", this.mode)) for (const hook of this.for(event)) current = await this.runFunctionHook(hook, event, current, io);
     if (opts.send) {
       for (const event of eventsAt("send", this.mode)) for (const hook of this.for(event)) current = await this.runChildrenWebhook(hook, event, current, io);
@@ -201,13 +215,14 @@ export class StepHooks {
     );
   }
 
-  /** A KRM function over the objects (post-render): transforms them, or rejects the step with its error results. */
+  /**
+   * A function is the spec author's own local program, run like kubectl's KRM orchestrators
+   * run one: it gets every object exactly as it will be applied, secrets included, so a
+   * validator judges what is applied. What it says (results, stderr, failures) is redacted.
+   */
   private async runFunctionHook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
     if (hook.handler.kind !== "function") return objects;
-    const { visible, withheld } = partitionObjects(objects, this.redactor);
-    const withheldKeys = withheld.map((w) => objectKey(w.object));
-    if (withheldKeys.length > 0) io.log(`${event} hook ${hook.name}: ${withheldKeys.length} object(s) carry a secret value and are passed through unchanged: ${withheldKeys.join(", ")}`);
-    const run = await functionRunner().runFunction(hook.handler, visible.map((v) => v.object), this.contextJson(hook, event, withheldKeys), { redactor: this.redactor, signal: io.signal });
+    const run = await functionRunner().runFunction(hook.handler, objects, this.contextJson(hook, event, []), { redactor: this.redactor, signal: io.signal });
     const label = run.results.length > 0 || run.failure !== undefined ? `${event} hook ${hook.name} (${this.where(hook)})` : "";
     for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
     const errors = run.results.filter((r) => r.severity === "error");
@@ -217,16 +232,97 @@ export class StepHooks {
       const head = errors.length > 0 ? `${label} rejected the step's objects (${errors.length} error${errors.length === 1 ? "" : "s"}); nothing was sent to the cluster` : `${label}: function ${hook.handler.exec} ${run.failure ?? "failed"}`;
       throw new PermanentHookError(this.redactor.redact([head, ...lines].join("\n")));
     }
-    return mergeWithheld(run.items ?? [], withheld);
+    return run.items ?? [];
   }
 
-  /** A webhook that receives the objects as children and may return changed ones (pre-apply). */
+  /**
+   * A webhook is remote: it never receives a secret value. An object that carries one is not
+   * shown; it is named in `context.withheld` (so a policy hook can still refuse the step) and
+   * is sent as declared: the webhook cannot replace it. The webhook may change or drop the
+   * objects it was shown; it may add one only where its `allow:` says so.
+   */
   private async runChildrenWebhook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
     const { visible, withheld } = partitionObjects(objects, this.redactor);
-    const children = await this.callWebhookHook(hook, event, visible.map((v) => v.object), io, this.extras, withheld.map((w) => objectKey(w.object)));
+    const shown = visible.map((v) => v.object);
+    const children = await this.callWebhookHook(hook, event, shown, io, this.extras, withheld.map((w) => objectKey(w.object)));
     if (children === undefined) return objects;
-    io.log(`${event} hook ${hook.name}: ${Object.keys(children).length} object(s) returned`);
-    return mergeWithheld(Object.values(children), withheld);
+    const returned = Object.values(children);
+    const added = await this.checkReturned(hook, event, shown, withheld.map((w) => w.object), returned, io);
+    io.log(`${event} hook ${hook.name}: ${returned.length} object(s) returned${added.length > 0 ? `, ${added.length} of them added: ${added.map(objectKey).join(", ")}` : ""}`);
+    this.addedObjects.push(...added);
+    return mergeWithheld(returned, withheld);
+  }
+
+  /** The objects a webhook added (not among those it was shown); throws when it may not have returned one of them. */
+  private async checkReturned(hook: LoadedHook, event: HookEvent, shown: readonly KubeObjectLike[], withheld: readonly KubeObjectLike[], returned: readonly KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+    const defaultNamespace = this.stepNamespace();
+    const identity = (o: KubeObjectLike): string => objectIdentity(o, defaultNamespace);
+    const shownIds = new Set(shown.map(identity));
+    const withheldIds = new Set(withheld.map(identity));
+    const problems: string[] = [];
+    const added: KubeObjectLike[] = [];
+    for (const o of returned) {
+      const id = identity(o);
+      if (shownIds.has(id)) continue;
+      if (withheldIds.has(id)) {
+        problems.push(`returned ${objectKey(o)}, which it was not shown because it carries a secret value: a webhook cannot replace an object khook withheld from it`);
+        continue;
+      }
+      const problem = await this.additionProblem(hook, o, shown, io);
+      if (problem !== undefined) problems.push(problem);
+      else added.push(o);
+    }
+    if (problems.length > 0) throw new PermanentHookError(this.redactor.redact(`${this.webhookLabel(hook, event)}: ${problems.join("; ")}; nothing was sent to the cluster`));
+    return added;
+  }
+
+  /** Why the hook may not add `o`, or undefined. */
+  private async additionProblem(hook: LoadedHook, o: KubeObjectLike, shown: readonly KubeObjectLike[], io: AttemptIo): Promise<string | undefined> {
+    const key = objectKey(o);
+    const allow = hook.allow;
+    if (!allow.add) {
+      return `added ${key}, which the step does not declare: a pre-apply webhook may change the step's objects but adds one only where the hook allows it (allow: {add: true, namespaces: [...]} on hook ${hook.name})`;
+    }
+    const meta = (o.metadata ?? {}) as { namespace?: unknown };
+    const written = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
+    const namespaced = io.isNamespaced !== undefined && typeof o.apiVersion === "string" && typeof o.kind === "string" ? await io.isNamespaced(o.apiVersion, o.kind) : written !== undefined;
+    if (namespaced === false || (namespaced === undefined && written === undefined)) {
+      return allow.clusterScoped ? undefined : `added ${key}, a cluster-scoped object, and hook ${hook.name} allows only namespaced additions (allow.clusterScoped: true allows it)`;
+    }
+    const namespace = written ?? this.stepNamespace() ?? "default";
+    const allowed = allow.namespaces ?? this.declaredNamespaces(shown);
+    if (!allowed.includes(namespace)) {
+      const where = allow.namespaces !== undefined ? `allow.namespaces is [${allowed.join(", ")}]` : `without allow.namespaces a hook adds only in the step's own namespaces (${allowed.join(", ") || "none"})`;
+      return `added ${key} in namespace ${namespace}: ${where}`;
+    }
+    return undefined;
+  }
+
+  /** The namespace objects of this step go to when they name none (apply's and helm's namespace:). */
+  private stepNamespace(): string | undefined {
+    const ns = (this.step.action as { namespace?: unknown }).namespace;
+    return typeof ns === "string" && ns !== "" ? ns : undefined;
+  }
+
+  private declaredNamespaces(shown: readonly KubeObjectLike[]): string[] {
+    const out = new Set<string>();
+    const own = this.stepNamespace();
+    if (own !== undefined) out.add(own);
+    for (const o of shown) {
+      const ns = (o.metadata as { namespace?: unknown } | undefined)?.namespace;
+      if (typeof ns === "string" && ns !== "") out.add(ns);
+    }
+    return [...out].sort();
+  }
+
+  /** The objects pre-apply webhooks added during this step's last render (the journal records them). */
+  added(): readonly KubeObjectLike[] {
+    return this.addedObjects;
+  }
+
+  private webhookLabel(hook: LoadedHook, phase: HookEvent): string {
+    const handler = hook.handler as LoadedWebhookHandler;
+    return `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(webhookClient().describeUrl(handler.url))})`;
   }
 
   /**
@@ -242,7 +338,7 @@ export class StepHooks {
     withheld: readonly string[] = [],
   ): Promise<Record<string, KubeObjectLike> | undefined> {
     const handler = hook.handler as LoadedWebhookHandler;
-    const label = (): string => `${phase} hook ${hook.name} (${this.where(hook)}, ${this.redactor.redact(webhookClient().describeUrl(handler.url))})`;
+    const label = (): string => this.webhookLabel(hook, phase);
     const request = {
       phase,
       object: this.stepObject(extras),
@@ -293,6 +389,13 @@ export function childrenMap(objects: readonly KubeObjectLike[]): Record<string, 
     out[key] = o;
   }
   return out;
+}
+
+/** Which object `o` is: kind, namespace (the step's when it names none) and name; apiVersion may change across versions of one kind. */
+function objectIdentity(o: KubeObjectLike, defaultNamespace: string | undefined): string {
+  const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  const ns = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : (defaultNamespace ?? "");
+  return `${String(o.kind)}\0${ns}\0${String(meta.name)}`;
 }
 
 /** Puts withheld objects back where they were, relative to the (possibly changed) rest. */

@@ -362,9 +362,6 @@ export class KubeClient implements Transport, KubeApi {
   delete(rt: ResourceType, name: string, namespace?: string, opts?: objects.DeleteOptions): Promise<objects.DeleteResult> {
     return objects.remove(this, rt, name, namespace, opts);
   }
-  deleteCollection(rt: ResourceType, opts: objects.ListOptions & objects.DeleteOptions): Promise<objects.DeleteResult[]> {
-    return objects.removeMatching(this, rt, opts);
-  }
   patch(rt: ResourceType, name: string, namespace: string | undefined, type: objects.PatchType, body: unknown, opts?: objects.WriteOptions): Promise<KubeObject> {
     return objects.patch(this, rt, name, namespace, type, body, opts);
   }

@@ -194,17 +194,6 @@ export async function remove(client: Transport, rt: ResourceType, name: string, 
   }
 }
 
-/** Deletes every object matching the selectors, one by one (so each result is known). */
-export async function removeMatching(client: Transport, rt: ResourceType, opts: ListOptions & DeleteOptions): Promise<DeleteResult[]> {
-  const { items } = await list(client, rt, opts);
-  const out: DeleteResult[] = [];
-  for (const it of items) {
-    const name = it.metadata?.name ?? "";
-    out.push(await remove(client, rt, name, it.metadata?.namespace, { ...opts, uid: it.metadata?.uid }));
-  }
-  return out;
-}
-
 /** `kubectl patch`. The target must exist (404 is an error). */
 export async function patch(
   client: Transport,

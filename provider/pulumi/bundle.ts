@@ -21,6 +21,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { FileReference } from "../spec/hash.js";
+import { SPEC_DEFAULTS } from "../spec/defaults.js";
 import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
 import type * as HashModule from "../spec/hash.js";
@@ -60,18 +61,32 @@ export interface Bundle {
   executables?: string[];
 }
 
+/** The bundle's size limit by default: the bundle is copied into the Pulumi state, on every update. */
+export const DEFAULT_BUNDLE_MAX_BYTES = 4 * 1024 * 1024;
+
+export interface BundleOptions {
+  /** Bundle hook functions from outside the spec's directory tree too (they land in the state). */
+  allowFunctionsOutsideSpecDir?: boolean;
+  /** The bundle's size limit (default DEFAULT_BUNDLE_MAX_BYTES). */
+  maxBytes?: number;
+}
+
 /**
  * Finds every local file the spec references and reads it. Lenient on
  * purpose: an invalid spec still bundles what it can, and `check` reports
- * the problems (a missing file becomes "cannot read ...").
+ * the problems (a missing file becomes "cannot read ..."). Two things it
+ * refuses, because they put what the author did not mean into the Pulumi
+ * state: a hook function outside the spec's directory tree (reached through
+ * `../` or a symlink) unless opted in, and a bundle over its size limit.
  */
-export function collectBundle(specText: string, baseDir: string, sources: VariableSources): Bundle {
+export function collectBundle(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): Bundle {
   const absBase = path.resolve(baseDir);
   if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
   const executablePaths = new Set<string>();
   for (const ref of referencedPaths(specText, absBase, sources)) {
     if (path.isAbsolute(ref.written)) continue; // read live by the provider
+    if (ref.role === "function" && opts.allowFunctionsOutsideSpecDir !== true) refuseOutsideFunction(ref, absBase);
     for (const file of expand(ref)) {
       paths.add(file);
       if (isExecutable(file)) executablePaths.add(file);
@@ -85,6 +100,7 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
   const files: Record<string, string> = {};
   const binaryFiles: Record<string, string> = {};
   const executables: string[] = [];
+  const sizes: [string, number][] = [];
   for (const p of [...paths].sort()) {
     let data: Buffer;
     try {
@@ -92,13 +108,46 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
     } catch {
       continue;
     }
+    sizes.push([toPosix(path.relative(absBase, p)), data.length]);
     const key = toPosix(path.relative(root, p));
     if (executablePaths.has(p)) executables.push(key);
     const text = asText(data);
     if (text !== undefined) files[key] = text;
     else binaryFiles[key] = data.toString("base64");
   }
+  refuseOversized(sizes, opts.maxBytes ?? DEFAULT_BUNDLE_MAX_BYTES);
   return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
+}
+
+/** A function must be the spec's own: inside its directory tree once symlinks are resolved. */
+function refuseOutsideFunction(ref: FileReference, absBase: string): void {
+  let real: string;
+  let realBase: string;
+  try {
+    real = fs.realpathSync(ref.resolved);
+    realBase = fs.realpathSync(absBase);
+  } catch {
+    return; // missing: check reports it
+  }
+  if (isInside(real, realBase)) return;
+  throw new Error(
+    `the hook function ${ref.written} is outside the spec's directory (${isInside(ref.resolved, absBase) ? "through a symlink" : "through ../"}), and khook copies hook functions into the Pulumi state. ` +
+      `Move it under the spec's directory, or set allowFunctionsOutsideSpecDir: true on the Khook resource to bundle it anyway.`,
+  );
+}
+
+function refuseOversized(sizes: readonly [string, number][], maxBytes: number): void {
+  const total = sizes.reduce((n, [, size]) => n + size, 0);
+  if (total <= maxBytes) return;
+  const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([file, size]) => `${file} (${kib(size)})`);
+  throw new Error(
+    `the files the spec references total ${kib(total)}, over the bundle's limit of ${kib(maxBytes)} (they are copied into the Pulumi state on every update); ` +
+      `largest: ${largest.join(", ")}. Reference smaller files (e.g. a chart from a repository instead of a local .tgz), or raise maxBundleBytes on the Khook resource.`,
+  );
+}
+
+function kib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
 function isExecutable(file: string): boolean {
@@ -110,17 +159,38 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
-  let doc: unknown;
+/** The spec as a plain document after substitution; undefined when it does not parse (check reports why). */
+function substitutedDocument(specText: string, sources: VariableSources): unknown {
   try {
     const { mergeVariables, substitute } = require("../spec/vars.js") as typeof VarsModule;
     const { SourceText } = require("../spec/source.js") as typeof SourceModule;
     const { parse: parseYaml } = require("yaml") as typeof YamlModule;
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
-    doc = parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false });
+    return parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false }) as unknown;
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+/**
+ * What a Khook resource's record is keyed by: its state record Secret (the resource journals by
+ * default), or, with `state.enabled: false`, the owner marker named after the spec. Two resources
+ * with one key share one record and one set of objects. Undefined when the spec does not parse.
+ */
+export function recordKey(specText: string, sources: VariableSources): { key: string; specName: string; where: string } | undefined {
+  const doc = substitutedDocument(specText, sources) as { metadata?: { name?: unknown }; state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null } | undefined;
+  const specName = doc?.metadata?.name;
+  if (typeof specName !== "string" || specName === "") return undefined;
+  const state = doc?.state ?? undefined;
+  if (state?.enabled === false) return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
+  const namespace = typeof state?.namespace === "string" ? state.namespace : SPEC_DEFAULTS.stateNamespace;
+  const name = typeof state?.name === "string" ? state.name : `${SPEC_DEFAULTS.stateNamePrefix}${specName}`;
+  return { key: `record/${namespace}/${name}`, specName, where: `the state record Secret "${name}" in namespace "${namespace}"` };
+}
+
+function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {
+  const doc = substitutedDocument(specText, sources);
+  if (doc === undefined) return [];
   const refs: FileReference[] = [];
   // Hook functions: the executables khook runs on post-render.
   const hooks = (doc as { hooks?: unknown } | null)?.hooks;

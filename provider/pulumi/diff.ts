@@ -4,7 +4,8 @@
  * Compares the new inputs (as `check` returned them) with the old outputs,
  * effect by effect — never text against text:
  *  - the step set (names key the journal; a renamed step is a new step),
- *  - each step's input hash (action block after substitution + local file contents),
+ *  - each step's input hash (action block after substitution + local file contents;
+ *    a step whose inputs hold a secret compares its keyed hash under the key in `olds`),
  *  - each step's `when:` outcome,
  *  - steps the last run (or the record, after a refresh) did not complete,
  *  - the variables given as plain values,
@@ -21,7 +22,8 @@
  */
 import { createHash } from "node:crypto";
 import { RESUME_REASON } from "../state/record.js";
-import { summaryFor, type SpecSummary } from "./summary.js";
+import { UNKEYED_HASH } from "../spec/keyed-hash.js";
+import { keyedStepHashes, summaryFor, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, rawSteps, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
 import type * as YamlModule from "yaml";
@@ -49,7 +51,10 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
     const reason = unknown.variables.length > 0 ? `variables not known until apply: ${unknown.variables.join(", ")}` : "the new spec does not load";
     return { changes: true, ...NO_REPLACE, reasons: [reason] };
   }
-  const spec = loaded.summary;
+  // Steps whose inputs hold a secret carry keyed hashes: compare them under the key the resource keeps.
+  const oldKey = typeof olds.hashKey === "string" ? olds.hashKey : undefined;
+  const keyed = oldKey !== undefined && loaded.summary.steps.some((s) => s.inputHash === UNKEYED_HASH) ? keyedStepHashes(inputs, oldKey) : undefined;
+  const spec = keyed === undefined ? loaded.summary : { ...loaded.summary, steps: loaded.summary.steps.map((s) => ({ ...s, inputHash: keyed.get(s.name) ?? s.inputHash })) };
 
   const reasons: string[] = [];
   const oldSteps = Array.isArray(olds.steps) ? (olds.steps as StepOutput[]) : undefined;

@@ -40,6 +40,7 @@ import { journalLocation } from "./location.js";
 import { decideClaim, decideDelete, mintOwner } from "./owner.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
+import { hasKeyedSteps, newHashKey } from "../spec/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
@@ -71,6 +72,11 @@ export function setTestHooks(hooks: { operations?: Operations; sink?: LineSink }
 
 const defaultSink: LineSink = (line) => console.log(line);
 let sink: LineSink = defaultSink;
+
+/** Where progress and plan lines go: stdout for the dynamic provider (shown under the stack); the native provider (native.ts) sends them to the engine's log under the resource. */
+export function setLineSink(lines: LineSink): void {
+  sink = lines;
+}
 
 // ---- configure ----
 
@@ -213,18 +219,20 @@ export class PartialFailure extends Error {
 }
 
 export async function create(news: Record<string, unknown>): Promise<{ id: string; outs: KhookOutputs }> {
-  const { outs, id } = await applyRun(undefined, news, undefined);
+  const { outs, id } = await applyRun(undefined, news, undefined, undefined);
   return { id, outs };
 }
 
 export async function update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ outs: KhookOutputs }> {
   // A resource created before owners existed gets its token now.
-  const { outs } = await applyRun(id, news, typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined);
+  const { outs } = await applyRun(id, news, typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined, typeof olds?.hashKey === "string" ? olds.hashKey : undefined);
   return { outs };
 }
 
-async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined): Promise<{ id: string; outs: KhookOutputs }> {
+async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined, oldHashKey: string | undefined): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name, kubeconfigs } = prepare(news);
+  // Steps whose inputs hold a secret are hashed under a key the resource keeps in its state (as a secret).
+  const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
   const where = target(inputs, "inputs-first", kubeconfigs);
   const ops = operations();
   const location = journalLocation(spec);
@@ -251,12 +259,13 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
       onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
       ...clusterWait(inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`)),
+      ...(hashKey !== undefined ? { hashKey } : {}),
       signal: stop.signal,
     }));
   } finally {
     session.close();
   }
-  const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token };
+  const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token, ...(hashKey !== undefined ? { hashKey } : {}) };
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "apply");
     if (result.status === "cancelled") message += stopReason();

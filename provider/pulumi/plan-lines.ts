@@ -1,5 +1,6 @@
 /** The plan property: one line per step, from the offline plan. */
 import { planOffline } from "../engine/plan.js";
+import { shortHash } from "../spec/keyed-hash.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 
 /** The number of hex digits of a step's input hash shown in the plan. */
@@ -13,7 +14,7 @@ export const PLAN_HASH_DIGITS = 12;
  */
 export function planLines(spec: LoadedSpec): string[] {
   return planOffline(spec).map((s) => {
-    const hash = s.inputHash.replace(/^sha256:/, "").slice(0, PLAN_HASH_DIGITS);
+    const hash = shortHash(s.inputHash, PLAN_HASH_DIGITS);
     // Hooks, in run order; plan (and so preview) never calls the webhooks among them.
     const hooks = s.hooks.length > 0 ? `; hooks: ${s.hooks.join(", ")}` : "";
     return spec.redactor.redact(`${s.name}: ${s.action} ${s.type} [inputs ${hash}, when ${s.when}] ${s.summary} - ${s.reason}${hooks}`);

@@ -74,6 +74,18 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
   return { ok: true, summary, fromMemo: false };
 }
 
+/**
+ * The hashes of the spec's steps with keyed ones computed under `key` (spec/keyed-hash.ts).
+ * Always a fresh load: a summary, and so the memo, never holds a key's output.
+ */
+export function keyedStepHashes(inputs: KhookInputs, key: string): Map<string, string> | undefined {
+  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
+  const { keyedSpec } = require("../spec/keyed-hash.js") as typeof import("../spec/keyed-hash.js");
+  const loaded = loadFromInputs(inputs);
+  if (!loaded.ok) return undefined;
+  return new Map(keyedSpec(loaded.spec, key).steps.map((s) => [s.name, s.inputHash]));
+}
+
 export function summarize(spec: LoadedSpec): SpecSummary {
   const { planLines } = require("./plan-lines.js") as typeof PlanLinesModule;
   const { journalLocation } = require("./location.js") as typeof LocationModule;

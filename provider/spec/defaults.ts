@@ -42,6 +42,8 @@ export const SPEC_DEFAULTS = {
   stateNamePrefix: "khook-state-",
   hookPriority: 0,
   hookFailurePolicy: "Fail" as FailurePolicy,
+  hookAllowAdd: false,
+  hookAllowClusterScoped: false,
   functionTimeout: "30s",
   webhookTimeout: "10s",
 } as const;

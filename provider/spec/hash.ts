@@ -296,14 +296,23 @@ export type StepHashInput = { name: string } & TypedAction;
 
 /**
  * The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order.
- * `hooks` are the hooks that apply to the step, in run order: each adds a line
+ * `hooks` are the hooks that can reshape the step's objects (`reshapingHooks`), in run order: each adds a line
  * `hook <name> <digest>`, so a step without hooks keeps the hash it always had.
  */
 export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string }[] = []): string {
-  const h = createHash("sha256");
-  h.update(`${HASH_FORMAT}\n`);
-  h.update(canonicalJson({ name: step.name, type: step.type, action: canonicalAction(step, step.name) }));
-  for (const { ref, digest } of files) h.update(`\n${ref.role} ${ref.written} ${digest}`);
-  for (const hook of hooks) h.update(`\nhook ${hook.name} ${hook.digest}`);
-  return `sha256:${h.digest("hex")}`;
+  return `sha256:${sha256Hex(stepHashPreimage(step, files, hooks))}`;
+}
+
+/**
+ * The text `stepInputHash` digests. It holds the step's rendered action, so it may hold
+ * secret values: it is never printed or stored, only digested (see keyed-hash.ts).
+ */
+export function stepHashPreimage(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string; secretDefinition?: string | undefined }[] = []): string {
+  let text = `${HASH_FORMAT}\n${canonicalJson({ name: step.name, type: step.type, action: canonicalAction(step, step.name) })}`;
+  for (const { ref, digest } of files) text += `\n${ref.role} ${ref.written} ${digest}`;
+  for (const hook of hooks) text += `\nhook ${hook.name} ${hook.digest}`;
+  // A hook whose definition holds a secret has a digest of the masked text: its real text is an input
+  // here, so rotating the secret re-runs the step (whose hash is then keyed: the text holds a secret).
+  for (const hook of hooks) if (hook.secretDefinition !== undefined) text += `\nhook-definition ${hook.name} ${hook.secretDefinition}`;
+  return text;
 }

@@ -9,14 +9,19 @@
  *   hook-function-exec      a function is exec: (container functions, image:, are not supported)
  *   hook-exec-file          the exec file exists, is a regular file and is executable
  *   hook-webhook-url        https://, or http:// to a loopback address; no credentials in the URL
- *   hook-timeout            timeouts are positive; a webhook's is at most 60s
+ *   hook-timeout            timeouts are positive and within the timer range; a webhook's is at most 60s
+ *   hook-allow              allow: is for pre-apply webhooks; its clusterScoped and namespaces need add: true
+ *   hook-header-name        header names are HTTP tokens (RFC 9110 field names)
+ *   hook-header-value       header values are visible ASCII, spaces and tabs: no CR, LF, NUL or non-ASCII
  *   hook-matches-nothing    a hook that matches no step (warning)
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
-import { parseDuration } from "./duration.js";
+import { formatDuration, parseDuration } from "./duration.js";
 import { canonicalJson, sha256Hex } from "./hash.js";
+import type { Redactor } from "../redact.js";
+import { MAX_TIMER_MS } from "./rules.js";
 import { pointer } from "./yaml.js";
 import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepType } from "./types.js";
 import { SPEC_DEFAULTS } from "./defaults.js";
@@ -141,6 +146,14 @@ export interface LoadedWebhookHandler {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** What a pre-apply webhook may add (the defaults table: nothing). */
+export interface LoadedHookAllow {
+  readonly add: boolean;
+  readonly clusterScoped: boolean;
+  /** undefined: the step's own namespaces. */
+  readonly namespaces: readonly string[] | undefined;
+}
+
 export interface LoadedHook {
   readonly name: string;
   readonly events: readonly HookEvent[];
@@ -149,12 +162,25 @@ export interface LoadedHook {
   /** Index in `hooks:`: the tie-breaker after priority. */
   readonly index: number;
   readonly handler: LoadedFunctionHandler | LoadedWebhookHandler;
+  readonly allow: LoadedHookAllow;
   /** sha256 of the hook's definition and its exec file's content: an input of every step it matches. */
   readonly digest: string;
   /** The names of the steps it applies to, in document order. */
   readonly steps: readonly string[];
   /** `hooks[i]` in the spec, for messages. */
   readonly position: SourcePosition | undefined;
+}
+
+/**
+ * The definitions (as hashed) of hooks that hold a secret value: their digests are of the masked
+ * text, and this text goes into the keyed hash of the steps they reshape (keyed-hash.ts). Kept
+ * beside the hook, never on it, so nothing that serializes a hook can carry it.
+ */
+const secretHookDefinitions = new WeakMap<LoadedHook, string>();
+
+/** The secret-bearing definition of a hook, or undefined. Never print it. */
+export function secretDefinitionOf(hook: LoadedHook): string | undefined {
+  return secretHookDefinitions.get(hook);
 }
 
 type Report = (path: string, message: string, rule: string, severity?: "error" | "warning") => void;
@@ -192,9 +218,35 @@ export function webhookUrlProblem(text: string): string | undefined {
   return `has scheme ${url.protocol.replace(/:$/, "")}: use https://`;
 }
 
-/** Header names whose values are credentials and are redacted everywhere. */
-export function isSecretHeader(name: string): boolean {
-  return /^(authorization|proxy-authorization|cookie)$/i.test(name) || /token|secret|key|password|passwd|auth|credential/i.test(name);
+/**
+ * Header names whose values are credentials by definition (RFC 9110, RFC 6265), and are
+ * redacted everywhere. Exact names only: `X-Keyspace` is not a credential. Any other
+ * header's value is secret when it comes from a secret source (a KHOOK_SECRET_* variable,
+ * a Pulumi secretVar), which the redactor already knows.
+ */
+export const CREDENTIAL_HEADERS: readonly string[] = ["authorization", "proxy-authorization", "cookie"];
+
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.includes(name.toLowerCase());
+}
+
+/** An HTTP field name: a token of RFC 9110 section 5.6.2. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Why a header value cannot be sent, or undefined. The value may be a secret: the
+ * message names the character and where it is, never the value.
+ */
+export function headerValueProblem(value: string): string | undefined {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x09 || (c >= 0x20 && c <= 0x7e)) continue;
+    const at = `at character ${i + 1}`;
+    if (c === 0x0a || c === 0x0d) return `the value has a line break (${c === 0x0a ? "LF" : "CR"}) ${at}, which would end the header; a header value is one line`;
+    const code = `U+${(value.codePointAt(i) ?? c).toString(16).toUpperCase().padStart(4, "0")}`;
+    return `the value has ${code} ${at}, which an HTTP header cannot carry: use visible ASCII, spaces and tabs (percent-encode or base64 other text)`;
+  }
+  return undefined;
 }
 
 /** The rules of the hooks: block. Needs a schema-valid document. */
@@ -250,11 +302,20 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
       report(at(), `hook "${hook.name}" matches no step of this spec, so it never runs`, "hook-matches-nothing", "warning");
     }
 
+    if (hook.allow !== undefined) {
+      if (!hook.on.includes("pre-apply")) report(at("allow"), `allow: says what a pre-apply webhook may add; hook "${hook.name}" does not handle pre-apply`, "hook-allow");
+      else if (hook.allow.add !== true) {
+        for (const field of ["clusterScoped", "namespaces"] as const) {
+          if (hook.allow[field] !== undefined) report(at("allow", field), `allow.${field} has no effect without allow.add: true (by default a webhook adds nothing)`, "hook-allow");
+        }
+      }
+    }
     if (hook.function !== undefined) checkFunction(hook, i, ctx.baseDir, report);
     if (hook.webhook !== undefined) {
       const problem = webhookUrlProblem(hook.webhook.url);
       if (problem !== undefined) report(at("webhook", "url"), `webhook url ${problem}`, "hook-webhook-url");
       checkTimeout(hook.webhook.timeout, at("webhook", "timeout"), MAX_WEBHOOK_TIMEOUT_MS, report);
+      checkHeaders(hook.webhook.headers, (name) => at("webhook", "headers", name), report);
     }
   });
   return out;
@@ -308,12 +369,24 @@ export function execFileProblem(file: string): string | undefined {
   return undefined;
 }
 
+function checkHeaders(headers: Readonly<Record<string, unknown>> | undefined, at: (name: string) => string, report: Report): void {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!HTTP_TOKEN.test(name)) {
+      report(at(name), `${JSON.stringify(name)} is not an HTTP header name: a name is letters, digits and !#$%&'*+-.^_\`|~, without spaces or colons`, "hook-header-name");
+    }
+    const problem = typeof value === "string" ? headerValueProblem(value) : undefined;
+    if (problem !== undefined) report(at(name), `header ${name}: ${problem}`, "hook-header-value");
+  }
+}
+
+/** `maxMs` is the webhook's cap; a function's timeout is bounded by what a timer can hold. */
 function checkTimeout(value: unknown, p: string, maxMs: number | undefined, report: Report): void {
   if (typeof value !== "string") return;
   const ms = parseDuration(value);
   if (ms === undefined) return; // the schema reported it
   if (ms <= 0) report(p, "timeout must be greater than zero", "hook-timeout");
   else if (maxMs !== undefined && ms > maxMs) report(p, `timeout ${value} is longer than the ${maxMs / 1000}s a webhook may take`, "hook-timeout");
+  else if (ms > MAX_TIMER_MS) report(p, `timeout ${value} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`, "hook-timeout");
 }
 
 /**
@@ -321,7 +394,7 @@ function checkTimeout(value: unknown, p: string, maxMs: number | undefined, repo
  * matches and its digest. Needs a document that passed checkHooks; an unreadable
  * exec file (reported there) digests as empty.
  */
-export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup): LoadedHook[] {
+export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup, redactor?: Redactor): LoadedHook[] {
   const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
   const loaded = hooks.map((hook, index): LoadedHook => {
     const handler = hook.function !== undefined
@@ -338,6 +411,7 @@ export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: Posit
           timeoutMs: parseDuration(hook.webhook!.timeout ?? SPEC_DEFAULTS.webhookTimeout) ?? 0,
           headers: hook.webhook!.headers ?? {},
         };
+    const digested = hookDigest(hook, handler, redactor);
     const h = {
       name: hook.name,
       events: HOOK_EVENTS.filter((e) => hook.on.includes(e)),
@@ -345,11 +419,17 @@ export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: Posit
       failurePolicy: hook.failurePolicy ?? SPEC_DEFAULTS.hookFailurePolicy,
       index,
       handler,
-      digest: hookDigest(hook, handler),
+      allow: {
+        add: hook.allow?.add ?? SPEC_DEFAULTS.hookAllowAdd,
+        clusterScoped: hook.allow?.clusterScoped ?? SPEC_DEFAULTS.hookAllowClusterScoped,
+        namespaces: hook.allow?.namespaces,
+      },
+      digest: digested.digest,
       steps: doc.steps.filter((s) => stepMatches(hook, s)).map((s) => s.name),
     };
     // Positions are only wanted for messages; asking for one parses the positioned Document.
     Object.defineProperty(h, "position", { enumerable: true, get: () => positionOf(pointer("hooks", index)) });
+    if (digested.secretDefinition !== undefined) secretHookDefinitions.set(h as unknown as LoadedHook, digested.secretDefinition);
     return h as unknown as LoadedHook;
   });
   return orderHooks(loaded);
@@ -361,15 +441,15 @@ export function orderHooks<T extends { priority: number; index: number }>(hooks:
 }
 
 /**
- * What the step hash covers of a hook: what it does (events, priority, its
- * function and config, or its webhook address and headers) and the exec file's
- * bytes. Timeouts and failurePolicy are scheduling, like a step's, and are not inputs.
+ * What the step hash covers of a hook: what identifies what it does to the objects. A
+ * function: its name, exec path and config, and the exec file's bytes. A webhook: its name,
+ * URL and `allow:`; never its headers, which carry who is calling (a per-run CI token would
+ * otherwise re-run every step it matches), not what the hook does. Events, priority,
+ * timeouts and failurePolicy are not in it: only the reshaping events put a hook in a step's
+ * hash at all (see `reshapingHooks`), and their order there is the run order.
  */
-function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler): string {
-  const definition =
-    handler.kind === "function"
-      ? { name: hook.name, on: [...hook.on].sort(), priority: hook.priority ?? 0, function: { exec: handler.exec, config: handler.config ?? null } }
-      : { name: hook.name, on: [...hook.on].sort(), priority: hook.priority ?? 0, webhook: { url: handler.url, headers: handler.headers } };
+function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler, redactor: Redactor | undefined): { digest: string; secretDefinition?: string } {
+  const definition = handler.kind === "function" ? { name: hook.name, function: { exec: handler.exec, config: handler.config ?? null } } : { name: hook.name, webhook: { url: handler.url }, ...(hook.allow !== undefined ? { allow: hook.allow } : {}) };
   let content = "";
   if (handler.kind === "function") {
     try {
@@ -378,7 +458,22 @@ function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebho
       content = "";
     }
   }
-  return sha256Hex(`${canonicalJson(definition)}\n${content}`);
+  const text = canonicalJson(definition);
+  // A definition holding a secret (a config value, a URL from a secret variable) is digested with
+  // the secret masked, so the digest (and the helm release label made from it) gives nothing back;
+  // the real text goes into the keyed step hash instead (keyed-hash.ts).
+  const masked = redactor !== undefined && redactor.size > 0 ? redactor.redact(text) : text;
+  if (masked !== text) return { digest: sha256Hex(`${masked}\n${content}`), secretDefinition: text };
+  return { digest: sha256Hex(`${text}\n${content}`) };
+}
+
+/**
+ * The hooks that can change what `step` applies, in run order: post-render functions, then
+ * pre-apply webhooks. post-apply and finalize come after the objects are sent (or before they
+ * are removed) and change nothing a step applies: they are not inputs of its hash.
+ */
+export function reshapingHooks(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }): LoadedHook[] {
+  return [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
 }
 
 /**

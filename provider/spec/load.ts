@@ -6,20 +6,22 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Document } from "yaml";
-import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup } from "../errors.js";
+import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup, type SourcePosition } from "../errors.js";
 import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
-import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepInputHash } from "./hash.js";
+import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreimage } from "./hash.js";
+import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
+import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
-import { checkHooks, isSecretHeader, loadHooks, type LoadedHook } from "./hooks.js";
+import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, secretDefinitionOf, type LoadedHook } from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
-import { SourceText } from "./source.js";
+import { decodeUtf8, SourceText } from "./source.js";
 import { summarizeStep } from "./summary.js";
-import type { KhookDocument } from "./types.js";
+import { STEP_TYPES, type KhookDocument } from "./types.js";
 import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
-import { mergeVariables, substitute, type MergedVariables, type VariableSources } from "./vars.js";
+import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
 import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
 
@@ -64,10 +66,12 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail(diagnostics);
 
   const baseDir = options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
+  // A step's action rules assume the action's shape: they are skipped only for a step whose action
+  // (or the step object itself) failed the schema. A bad name or timeout hides nothing else.
   const schemaInvalidSteps = new Set<number>();
   for (const d of diagnostics) {
-    const m = /^\/steps\/(\d+)/.exec(d.path);
-    if (m && d.severity === "error") schemaInvalidSteps.add(Number(m[1]));
+    const m = /^\/steps\/(\d+)(?:\/([^/]+))?/.exec(d.path);
+    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2]))) schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
 
@@ -95,8 +99,8 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
-  const hooks = loadHooks(doc, baseDir, parsed.positionOf);
-  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf);
+  const hooks = loadHooks(doc, baseDir, parsed.positionOf, vars.redactor);
+  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -124,22 +128,24 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
 function readSource(options: LoadOptions): SourceText {
   if (options.text !== undefined) return new SourceText(options.text, options.file);
   if (options.file === undefined) throw invalidInput("no spec given: pass -f FILE (or -f - for stdin)", []);
+  let bytes: Buffer;
   try {
-    return new SourceText(fs.readFileSync(options.file, "utf8"), options.file);
+    bytes = fs.readFileSync(options.file);
   } catch (e) {
     throw invalidInput(`cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
+  return new SourceText(decodeUtf8(bytes, options.file, "the spec"), options.file);
 }
 
 /** A var file is a flat `NAME: value` map; values are scalars, kept as their text. */
 export function readVarFile(file: string): { file: string; values: Record<string, string> } {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = fs.readFileSync(file, "utf8");
+    bytes = fs.readFileSync(file);
   } catch (e) {
     throw invalidInput(`cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
   }
-  return { file, values: parseVarFile(text, file) };
+  return { file, values: parseVarFile(decodeUtf8(bytes, file, "the var file"), file) };
 }
 
 /**
@@ -150,16 +156,27 @@ export function readVarFile(file: string): { file: string; values: Record<string
 export function parseVarFile(text: string, file: string): Record<string, string> {
   const { isMap, isScalar, parseDocument } = yamlLibrary();
   const doc = parseDocument(text, { prettyErrors: false, logLevel: "error" });
+  if (doc.errors.some((e) => e.code === "MULTIPLE_DOCS")) {
+    const count = yamlLibrary().parseAllDocuments(text).length;
+    throw invalidInput(`the var file ${file} holds ${count} YAML documents (separated by ---); a var file is one flat NAME: value map: merge them into one, or pass each with its own --var-file`, []);
+  }
   if (doc.errors.length > 0) throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return {};
   if (!isMap(root)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
   const out: Record<string, string> = {};
   const problems: Diagnostic[] = [];
+  const source = new SourceText(text, file);
   for (const pair of root.items) {
     const k = scalarText(pair.key, doc);
+    const at = (node: unknown): { position?: SourcePosition } => {
+      const range = (node as { range?: [number, number, number] } | null)?.range;
+      return range ? { position: source.positionAt(range[0]) } : {};
+    };
     const node = yamlLibrary().isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
-    if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file" });
+    const badName = variableNameProblem(k);
+    if (badName !== undefined) problems.push({ severity: "error", path: `/${k}`, message: badName, rule: "var-file", ...at(pair.key) });
+    else if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file", ...at(pair.value) });
     else out[k] = scalarText(node, doc);
   }
   if (problems.length > 0) throw diagnosticsError(problems, file);
@@ -200,7 +217,9 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
       if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
     }
   }
-  // Webhook credentials: header values that look like credentials, and URL userinfo (which the rules reject).
+  // Webhook credentials: the values of credential headers by name (Authorization, Proxy-Authorization,
+  // Cookie), and URL userinfo (which the rules reject). Any other header is secret only when its value
+  // comes from a secret source, which the redactor already holds.
   for (const hook of entries((doc as { hooks?: unknown } | null)?.hooks)) {
     const webhook = hook.webhook as Record<string, unknown> | undefined;
     if (webhook === null || typeof webhook !== "object") continue;
@@ -208,7 +227,7 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
     const headers = webhook.headers;
     if (headers === null || typeof headers !== "object") continue;
     for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
-      if (typeof value !== "string" || !isSecretHeader(name)) continue;
+      if (typeof value !== "string" || !isCredentialHeader(name)) continue;
       vars.redactor.add(value);
       // `Bearer <token>`: the token alone is the secret too.
       const scheme = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value);
@@ -224,6 +243,7 @@ function buildSteps(
   hooks: readonly LoadedHook[],
   diagnostics: Diagnostic[],
   positionOf: PositionLookup,
+  redactor: Redactor,
 ): LoadedStep[] {
   const defaults = doc.defaults ?? {};
   const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
@@ -246,6 +266,10 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
+    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({ name: h.name, digest: h.digest, secretDefinition: secretDefinitionOf(h) }));
+    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshaping);
+    // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
+    const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
     const loaded: LoadedStep = {
       ...typed,
       name: step.name,
@@ -257,7 +281,7 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: stepInputHash({ name: step.name, ...typed }, files, stepHooks),
+      inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
       hooks: stepHooks,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: summarizeStep(step.name, typed),
@@ -267,7 +291,9 @@ function buildSteps(
         return positionOf(pointer("steps", index));
       },
     };
-    return Object.freeze(loaded);
+    const frozen = Object.freeze(loaded);
+    if (keyed) registerKeyedStep(frozen, preimage);
+    return frozen;
   });
 }
 

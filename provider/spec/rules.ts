@@ -152,6 +152,18 @@ function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | nul
   }
 }
 
+/** Helm caps release names at 53 characters; a step name (up to 63) is the release name unless release: is set. */
+const HELM_RELEASE_NAME_MAX = 53;
+
+function checkDefaultReleaseName(step: StepSpec, helm: { release?: unknown }, i: number, report: Report): void {
+  if (helm.release !== undefined || typeof step.name !== "string" || step.name.length <= HELM_RELEASE_NAME_MAX) return;
+  report(
+    pointer("steps", i, "name"),
+    `step name "${step.name}" (${step.name.length} characters) is also this helm step's release name (release: defaults to the step name), and Helm allows at most ${HELM_RELEASE_NAME_MAX}: shorten the step name or set release:`,
+    "helm-release-name",
+  );
+}
+
 /** `pointer` of a field inside the step's action block. */
 type ActionPointer = (...rest: (string | number)[]) => string;
 
@@ -224,6 +236,7 @@ const ACTION_RULES = {
 function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Report): void {
   const type = stepTypeOf(step);
   const at: ActionPointer = (...rest) => pointer("steps", i, type, ...rest);
+  if (type === "helm") checkDefaultReleaseName(step, (step as Extract<StepSpec, { helm: unknown }>).helm, i, report);
   (ACTION_RULES[type] as ActionRules<StepType>)((step as unknown as ActionByType)[type], at, ctx, report);
 }
 

@@ -456,7 +456,7 @@ function suggest(word: string, candidates: readonly string[]): string | undefine
 const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
 const SUBDOMAIN_RULE = "dot-separated parts of lowercase letters, digits and '-', each starting and ending with a letter or digit";
 const NAME_DEFS: Record<string, { noun: string; rule: string; limitNote?: string }> = {
-  stepName: { noun: "step name", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 53 characters`, limitNote: "the Helm release name limit" },
+  stepName: { noun: "step name", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
   namespace: { noun: "namespace", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
   subdomain: { noun: "name", rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 253 characters` },
   specName: { noun: "metadata.name", rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 241 characters`, limitNote: "so that khook-state-<name> fits in 253" },

@@ -3,7 +3,33 @@
  * offsets back to the original text, so every error points at the line the
  * author wrote even when a substituted value changed lengths or line counts.
  */
-import type { SourcePosition } from "../errors.js";
+import { isUtf8 } from "node:buffer";
+import { diagnosticsError, type SourcePosition } from "../errors.js";
+
+/**
+ * A file's bytes as text. Not valid UTF-8 is invalid input naming the first bad line (decoding
+ * would silently turn the bytes into U+FFFD, which then reach the cluster). A multi-byte
+ * sequence never holds a newline byte, so checking line by line is exact.
+ */
+export function decodeUtf8(bytes: Buffer, file: string, what: string): string {
+  if (isUtf8(bytes)) return bytes.toString("utf8");
+  let start = 0;
+  for (let line = 1; ; line++) {
+    const nl = bytes.indexOf(0x0a, start);
+    const end = nl === -1 ? bytes.length : nl;
+    const text = bytes.subarray(start, end);
+    if (!isUtf8(text)) {
+      // The column of the first bad byte, in characters of the valid text before it.
+      let good = 0;
+      while (good < text.length && isUtf8(text.subarray(0, good + 1))) good++;
+      while (good > 0 && !isUtf8(text.subarray(0, good))) good--;
+      const column = text.subarray(0, good).toString("utf8").length + 1;
+      throw diagnosticsError([{ severity: "error", path: "", message: `${what} is not valid UTF-8 (byte 0x${text[good]!.toString(16).padStart(2, "0")} on this line); save it as UTF-8`, position: { line, column }, rule: "utf8" }], file);
+    }
+    if (nl === -1) return bytes.toString("utf8");
+    start = nl + 1;
+  }
+}
 
 export class SourceText {
   private lineStarts: number[] | undefined;
@@ -40,19 +66,30 @@ interface Replacement {
   origLength: number;
   /** The secret variable whose value this is, if it is one. */
   secret?: string;
+  /** The variable whose value this is (secret or not); absent for `$${`. */
+  variable?: string;
 }
 
 /** Replacements are recorded in increasing order; between them the two texts align 1:1. */
 export class OffsetMap {
   private readonly replacements: Replacement[] = [];
 
-  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string): void {
-    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}) });
+  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string, variable?: string): void {
+    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}), ...(variable !== undefined ? { variable } : {}) });
   }
 
   /** The secret variable whose substituted value overlaps [outStart, outEnd), if any. */
   secretWithin(outStart: number, outEnd: number): string | undefined {
-    return this.replacements.find((r) => r.secret !== undefined && r.outStart < Math.max(outEnd, outStart + 1) && outStart < r.outStart + r.outLength)?.secret;
+    return this.replacements.find((r) => r.secret !== undefined && this.overlaps(r, outStart, outEnd))?.secret;
+  }
+
+  /** The variable whose substituted value overlaps [outStart, outEnd), if any. */
+  variableWithin(outStart: number, outEnd: number): string | undefined {
+    return this.replacements.find((r) => r.variable !== undefined && this.overlaps(r, outStart, outEnd))?.variable;
+  }
+
+  private overlaps(r: Replacement, outStart: number, outEnd: number): boolean {
+    return r.outStart < Math.max(outEnd, outStart + 1) && outStart < r.outStart + r.outLength;
   }
 
   toOriginal(outOffset: number): number {

@@ -186,6 +186,14 @@ export interface HookSpec {
   failurePolicy?: FailurePolicy;
   function?: HookFunction;
   webhook?: HookWebhook;
+  allow?: HookAllow;
+}
+
+/** What a pre-apply webhook may add beyond the step's declared objects (nothing by default). */
+export interface HookAllow {
+  add?: boolean;
+  clusterScoped?: boolean;
+  namespaces?: string[];
 }
 
 /** Which steps a hook applies to: a step matches when it is in `steps` (if given) and of one of `types` (if given). */

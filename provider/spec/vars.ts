@@ -131,6 +131,13 @@ export interface SubstitutionResult {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Why a name given to --set, a var file or the Pulumi inputs can never be referenced as `${NAME}`; undefined when it can. */
+export function variableNameProblem(name: string): string | undefined {
+  if (NAME.test(name)) return undefined;
+  const shown = JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}...` : name);
+  return `${shown} is not a variable name a spec can reference as \${NAME}: a name is letters, digits and _, not starting with a digit (variables are flat: there is no a.b nesting)`;
+}
+
 /**
  * Substitutes every reference in one pass and reports every problem at once.
  * Text without `${` comes back unchanged.
@@ -184,7 +191,7 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     const value = replacement ?? "";
     // Marked so that a YAML error inside the value never quotes a piece of a secret.
     const secret = replacement !== undefined && "name" in parsed && vars.values.get(parsed.name)?.secret === true ? parsed.name : undefined;
-    offsets.replaced(out.length, i, value.length, close + 1 - i, secret);
+    offsets.replaced(out.length, i, value.length, close + 1 - i, secret, replacement !== undefined && "name" in parsed ? parsed.name : undefined);
     out += value;
     copiedUpTo = close + 1;
     i = text.indexOf("$", copiedUpTo);
@@ -246,6 +253,11 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   }
   if (pipelineText !== undefined && pipelineText.trim() === "") {
     return { problem: `invalid variable reference to ${name}: empty pipeline after |`, rule: "variable-syntax" };
+  }
+  // Go's parser takes a trailing `|` as the end of the pipeline; here it is a stage left empty,
+  // like `${A|}`. A `|` that ends an argument is inside its quotes, so the text ends with the quote.
+  if (pipelineText?.trimEnd().endsWith("|") === true) {
+    return { problem: `invalid variable reference to ${name}: empty pipeline stage after the last |`, rule: "variable-syntax" };
   }
   return { name, defaultValue, pipelineText };
 }

@@ -144,10 +144,13 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
     for (const err of d.errors) {
       // The parser quotes the text it tripped on, which may be a piece of a secret that it split into tokens.
       const secret = offsets.secretWithin(err.pos[0], err.pos[1]);
+      const variable = offsets.variableWithin(err.pos[0], err.pos[1]);
       const message =
-        secret === undefined
-          ? `YAML: ${firstLine(err.message)}`
-          : `YAML: the value of secret variable ${secret} breaks the YAML here (a value is substituted as raw text); write \${${secret} | quote} to insert it as one quoted string`;
+        secret !== undefined
+          ? `YAML: the value of secret variable ${secret} breaks the YAML here (a value is substituted as raw text); write \${${secret} | quote} to insert it as one quoted string`
+          : variable !== undefined
+            ? `YAML: ${firstLine(err.message)}: the value of variable ${variable} breaks the YAML here (a value is substituted as raw text); write \${${variable} | quote} to insert it as one quoted string`
+            : `YAML: ${firstLine(err.message)}`;
       const position = toPosition(err.pos[0]);
       const key = `${position.line}:${position.column}:${message}`;
       if (reported.has(key)) continue;

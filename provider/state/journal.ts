@@ -23,14 +23,17 @@
  * holder. Every write is conditional on the last version seen; a conflict is
  * resolved by re-reading, never by overwriting: if the lease is still ours
  * the write goes again, if another run holds it (or `khook unlock` cleared
- * it) this run stops writing and ends with a journalError; if someone deleted
+ * it) this run stops writing, signals `leaseLost` so the engine starts no
+ * more steps and cancels the running ones, and ends with a journalError
+ * naming the new holder (exit 1); if someone deleted
  * the record, it is recreated with only what this run executed (the deletion
  * reset the rest, as deleting the record is meant to).
  *
  * Failure policy: a record that cannot be read (or belongs to someone else),
- * or a lease held by another live run, stops the run before it starts; a
- * record that cannot be written does not stop the run, but the run ends with
- * a journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
+ * a lease held by another live run, or a claim that cannot be written (a
+ * missing namespace, RBAC) stops the run before it starts: no lease, no run.
+ * A later write that fails does not stop the run, but the run ends with a
+ * journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
  * lease) stop further write attempts.
  */
 import { randomUUID } from "node:crypto";
@@ -38,9 +41,11 @@ import * as os from "node:os";
 import { KhookError } from "../errors.js";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
+import { newHashKey } from "../spec/keyed-hash.js";
 import {
   beginRecord,
   entryFromOutcome,
+  mergeAdded,
   finishRecord,
   isResumable,
   markDestroying,
@@ -67,9 +72,12 @@ import {
   leaseTakenOverWarning,
   newLease,
   renewLease,
+  samePidSpace,
+  type IsAlive,
   type Lease,
   type LeaseSelf,
 } from "./lease.js";
+import { currentPidSpace, pidAlive } from "./process-identity.js";
 import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
 /** Bound on any one store call, so a hung API server cannot hang the end of a run. */
@@ -86,6 +94,8 @@ export class LeaseLostError extends PermanentStoreError {
 }
 
 export interface JournalOptions {
+  /** The key of keyed step hashes the caller keeps (the Pulumi resource's); it wins over the record's. */
+  hashKey?: string;
   readonly spec: string;
   readonly specHash: string;
   /** The current spec's step names (stale entries are compacted only when the record grows too big). */
@@ -96,8 +106,8 @@ export interface JournalOptions {
   readonly storeCallTimeoutMs?: number;
   /** Who this run is, for the lease (default: this process, a fresh id). */
   readonly self?: LeaseSelf;
-  /** Whether a pid on this host runs (default: signal 0). */
-  readonly isAlive?: (pid: number) => boolean;
+  /** Whether a lease holder's pid in this pid namespace still runs (default: signal 0 and its start time). */
+  readonly isAlive?: IsAlive;
   readonly leaseDurationMs?: number;
   readonly renewIntervalMs?: number;
   /** The command that clears the lease by hand, quoted in the message of a second run. */
@@ -114,8 +124,10 @@ export function currentRun(): LeaseSelf {
   } catch {
     // No passwd entry (e.g. an arbitrary uid in a container): keep $USER.
   }
-  return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid };
+  return { id: randomUUID(), holder, host: os.hostname(), pid: process.pid, ...currentPidSpace() };
 }
+
+export { pidAlive };
 
 /**
  * What one step of this run sees of the record: the helm a previous run left in flight for it,
@@ -130,24 +142,15 @@ export interface StepRecord {
   helmStarted(mark: Omit<InFlightHelm, "run">): Promise<void>;
 }
 
-/** Signal 0 checks that a process exists; EPERM means it does, but is not ours. */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 export class Journal {
-  private readonly id: RunIdentity;
+  private id: RunIdentity;
+  private readonly givenHashKey: string | undefined;
   private readonly stepNames: ReadonlySet<string>;
   private readonly redactor: Redacting;
   private readonly now: () => Date;
   private readonly callTimeoutMs: number;
   private readonly self: LeaseSelf;
-  private readonly isAlive: (pid: number) => boolean;
+  private readonly isAlive: IsAlive;
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
@@ -164,6 +167,8 @@ export class Journal {
   private readonly executed = new Set<string>();
   private renewTimer: NodeJS.Timeout | undefined;
   private deletedWarned = false;
+  private readonly lost = new AbortController();
+  private watching: AbortController | undefined;
   /** The run whose lease this run took over when it claimed the record, and why it could. */
   private takenOver: { id: string; kind: "expired" | "abandoned" } | undefined;
 
@@ -193,6 +198,7 @@ export class Journal {
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
     this.renewIntervalMs = opts.renewIntervalMs ?? LEASE_RENEW_INTERVAL_MS;
     this.unlockCommand = opts.unlockCommand ?? "khook unlock -f <the spec file>";
+    this.givenHashKey = opts.hashKey;
   }
 
   /** The warnings not yet handed out (each is handed out once). */
@@ -216,19 +222,22 @@ export class Journal {
     return this.store.description;
   }
 
-  /** The record as read at the start of this run (undefined when there was none, or it was unreadable). */
+  /** The record as read at the start of this run (undefined when there was none, or it was unreadable): destroy reads what webhooks added. */
   get previousRecord(): StateRecord | undefined {
     return this.previous;
+  }
+
+  /**
+   * Aborts, with the LeaseLostError as its reason, when another run took this run's lease or
+   * `khook unlock` cleared it: the engine then starts nothing more (see the header).
+   */
+  get leaseLost(): AbortSignal {
+    return this.lost.signal;
   }
 
   /** Whether a record object existed when the run started. */
   get hadRecord(): boolean {
     return this.existed;
-  }
-
-  /** The record as this run will leave it (in memory; may be ahead of the cluster). */
-  get currentRecord(): StateRecord | undefined {
-    return this.current;
   }
 
   /**
@@ -257,6 +266,17 @@ export class Journal {
     const parsed = parseRecord(stored.json);
     if (parsed.ok) this.previous = parsed.record;
     else if (warn) this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
+  }
+
+  /**
+   * The key of keyed step hashes (spec/keyed-hash.ts): the one the caller keeps (the Pulumi
+   * resource's: its state is what its next diff compares against), else the record's, else
+   * a new one. Every record this journal writes from now on carries it. Call after `open`, and only
+   * for a spec that has keyed steps: a record of a spec without secrets gets no key.
+   */
+  hashKey(): string {
+    if (this.id.hashKey === undefined) this.id = { ...this.id, hashKey: this.givenHashKey ?? this.previous?.hashKey ?? newHashKey() };
+    return this.id.hashKey!;
   }
 
   /** The resume rule, against the record as read at the start. */
@@ -308,8 +328,12 @@ export class Journal {
           await this.reread();
           continue;
         }
-        this.lastError = e;
-        if (e instanceof PermanentStoreError) this.permanentError = e;
+        // No lease, no run: a run that could not claim the record must not change the cluster unguarded.
+        this.writing = false;
+        this.wakeIdle();
+        this.current = undefined;
+        const text = storeErrorText("write", this.store, e);
+        throw new KhookError("execution", command === "destroy" ? `${text}; nothing was destroyed` : `${text}. Nothing was changed: khook claims the state record before the first step.`);
       }
       this.writing = false;
       if (assessment.kind === "expired" || assessment.kind === "abandoned") {
@@ -317,6 +341,7 @@ export class Journal {
         this.warnings.push(leaseTakenOverWarning(assessment, this.store.description));
       }
       this.startRenewing();
+      this.startWatching();
       if (this.dirty) this.schedule();
       else this.wakeIdle();
       return;
@@ -335,6 +360,37 @@ export class Journal {
     this.adopt(stored, false);
   }
 
+  /**
+   * Learns at once that another run took the lease or `khook unlock` cleared it (a watch on the
+   * record, where the store has one), so the engine stops starting steps now, not at the next write.
+   */
+  private startWatching(): void {
+    if (this.store.watch === undefined || this.watching !== undefined) return;
+    this.watching = new AbortController();
+    this.store.watch((json) => {
+      if (this.closed || this.permanentError !== undefined) return;
+      const parsed = parseRecord(json);
+      if (!parsed.ok) return;
+      const lease = parsed.record.lease;
+      if (lease?.id === this.self.id) return;
+      this.loseLease(lease);
+    }, this.watching.signal);
+  }
+
+  private stopWatching(): void {
+    this.watching?.abort();
+  }
+
+  /** This run may write the record no more: it stops renewing and writing, and tells the engine. */
+  private loseLease(holder: Lease | undefined): LeaseLostError {
+    this.stopRenewing();
+    this.stopWatching();
+    const lost = new LeaseLostError(leaseLostMessage(holder, this.store.description));
+    this.permanentError ??= lost;
+    this.lost.abort(lost);
+    return lost;
+  }
+
   private startRenewing(): void {
     if (this.renewTimer !== undefined || this.permanentError !== undefined) return;
     // Every write renews the lease; the timer covers long steps with no write.
@@ -347,6 +403,7 @@ export class Journal {
   private stopRenewing(): void {
     if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
+    this.stopWatching();
   }
 
   /**
@@ -390,7 +447,10 @@ export class Journal {
     const now = this.now();
     const status =
       this.current.command === "destroy" ? (outcome.status === "failed" ? "destroy-failed" : "destroyed") : outcome.status;
-    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash }, this.redactor, now, status);
+    // Objects webhooks added stay listed until a destroy removed them: the spec cannot name them.
+    const prior = this.current.steps[step.name]?.added;
+    const added = status === "destroyed" ? [] : mergeAdded(prior, outcome.added);
+    const entry = entryFromOutcome({ ...outcome, inputHash: step.inputHash, added }, this.redactor, now, status);
     this.current = withEntry(this.current, step.name, entry, now);
     this.executed.add(step.name);
     this.schedule();
@@ -398,7 +458,8 @@ export class Journal {
 
   /** Step `name`'s view of the record (StepRecord). */
   stepRecord(name: string): StepRecord {
-    const run = { id: this.self.id, host: this.self.host, pid: this.self.pid };
+    const { id, host, pid, pidNamespace, bootId } = this.self;
+    const run = { id, host, pid, ...(pidNamespace !== undefined ? { pidNamespace } : {}), ...(bootId !== undefined ? { bootId } : {}) };
     return {
       run,
       previousHelm: () => {
@@ -406,7 +467,8 @@ export class Journal {
         if (mark === undefined) return undefined;
         let runEnded: "lease-expired" | "process-gone" | undefined;
         if (this.takenOver?.id === mark.run.id) runEnded = this.takenOver.kind === "expired" ? "lease-expired" : "process-gone";
-        else if (mark.run.id !== run.id && mark.run.host === run.host && mark.run.pid !== run.pid && !this.isAlive(mark.run.pid)) runEnded = "process-gone";
+        // Judged by pid only where the pid means something: the lease's rule (lease.ts, samePidSpace).
+        else if (mark.run.id !== run.id && samePidSpace(mark.run, this.self) && mark.run.pid !== run.pid && !this.isAlive(mark.run.pid, undefined)) runEnded = "process-gone";
         return { mark, runEnded };
       },
       helmStarted: async (mark) => {
@@ -554,8 +616,7 @@ export class Journal {
       this.version = stored.version;
       return undefined;
     }
-    this.stopRenewing();
-    return new LeaseLostError(leaseLostMessage(lease, this.store.description));
+    return this.loseLease(lease);
   }
 
   private callSignal(): AbortSignal {

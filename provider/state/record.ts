@@ -60,6 +60,29 @@ export interface StepEntry {
   readonly finishedAt: string;
   /** Redacted, then truncated to MAX_ERROR_BYTES. */
   readonly error?: string;
+  /**
+   * Objects a pre-apply webhook added to the step (hooks' allow.add): not in the spec, so
+   * destroy learns of them here. Kept across runs until destroyed. Added in format 1 without a bump.
+   */
+  readonly added?: readonly AddedObject[];
+}
+
+/** An object a webhook added, as destroy finds it again. */
+export interface AddedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** At most this many added objects are kept per step (a record has a size cap). */
+export const MAX_ADDED_OBJECTS = 200;
+
+/** `a` then the objects of `b` that `a` does not hold, capped. */
+export function mergeAdded(a: readonly AddedObject[] = [], b: readonly AddedObject[] = []): AddedObject[] {
+  const key = (o: AddedObject): string => `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ""}\0${o.name}`;
+  const seen = new Set(a.map(key));
+  return [...a, ...b.filter((o) => !seen.has(key(o)))].slice(0, MAX_ADDED_OBJECTS);
 }
 
 /**
@@ -90,6 +113,12 @@ export interface StateRecord {
   /** The run that may write the record (lease.ts); absent when no run holds it. Added in format 1 without a bump: older readers ignore it. */
   readonly lease?: Lease;
   readonly owner?: RecordOwner;
+  /**
+   * The key of keyed step hashes (spec/keyed-hash.ts), base64: present once a spec with
+   * secret-bearing steps ran. The record lives in a Secret; the key never leaves it (nor
+   * the Pulumi state, where it is a secret). Added in format 1 without a bump.
+   */
+  readonly hashKey?: string;
   readonly steps: Readonly<Record<string, StepEntry>>;
   /**
    * Per step, the helm process a run started for it and that may outlive the run (helm keeps
@@ -103,8 +132,8 @@ export interface StateRecord {
 
 /** A helm install or upgrade a run started for a step (see StateRecord.helmInFlight). */
 export interface InFlightHelm {
-  /** The run that started it: its lease id, host and pid. */
-  readonly run: { readonly id: string; readonly host: string; readonly pid: number };
+  /** The run that started it: its lease id, host and pid, and where that pid means something (lease.ts). */
+  readonly run: { readonly id: string; readonly host: string; readonly pid: number; readonly pidNamespace?: string; readonly bootId?: string };
   /** helm's own pid and host. */
   readonly pid: number;
   readonly host: string;
@@ -125,6 +154,8 @@ export interface RunIdentity {
   readonly spec: string;
   readonly specHash: string;
   readonly khookVersion: string;
+  /** The key this run's keyed step hashes are computed under; kept in the record (see StateRecord.hashKey). */
+  readonly hashKey?: string;
 }
 
 /** A step as far as the record cares: its name and input hash. */
@@ -148,8 +179,10 @@ export function beginRecord(
   owner: RecordOwner | undefined = previous?.owner,
 ): StateRecord {
   const at = now.toISOString();
+  const hashKey = id.hashKey ?? previous?.hashKey;
   return {
     ...(owner !== undefined ? { owner } : {}),
+    ...(hashKey !== undefined ? { hashKey } : {}),
     format: RECORD_FORMAT,
     spec: id.spec,
     specHash: id.specHash,
@@ -188,6 +221,7 @@ export interface OutcomeInput {
   readonly transientRetries?: number;
   readonly durationMs: number;
   readonly error?: string;
+  readonly added?: readonly AddedObject[];
 }
 
 export interface Redacting {
@@ -213,6 +247,7 @@ export function entryFromOutcome(
     ...(outcome.transientRetries !== undefined && outcome.transientRetries > 0 ? { transientRetries: outcome.transientRetries } : {}),
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
+    ...(outcome.added !== undefined && outcome.added.length > 0 ? { added: mergeAdded(outcome.added) } : {}),
   };
   if (outcome.error !== undefined) {
     return { ...entry, error: truncateUtf8(redactor.redact(outcome.error), MAX_ERROR_BYTES) };
@@ -321,6 +356,7 @@ export function parseRecord(text: string): ParsedRecord {
     ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
     ...leaseField(raw["lease"]),
     ...ownerField(raw["owner"]),
+    ...(typeof raw["hashKey"] === "string" && raw["hashKey"] !== "" ? { hashKey: raw["hashKey"] } : {}),
     steps,
     ...helmInFlightField(raw["helmInFlight"]),
   };
@@ -342,7 +378,7 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
     if (id === undefined || runHost === undefined || runPid === undefined || pid === undefined || host === undefined || startedAt === undefined) continue;
     if (until === undefined || release === undefined || namespace === undefined || revision === undefined || (operation !== "install" && operation !== "upgrade")) continue;
     Object.defineProperty(marks, name, {
-      value: { run: { id, host: runHost, pid: runPid }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
+      value: { run: { id, host: runHost, pid: runPid, ...(typeof run["pidNamespace"] === "string" ? { pidNamespace: run["pidNamespace"] } : {}), ...(typeof run["bootId"] === "string" ? { bootId: run["bootId"] } : {}) }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
       enumerable: true,
       writable: true,
       configurable: true,
@@ -372,7 +408,14 @@ function parseEntry(e: unknown): StepEntry | undefined {
     durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
-  return typeof e["error"] === "string" ? { ...entry, error: e["error"] } : entry;
+  const added = Array.isArray(e["added"]) ? e["added"].filter(isAddedObject) : [];
+  const withAdded = added.length > 0 ? { ...entry, added } : entry;
+  return typeof e["error"] === "string" ? { ...withAdded, error: e["error"] } : withAdded;
+}
+
+function isAddedObject(v: unknown): v is AddedObject {
+  if (!isObject(v)) return false;
+  return typeof v["apiVersion"] === "string" && typeof v["kind"] === "string" && typeof v["name"] === "string" && (v["namespace"] === undefined || typeof v["namespace"] === "string");
 }
 
 function leaseField(raw: unknown): { lease?: Lease } {

@@ -24,7 +24,10 @@ export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue };
  * tests can fake it. Failures reject with an error carrying the HTTP `status`
  * (KubeApiError); `get` resolves undefined for a missing Secret.
  */
-export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete">;
+export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete"> & Partial<Pick<KubeClient, "watch">>;
+
+/** How long a broken watch on the record waits before it re-connects. */
+const REWATCH_DELAY_MS = 1_000;
 
 const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
 
@@ -116,6 +119,35 @@ export class SecretRecordStore implements RecordStore {
     }
   }
 
+  /** A watch on this one Secret (field selector on its name), re-connected until `signal` aborts. */
+  watch(onChange: (json: string) => void, signal: AbortSignal): void {
+    const kube = this.kube;
+    if (kube.watch === undefined) return;
+    const watchOnce = kube.watch.bind(kube);
+    const loop = async (): Promise<void> => {
+      let resourceVersion = this.last?.metadata?.resourceVersion;
+      while (!signal.aborted) {
+        try {
+          for await (const ev of watchOnce(SECRETS, { namespace: this.location.namespace, fieldSelector: `metadata.name=${this.location.name}`, ...(resourceVersion ? { resourceVersion } : {}), signal })) {
+            const secret = ev.object as SecretObject;
+            if (ev.type === "ERROR") {
+              resourceVersion = undefined; // e.g. 410 Gone: start from now
+              break;
+            }
+            if (secret.metadata?.resourceVersion) resourceVersion = secret.metadata.resourceVersion;
+            if (ev.type !== "ADDED" && ev.type !== "MODIFIED") continue;
+            const b64 = secret.data?.[RECORD_KEY];
+            if (b64 !== undefined) onChange(Buffer.from(b64, "base64").toString("utf8"));
+          }
+        } catch {
+          // Unreachable or aborted: the conditional writes still guard the record; try again shortly.
+        }
+        if (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, REWATCH_DELAY_MS).unref());
+      }
+    };
+    void loop();
+  }
+
   /** GET, with the ownership check. */
   private async refresh(signal: AbortSignal | undefined): Promise<SecretObject | undefined> {
     let secret: SecretObject | undefined;
@@ -183,7 +215,7 @@ export class SecretRecordStore implements RecordStore {
     if (status === 404 && verb === "create") {
       return new PermanentStoreError(
         `cannot create Secret "${name}" in namespace "${namespace}" (the state record): namespace "${namespace}" does not exist — ` +
-          `create it, or set state.namespace to an existing namespace. API server said: ${detail}`,
+          `create it (kubectl create namespace ${namespace}), or set state.namespace to an existing namespace. API server said: ${detail}`,
       );
     }
     return new StoreError(`cannot ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ${detail}`);

@@ -29,6 +29,13 @@ export interface RecordStore {
   write(json: string, version: string | undefined, signal?: AbortSignal): Promise<string>;
   /** Removes the record if it is still at `version`; absent is fine. Throws a RecordConflictError when it changed. */
   delete(version: string | undefined, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: calls `onChange` with the record's JSON each time someone writes it, until `signal`
+   * aborts (a watch, never polling). The journal learns from it at once that its lease was taken
+   * or cleared, instead of at its next write. Best effort: a store may miss changes while it
+   * re-connects; the next conditional write still finds them.
+   */
+  watch?(onChange: (json: string) => void, signal: AbortSignal): void;
 }
 
 /** A store failure already phrased for people (it names the object and the verb). Retrying may help. */

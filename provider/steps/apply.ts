@@ -11,7 +11,8 @@ import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
-import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
+import { explainedWait, subjectOf } from "./stall.js";
+import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type ApplyStep = LoadedStepBase<"apply">;
 
@@ -19,6 +20,19 @@ type ApplyStep = LoadedStepBase<"apply">;
 async function readObjects(step: ApplyStep, ctx: StepContext, send = false) {
   const sourced = await renderWithHooks(await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools }), ctx, send);
   return { sourced, resolved: await resolveObjects(ctx.kube, sourced, step.action.namespace, ctx.signal) };
+}
+
+/** The applied objects among those webhooks added, as the record keeps them (matched by kind, name and namespace). */
+function addedRefs(added: readonly Record<string, unknown>[], results: readonly ApplyResult[]): AddedObjectRef[] {
+  if (added.length === 0) return [];
+  const out: AddedObjectRef[] = [];
+  for (const o of added) {
+    const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+    const r = results.find((x) => x.resource.kind === o.kind && x.name === meta.name && (typeof meta.namespace !== "string" || meta.namespace === "" || x.namespace === meta.namespace));
+    if (r === undefined) continue;
+    out.push({ apiVersion: String(o.apiVersion), kind: r.resource.kind, name: r.name, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) });
+  }
+  return out;
 }
 
 /** Every object exists already: the `skipIf: exists` predicate. */
@@ -33,10 +47,15 @@ async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readon
   const parsed = parseWaitFor(step.action.waitFor, { allowDelete: false });
   if (!parsed.ok) throw executionError(`waitFor: ${parsed.message}`);
   ctx.log(`waiting for ${step.action.waitFor} on ${objects.length} object${objects.length === 1 ? "" : "s"}`);
-  await ctx.kube.waitForObjects(
-    objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
-    parsed.condition,
-    { signal: ctx.signal, timeoutMs: ctx.deadline, onProgress: (m) => ctx.log(m) },
+  await explainedWait(
+    ctx,
+    () => objects.map((o) => subjectOf(o.resource, o.name, o.namespace)),
+    (onProgress, timeoutMs) =>
+      ctx.kube.waitForObjects(
+        objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
+        parsed.condition,
+        { signal: ctx.signal, timeoutMs, onProgress },
+      ),
   );
 }
 
@@ -129,7 +148,12 @@ export const applyExecutor: StepExecutor<"apply"> = {
     const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0 };
     for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
     await waitForApplied(step, ctx, results.map((r) => ({ resource: r.resource, name: r.name, namespace: r.namespace })));
-    return { status: "ok", reason: `${countSummary(counts, ["created", "configured", "unchanged"])}${step.action.waitFor ? `; ${step.action.waitFor} met` : ""}` };
+    const added = addedRefs(ctx.hooks?.added() ?? [], results);
+    return {
+      status: "ok",
+      reason: `${countSummary(counts, ["created", "configured", "unchanged"])}${step.action.waitFor ? `; ${step.action.waitFor} met` : ""}`,
+      ...(added.length > 0 ? { added } : {}),
+    };
   },
 
   async destroy(step, ctx) {
@@ -155,6 +179,30 @@ export const applyExecutor: StepExecutor<"apply"> = {
       await ctx.kube.delete(o.resource, o.name, o.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
       await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) });
       ctx.log(`${objectLabel(o)} deleted`);
+      deleted++;
+    }
+    // Objects webhooks added (the record lists them; the spec cannot): removed last, owned ones only.
+    for (const ref of [...(ctx.recordedAdditions ?? [])].reverse()) {
+      const label = `${ref.kind}/${ref.name}${ref.namespace !== undefined ? ` -n ${ref.namespace}` : ""}`;
+      let resource;
+      try {
+        resource = await ctx.kube.resolveKind(ref.apiVersion, ref.kind, { signal: ctx.signal });
+      } catch {
+        absent++;
+        continue;
+      }
+      const live = await ctx.kube.get(resource, ref.name, ref.namespace, { signal: ctx.signal });
+      if (live === undefined) {
+        absent++;
+        continue;
+      }
+      if (!isOwnedBy(live, ctx.spec.name, step.name)) {
+        foreign.push(label);
+        continue;
+      }
+      await ctx.kube.delete(resource, ref.name, ref.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
+      await ctx.kube.waitForDeletion(resource, ref.name, ref.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) });
+      ctx.log(`${label} deleted (added by a pre-apply webhook)`);
       deleted++;
     }
     const parts = [`${deleted} deleted`];

@@ -8,6 +8,7 @@ import { formatMs } from "../kube/watch.js";
 import { manifestObjects } from "../hooks/post-renderer.js";
 import { executionError } from "../errors.js";
 import { hasReadinessRule, readiness } from "../helm/ready.js";
+import { StallMonitor, waitBoundMs, withCauses } from "./stall.js";
 import type { StepContext } from "./types.js";
 
 interface Waitable {
@@ -30,24 +31,16 @@ export function waitableObjects(manifest: string): Waitable[] {
 }
 
 /**
- * The bound of khook's wait: a little before the attempt's deadline, so that this wait's
- * timeout, which names every object not ready, settles before the engine's own timer, whose
- * message says only "timed out after …" (both would otherwise fire at the same instant).
- */
-export function releaseWaitMs(deadline: number): number {
-  return Math.max(0, deadline - Math.min(1000, Math.floor(deadline / 10)));
-}
-
-/**
  * Resolves once every waitable object of the release is ready; on timeout, one error
  * naming each object that is not, and why.
  */
 export async function waitForRelease(manifest: string, release: { name: string; namespace: string }, ctx: StepContext): Promise<void> {
   const objects = waitableObjects(manifest);
   if (objects.length === 0) return;
-  const timeoutMs = releaseWaitMs(ctx.deadline);
+  const timeoutMs = waitBoundMs(ctx.deadline);
   ctx.log(`waiting for the objects of release ${release.name} (namespace ${release.namespace}) to be ready`);
   const labelOf = (o: Waitable): string => `${o.kind.toLowerCase()}/${o.name}`;
+  const monitor = new StallMonitor(ctx, () => objects.map((o) => ({ ...o, namespace: o.namespace ?? release.namespace })));
   const settled = await Promise.allSettled(
     objects.map(async (o) => {
       const resource = await ctx.kube.resolveKind(o.apiVersion, o.kind, { signal: ctx.signal });
@@ -58,20 +51,28 @@ export async function waitForRelease(manifest: string, release: { name: string; 
           const r = readiness(found.find((x) => x.metadata?.name === o.name), o.apiVersion, o.kind);
           return r.ready ? { state: "done", value: true } : { state: "pending", message: r.why };
         },
-        { signal: ctx.signal, timeoutMs, description: labelOf(o), onProgress: (m) => ctx.log(`${labelOf(o)}: ${m}`) },
+        {
+          signal: ctx.signal,
+          timeoutMs,
+          description: labelOf(o),
+          onProgress: (m) => {
+            monitor.progress();
+            ctx.log(`${labelOf(o)}: ${m}`);
+          },
+        },
       );
     }),
   );
+  monitor.stop();
   const failures = settled.flatMap((s, i) => (s.status === "rejected" ? [{ label: labelOf(objects[i]!), error: s.reason as unknown }] : []));
   if (failures.length === 0) return;
   const other = failures.find((f) => !(f.error instanceof WaitTimeoutError));
   if (other !== undefined) throw other.error;
   // Each object's last state, also when its watch never saw it (then the state says why, without the object's name).
   const notReady = failures.map((f) => `${f.label}: ${(f.error as WaitTimeoutError).lastState}`);
-  throw executionError(
-    ctx.redactor.redact(
-      `release ${release.name} (namespace ${release.namespace}) is installed but not ready after ${formatMs(timeoutMs)}: ${notReady.join("; ")}. ` +
-        `See why with kubectl describe -n ${release.namespace} ${failures.map((f) => f.label).join(" ")}; the next run waits again`,
-    ),
-  );
+  const causes = await monitor.causesNow();
+  const message =
+    `release ${release.name} (namespace ${release.namespace}) is installed but not ready after ${formatMs(timeoutMs)}: ${notReady.join("; ")}. ` +
+    (causes.length > 0 ? "The next run waits again" : `See why with kubectl describe -n ${release.namespace} ${failures.map((f) => f.label).join(" ")}; the next run waits again`);
+  throw executionError(ctx.redactor.redact(withCauses(message, causes)));
 }

@@ -15,6 +15,7 @@ import { transientCause } from "../kube/transient.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
 import type { LoadedStepBase } from "../spec/loaded.js";
 import { ensureNamespace } from "./namespace.js";
+import { explainedWait, subjectOf } from "./stall.js";
 import type { StepContext, StepExecutor } from "./types.js";
 
 type JobStep = LoadedStepBase<"job">;
@@ -143,17 +144,19 @@ export const jobExecutor: StepExecutor<"job"> = {
     const uid = created.metadata?.uid;
     const result = await whileItRuns(
       step,
-      ctx.kube.waitFor(
-        { resource: JOBS, name: step.name, namespace: ns },
-        (objs) => {
-          const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
-          if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
-          const f = finished(job);
-          if (f !== undefined) return { state: "done", value: f };
-          const active = (job.status as { active?: number } | undefined)?.active ?? 0;
-          return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
-        },
-        { signal: ctx.signal, timeoutMs: ctx.deadline, description: `job ${step.name} to finish`, onProgress: (m) => ctx.log(m) },
+      explainedWait(ctx, () => [subjectOf(JOBS, step.name, ns)], (onProgress, timeoutMs) =>
+        ctx.kube.waitFor(
+          { resource: JOBS, name: step.name, namespace: ns },
+          (objs) => {
+            const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
+            if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
+            const f = finished(job);
+            if (f !== undefined) return { state: "done", value: f };
+            const active = (job.status as { active?: number } | undefined)?.active ?? 0;
+            return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
+          },
+          { signal: ctx.signal, timeoutMs, description: `job ${step.name} to finish`, onProgress },
+        ),
       ),
     );
     if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed` };

@@ -15,6 +15,7 @@ import type { KubeApi } from "../kube/api.js";
 import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kubectl/rollout.js";
 import type { ApiResource, KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
+import { explainedWait, subjectOf } from "./stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type RolloutStep = Extract<LoadedStep, { type: "rollout" }>;
@@ -73,24 +74,25 @@ async function restart(t: Target, ctx: StepContext): Promise<StepOutcome> {
 async function status(t: Target, ctx: StepContext): Promise<StepOutcome> {
   ctx.log(`waiting for the rollout of ${t.label}`);
   let lastLogged = "";
-  const message = await ctx.kube.waitFor<string>(
-    { resource: t.type, name: t.name, namespace: t.namespace },
-    (objs) => {
-      const o = objs[0];
-      if (!o) return { state: "pending", message: `${t.type.kind.toLowerCase()}/${t.name} does not exist yet` };
-      const s = rolloutStatus(o);
-      if (s.state === "done") return { state: "done", value: s.message };
-      if (s.state === "failed") return { state: "failed", message: s.message };
-      return { state: "pending", message: s.message };
-    },
-    {
-      signal: ctx.signal,
-      timeoutMs: ctx.deadline,
-      description: `the rollout of ${t.label}`,
-      onProgress: (m) => {
-        if (m !== lastLogged) ctx.log(m);
-        lastLogged = m;
-      },
+  const message = await explainedWait(
+    ctx,
+    () => [subjectOf(t.type, t.name, t.namespace)],
+    (onProgress, timeoutMs) =>
+      ctx.kube.waitFor<string>(
+        { resource: t.type, name: t.name, namespace: t.namespace },
+        (objs) => {
+          const o = objs[0];
+          if (!o) return { state: "pending", message: `${t.type.kind.toLowerCase()}/${t.name} does not exist yet` };
+          const s = rolloutStatus(o);
+          if (s.state === "done") return { state: "done", value: s.message };
+          if (s.state === "failed") return { state: "failed", message: s.message };
+          return { state: "pending", message: s.message };
+        },
+        { signal: ctx.signal, timeoutMs, description: `the rollout of ${t.label}`, onProgress },
+      ),
+    (m) => {
+      if (m !== lastLogged) ctx.log(m);
+      lastLogged = m;
     },
   );
   return { status: "ok", reason: message };

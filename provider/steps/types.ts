@@ -47,6 +47,16 @@ export interface StepOutcome {
   reason: string;
   /** helm: the revision this attempt made, for post-apply hooks. */
   revision?: number;
+  /** Objects a pre-apply webhook added and the step applied: the record keeps them for destroy. */
+  added?: readonly AddedObjectRef[];
+}
+
+/** An object outside the spec that a step applied (a webhook's addition), as destroy finds it again. */
+export interface AddedObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
 }
 
 export interface StepContext {
@@ -69,6 +79,8 @@ export interface StepContext {
   readonly tools?: ToolPaths;
   /** The step's lifecycle hooks (provider/hooks); absent when none applies to the step. */
   readonly hooks?: AttemptHooks;
+  /** destroy: the objects the state record says webhooks added to this step (not in the spec). */
+  readonly recordedAdditions?: readonly AddedObjectRef[];
   /** The state record as this step sees it (helm: what a dead run left in flight); absent without `state:`. */
   readonly record?: StepRecord;
 }

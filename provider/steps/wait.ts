@@ -22,6 +22,7 @@ import { checkObjects } from "../kubectl/conditions.js";
 import type { KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../spec/loaded.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../kubectl/waitfor.js";
+import { explainedWait, subjectOf, type StallSubject } from "./stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type WaitStep = Extract<LoadedStep, { type: "wait" }>;
@@ -142,12 +143,15 @@ export const waitExecutor: StepExecutor<"wait"> = {
     const t = await resolveTarget(step, ctx, true);
     const cond = formatWaitCondition(t.condition);
     ctx.log(`waiting for ${cond} on ${t.label}`);
-    const objs = await ctx.kube.waitForCondition(t.scope, t.condition, {
-      signal: ctx.signal,
-      timeoutMs: ctx.deadline,
-      onProgress: throttled((m) => ctx.log(m)),
-      description: `${cond} on ${t.label}`,
-    });
+    // What is waited on, for a diagnosis when it does not converge (not for `delete`: nothing blocks a deletion but finalizers, which the progress names).
+    const subjects = async (): Promise<StallSubject[]> =>
+      t.condition.kind === "delete" ? [] : (await current(ctx, t.scope)).map((o) => subjectOf(t.scope.resource, o.metadata?.name ?? "", o.metadata?.namespace));
+    const objs = await explainedWait(
+      ctx,
+      subjects,
+      (onProgress, timeoutMs) => ctx.kube.waitForCondition(t.scope, t.condition, { signal: ctx.signal, timeoutMs, onProgress, description: `${cond} on ${t.label}` }),
+      throttled((m) => ctx.log(m)),
+    );
     if (t.condition.kind === "delete") return { status: "ok", reason: `nothing matches ${t.label} any more` };
     const n = objs.length;
     return {

@@ -6,6 +6,10 @@
  * - Secrets never go on argv (other users' `ps` shows argv): callers hand them
  *   over through `stdin` or through files with restrictive permissions.
  * - An AbortSignal stops the child: SIGTERM, then SIGKILL after a grace period.
+ * - With `processGroup`, the child leads its own process group and the whole group is
+ *   ended: on abort (SIGTERM, then SIGKILL) and as soon as the child exits (a background
+ *   process it left behind would otherwise hold its output pipes, and khook, open). The
+ *   output pipes are never waited on past the kill: the result is final within the grace.
  * - Output is captured up to a cap; the rest is dropped and `truncated` is set.
  * - Exit codes and spawn failures are values, not exceptions. The only thing
  *   that rejects is a programming error (bad arguments).
@@ -38,6 +42,8 @@ export interface ExecOptions {
   killGraceMs?: number;
   /** Also return the unredacted stdout as `rawStdout`. Never print it. */
   keepRawStdout?: boolean;
+  /** Run the child in its own process group and end the whole group with it (see the module comment). */
+  processGroup?: boolean;
   /** Told the child's pid once it is started (helm's is recorded: it may outlive khook). */
   onSpawn?: (pid: number) => void;
 }
@@ -106,21 +112,48 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
     let killTimer: NodeJS.Timeout | undefined;
     let spawnError: { code: string | undefined; message: string } | undefined;
 
+    const group = opts.processGroup === true;
     const child = spawn(file, [...opts.args], {
       cwd: opts.cwd,
       env,
       stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       windowsHide: true,
+      // setsid(2): the child leads a new process group (and session) that can be signalled whole.
+      detached: group,
     });
+    const pgid = group ? child.pid : undefined;
+    if (pgid !== undefined) trackGroup(pgid);
+
+    /** Signals the child, or with `processGroup` every process of its group. */
+    const signalAll = (sig: NodeJS.Signals): void => {
+      if (pgid !== undefined) killGroup(pgid, sig);
+      else if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    };
+    /** Stops waiting for output: the pipes' other ends may be held by processes that were just killed. */
+    let drainTimer: NodeJS.Timeout | undefined;
+    let groupKillTimer: NodeJS.Timeout | undefined;
+    const stopWaitingSoon = (code: number | null, sig: NodeJS.Signals | null, ms: number): void => {
+      if (drainTimer !== undefined) return;
+      drainTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, sig);
+      }, ms);
+      drainTimer.unref();
+    };
 
     if (child.pid !== undefined) opts.onSpawn?.(child.pid);
 
     const onAbort = (): void => {
-      if (aborted || child.exitCode !== null || child.signalCode !== null) return;
+      if (aborted) return;
+      const exited = child.exitCode !== null || child.signalCode !== null;
+      if (exited && pgid === undefined) return;
       aborted = true;
-      child.kill("SIGTERM");
+      signalAll("SIGTERM");
       killTimer = setTimeout(() => {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        signalAll("SIGKILL");
+        // Whatever still holds a pipe is dead or unkillable: the result does not wait for it.
+        stopWaitingSoon(child.exitCode, child.signalCode ?? "SIGKILL", 100);
       }, grace);
       killTimer.unref();
     };
@@ -155,6 +188,13 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
       settled = true;
       if (process.env["KHOOK_DEBUG_EXEC"]) process.stderr.write(`khook exec: ${command} -> ${code ?? sig ?? "error"} in ${Date.now() - started}ms\n`);
       if (killTimer) clearTimeout(killTimer);
+      if (drainTimer) clearTimeout(drainTimer);
+      if (groupKillTimer) clearTimeout(groupKillTimer);
+      if (pgid !== undefined) {
+        // No child of the child outlives the run.
+        killGroup(pgid, "SIGKILL");
+        liveGroups.delete(pgid);
+      }
       opts.signal?.removeEventListener("abort", onAbort);
       const raw = Buffer.concat(out).toString("utf8");
       const stderr = errBuf.toString("utf8");
@@ -181,14 +221,40 @@ export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
     // A stopped child's own children can keep the output pipes open (and 'close' from firing):
     // once the child itself has exited after an abort, stop waiting for them.
     child.on("exit", (code, sig) => {
+      if (pgid !== undefined && !aborted) {
+        // The child is done; what it left running in its group is ended now, so the output it
+        // wrote is complete once the pipes drain, and nothing waits on a background process.
+        killGroup(pgid, "SIGTERM");
+        groupKillTimer = setTimeout(() => killGroup(pgid, "SIGKILL"), Math.min(grace, 1000));
+        groupKillTimer.unref();
+        stopWaitingSoon(code, sig, Math.min(grace, 1000) + 100);
+        return;
+      }
       if (!aborted) return;
-      setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(code, sig);
-      }, 100).unref();
+      stopWaitingSoon(code, sig, 100);
     });
   });
+}
+
+/** Process groups of running children started with `processGroup`: ended if khook exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const g of liveGroups) killGroup(g, "SIGKILL");
+  });
+}
+
+function killGroup(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    // ESRCH: the group is already empty.
+  }
 }
 
 /** The last lines of a tool's stderr (or stdout), trimmed for error messages. */

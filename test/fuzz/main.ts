@@ -3,16 +3,9 @@
  * Runs batches of inputs with fresh seeds until a failure, the time limit, or Ctrl-C, and prints
  * each batch's figures. A failure prints its exact input, to be kept in regressions.ts.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { describeReport, runLoaderFuzz } from "./run.js";
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
-  return dir;
-}
+import { repoRoot } from "../harness/util.js";
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { seed: { type: "string" }, runs: { type: "string" }, minutes: { type: "string" } } });

@@ -3,12 +3,12 @@
 //   cluster-cli up [--nodes N]   build what is missing, start (or reuse) the cluster, print exports
 //   cluster-cli down             stop it and delete its state
 //   cluster-cli status           print whether it runs, and its kubeconfig
+// Each takes [--name NAME]; without it, the cluster is this checkout's own (dev-cluster.ts).
 import * as fs from "node:fs";
 import { clusterAlive, clusterDir, componentLogs, readClusterState, startCluster, stopCluster } from "./cluster";
+import { devClusterName } from "./dev-cluster";
 import { toolPathVar } from "./env";
 import { CLIENT_TOOLS, CONTROL_PLANE, ensureToolchain } from "./toolchain";
-
-const NAME = "dev";
 
 function printExports(kubeconfig: string, logsDir: string): void {
   console.log(`\n# khook test cluster is up. Logs: ${logsDir}`);
@@ -19,7 +19,7 @@ function printExports(kubeconfig: string, logsDir: string): void {
 
 async function main(argv: string[]): Promise<number> {
   const cmd = argv[0] ?? "status";
-  const dir = clusterDir(NAME);
+  const dir = clusterDir(devClusterName(argv));
   switch (cmd) {
     case "up": {
       const ni = argv.indexOf("--nodes");
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
       return alive ? 0 : 1;
     }
     default:
-      console.error("usage: cluster-cli up [--nodes N] | down | status");
+      console.error("usage: cluster-cli up [--nodes N] [--name NAME] | down [--name NAME] | status [--name NAME]");
       return 2;
   }
 }

@@ -192,7 +192,7 @@ describe("state record", () => {
     assert.equal(Buffer.from(await kubectl(["get", "secret", "khook-state-foreign", "-n", ns, "-o", "jsonpath={.data.record\\.json}"]), "base64").toString(), "theirs");
   });
 
-  test("a run that succeeds but cannot write its record exits 1", async (t) => {
+  test("no lease, no run: a record khook may read but not write fails the run (exit 1) before its step runs", async (t) => {
     const { ns, kubectl } = await setup(t);
     await kubectl(["create", "serviceaccount", "limited", "-n", ns]);
     // Full access to ConfigMaps, but Secrets are read-only: the record can be read, never written.
@@ -212,8 +212,9 @@ describe("state record", () => {
     const r = await runKhook(["apply", "-f", file, "-o", "json"], { env: cliEnv(kubeconfig) });
     assert.equal(r.code, 1, `${r.stdout}\n${r.stderr}`);
     const run = parseRun(r);
-    assert.equal(stepOf(run, "cm").status, "ok", "the step itself succeeded");
-    assert.match(JSON.stringify(run), /forbidden|Forbidden|cannot (create|update)/);
+    assert.deepEqual([stepOf(run, "cm").status, stepOf(run, "cm").reason], ["skipped", "not started: the state record could not be claimed"]);
+    assert.match(r.stderr, /forbidden to create Secret "khook-state-rbac" .*Nothing was changed/);
+    assert.equal(await kubectl(["get", "configmap", "rbac-cm", "-n", ns, "--ignore-not-found", "-o", "name"]), "", "the step did not run unguarded");
   });
 
   test("status shows what the last run did", async (t) => {
@@ -244,7 +245,7 @@ describe("state record", () => {
     await openGate();
     const again = await apply(file);
     assert.equal(again.r.code, 0, again.r.stderr);
-    assert.match(again.r.stderr, /took over the lease .*its process is no longer running on this host/, "the killed run's lease is taken over at once");
+    assert.match(again.r.stderr, /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/, "the killed run's lease is taken over at once");
     assert.equal(stepOf(again.run, "first").reason, RESUME);
     assert.equal(stepOf(again.run, "blocked").status, "ok");
     assert.equal(stepOf(again.run, "last").status, "ok");

@@ -101,6 +101,25 @@ describe("post-render functions", () => {
     assert.match(history.stderr, /not found/);
   });
 
+  test("validator-sees-applied: a validator rejects an object built from a secret variable; nothing is created and the secret is never shown", async (t) => {
+    const ns = await withNamespace(t, "hook-secret-cm");
+    const pin = "pin-5521-very-secret";
+    // A policy: no credentials in ConfigMaps. The offending object carries the secret, so before, it skipped validation.
+    const hooks = "  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/no-secret-data}\n";
+    const step = `  - name: cm\n    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: leaky}\n            data: {password: '\${PIN}'}\n`;
+    const { dir, file } = hookedSpec("hook-secret-cm", hooks, step);
+    fs.writeFileSync(
+      path.join(dir, "fn", "no-secret-data"),
+      "#!/usr/bin/env node\nlet s = '';\nprocess.stdin.on('data', (c) => (s += c)).on('end', () => {\n  const l = JSON.parse(s);\n  l.results = l.items.filter((o) => o.kind === 'ConfigMap' && o.data && o.data.password).map((o) => ({ severity: 'error', message: 'password ' + o.data.password + ' in a ConfigMap', resourceRef: { kind: o.kind, name: o.metadata.name } }));\n  process.stdout.write(JSON.stringify(l));\n});\n",
+      { mode: 0o755 },
+    );
+    const r = await khook(["apply", "-f", file, "-o", "json"], { KHOOK_SECRET_PIN: pin });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(stepOf(parseRun(r), "cm").error!, /error ConfigMap\/leaky: password \*\*\* in a ConfigMap/);
+    assert.ok(!(r.stdout + r.stderr).includes(pin));
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "leaky"]), undefined, "nothing was applied");
+  });
+
   test("kustomize sources go through post-render too", async (t) => {
     const ns = await withNamespace(t, "hook-kust");
     const steps = `  - name: kust\n    apply:\n      namespace: ${ns}\n      manifests:\n        - kustomize: ./k\n`;
@@ -140,6 +159,32 @@ describe("webhooks (a real hook server on loopback)", () => {
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "cm"]))["audited"], "yes");
+  });
+
+  test("webhook-no-additions: a pre-apply webhook that adds a ClusterRoleBinding fails the step naming it; nothing is created", async (t) => {
+    const ns = await withNamespace(t, "hook-add");
+    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `${ns}-pwned` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: "default", namespace: ns }] };
+    server.on("pre-apply", { kind: "ok", change: (c) => ({ ...c, [`ClusterRoleBinding/${ns}-pwned`]: binding }) });
+    const { file } = hookedSpec("hook-add", audit("pre-apply"), configMapStep("cm", ns));
+    const r = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(stepOf(parseRun(r), "cm").error!, new RegExp(`added ClusterRoleBinding/${ns}-pwned, which the step does not declare`));
+    assert.equal(await kubectlJson(["get", "clusterrolebinding", `${ns}-pwned`]), undefined);
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined, "the step sent nothing");
+  });
+
+  test("webhook-allowed-additions: with allow: {add: true}, an added ConfigMap in the step's namespace is created owned by the step, recorded, and removed by destroy", async (t) => {
+    const ns = await withNamespace(t, "hook-add-ok");
+    server.on("pre-apply", { kind: "ok", change: (c) => ({ ...c, [`ConfigMap/extra -n ${ns}`]: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "extra", namespace: ns }, data: { k: "v" } } }) });
+    const { file } = hookedSpec("hook-add-ok", audit("pre-apply", "    allow: {add: true}\n"), configMapStep("cm", ns), `state:\n  namespace: ${ns}\n`);
+    const r = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const extra = await kubectlJson(["-n", ns, "get", "configmap", "extra"]);
+    assert.equal((extra?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.["khook.io/owned-by"], "hook-add-ok/cm");
+    const d = await khook(["destroy", "-f", file]);
+    assert.equal(d.code, 0, d.stdout + d.stderr);
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "extra"]), undefined, "destroy removed the added object");
+    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined);
   });
 
   test("pre-apply: permanent: false is retried under the step's retries, then succeeds", async (t) => {

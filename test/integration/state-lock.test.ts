@@ -4,6 +4,8 @@
  * and a manual unlock.
  */
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import { describe, test, type TestContext } from "node:test";
 import { RESUME_REASON } from "../../provider/state/record.js";
@@ -12,7 +14,7 @@ import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, 
 
 interface RecordJson {
   runStatus: string;
-  lease?: { id: string; holder: string; host: string; pid: number; command: string; startedAt: string; renewDeadline: string };
+  lease?: { id: string; holder: string; host: string; pid: number; pidNamespace?: string; bootId?: string; command: string; startedAt: string; renewDeadline: string };
   steps: Record<string, { status: string }>;
 }
 
@@ -39,6 +41,20 @@ async function setup(t: TestContext, spec: string) {
     await kubectl(["label", "secret", secretName, "-n", ns, "app.kubernetes.io/managed-by=khook", `khook.io/spec=${spec}`]);
   };
   return { cluster, ns, kubectl, env, khook, record, plantRecord };
+}
+
+/** Runs khook as pid 50000 of a fresh pid namespace (and user namespace, so no privilege is needed). */
+const IN_NEW_PID_NAMESPACE = ["unshare", "-Urpf", "--mount-proc", "sh", "-c", 'echo 49999 > /proc/sys/kernel/ns_last_pid && "$0" "$@"; exit $?'];
+
+function canUnsharePid(): boolean {
+  return spawnSync("unshare", ["-Urpf", "--mount-proc", "true"]).status === 0;
+}
+
+/** The pid of a process that has exited (and was reaped), so nothing of this run has it now. */
+async function exitedPid(): Promise<number> {
+  const child = spawn("true");
+  await new Promise((resolve) => child.on("close", resolve));
+  return child.pid!;
 }
 
 const minutesFromNow = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
@@ -70,7 +86,7 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.deepEqual(Object.fromEntries(Object.entries(after.steps).map(([k, v]) => [k, v.status])), { first: "ok", blocked: "ok", last: "ok" });
   });
 
-  test("a run whose lease is cleared by khook unlock stops writing the record and fails (exit 1) saying so; the next run resumes what was recorded", async (t) => {
+  test("a run that lost its lease stops: cleared by khook unlock, it starts nothing more, writes nothing more, and fails (exit 1) saying so; the next run resumes what was recorded", async (t) => {
     const { ns, kubectl, env, khook, record } = await setup(t, "cleared");
     await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
     const { file } = specDir(khookSpec("cleared", gatedChain(ns, "last"), stateIn(ns)));
@@ -87,6 +103,11 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /Error: this run lost its lease on the state record .*: it was cleared \(khook unlock\)/);
     assert.deepEqual(await record(), cleared, "nothing was written after the lease was cleared");
+    // A run that lost its lease stops: it learns of the unlock at once (a watch on the record), so the
+    // step running then is cancelled and the one after it never starts.
+    assert.deepEqual([stepOf(parseRun(r), "blocked").status, stepOf(parseRun(r), "blocked").reason], ["failed", "cancelled while running"]);
+    assert.deepEqual([stepOf(parseRun(r), "last").status, stepOf(parseRun(r), "last").reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.equal((await kubectl(["get", "configmap", "-n", ns, "-o", "name"])).split("\n").includes("configmap/last"), false, "the lost run created nothing more");
 
     const again = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(again.code, 0, again.stderr);
@@ -94,6 +115,82 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.equal(stepOf(rerun, "first").reason, RESUME_REASON, "first resumes: it was recorded before the unlock");
     assert.equal(stepOf(rerun, "blocked").status, "ok");
     assert.equal(stepOf(rerun, "last").status, "ok");
+  });
+
+  test("a live run's lease is never taken: a run in another pid namespace on this very host holds it until it ends", async (t) => {
+    if (!canUnsharePid()) return t.skip("unshare -Urpf (unprivileged user and pid namespaces) is not available here");
+    const { ns, kubectl, env, khook, record } = await setup(t, "pidns");
+    await kubectl(["create", "configmap", "gate", "-n", ns, "--from-literal=ready=no"]);
+    const { file } = specDir(khookSpec("pidns", gatedChain(ns, "last"), stateIn(ns)));
+    // The first run: same host name, same boot, its own pid namespace, and a pid (50000) that runs nothing out here.
+    const first = startKhook(["apply", "-f", file, "-o", "json"], { env, prefix: IN_NEW_PID_NAMESPACE });
+    await outputMatches(first, /\[blocked\] started/);
+    const held = await record();
+    assert.equal(held.lease?.pid, 50_000);
+    assert.equal(held.lease?.host, os.hostname());
+    assert.notEqual(held.lease?.pidNamespace, fs.readlinkSync("/proc/self/ns/pid"));
+
+    const second = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(second.code, 1, second.stderr);
+    assert.match(second.stderr, /locked by another khook run: \S+ on \S+ \(pid 50000, khook apply started/);
+    assert.equal((await record()).lease?.id, held.lease?.id, "the live run keeps its lease");
+    const status = await khook(["status", "-f", file]);
+    assert.match(status.stdout, /Locked: +by .*\(pid 50000, .*khook cannot see that process from here, so the lease holds until it expires/);
+
+    await kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
+    const done = await first.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal((await record()).runStatus, "succeeded");
+  });
+
+  test("a live run's lease is never taken: a dead pid of another pid namespace on this very host proves nothing", async (t) => {
+    const { ns, khook, plantRecord } = await setup(t, "deadpid");
+    const deadPid = await exitedPid();
+    const here = { pidNamespace: fs.readlinkSync("/proc/self/ns/pid"), bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() };
+    const deadline = minutesFromNow(30);
+    await plantRecord({ ...lease(deadline), host: os.hostname(), pid: deadPid, ...here, pidNamespace: "pid:[4026000001]" });
+    const { file } = specDir(khookSpec("deadpid", applyStep("cm", cm("cm", ns)), stateIn(ns)));
+    const elsewhere = await khook(["apply", "-f", file]);
+    assert.equal(elsewhere.code, 1, "another pid namespace: the pid proves nothing, the lease holds");
+    assert.match(elsewhere.stderr, new RegExp(`locked by another khook run: bob on \\S+ \\(pid ${deadPid},`));
+  });
+
+  test("khook status says when a recorded holder is gone: a dead pid of this pid namespace and boot, whose lease the next run takes over at once", async (t) => {
+    const { ns, khook, record, plantRecord } = await setup(t, "deadhere");
+    const deadPid = await exitedPid();
+    const here = { pidNamespace: fs.readlinkSync("/proc/self/ns/pid"), bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() };
+    await plantRecord({ ...lease(minutesFromNow(30)), host: os.hostname(), pid: deadPid, ...here });
+    const { file } = specDir(khookSpec("deadhere", applyStep("cm", cm("cm", ns)), stateIn(ns)));
+    const status = await khook(["status", "-f", file, "-o", "json"]);
+    assert.equal((JSON.parse(status.stdout) as { leaseHolder?: string }).leaseHolder, "holder-gone");
+    const text = await khook(["status", "-f", file]);
+    assert.match(text.stdout, new RegExp(`Locked: +by bob on \\S+ \\(pid ${deadPid}, .*\\), but that process is no longer running`));
+    const taken = await khook(["apply", "-f", file]);
+    assert.equal(taken.code, 0, taken.stderr);
+    assert.match(taken.stderr, /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/);
+    assert.equal((await record()).steps.cm?.status, "ok");
+  });
+
+  test("khook status says when a recorded holder is gone: an expired lease", async (t) => {
+    const { ns, khook, plantRecord } = await setup(t, "expiredstatus");
+    await plantRecord(lease("2026-01-01T00:01:30.000Z"));
+    const { file } = specDir(khookSpec("expiredstatus", applyStep("cm", cm("cm", ns)), stateIn(ns)));
+    const status = await khook(["status", "-f", file]);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /Locked: +by bob on ci-runner-3 \(pid 4242, .*\), but the lease expired at 2026-01-01T00:01:30\.000Z/);
+    assert.equal((JSON.parse((await khook(["status", "-f", file, "-o", "json"])).stdout) as { leaseHolder?: string }).leaseHolder, "expired");
+  });
+
+  test("no lease, no run: when the record's namespace does not exist, apply fails before the first step, naming the namespace and the fix", async (t) => {
+    const { ns, kubectl, khook } = await setup(t, "nons");
+    const missing = `${ns}-missing`;
+    const { file } = specDir(khookSpec("nons", applyStep("cm", cm("cm", ns)), stateIn(missing)));
+    const r = await khook(["apply", "-f", file, "-o", "json"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`namespace "${missing}" does not exist — create it \\(kubectl create namespace ${missing}\\), or set state.namespace`));
+    assert.match(r.stderr, /Nothing was changed/);
+    assert.deepEqual(parseRun(r).steps.map((s) => [s.status, s.reason]), [["skipped", "not started: the state record could not be claimed"]]);
+    assert.equal(await kubectl(["get", "configmap", "cm", "-n", ns, "--ignore-not-found", "-o", "name"]), "", "nothing ran");
   });
 
   test("an expired lease is taken over with a warning", async (t) => {

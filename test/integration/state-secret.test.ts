@@ -160,7 +160,7 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     assert.deepEqual(Object.keys(rec.steps), ["a", "b"]);
   });
 
-  test("a run that succeeds but cannot write its record fails (exit 1): RBAC forbidden names the verb, the Secret and the namespace", async (t) => {
+  test("no lease, no run: a record RBAC forbids writing fails the run (exit 1) before the first step, naming the verb, the Secret and the namespace", async (t) => {
     const { spec, kubectl, ns } = await setup(t);
     await kubectl(["create", "serviceaccount", "reader", "-n", ns]);
     await kubectl(["create", "role", "secret-getter", "-n", ns, "--verb=get", "--resource=secrets"]);
@@ -186,10 +186,13 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     clients.push(limited);
     const s = spec("rbac", [{ name: "a" }, { name: "b" }]);
     const store = new SecretRecordStore(limited, s.state!, s.name);
-    const result = await runSpec(s, { mode: "apply", executors: new StubExecutors().map, context: { kube: limited }, journal: Journal.forSpec(s, store) });
-    assert.deepEqual(statuses(result), ["ok", "ok"], "the steps themselves succeeded");
-    assert.equal(result.status, "failed", "but the run fails: the journal is part of the contract");
-    assert.match(result.journalError ?? "", new RegExp(`^forbidden to create Secret "khook-state-rbac" in namespace "${ns}"`));
+    const stubs = new StubExecutors();
+    const result = await runSpec(s, { mode: "apply", executors: stubs.map, context: { kube: limited }, journal: Journal.forSpec(s, store) });
+    // No lease, no run: the claim is the first write, so nothing runs unguarded.
+    assert.deepEqual(statuses(result), ["skipped", "skipped"], "no step runs when the record cannot be claimed");
+    assert.equal(stubs.calls.length, 0);
+    assert.equal(result.status, "failed", "the journal is part of the contract");
+    assert.match(result.journalError ?? "", new RegExp(`^forbidden to create Secret "khook-state-rbac" in namespace "${ns}".*Nothing was changed`));
     assert.equal(store.calls.create, 1, "no further attempts after a forbidden write");
   });
 

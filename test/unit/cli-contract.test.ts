@@ -3,7 +3,8 @@
  * exit 2 with the reason, JSON output stays JSON, and nothing but khook writes to stderr.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
@@ -95,11 +96,67 @@ describe("khook CLI: invalid invocations exit 2", () => {
   });
 });
 
+describe("khook CLI: every flag is validated on every command that takes it", () => {
+  test("flags-validated-everywhere: a non-numeric --parallelism is exit 2 on plan --offline as on apply, before any cluster is asked", async () => {
+    for (const argv of [["plan", "--offline"], ["plan"], ["apply"], ["destroy"]]) {
+      const r = await khook([...argv, "-f", specFile(), "--parallelism", "many", "--kubeconfig", "/no/such/kubeconfig"]);
+      assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
+      assert.match(r.err, /--parallelism must be a positive integer, got "many"/);
+    }
+  });
+
+  test("set-names: --set and --var-file names must be names a spec could reference; anything else is exit 2 naming it", async () => {
+    const set = await khook(["validate", "-f", specFile(), "--set", "image.tag=1.2"]);
+    assert.equal(set.code, 2, set.err);
+    assert.match(set.err, /--set image\.tag=\.\.\.: "image\.tag" is not a variable name a spec can reference/);
+    const dir = tempSpecDir({ "spec.yaml": TWO_STEPS, "vars.yaml": "GOOD: 1\nbad-name: 2\n" });
+    const file = await khook(["validate", "-f", path.join(dir, "spec.yaml"), "--var-file", path.join(dir, "vars.yaml")]);
+    assert.equal(file.code, 2, file.err);
+    assert.match(file.err, /vars\.yaml:2:1: \/bad-name: "bad-name" is not a variable name a spec can reference/);
+  });
+
+  test("spec-utf8: a spec that is not valid UTF-8 is exit 2 naming the line", async () => {
+    const dir = tempSpecDir({ "spec.yaml": "" });
+    const file = path.join(dir, "spec.yaml");
+    const text = Buffer.from(TWO_STEPS, "utf8");
+    const third = text.indexOf(0x0a, text.indexOf(0x0a) + 1) + 1;
+    fs.writeFileSync(file, Buffer.concat([text.subarray(0, third), Buffer.from([0x23, 0x20, 0xc3, 0x28, 0x0a]), text.subarray(third)]));
+    const r = await khook(["validate", "-f", file]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /spec\.yaml:3:\d+: .*not valid UTF-8/);
+    const vars = path.join(dir, "vars.yaml");
+    fs.writeFileSync(vars, Buffer.from([0x41, 0x3a, 0x20, 0x31, 0x0a, 0x42, 0x3a, 0x20, 0xff, 0x0a]));
+    const v = await khook(["validate", "-f", specFile(), "--var-file", vars]);
+    assert.equal(v.code, 2, v.err);
+    assert.match(v.err, /vars\.yaml:2:\d+: .*not valid UTF-8/);
+  });
+});
+
 describe("khook CLI: stderr carries only khook's own messages", () => {
   test("yaml-no-library-warnings: an inline manifest containing {{ .Values.x }} prints no YAML-library warning", () => {
     const file = specFile(specText("  - name: a\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n            data:\n              a: {{ .Values.x }}\n"));
     const cli = path.join(repoRoot(), "dist", "provider", "cli", "main.js");
     const r = spawnSync(process.execPath, [cli, "validate", "-f", file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
     assert.doesNotMatch(r.stderr, /Warning|stringified|mapAsMap/, r.stderr);
+  });
+});
+
+describe("khook CLI: a reader that closes the pipe", () => {
+  /** bin/khook with its stdout read by nobody: the read end is closed before the child has started. */
+  function closedPipe(argv: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+    const child = spawn(process.execPath, [path.join(repoRoot(), "bin", "khook"), ...argv], { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "" } });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+  }
+
+  test("epipe-quiet: khook plan --offline | head -1 (and graph, validate -o json, schema, version) exits quietly, as kubectl and helm do", async () => {
+    const file = specFile();
+    for (const argv of [["plan", "--offline", "-f", file], ["graph", "-f", file], ["validate", "-f", file, "-o", "json"], ["schema"], ["version"]]) {
+      const r = await closedPipe(argv);
+      assert.equal(r.stderr, "", `khook ${argv[0]}: nothing on stderr`);
+      assert.deepEqual([r.code, r.signal], [0, null], `khook ${argv[0]}: the command's own exit code`);
+    }
   });
 });

@@ -37,6 +37,7 @@ const SPEC_KEYS: Record<string, Record<string, keyof typeof SPEC_DEFAULTS>> = {
   defaults: { timeout: "timeout", retries: "retries", retryDelay: "retryDelay", onError: "onError" },
   state: { enabled: "stateEnabled", namespace: "stateNamespace" },
   hook: { priority: "hookPriority", failurePolicy: "hookFailurePolicy" },
+  hookAllow: { add: "hookAllowAdd", clusterScoped: "hookAllowClusterScoped" },
   hookFunction: { timeout: "functionTimeout" },
   hookWebhook: { timeout: "webhookTimeout" },
 };

@@ -69,6 +69,8 @@ describe("ROADMAP.md and the README's differences table", () => {
     const roadmap = read("ROADMAP.md");
     for (const nonGoal of ["helm rollback", "--prune", "exec", "describe", "Drift"]) assert.ok(roadmap.includes(nonGoal), `ROADMAP.md does not mention ${nonGoal}`);
     assert.match(roadmap, /^## Beyond v1/m);
+    // khook has a lease on the state record (README's differences table): locking is neither a non-goal nor a plan.
+    assert.doesNotMatch(roadmap, /locking/i, "ROADMAP.md still lists locking, which khook does (the lease)");
   });
 
   test("readme has exactly one differences-from-the-spec table with the chosen differences", () => {

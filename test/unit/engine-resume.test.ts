@@ -5,7 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
+import * as path from "node:path";
+import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import { specText, tempSpecDir } from "./support/spec-files.js";
 import { Journal } from "../../provider/state/journal.js";
 import { parseRecord, RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
@@ -24,6 +27,58 @@ function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore,
     ...extra,
   });
 }
+
+describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () => {
+  const steps = "  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n  - name: plain\n    wait: { for: delete, on: pods }\n";
+  const load = (pin: string): LoadedSpec => loadSpec({ file: path.join(tempSpecDir({ "spec.yaml": specText(steps) }), "spec.yaml"), env: { KHOOK_SECRET_PIN: pin } });
+
+  test("keyed-hash-resume: the key lives in the record; the next run with the same secret resumes, a rotated secret re-runs the step", async () => {
+    const store = new MemoryRecordStore();
+    const first = await apply(load("4711"), new StubExecutors(), store);
+    assert.equal(first.status, "succeeded");
+    const record = storedRecord(store);
+    assert.ok(record.hashKey !== undefined && record.hashKey.length > 0, "the record keeps the key");
+    assert.match(record.steps["creds"]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
+    assert.match(record.steps["plain"]!.inputHash, /^sha256:/);
+    assert.equal(resultOf(first, "creds").inputHash, record.steps["creds"]!.inputHash, "what is printed is the keyed hash");
+    const second = new StubExecutors();
+    const resumed = await apply(load("4711"), second, store);
+    assert.equal(second.calls.length, 0, "nothing re-runs");
+    assert.equal(storedRecord(store).hashKey, record.hashKey, "the key is kept");
+    assert.equal(resultOf(resumed, "creds").reason, RESUME);
+    const third = new StubExecutors();
+    await apply(load("4712"), third, store);
+    assert.deepEqual(third.calls.map((c) => c.step.name), ["creds"]);
+  });
+
+  test("keyed-hash-resume: a spec without secrets writes no key", async () => {
+    const store = new MemoryRecordStore();
+    await apply(specFixture(CHAIN), new StubExecutors(), store);
+    assert.equal(storedRecord(store).hashKey, undefined);
+  });
+});
+
+describe("state: objects webhooks added", { timeout: 10_000 }, () => {
+  test("webhook-additions-recorded: objects a webhook added are kept in the record across runs and handed to destroy; a successful destroy drops them", async () => {
+    const store = new MemoryRecordStore();
+    const extra = { apiVersion: "v1", kind: "ConfigMap", name: "extra", namespace: "apps" };
+    const other = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", name: "r", namespace: "apps" };
+    await apply(specFixture([{ name: "a" }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [extra] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra]);
+    // A changed step whose hook now adds something else: both stay listed, so destroy still finds the first.
+    await apply(specFixture([{ name: "a", version: 2 }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [other] })), store);
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other]);
+    const failing = new StubExecutors().on("a", () => Promise.reject(new Error("cannot delete")));
+    const spec = specFixture([{ name: "a", version: 2, onError: "continue" as const }]);
+    await runSpec(spec, { mode: "destroy", executors: failing.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.deepEqual(failing.calls[0]!.ctx.recordedAdditions, [extra, other], "destroy is told what webhooks added");
+    assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other], "a failed destroy keeps them listed");
+    const ok = new StubExecutors();
+    const done = await runSpec(spec, { mode: "destroy", executors: ok.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    assert.equal(done.status, "succeeded");
+    assert.deepEqual(ok.calls[0]!.ctx.recordedAdditions, [extra, other]);
+  });
+});
 
 describe("state: resume", { timeout: 10_000 }, () => {
   test("the resume reason is the spec's text, verbatim", () => {
@@ -177,27 +232,85 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     assert.equal(storedRecord(store).runStatus, "succeeded");
   });
 
-  test("a run that succeeds but cannot write its record fails (exit 1) and says why", async () => {
+  test("no lease, no run: a record that cannot be claimed (RBAC, a missing namespace) fails the run before the first step, naming why", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new PermanentStoreError('forbidden to create Secret "khook-state-fixture" in namespace "default" (the state record)');
+    store.failWrites = new PermanentStoreError('cannot create Secret "khook-state-fixture" in namespace "nope" (the state record): namespace "nope" does not exist');
     const stubs = new StubExecutors();
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(stubs.calls.length, 0, "no step ran without the lease");
+    assert.deepEqual(r.steps.map((s) => s.status), ["skipped", "skipped", "skipped"]);
+    assert.match(r.steps[0]!.reason, /not started: the state record could not be claimed/);
+    assert.equal(r.status, "failed");
+    assert.match(r.journalError ?? "", /namespace "nope" does not exist.*Nothing was changed/);
+    assert.equal(store.calls.write, 1, "one claim, no further attempts");
+  });
+
+  test("a run that succeeds but cannot write its record after the claim fails (exit 1) and says why", async () => {
+    const store = new MemoryRecordStore();
+    const stubs = new StubExecutors().on("a", () => {
+      store.failWrites = new PermanentStoreError('forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)');
+    });
     const r = await apply(specFixture(CHAIN), stubs, store);
     assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
     assert.equal(r.status, "failed");
-    assert.match(r.journalError ?? "", /forbidden to create Secret "khook-state-fixture" in namespace "default"/);
-    assert.equal(store.calls.write, 1, "a permanent error stops further write attempts");
+    assert.match(r.journalError ?? "", /forbidden to update Secret "khook-state-fixture" in namespace "default"/);
+    assert.equal(store.calls.write, 2, "the claim, then one failed write: a permanent error stops further write attempts");
   });
 
   test("a transient write failure is healed by a later successful write", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new Error("connection reset");
-    const stubs = new StubExecutors().on("a", () => {
-      store.failWrites = undefined;
-    });
-    const r = await apply(specFixture([{ name: "a" }]), stubs, store);
+    const stubs = new StubExecutors()
+      .on("a", () => {
+        store.failWrites = new Error("connection reset");
+      })
+      .on("b", () => {
+        store.failWrites = undefined;
+      });
+    const r = await apply(specFixture(CHAIN.slice(0, 2)), stubs, store);
     assert.equal(r.status, "succeeded");
     assert.equal(r.journalError, undefined);
     assert.equal(storedRecord(store).runStatus, "succeeded");
+  });
+
+  test("a run that lost its lease stops: it starts nothing more, cancels what runs, and fails naming who holds the lease now", async () => {
+    // With a store that can watch the record (the Secret store does), the loss is known at once.
+    const store = new MemoryRecordStore();
+    let theirs = "";
+    const stubs = new StubExecutors().on("a", async ({ ctx }) => {
+      // Another run takes the record over while a runs (e.g. it judged this run dead).
+      const rec = storedRecord(store);
+      theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+      store.put(theirs);
+      await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
+    });
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(r.status, "failed", "exit 1, not the 130 of a cancellation");
+    assert.equal(r.cancelled, false);
+    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason], ["failed", "cancelled while running"]);
+    assert.equal(stubs.started("b") + stubs.started("c"), 0, "no step starts after the lease is lost");
+    for (const name of ["b", "c"]) assert.deepEqual([resultOf(r, name).status, resultOf(r, name).reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.match(r.journalError ?? "", /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/);
+    assert.equal(store.json, theirs, "the other run's record is untouched");
+  });
+
+  test("a run that lost its lease stops: a store without a watch finds out at its next write, and starts nothing after that", async () => {
+    const store = new MemoryRecordStore();
+    store.watchable = false;
+    let theirs = "";
+    const stubs = new StubExecutors()
+      .on("a", () => {
+        const rec = storedRecord(store);
+        theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+        store.put(theirs);
+      })
+      .on("b", () => new Promise(() => undefined));
+    const r = await apply(specFixture(CHAIN), stubs, store);
+    assert.equal(r.status, "failed");
+    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["failed", "cancelled while running"], "b started before the write after a found out; it is cancelled");
+    assert.equal(stubs.started("c"), 0);
+    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.match(r.journalError ?? "", /now held by bob on ci-runner-3/);
+    assert.equal(store.json, theirs);
   });
 
   test("a record that cannot be read (or is not khook's) stops the run before anything runs", async () => {

@@ -13,15 +13,7 @@ import * as path from "node:path";
 import { LineCounter, parse as parseYaml, parseDocument } from "yaml";
 import type { PositionLookup } from "../../provider/errors.js";
 import { validateSchema } from "../../provider/spec/schema.js";
-
-function repoRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 8; i++) {
-    if (fs.existsSync(path.join(dir, "examples")) && fs.existsSync(path.join(dir, "package.json"))) return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error("cannot find the repository root from " + __dirname);
-}
+import { repoRoot } from "../harness/util.js";
 
 const examplesDir = path.join(repoRoot(), "examples");
 const SCHEMA_COMMENT = "# yaml-language-server: $schema=https://khook.io/schema/v1/khook.json";

@@ -104,6 +104,22 @@ describe("rollout executor", () => {
     await assert.rejects(rolloutExecutor.apply(step, contextFor(spec, kube)), /deployment "web" exceeded its progress deadline/);
   });
 
+  test("wait-names-its-blocking-cause: a rollout that times out ends its error with what blocks it, found by following the deployment to its pods", async () => {
+    const kube = new FakeKube();
+    const d = kube.seed({ ...web(), status: { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 0 } });
+    const rs = kube.seed({ apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "web-1", namespace: "apps", ownerReferences: [{ uid: d.metadata?.uid, kind: "Deployment", name: "web" }] }, spec: { replicas: 2 } });
+    kube.seed({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web-1-a", namespace: "apps", ownerReferences: [{ uid: rs.metadata?.uid, kind: "ReplicaSet", name: "web-1" }] },
+      status: { phase: "Pending", containerStatuses: [{ name: "main", state: { waiting: { reason: "ImagePullBackOff", message: 'Back-off pulling image "web:nope"' } } }] },
+    });
+    await assert.rejects(rolloutExecutor.apply(stepOf(spec, "status", "rollout"), contextFor(spec, kube)), (e: Error) => {
+      assert.match(e.message, /2 updated replicas are available\.\.\.\nwhat blocks it:\n {2}- pod\/web-1-a: container main is waiting: ImagePullBackOff \(Back-off pulling image "web:nope"\)$/);
+      return true;
+    });
+  });
+
   test("destroy has nothing to undo", async () => {
     assert.equal((await rolloutExecutor.destroy(stepOf(spec, "restart", "rollout"), contextFor(spec, new FakeKube()))).status, "skipped");
   });

@@ -11,6 +11,7 @@ import { Redactor } from "../../provider/redact.js";
 import { Journal } from "../../provider/state/journal.js";
 import { helmInFlightOf, parseRecord, withHelmInFlight, type StateRecord } from "../../provider/state/record.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
+import type { LeaseSelf } from "../../provider/state/lease.js";
 
 const rev = (revision: number, status: string): HelmRevision => ({ revision, status, chart: "demo-1.0.0", updated: "", app_version: "", description: "" });
 const NOW = Date.parse("2026-11-25T20:00:00Z");
@@ -109,9 +110,11 @@ describe("the record keeps a step's helm in flight until the step's entry is wri
 
 describe("the journal: a step's helm mark is written when helm starts and cleared when the step is recorded", () => {
   const T0 = new Date("2026-01-01T00:00:00.000Z");
-  const me = { id: "run-me", holder: "alice", host: "laptop", pid: 100 };
-  const dead = { id: "run-dead", holder: "alice", host: "laptop", pid: 4242 };
-  const journal = (store: MemoryRecordStore, self: typeof me, isAlive: (pid: number) => boolean = () => true): Journal =>
+  // Two runs of one machine: same host, pid namespace and boot, so a dead pid is known dead (lease.ts).
+  const space = { pidNamespace: "pid:[4026531836]", bootId: "boot-1" };
+  const me: LeaseSelf = { id: "run-me", holder: "alice", host: "laptop", pid: 100, ...space };
+  const dead: LeaseSelf = { id: "run-dead", holder: "alice", host: "laptop", pid: 4242, ...space };
+  const journal = (store: MemoryRecordStore, self: LeaseSelf, isAlive: (pid: number) => boolean = () => true): Journal =>
     new Journal(store, { spec: "demo", specHash: "sha256:s", stepNames: ["web", "other"], redactor: new Redactor(), khookVersion: "9.9.9", self, now: () => T0, isAlive });
   const stored = (store: MemoryRecordStore): StateRecord => {
     const r = parseRecord(store.json ?? "");
@@ -120,7 +123,7 @@ describe("the journal: a step's helm mark is written when helm starts and cleare
   };
   const start = { pid: 555, host: "laptop", startedAt: T0.toISOString(), until: "2026-01-01T00:10:00.000Z", release: "web", namespace: "apps", operation: "upgrade" as const, revision: 3 };
   /** A journal of run `self` that claimed the record and started helm for step web. */
-  async function startedHelm(store: MemoryRecordStore, self: typeof me, mark = start): Promise<Journal> {
+  async function startedHelm(store: MemoryRecordStore, self: LeaseSelf, mark = start): Promise<Journal> {
     const j = journal(store, self);
     await j.open();
     await j.beginRun();
@@ -131,7 +134,7 @@ describe("the journal: a step's helm mark is written when helm starts and cleare
   test("the mark names this run and lands in the record at once; recording the step clears it", async () => {
     const store = new MemoryRecordStore();
     const j = await startedHelm(store, me);
-    assert.deepEqual(helmInFlightOf(stored(store), "web"), { run: { id: "run-me", host: "laptop", pid: 100 }, ...start });
+    assert.deepEqual(helmInFlightOf(stored(store), "web"), { run: { id: "run-me", host: "laptop", pid: 100, ...space }, ...start });
     j.recordStep({ name: "web", inputHash: "h" }, { status: "ok", reason: "done", attempts: 1, durationMs: 1 });
     assert.equal(await j.flush(), undefined);
     assert.equal(helmInFlightOf(stored(store), "web"), undefined);

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planOffline } from "../../provider/engine/plan.js";
+import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/spec/keyed-hash.js";
 import { loadSpec } from "../../provider/spec/load.js";
 import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
@@ -95,6 +96,46 @@ describe("hooks at load", () => {
     assert.equal(t.spec!.stepsByName.get("web")!.inputHash, a.spec.stepsByName.get("web")!.inputHash);
   });
 
+  test("hook-hash-scope: post-apply and finalize webhooks cannot change what a step applies, so they are not inputs of its hash", () => {
+    const without = load("");
+    const observers = load("  - {name: notify, on: [post-apply, finalize], webhook: {url: 'https://hooks.example.com/khook', headers: {Authorization: 'Bearer run-1-token'}}}\n");
+    assert.ok(without.spec && observers.spec);
+    for (const s of without.spec.steps) assert.equal(observers.spec.stepsByName.get(s.name)!.inputHash, s.inputHash, s.name);
+  });
+
+  test("hook-hash-scope: a pre-apply webhook is an input by name, URL and order, never by its credentials", () => {
+    const hook = (name: string, url: string, token: string): string => `  - {name: ${name}, on: [pre-apply], webhook: {url: '${url}', headers: {Authorization: 'Bearer ${token}', X-Run: '${token}'}}}\n`;
+    const base = load(hook("audit", "https://hooks.example.com/khook", "run-1-token"));
+    const rotated = load(hook("audit", "https://hooks.example.com/khook", "run-2-token"));
+    const renamed = load(hook("audit2", "https://hooks.example.com/khook", "run-1-token"));
+    const moved = load(hook("audit", "https://hooks.example.com/other", "run-1-token"));
+    const second = "  - {name: second, on: [pre-apply], webhook: {url: 'https://hooks.example.com/second'}}\n";
+    const order1 = load(hook("audit", "https://hooks.example.com/khook", "t-1") + second);
+    const order2 = load(second + hook("audit", "https://hooks.example.com/khook", "t-1"));
+    const web = (r: { spec?: LoadedSpec }): string => r.spec!.stepsByName.get("web")!.inputHash;
+    assert.equal(web(rotated), web(base), "a rotated token does not re-run the step");
+    assert.notEqual(web(renamed), web(base));
+    assert.notEqual(web(moved), web(base));
+    assert.notEqual(web(order1), web(order2), "the order webhooks reshape the objects in is an input");
+  });
+
+  test("keyed-hash: a hook whose definition holds a secret (function config, webhook URL) has a digest that gives nothing back, and keys the steps it reshapes", () => {
+    const hook = "  - name: labels\n    on: [post-render]\n    match: {steps: [web]}\n    function:\n      exec: ./fn/add-labels\n      config: {data: {pin: '${PIN}'}}\n";
+    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, `hooks:\n${hook}`), ...files() });
+    fs.mkdirSync(path.join(dir, "fn"));
+    fs.copyFileSync(path.join(FUNCTIONS, "add-labels"), path.join(dir, "fn", "add-labels"));
+    fs.chmodSync(path.join(dir, "fn", "add-labels"), 0o755);
+    const secret = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4711" } });
+    const guess = loadSpec({ file: path.join(dir, "spec.yaml"), env: {}, set: [["PIN", "4711"]] });
+    assert.notEqual(secret.hooks[0]!.digest, guess.hooks[0]!.digest, "the right guess does not reproduce the hook's digest");
+    assert.equal(secret.stepsByName.get("web")!.inputHash, UNKEYED_HASH);
+    assert.match(guess.stepsByName.get("web")!.inputHash, /^sha256:/);
+    const key = newHashKey();
+    const rotated = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4712" } });
+    assert.equal(rotated.hooks[0]!.digest, secret.hooks[0]!.digest, "the digest is of the masked definition");
+    assert.notEqual(keyedSpec(rotated, key).stepsByName.get("web")!.inputHash, keyedSpec(secret, key).stepsByName.get("web")!.inputHash, "a rotated secret in a hook still re-runs the step");
+  });
+
   test("ordering: priority first (lower runs first), then document order", () => {
     const hooks = [
       "  - {name: third, on: [post-render], priority: 5, function: {exec: ./fn/add-labels}}",
@@ -117,6 +158,24 @@ describe("hooks at load", () => {
     const web = plan.find((p) => p.name === "web")!;
     assert.deepEqual(web.hooks, ["post-render labels (function ./fn/add-labels)", "pre-apply audit (webhook https://hooks.example.com/khook)", "finalize audit (webhook https://hooks.example.com/khook)"]);
     assert.deepEqual(plan.find((p) => p.name === "settle")!.hooks, []);
+  });
+
+  test("webhook-reshapes-plan: plan says which steps a pre-apply webhook may reshape, and which hooks may add objects", () => {
+    const hooks = "  - {name: audit, on: [pre-apply], match: {steps: [web]}, webhook: {url: 'https://hooks.example.com/a'}}\n  - {name: inject, on: [pre-apply], allow: {add: true}, match: {steps: [chart]}, webhook: {url: 'https://hooks.example.com/b'}}\n  - {name: notify, on: [post-apply], match: {steps: [settle]}, webhook: {url: 'https://hooks.example.com/c'}}\n";
+    const { spec } = load(hooks);
+    assert.ok(spec);
+    const plan = planOffline(spec);
+    assert.match(plan.find((p) => p.name === "web")!.reason, /may be reshaped by pre-apply audit$/);
+    assert.match(plan.find((p) => p.name === "chart")!.reason, /may be reshaped by pre-apply inject \(may add objects\)$/);
+    assert.doesNotMatch(plan.find((p) => p.name === "settle")!.reason, /reshaped/);
+    assert.doesNotMatch(plan.find((p) => p.name === "gone")!.reason, /webhook/);
+  });
+
+  test("hook-allow: allow: is for pre-apply webhooks, and its clusterScoped and namespaces need add: true", () => {
+    const ds = load("  - {name: a, on: [post-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n  - {name: b, on: [pre-apply], allow: {namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n  - {name: c, on: [pre-apply], allow: {add: true, namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n").problems;
+    expectRule(ds, "hook-allow", /does not handle pre-apply/, "/hooks/0/allow");
+    expectRule(ds, "hook-allow", /no effect without allow.add: true/, "/hooks/1/allow/namespaces");
+    assert.ok(!ds.some((d) => d.path.startsWith("/hooks/2") && d.severity === "error"), JSON.stringify(ds));
   });
 
   test("schema: an unknown event, and a hook with neither function nor webhook, are reported", () => {
@@ -205,5 +264,45 @@ describe("hooks at load", () => {
     assert.equal(spec.redactor.redact("Bearer s3cr3t-t0ken"), "***");
     assert.equal(spec.redactor.redact("token s3cr3t-t0ken"), "token ***");
     assert.equal(spec.redactor.redact("platform"), "platform");
+  });
+
+  test("hook-header-secret: a header value is secret only from a secret source or under an exact credential header name (Authorization, Proxy-Authorization, Cookie)", () => {
+    const headers = "{X-Keyspace: default, X-Auth-Mode: basic, X-Api-Key: '${API_KEY}', Cookie: 'session=c00k1e', Proxy-Authorization: 'Basic cHJveHk='}";
+    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, `hooks:\n  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: ${headers}}}\n`), ...files() });
+    const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_API_KEY: "k3y-from-secret" } });
+    // Names that merely contain key/auth are not credentials: their values stay readable everywhere.
+    assert.equal(spec.redactor.redact("keyspace default, mode basic"), "keyspace default, mode basic");
+    assert.equal(spec.redactor.redact("k3y-from-secret"), "***");
+    assert.equal(spec.redactor.redact("session=c00k1e"), "***");
+    assert.equal(spec.redactor.redact("Basic cHJveHk="), "***");
+  });
+
+  test("hook-header-name: header names are HTTP tokens", () => {
+    const ds = load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {'X Team': a, 'X-Ok': b, 'Bad:Name': c}}}\n").problems;
+    expectRule(ds, "hook-header-name", /X Team.*not an HTTP header name/, "/hooks/0/webhook/headers/X Team");
+    expectRule(ds, "hook-header-name", /Bad:Name/, "/hooks/0/webhook/headers/Bad:Name");
+    assert.ok(!ds.some((d) => d.path.endsWith("X-Ok")), JSON.stringify(ds));
+  });
+
+  test("hook-header-value: header values carry no CR, LF or other characters HTTP cannot carry", () => {
+    const ds = load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {X-A: \"one\\r\\nX-Injected: two\", X-B: \"t\\u00e9am\", X-C: \"nul\\0\", X-D: 'fine value'}}}\n").problems;
+    expectRule(ds, "hook-header-value", /line break/, "/hooks/0/webhook/headers/X-A");
+    expectRule(ds, "hook-header-value", /U\+00E9/, "/hooks/0/webhook/headers/X-B");
+    expectRule(ds, "hook-header-value", /U\+0000/, "/hooks/0/webhook/headers/X-C");
+    assert.ok(!ds.some((d) => d.path.endsWith("X-D")), JSON.stringify(ds));
+  });
+
+  test("hook-header-value: a variable's value that breaks a header is reported without showing a secret", () => {
+    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, "hooks:\n  - name: a\n    on: [pre-apply]\n    webhook:\n      url: https://x.example\n      headers:\n        Authorization: ${T | quote}\n"), ...files() });
+    assert.throws(
+      () => loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_T: "t0ken-line-1\nt0ken-line-2" } }),
+      (e: KhookError) => e.exitCode === 2 && e.diagnostics.some((d) => d.rule === "hook-header-value" && (d.position?.line ?? 0) > 0) && !JSON.stringify([e.message, e.diagnostics]).includes("t0ken-line"),
+    );
+  });
+
+  test("hook-timeout: function and webhook timeouts stay within the timer range", () => {
+    const ds = load("  - {name: a, on: [post-render], function: {exec: ./fn/add-labels, timeout: 1000h}}\n  - {name: b, on: [pre-apply], webhook: {url: 'https://x.example', timeout: 1000h}}\n").problems;
+    expectRule(ds, "hook-timeout", /longer than khook can wait/, "/hooks/0/function/timeout");
+    expectRule(ds, "hook-timeout", /60s/, "/hooks/1/webhook/timeout");
   });
 });

@@ -110,13 +110,61 @@ describe("post-render functions (real executables)", () => {
     assert.ok(!out.lines.join("\n").includes(SECRET));
   });
 
-  test("objects carrying a secret value are withheld from functions and passed through unchanged", async () => {
+  test("validator-sees-applied: exec functions receive every object exactly as it will be applied, secrets included", async () => {
     const spec = specWith("  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n");
     const out = io();
     const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET }), configMap("b")], out, { send: false });
     assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds", "b"]);
-    assert.equal((objects[1]!.metadata as { labels?: unknown }).labels, undefined);
-    assert.ok(out.lines.some((l) => /carry a secret value.*ConfigMap\/creds/.test(l)));
+    assert.deepEqual((objects[1]!.metadata as { labels?: unknown }).labels, { team: "a" }, "the object with a secret went through the function");
+    assert.equal((objects[1]!.data as { token: string }).token, SECRET, "what is applied is the real value, not a mask");
+    assert.ok(!out.lines.join("\n").includes(SECRET));
+  });
+
+  test("validator-sees-applied: a validator rejects an object that carries a secret; its results and stderr stay redacted", async () => {
+    const script = [
+      "#!/usr/bin/env node",
+      "let input = '';",
+      "process.stdin.on('data', (c) => (input += c));",
+      "process.stdin.on('end', () => {",
+      "  const list = JSON.parse(input);",
+      "  const results = list.items.filter((o) => o.data && o.data.token).map((o) => ({ severity: 'error', message: 'token ' + o.data.token + ' is in a ConfigMap', resourceRef: { kind: o.kind, name: o.metadata.name } }));",
+      "  process.stderr.write('saw ' + JSON.stringify(list.items.map((o) => o.data)) + '\\n');",
+      "  process.stdout.write(JSON.stringify({ ...list, results }));",
+      "  process.exit(results.length > 0 ? 1 : 0);",
+      "});",
+      "",
+    ].join("\n");
+    const spec = specWith("  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/check}\n", { "fn/check": script });
+    await assert.rejects(hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: false }), (e: Error) => {
+      assert.match(e.message, /rejected the step's objects \(1 error\)/);
+      assert.match(e.message, /error ConfigMap\/creds: token \*\*\* is in a ConfigMap/);
+      assert.ok(!e.message.includes(SECRET));
+      return true;
+    });
+  });
+
+  test("function-process-group: a background child holding stdout does not hold the step; the whole group ends with the function", { timeout: 120_000 }, async () => {
+    const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
+    const spec = specWith("  - name: bg\n    on: [post-render]\n    function: {exec: ./fn/bg, timeout: 5s}\n", { "fn/bg": `#!/bin/sh\nsleep 300 &\necho $! > ${pidFile}\ncat\n` });
+    const objects = await hooksOf(spec).render([configMap("a")], io(), { send: false });
+    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a"], "the function's answer is used");
+    assertGone(Number(fs.readFileSync(pidFile, "utf8")));
+  });
+
+  test("function-process-group: past its timeout the function and every child it started are ended, and the step fails", { timeout: 120_000 }, async () => {
+    const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
+    const spec = specWith("  - name: hang\n    on: [post-render]\n    function: {exec: ./fn/hang, timeout: 1s}\n", { "fn/hang": `#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $! > ${pidFile}\nwait\n` });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), /did not finish within its timeout of 1s/);
+    assertGone(Number(fs.readFileSync(pidFile, "utf8")));
+  });
+
+  test("function-environment: a function runs as khook's user with PATH and HOME only; docs/hooks.md says plainly it is not a sandbox", async () => {
+    const script = "#!/bin/sh\nid -u >&2\nexit 3\n";
+    const spec = specWith("  - name: who\n    on: [post-render]\n    function: {exec: ./fn/who}\n", { "fn/who": script });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), new RegExp(`failed \\(exit code 3\\):\\n${process.getuid!()}$`));
+    const docs = fs.readFileSync(path.join(repoRoot(), "docs", "hooks.md"), "utf8");
+    assert.match(docs, /is not a sandbox/);
+    assert.match(docs, /\/proc\/<pid>\/environ/, "the docs name what a function can still read");
   });
 
   test("a function that outlives its timeout is stopped and the step fails", async () => {
@@ -212,6 +260,44 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds"]);
   });
 
+  test("webhook-no-additions: by default a pre-apply webhook may change declared objects but not add one; the step fails naming the object", async () => {
+    const spec = specWith(hook());
+    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "pwned" }, roleRef: { kind: "ClusterRole", name: "cluster-admin" } };
+    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }) });
+    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => {
+      assert.ok(isPermanent(e), "the hook's answer will not change on a retry");
+      assert.match(e.message, /pre-apply hook audit .*added ClusterRoleBinding\/pwned, which the step does not declare/);
+      assert.match(e.message, /allow: \{add: true/, "the message says how to allow it");
+      return true;
+    });
+  });
+
+  test("webhook-allowed-additions: with allow.add, additions in the allowed namespaces are applied; others still fail", async () => {
+    const spec = specWith(hook("allow: {add: true, namespaces: [apps]}\n    "));
+    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/extra -n apps": { ...configMap("extra"), metadata: { name: "extra", namespace: "apps" } } }) });
+    const hooks = hooksOf(spec);
+    const out = io();
+    const objects = await hooks.render([configMap("a")], out, { send: true });
+    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "extra"]);
+    assert.deepEqual(hooks.added().map((o) => (o.metadata as { name: string }).name), ["extra"]);
+    assert.ok(out.lines.some((l) => /1 of them added: ConfigMap\/extra -n apps/.test(l)), out.lines.join("\n"));
+    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/x -n kube-system": { ...configMap("x"), metadata: { name: "x", namespace: "kube-system" } } }) });
+    await assert.rejects(hooks.render([configMap("a")], io(), { send: true }), /added ConfigMap\/x -n kube-system in namespace kube-system: allow.namespaces is \[apps\]/);
+    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "pwned" } };
+    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }) });
+    await assert.rejects(hooks.render([configMap("a")], io(), { send: true }), /added ClusterRoleBinding\/pwned, a cluster-scoped object, and hook audit allows only namespaced additions/);
+  });
+
+  test("webhook-never-sees-secret: a pre-apply webhook cannot replace an object it was not shown; the step fails naming it", async () => {
+    const spec = specWith(hook());
+    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/creds": configMap("creds", { token: "***" }) }) });
+    await assert.rejects(hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: true }), (e: Error) => {
+      assert.ok(isPermanent(e));
+      assert.match(e.message, /pre-apply hook audit .*returned ConfigMap\/creds, which it was not shown/);
+      return true;
+    });
+  });
+
   test("post-apply is told the outcome and the objects sent; finalize runs only when destroying", async () => {
     const spec = specWith(hook());
     server.on("pre-apply", { kind: "ok" });
@@ -240,6 +326,17 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     assert.equal(sleeps.length, 2);
   });
 });
+
+/** A process is gone once it no longer exists or is a zombie its new parent has yet to reap. */
+function assertGone(pid: number): void {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return;
+  }
+  assert.equal(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3), "Z", `process ${pid} outlived its function: ${stat}`);
+}
 
 /** Runs an executable with stdin, asynchronously (the bridge's server lives in this process). */
 function runWith(file: string, input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {

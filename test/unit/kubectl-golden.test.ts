@@ -22,6 +22,7 @@ import {
   PatchComputationError,
   type JsonMap,
 } from "../../provider/kubectl/threeway.js";
+import { repoRoot } from "../harness/util.js";
 
 interface JsonPathVector {
   name?: string;
@@ -53,15 +54,6 @@ interface Vectors {
   jsonpath: JsonPathVector[];
   strategic: ThreeWayVector[];
   jsonmerge: ThreeWayVector[];
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 8; i++) {
-    if (fs.existsSync(path.join(dir, "test", "golden", "kubectl", "vectors.json")) && fs.existsSync(path.join(dir, "package.json"))) return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error("cannot find the repository root from " + __dirname);
 }
 
 const vectors: Vectors = JSON.parse(fs.readFileSync(path.join(repoRoot(), "test", "golden", "kubectl", "vectors.json"), "utf8"));

@@ -42,13 +42,13 @@ test("the package is publishable: not private, built in prepack, @pulumi/pulumi 
 test("npm pack ships the SDK, the provider, the CLI and the schema, and nothing else", () => {
   const files = packed();
   const shipped = new Set(files);
-  for (const must of ["package.json", "README.md", "bin/khook", "schema/v1/khook.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/pulumi/handlers.js", "dist/provider/cli/main.js", "dist/provider/cli/khook.bundle.js"]) {
+  for (const must of ["package.json", "README.md", "bin/khook", "bin/pulumi-resource-khook", "pulumi-plugin/PulumiPlugin.yaml", "pulumi-plugin/index.js", "schema/v1/khook.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/pulumi/handlers.js", "dist/provider/cli/main.js", "dist/provider/cli/khook.bundle.js"]) {
     assert.ok(shipped.has(must), `${must} is in the tarball`);
   }
   for (const target of [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).filter((t) => !t.includes("*"))]) {
     assert.ok(shipped.has(path.posix.normalize(target)), `${target} (package.json) is in the tarball`);
   }
-  const unexpected = files.filter((f) => !/^(package\.json|README\.md|bin\/khook|schema\/.+\.json|dist\/(sdk|provider)\/.+\.(js|d\.ts))$/.test(f));
+  const unexpected = files.filter((f) => !/^(package\.json|README\.md|bin\/(khook|pulumi-resource-khook)|pulumi-plugin\/(PulumiPlugin\.yaml|index\.js)|schema\/.+\.json|dist\/(sdk|provider)\/.+\.(js|d\.ts))$/.test(f));
   assert.deepEqual(unexpected, [], "no tests, benchmarks, examples, sources, source maps or build info");
 });
 

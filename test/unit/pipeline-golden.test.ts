@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PipelineError } from "../../provider/gotemplate/index.js";
 import { evaluatePipeline } from "./support/gotemplate.js";
+import { repoRoot } from "../harness/util.js";
 
 interface Vector {
   value: string;
@@ -17,16 +18,6 @@ interface Vector {
   error?: boolean;
   errorContains?: string;
   goError?: string;
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 8; i++) {
-    if (fs.existsSync(path.join(dir, "test", "golden", "pipeline", "vectors.json")) && fs.existsSync(path.join(dir, "package.json")))
-      return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error("cannot find the repository root from " + __dirname);
 }
 
 const vectors: Vector[] = JSON.parse(fs.readFileSync(path.join(repoRoot(), "test", "golden", "pipeline", "vectors.json"), "utf8"));

@@ -15,6 +15,7 @@ import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
+import { keyedSpec, newHashKey } from "../../provider/spec/keyed-hash.js";
 import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/load.js";
@@ -293,6 +294,21 @@ describe("diff", () => {
     }
   });
 
+  test("keyed-hash-pulumi: a step whose inputs hold a secret is compared under the key the state keeps; an unchanged secret is no change, a rotated one is", () => {
+    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n") });
+    const inputs = inputsFor(dir, { secretVars: { PIN: "4711" } });
+    const key = newHashKey();
+    const spec = keyedSpec(loaded(inputs), key);
+    const olds = { ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION), hashKey: key } as unknown as Record<string, unknown>;
+    assert.match((olds.steps as { inputHash: string }[])[0]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
+    const same = diff(olds, checked(inputs));
+    assert.equal(same.changes, false, same.reasons.join("; "));
+    const rotated = diff(olds, checked(inputsFor(dir, { secretVars: { PIN: "4712" } })));
+    assert.deepEqual(rotated.reasons, ["step creds: inputs changed"]);
+    // The plan lines (preview) show that the step is keyed, not a digest of it.
+    assert.match((checked(inputs).plan as string[])[0]!, /\[inputs keyed,/);
+  });
+
   test("an edited step reports exactly that step", () => {
     const { inputs } = project();
     const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, checked({ ...inputs, vars: { LEVEL: "3" } }));
@@ -425,6 +441,25 @@ describe("the file bundle", () => {
     const dir = tempSpecDir({ "x.yaml": CM("x") });
     const b = collectBundle(specText("  - name: a\n    apply:\n      manifests:\n        - file: ./x.yaml\n        - file: ./missing.yaml\n  - name: b\n    bogus: {}\n"), dir, {});
     assert.equal(Object.keys(b.files).length, 1);
+  });
+
+  test("bundle: an exec function outside the spec's directory tree (through ../ or a symlink) is refused unless the user opts in", () => {
+    const dir = tempSpecDir({ "tools/fn": "#!/bin/sh\ncat\n", "proj/a.yaml": CM("a") });
+    const base = path.join(dir, "proj");
+    fs.symlinkSync(path.join(dir, "tools"), path.join(base, "linked"));
+    for (const exec of ["../tools/fn", "./linked/fn"]) {
+      const text = specText(`  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`, `hooks:\n  - {name: labels, on: [post-render], function: {exec: ${exec}}}\n`);
+      assert.throws(() => collectBundle(text, base, {}), new RegExp(`hook function ${exec.replace(/[.]/g, "\\.")} is outside the spec's directory .*allowFunctionsOutsideSpecDir: true`));
+      const allowed = collectBundle(text, base, {}, { allowFunctionsOutsideSpecDir: true });
+      assert.ok(Object.keys(allowed.files).some((k) => k.endsWith("fn")), JSON.stringify(Object.keys(allowed.files)));
+    }
+  });
+
+  test("bundle: the bundle is capped, with a message naming the largest files", () => {
+    const dir = tempSpecDir({ "big.yaml": `# ${"x".repeat(3000)}\n${CM("big")}`, "mid.yaml": `# ${"y".repeat(1500)}\n${CM("mid")}`, "small.yaml": CM("small") });
+    const text = specText("  - name: a\n    apply:\n      manifests:\n        - file: ./big.yaml\n        - file: ./mid.yaml\n        - file: ./small.yaml\n");
+    assert.throws(() => collectBundle(text, dir, {}, { maxBytes: 2048 }), /the files the spec references total [\d.]+ KiB, over the bundle's limit of 2\.0 KiB .*largest: big\.yaml \([\d.]+ KiB\), mid\.yaml .*maxBundleBytes/);
+    assert.equal(Object.keys(collectBundle(text, dir, {}).files).length, 3, "the default limit holds ordinary specs");
   });
 
   test("refuses a bundle that escapes its root", () => {

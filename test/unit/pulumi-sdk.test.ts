@@ -48,6 +48,28 @@ const SPEC = specText(`  - name: config
     wait: { for: condition=Ready, on: pods, namespace: \${NS:-default} }
 `);
 
+describe("Khook (SDK): two resources, one record", () => {
+  test("two Khook resources of one stack with the same spec name are told apart from a rename: the second fails, naming the first and the fix", async () => {
+    const { khookInputs } = await import("../../sdk/index.js");
+    const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/a.yaml": "kind: A\n", "manifests/b.yaml": "kind: B\n" });
+    const specFile = path.join(dir, "boot.khook.yaml");
+    const program = new Map<string, string>();
+    khookInputs("boot-a", { specFile, vars: { WHICH: "a" } }, program);
+    assert.throws(() => khookInputs("boot-b", { specFile, vars: { WHICH: "b" } }, program), (e: unknown) => {
+      assert.match(String(e), /Khook boot-b: the Khook resource "boot-a" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\)/);
+      assert.match(String(e), /distinct metadata\.name \(or state\.name\)/);
+      return true;
+    });
+    // A rename has one resource in the program; the same resource registered again is itself.
+    khookInputs("boot-a", { specFile, vars: { WHICH: "a" } }, program);
+    // A distinct state.name (or metadata.name) is a distinct record.
+    const other = tempSpecDir({ "boot.khook.yaml": SPEC.replace("steps:", "state: { name: khook-state-other }\nsteps:"), "manifests/a.yaml": "kind: A\n" });
+    khookInputs("boot-c", { specFile: path.join(other, "boot.khook.yaml") }, program);
+    // A metadata.name made from a variable only an Output holds is not known here: not refused.
+    khookInputs("boot-d", { specFile: path.join(tempSpecDir({ "boot.khook.yaml": SPEC.replace("name: test", "name: ${N}") }), "boot.khook.yaml"), vars: { N: pulumi.output("test") } }, program);
+  });
+});
+
 describe("Khook (SDK)", () => {
   test("reads the spec file and every referenced file at program time, and sends them as inputs", async () => {
     const { khookInputs } = await import("../../sdk/index.js");

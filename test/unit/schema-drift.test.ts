@@ -7,23 +7,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { loadLoaderSchema } from "../../provider/spec/schema.js";
 import { SPEC_DEFAULTS } from "../../provider/spec/defaults.js";
 import { API_VERSION, KIND, SKIP_IF_BY_TYPE, STEP_TYPES } from "../../provider/spec/types.js";
+import { repoRoot } from "../harness/util.js";
 
 type Node = { [key: string]: unknown };
-
-function repoRoot(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 8; i++) {
-    if (fs.existsSync(path.join(dir, "provider", "spec", "types.ts")) && fs.existsSync(path.join(dir, "package.json"))) return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error("cannot find the repository root from " + __dirname);
-}
 
 const root = repoRoot();
 // The loader's schema: the model the loader validates (the editor schema also accepts ${...} references).
@@ -121,6 +112,7 @@ const OBJECTS: Record<string, { pointer: string; omit?: readonly string[] }> = {
   // exec is required through a tagged allOf (the loader words it); image exists only to be rejected with a pointer to exec.
   HookFunction: { pointer: "/$defs/hookFunction", omit: ["exec", "image"] },
   HookWebhook: { pointer: "/$defs/hookWebhook" },
+  HookAllow: { pointer: "/$defs/hookAllow" },
 };
 
 /** Unions of single-key objects ("exactly one source") -> schema pointer. */

@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { HASH_FORMAT, canonicalJson } from "../../provider/spec/hash.js";
+import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/spec/keyed-hash.js";
 import { loadSpec, type LoadOptions } from "../../provider/spec/load.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
@@ -72,11 +73,27 @@ describe("input hash (state section)", () => {
     assert.notEqual(a.a, b.b);
   });
 
-  test("a rotated secret value that is substituted into the step changes it", () => {
+  test("a rotated secret value that is substituted into the step changes it (under the record's key)", () => {
     const steps = "  - name: h\n    helm: { chart: app, repo: 'https://charts.example', auth: { username: u, password: '${PASS}' } }\n";
-    const a = hashes(steps, {}, { env: { KHOOK_SECRET_PASS: "one-secret" } });
-    const b = hashes(steps, {}, { env: { KHOOK_SECRET_PASS: "two-secret" } });
-    assert.notEqual(a.h, b.h);
+    const key = newHashKey();
+    const keyed = (secret: string): string => keyedSpec(loadSpec({ file: path.join(tempSpecDir({ "spec.yaml": specText(steps) }), "spec.yaml"), env: { KHOOK_SECRET_PASS: secret } }), key).stepsByName.get("h")!.inputHash;
+    assert.notEqual(keyed("one-secret"), keyed("two-secret"));
+    assert.equal(keyed("one-secret"), keyed("one-secret"), "same inputs, same key: the step resumes");
+  });
+
+  test("keyed-hash: a step whose inputs hold a secret has no unkeyed digest to brute-force; its hash is an HMAC under the record's key", () => {
+    // A 4-digit PIN: with a plain sha256 of the rendered step, trying 10^4 values gives it back.
+    const steps = "  - name: pin\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: pin}\n            stringData: {pin: '${PIN}'}\n  - name: plain\n    wait: { for: delete, on: pods }\n";
+    const dir = tempSpecDir({ "spec.yaml": specText(steps) });
+    const secret = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4711" } });
+    // What an attacker computes for the right guess: the same spec with the PIN as a plain value.
+    const guess = loadSpec({ file: path.join(dir, "spec.yaml"), env: {}, set: [["PIN", "4711"]] });
+    assert.equal(secret.stepsByName.get("pin")!.inputHash, UNKEYED_HASH, "without the key, the hash says it is keyed and holds no digest");
+    const keyed = keyedSpec(secret, newHashKey()).stepsByName.get("pin")!.inputHash;
+    assert.match(keyed, /^hmac-sha256:[0-9a-f]{64}$/);
+    assert.notEqual(keyed.slice("hmac-sha256:".length), guess.stepsByName.get("pin")!.inputHash.slice("sha256:".length), "the right guess does not reproduce it");
+    assert.equal(keyedSpec(secret, newHashKey()).stepsByName.get("plain")!.inputHash, guess.stepsByName.get("plain")!.inputHash, "a step without secrets keeps its sha256 hash");
+    assert.ok(!JSON.stringify(secret.steps).includes(keyed.slice(12)) && !secret.specHash.includes(keyed.slice(12)));
   });
 
   test("a changed step never changes another step's hash (needs is ordering only)", () => {

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { loadSpec } from "../../provider/spec/load.js";
-import { specText, tempSpecDir } from "./support/spec-files.js";
+import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 function problems(stepsYaml: string, opts: { extra?: string; files?: Record<string, string>; set?: [string, string][] } = {}): Diagnostic[] {
   const dir = tempSpecDir({ "spec.yaml": specText(stepsYaml, opts.extra), ...(opts.files ?? {}) });
@@ -38,11 +39,23 @@ describe("step rules", () => {
     assert.equal(d.position?.line, 8);
   });
 
-  test("step names are DNS-label-like and at most 53 characters (the helm release limit)", () => {
-    const long = "a".repeat(54);
-    const ds = problems(`  - name: ${long}\n${WAIT}  - name: Bad_Name\n${WAIT}`);
+  test("step-name: step names are RFC 1123 labels of at most 63 characters, as the spec says", () => {
+    const ds = problems(`  - name: ${"a".repeat(64)}\n${WAIT}  - name: Bad_Name\n${WAIT}`);
     assert.equal(ds.filter((d) => d.path.endsWith("/name")).length, 2, JSON.stringify(ds));
-    assert.ok(problems(`  - name: ${"a".repeat(53)}\n${WAIT}`).every((d) => d.severity === "warning"));
+    assert.deepEqual(problems(`  - name: ${"a".repeat(63)}\n${WAIT}  - name: ${"j".repeat(63)}\n    job: { image: busybox }\n`), []);
+  });
+
+  test("helm-release-name-length: 53 characters only where the step name becomes a helm release name (a helm: step without release:)", () => {
+    const name = "h".repeat(54);
+    const d = expectRule(problems(`  - name: ${name}\n    helm: { chart: app, repo: https://charts.example }\n`), "helm-release-name", /is also this helm step's release name .*at most 53: shorten the step name or set release:/);
+    assert.equal(d.path, "/steps/0/name");
+    assert.deepEqual(problems(`  - name: ${name}\n    helm: { chart: app, repo: https://charts.example, release: app }\n`), []);
+    assert.deepEqual(problems(`  - name: ${"h".repeat(53)}\n    helm: { chart: app, repo: https://charts.example }\n`), []);
+  });
+
+  test("schema path: the committed schema is at docs/schema/v1/khook.json, as the spec says (the package's schema/v1/khook.json, byte for byte)", () => {
+    const root = repoRoot();
+    assert.equal(fs.readFileSync(path.join(root, "docs", "schema", "v1", "khook.json"), "utf8"), fs.readFileSync(path.join(root, "schema", "v1", "khook.json"), "utf8"));
   });
 
   test("needs-exist: needs refer to existing steps, with a suggestion", () => {
@@ -63,6 +76,14 @@ describe("step rules", () => {
     const r = rules(ds);
     for (const rule of ["step-name-unique", "needs-exist", "wait-for-grammar", "resource-reference"]) assert.ok(r.includes(rule), `${rule} missing from ${r.join(",")}`);
     for (const d of ds) assert.ok(d.path.startsWith("/steps/") && d.position);
+  });
+});
+
+describe("one step, every problem", () => {
+  test("step-problems-all-reported: one step with several problems reports all of them; an invalid step name hides nothing", () => {
+    const ds = problems(`  - name: Bad_Name\n    timeout: banana\n    wait: { for: ready, on: pods }\n`);
+    expectRule(ds, "wait-for-grammar", /not a wait condition/);
+    for (const p of ["/steps/0/name", "/steps/0/timeout", "/steps/0/wait/for"]) assert.ok(ds.some((d) => d.path === p), `${p} in ${JSON.stringify(ds.map((d) => d.path))}`);
   });
 });
 
@@ -93,6 +114,11 @@ describe("chart-source rules", () => {
   });
   test("auth: and URL userinfo are mutually exclusive", () => {
     expectRule(problems(helm("      chart: app\n      repo: https://u:p@charts.example\n      auth: { username: u, password: p }\n")), "chart-auth", /given twice/);
+  });
+  test("chart-source: a chart reference with two version separators is refused", () => {
+    expectRule(problems(helm("      chart: cilium:1.18:4\n      repo: https://helm.cilium.io/\n")), "chart-source", /two version separators/);
+    expectRule(problems(helm("      chart: oci://r.example:5000/c/app:1.0:2.0\n")), "chart-source", /two tags/);
+    assert.deepEqual(problems(helm("      chart: oci://r.example:5000/c/app:1.0\n")), [], "a registry port is no version separator");
   });
   test("URL userinfo must be a full user:pass pair", () => {
     expectRule(problems(helm("      chart: app\n      repo: https://onlyuser@charts.example\n")), "chart-auth", /full <username>:<password>@ pair/);

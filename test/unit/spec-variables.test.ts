@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { KhookError } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/spec/load.js";
+import { loadSpec, parseVarFile } from "../../provider/spec/load.js";
 import { SourceText } from "../../provider/spec/source.js";
 import { mergeVariables, substitute } from "../../provider/spec/vars.js";
 import { specText } from "./support/spec-files.js";
@@ -99,6 +99,33 @@ describe("variables: substitution", () => {
     const unknown = e.diagnostics.find((d) => d.path.startsWith("/steps/1"));
     assert.ok(unknown, e.message);
     assert.equal(unknown.position?.line, 10);
+  });
+});
+
+describe("variables: what breaks names its cause", () => {
+  test("a plain variable whose value breaks the YAML is named, with the fix", () => {
+    const e = loadError(specText("  - name: a\n    wait: { for: delete, on: pods, selector: ${SEL} }\n"), { set: [["SEL", "app: x"]] });
+    assert.match(e.message, /<stdin>:7:46: YAML: .*the value of variable SEL breaks the YAML here .*\$\{SEL \| quote\}/);
+  });
+
+  test("a multi-document var file gets a message about var files, not about a JavaScript API", () => {
+    assert.throws(() => parseVarFile("A: 1\n---\nB: 2\n", "vars.yaml"), (e: unknown) => {
+      assert.ok(e instanceof KhookError);
+      assert.equal(e.exitCode, 2);
+      assert.match(e.message, /the var file vars\.yaml holds 2 YAML documents \(separated by ---\); a var file is one flat NAME: value map/);
+      assert.doesNotMatch(e.message, /parseAllDocuments/);
+      return true;
+    });
+  });
+
+  test("variable-syntax: a pipeline with an empty stage (${A|upper|}) is refused like ${A|}", () => {
+    for (const ref of ["${A|}", "${A|upper|}", "${A|upper | }", "${A:-x|upper|}"]) {
+      const r = sub(`v: ${ref}`, { set: [["A", "a"]] });
+      assert.equal(r.diagnostics.length, 1, `${ref}: ${JSON.stringify(r.diagnostics)}`);
+      assert.match(r.diagnostics[0]!.message, /empty pipeline/);
+      assert.equal(r.diagnostics[0]!.rule, "variable-syntax");
+    }
+    assert.deepEqual(sub('v: ${A|replace "x" "|"}', { set: [["A", "a"]] }).diagnostics, [], "a | inside a quoted argument is no stage");
   });
 });
 

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { Redactor } from "../../provider/redact.js";
-import { clearLease, Journal, type JournalOptions } from "../../provider/state/journal.js";
-import { assessLease, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
+import { clearLease, currentRun, Journal, type JournalOptions } from "../../provider/state/journal.js";
+import { currentPidSpace, pidAlive, startTimeField } from "../../provider/state/process-identity.js";
+import { assessLease, describeLeaseHolder, leaseHolderState, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
 import { parseRecord, serializeRecord, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
@@ -13,6 +14,8 @@ import { deferred, tick } from "./support/engine-fixtures.js";
 const T0 = new Date("2026-01-01T00:00:00.000Z");
 const me: LeaseSelf = { id: "run-me", holder: "alice", host: "laptop", pid: 100 };
 const other: LeaseSelf = { id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 };
+/** Where `me` runs: a pid namespace of one boot. */
+const mySpace = { host: "laptop", pidNamespace: "pid:[4026531836]", bootId: "3f1c0c6e-boot" } as const;
 
 function journal(store: MemoryRecordStore, opts: Partial<JournalOptions> = {}): Journal {
   return new Journal(store, {
@@ -86,22 +89,38 @@ describe("state: journal writes", () => {
 
   test("a permanent write error is reported by finish and stops further attempts", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new PermanentStoreError("forbidden to create Secret \"x\" in namespace \"y\"");
     const j = journal(store);
     await j.open();
     await j.beginRun();
+    store.failWrites = new PermanentStoreError("forbidden to update Secret \"x\" in namespace \"y\"");
     j.recordStep({ name: "a", inputHash: "ha" }, ok);
-    assert.match((await j.finish("succeeded")) ?? "", /forbidden to create Secret "x" in namespace "y"/);
-    assert.equal(store.calls.write, 1);
+    assert.match((await j.finish("succeeded")) ?? "", /forbidden to update Secret "x" in namespace "y"/);
+    assert.equal(store.calls.write, 2);
   });
 
   test("a transient error is wrapped with the store's description", async () => {
     const store = new MemoryRecordStore(undefined, 'Secret "x" in namespace "y"');
-    store.failWrites = new Error("ECONNRESET");
     const j = journal(store);
     await j.open();
     await j.beginRun();
+    store.failWrites = new Error("ECONNRESET");
     assert.equal(await j.finish("failed"), 'cannot write the state record (Secret "x" in namespace "y"): ECONNRESET');
+  });
+
+  test("no lease, no run: a claim that cannot be written throws before anything runs, naming the store's problem", async () => {
+    for (const failure of [new PermanentStoreError('cannot create Secret "x" in namespace "y" (the state record): namespace "y" does not exist'), new Error("ECONNRESET")]) {
+      const store = new MemoryRecordStore(undefined, 'Secret "x" in namespace "y"');
+      store.failWrites = failure;
+      const j = journal(store);
+      await j.open();
+      await assert.rejects(j.beginRun(), (e: unknown) => {
+        assert.ok(e instanceof KhookError);
+        assert.equal(e.exitCode, 1);
+        assert.match(e.message, /Secret "x" in namespace "y".*Nothing was changed/);
+        return true;
+      });
+      assert.equal(j.leaseLost.aborted, false);
+    }
   });
 
   test("deleteRecord waits for writes in flight, so nothing recreates the record afterwards", async () => {
@@ -175,13 +194,62 @@ describe("state: the lease on the record", () => {
     assert.ok(j.isResumable({ name: "a", inputHash: "ha" }), "the steps the other run recorded still resume");
   });
 
-  test("a lease held by a process on this host that is no longer alive is taken over at once (kill -9)", async () => {
-    const store = new MemoryRecordStore(recordHeldBy(newLease({ ...other, host: "laptop" }, "apply", T0)));
-    const j = journal(store, { isAlive: (pid) => pid !== 4242 });
+  test("a lease held by a process of this pid namespace and boot that is no longer alive is taken over at once (kill -9)", async () => {
+    const store = new MemoryRecordStore(recordHeldBy(newLease({ ...other, ...mySpace }, "apply", T0)));
+    const j = journal(store, { self: { ...me, ...mySpace }, isAlive: (pid) => pid !== 4242 });
     await j.open();
     await j.beginRun();
     assert.equal(stored(store).lease?.id, "run-me");
-    assert.match(j.takeWarnings().join("\n"), /its process is no longer running on this host/);
+    assert.match(j.takeWarnings().join("\n"), /its process is no longer running \(same host, pid namespace and boot as this run\)/);
+  });
+
+  test("a live run's lease is never taken: a dead pid concludes nothing unless the holder ran in this pid namespace of this boot", () => {
+    const self: LeaseSelf = { ...me, ...mySpace };
+    const dead = (): boolean => false;
+    const holder = (space: Partial<LeaseSelf>): Lease => newLease({ ...other, ...space }, "apply", T0);
+    // The same host name proves nothing: a host-network container, a hostNetwork pod.
+    assert.equal(assessLease(holder({ host: "laptop" }), self, T0, dead).kind, "held", "a lease without a pid namespace (an older khook, no /proc)");
+    assert.equal(assessLease(holder({ ...mySpace, pidNamespace: "pid:[4026532999]" }), self, T0, dead).kind, "held", "another pid namespace");
+    assert.equal(assessLease(holder({ ...mySpace, bootId: "another-boot" }), self, T0, dead).kind, "held", "another boot of the same kernel");
+    assert.equal(assessLease(holder(mySpace), { ...me }, T0, dead).kind, "held", "this run cannot tell its own pid namespace");
+    assert.equal(assessLease(holder(mySpace), self, T0, dead).kind, "abandoned");
+    // Every uncertain case still expires.
+    const expiry = new Date(Date.parse(holder({ host: "laptop" }).renewDeadline) + 1);
+    assert.equal(assessLease(holder({ host: "laptop" }), self, expiry, () => true).kind, "expired");
+  });
+
+  test("a live run's lease is never taken: the holder's start time tells a reused pid from the holder", () => {
+    const asked: [number, string | undefined][] = [];
+    const lease = newLease({ ...other, ...mySpace, processStart: "777" }, "apply", T0);
+    assessLease(lease, { ...me, ...mySpace }, T0, (pid, start) => (asked.push([pid, start]), true));
+    assert.deepEqual(asked, [[4242, "777"]]);
+    // The real probe, on this very process: alive under its own start time, gone under another.
+    const space = currentPidSpace();
+    if (space === undefined) return; // no /proc of our own: the fields are absent and nothing is judged by pid
+    assert.equal(pidAlive(process.pid, space.processStart), true);
+    assert.equal(pidAlive(process.pid, String(Number(space.processStart) + 1)), false, "a pid running another process is a dead holder");
+    assert.equal(currentRun().pidNamespace, space.pidNamespace);
+    assert.match(space.pidNamespace, /^pid:\[\d+\]$/);
+  });
+
+  test("khook status says when a recorded holder is gone: a dead pid in this pid space, an expired lease; elsewhere it cannot see", () => {
+    const self: LeaseSelf = { ...me, ...mySpace };
+    const here = newLease({ ...other, ...mySpace }, "apply", T0);
+    const elsewhere = newLease(other, "apply", T0);
+    const later = new Date(Date.parse(here.renewDeadline) + 1);
+    assert.deepEqual(leaseHolderState(here, self, T0, () => false), { state: "holder-gone", seen: true });
+    assert.deepEqual(leaseHolderState(here, self, T0, () => true), { state: "live", seen: true });
+    assert.deepEqual(leaseHolderState(elsewhere, self, T0, () => false), { state: "live", seen: false });
+    assert.deepEqual(leaseHolderState(elsewhere, self, later, () => true), { state: "expired", seen: false });
+    assert.match(describeLeaseHolder(here, { state: "holder-gone", seen: true }), /^bob on laptop \(pid 4242, .*\), but that process is no longer running .*takes it over at once/);
+    assert.match(describeLeaseHolder(elsewhere, { state: "expired", seen: false }), /but the lease expired at 2026-01-01T00:01:30\.000Z .*the next khook run takes it over/);
+    assert.match(describeLeaseHolder(here, { state: "live", seen: true }), /lease renewed until 2026-01-01T00:01:30\.000Z \(that process is running\)/);
+    assert.match(describeLeaseHolder(elsewhere, { state: "live", seen: false }), /cannot see that process from here, so the lease holds until it expires/);
+  });
+
+  test("a live run's lease is never taken: /proc/<pid>/stat's start time is read past a command holding spaces and parentheses", () => {
+    const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
+    assert.equal(startTimeField(`4242 (a ) b) ${fields.join(" ")}`), "22");
   });
 
   test("two runs racing for a free record: exactly one claims it, the other fails naming it", async () => {
@@ -220,6 +288,7 @@ describe("state: the lease on the record", () => {
     j.recordStep({ name: "b", inputHash: "hb" }, ok);
     const err = await j.finish("succeeded");
     assert.match(err ?? "", /lost its lease on the state record .*now held by bob on ci-runner-3/);
+    assert.ok(j.leaseLost.aborted, "the engine is told to start nothing more");
     assert.equal(store.json, theirs, "the other run's record is untouched");
   });
 

@@ -171,13 +171,13 @@ describe("state: Secret store protocol", () => {
     });
   });
 
-  test("RBAC: a run whose record write is forbidden fails with that message (exit 1)", async () => {
+  test("RBAC: a run whose record write is forbidden fails with that message (exit 1) before its first step (no lease, no run)", async () => {
     const api = new FakeSecrets();
     api.deny.add("create");
     const spec = specFixture([{ name: "a" }], { name: "demo", state: loc });
     const store = new SecretRecordStore(api, loc, "demo");
     const r = await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, store) });
-    assert.equal(r.steps[0]?.status, "ok");
+    assert.equal(r.steps[0]?.status, "skipped");
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /forbidden to create Secret "khook-state-demo" in namespace "kube-system"/);
     assert.equal(store.calls.create, 1, "no retries after a permanent error");

@@ -2,7 +2,7 @@
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
 import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, withSession, type ApplyOptions, type ClusterIdentity, type Session, type SessionOptions } from "../../operations.js";
-import { describeLease } from "../../state/lease.js";
+import { describeLease, describeLeaseHolder } from "../../state/lease.js";
 import { formatDuration, parseDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
@@ -171,13 +171,13 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s, cluster, exitCode: 0 });
+    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}), cluster, exitCode: 0 });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
   out.out(`Spec:     ${s.spec}${s.specChanged ? " (the spec changed since the last run)" : ""}`);
   out.out(`Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})`);
-  if (s.lease !== undefined) out.out(`Locked:   by ${describeLease(s.lease)}, lease renewed until ${s.lease.renewDeadline}`);
+  if (s.lease !== undefined && report.leaseHolder !== undefined) out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
   out.out("");
   out.out(
     table(

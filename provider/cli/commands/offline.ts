@@ -4,8 +4,10 @@ import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from ".
 import { firesIn, lifecycleOf } from "../../spec/hooks.js";
 import { schemaSource } from "../../spec/schema.js";
 import { HOOK_EVENTS } from "../../spec/types.js";
+import { shortHash } from "../../spec/keyed-hash.js";
 import { KHOOK_VERSION } from "../../version.js";
-import { COMMON_OPTIONS, outputFormat, parseCommandArgs } from "../args.js";
+import { DEFAULT_PARALLELISM } from "../../engine/types.js";
+import { COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";
 import { loadFromFlags } from "../spec-input.js";
@@ -34,9 +36,11 @@ export async function validateCommand(argv: string[], out: Output): Promise<numb
 }
 
 /** `khook plan --offline`; the online plan lives in the cluster commands. */
-export async function offlinePlanCommand(argv: string[], out: Output, values: Parameters<typeof loadFromFlags>[1] & { output?: string | undefined }): Promise<number> {
+export async function offlinePlanCommand(argv: string[], out: Output, values: Parameters<typeof loadFromFlags>[1] & { output?: string | undefined; parallelism?: string | undefined }): Promise<number> {
   void argv;
   const format = outputFormat(values.output, "plan");
+  // Taken by plan (online) and so by plan --offline: validated the same, though nothing runs here.
+  parsePositiveInt(values.parallelism, "--parallelism", "plan", DEFAULT_PARALLELISM);
   const spec = await loadFromFlags("plan", values, out);
   const plan = planOffline(spec);
   if (format === "json") {
@@ -47,7 +51,7 @@ export async function offlinePlanCommand(argv: string[], out: Output, values: Pa
   out.out(
     table(
       ["LEVEL", "STEP", "TYPE", "ACTION", "HASH", "TARGET / REASON"],
-      plan.map((p) => [String(p.level), p.name, p.type, p.action, p.inputHash.replace(/^sha256:/, "").slice(0, 12), p.action === "skip" ? p.reason : p.summary]),
+      plan.map((p) => [String(p.level), p.name, p.type, p.action, shortHash(p.inputHash, 12), p.action === "skip" ? p.reason : p.summary]),
     ),
   );
   const withHooks = plan.filter((p) => p.hooks.length > 0);

@@ -219,32 +219,6 @@ func tables(path string) {
 	for _, p := range preds {
 		fmt.Fprintf(&b, "export const %s_RANGES = %q;\n", p.name, ranges(p.f))
 	}
-	// Case-folding orbits (unicode.SimpleFold) with more than two members; smaller orbits are
-	// {r, ToLower(r), ToUpper(r)}.
-	b.WriteString("\n/** unicode.SimpleFold orbits with three or more members (regexp (?i) folding). */\n")
-	b.WriteString("export const FOLD_ORBITS: ReadonlyArray<readonly number[]> = [\n")
-	seen := map[rune]bool{}
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if seen[r] {
-			continue
-		}
-		orbit := []rune{r}
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			orbit = append(orbit, f)
-		}
-		for _, x := range orbit {
-			seen[x] = true
-		}
-		if len(orbit) >= 3 {
-			sort.Slice(orbit, func(i, j int) bool { return orbit[i] < orbit[j] })
-			parts := make([]string, len(orbit))
-			for i, x := range orbit {
-				parts[i] = strconv.Itoa(int(x))
-			}
-			fmt.Fprintf(&b, "  [%s],\n", strings.Join(parts, ", "))
-		}
-	}
-	b.WriteString("];\n")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		panic(err)
 	}

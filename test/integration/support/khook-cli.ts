@@ -4,17 +4,12 @@ import { toolPath } from "../../harness/index.js";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { repoRoot } from "../../harness/util.js";
 
 export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, "bin", "khook"))) dir = path.dirname(dir);
-  return dir;
 }
 
 export const KHOOK_BIN = path.join(repoRoot(), "bin", "khook");
@@ -23,6 +18,8 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   input?: string;
+  /** A command that runs khook (`node bin/khook ...` follows it as its arguments), e.g. unshare. */
+  prefix?: string[];
 }
 
 /** The environment a test gives khook: only what it sets, plus PATH and the kubeconfig. */
@@ -31,7 +28,8 @@ export function cliEnv(kubeconfig: string, extra: NodeJS.ProcessEnv = {}): NodeJ
 }
 
 export function startKhook(args: string[], opts: CliOptions = {}): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
-  const child = spawn(process.execPath, [KHOOK_BIN, ...args], { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const argv = [...(opts.prefix ?? []), process.execPath, KHOOK_BIN, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));

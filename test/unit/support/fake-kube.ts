@@ -35,6 +35,9 @@ export const CATALOG: readonly ApiResource[] = [
   resource("apps", "v1", "deployments", "Deployment", true, ["deploy"]),
   resource("apps", "v1", "daemonsets", "DaemonSet", true, ["ds"]),
   resource("apps", "v1", "statefulsets", "StatefulSet", true, ["sts"]),
+  resource("apps", "v1", "replicasets", "ReplicaSet", true, ["rs"]),
+  resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, ["pvc"]),
+  resource("", "v1", "events", "Event", true, ["ev"]),
   resource("batch", "v1", "jobs", "Job", true),
   resource("example.com", "v1", "widgets", "Widget", true),
 ];

@@ -15,6 +15,7 @@ export class MemoryRecordStore implements RecordStore {
   failWrites: Error | undefined;
   failReads: Error | undefined;
   failDeletes: Error | undefined;
+  private readonly watchers = new Set<(json: string) => void>();
   /** Called before each write resolves; tests use it to hold a write in flight. */
   beforeWrite: ((json: string) => Promise<void> | void) | undefined;
   private counter = 0;
@@ -52,11 +53,21 @@ export class MemoryRecordStore implements RecordStore {
     this.remove();
   }
 
-  /** Someone else writes the record (no precondition, not counted). */
+  /** false: watch() hears nothing, like a store that cannot watch (the journal then learns at its next write). */
+  watchable = true;
+
+  watch(onChange: (json: string) => void, signal: AbortSignal): void {
+    if (!this.watchable) return;
+    this.watchers.add(onChange);
+    signal.addEventListener("abort", () => this.watchers.delete(onChange), { once: true });
+  }
+
+  /** Someone else writes the record (no precondition, not counted); watchers hear of it. */
   put(json: string): void {
     this.json = json;
     this.exists = true;
     this.version = this.nextVersion();
+    for (const w of [...this.watchers]) w(json);
   }
 
   /** Someone else deletes the record (not counted). */

@@ -18,9 +18,5 @@ export function specText(stepsYaml: string, extra = ""): string {
   return `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: test\n${extra}steps:\n${stepsYaml}`;
 }
 
-/** The repository root, from dist/test/unit/support or test/unit/support. */
-export function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
-  return dir;
-}
+/** The repository root (one definition, in the harness). */
+export { repoRoot } from "../../harness/util.js";

@@ -7,7 +7,9 @@
 // needs: it runs `node <@pulumi/pulumi/cmd/run> ... <program>` resolved from the program's
 // directory, wired to the engine's resource monitor, exactly as upstream does. Plugin discovery
 // scans node_modules for package.json files carrying a `pulumi` block ({resource, name, version,
-// server}). Everything else (pulumi new/convert/pack/policy) is left unimplemented.
+// server}). RunPlugin runs a plugin from source (a directory with PulumiPlugin.yaml, runtime
+// nodejs) through `@pulumi/pulumi/cmd/run-plugin`, as upstream does. Everything else (pulumi
+// new/convert/pack/policy) is left unimplemented.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
@@ -228,14 +231,87 @@ func resolveRunScript(ctx context.Context, node, dir string) (string, error) {
 	if p := os.Getenv("PULUMI_LANGUAGE_NODEJS_RUN_PATH"); p != "" && filepath.IsAbs(p) {
 		return p, nil
 	}
-	cmd := exec.CommandContext(ctx, node, "-e", "process.stdout.write(require.resolve('@pulumi/pulumi/cmd/run'))")
+	return resolveSDKScript(ctx, node, dir, "@pulumi/pulumi/cmd/run")
+}
+
+// resolveSDKScript finds a directory module of @pulumi/pulumi the way Node would from dir.
+func resolveSDKScript(ctx context.Context, node, dir, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, node, "-e", "process.stdout.write(require.resolve('"+module+"'))")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		return "", errors.New("it looks like the Pulumi SDK has not been installed: " +
-			"@pulumi/pulumi/cmd/run cannot be resolved from " + dir)
+			module + " cannot be resolved from " + dir)
 	}
 	return filepath.Dir(string(out)), nil
+}
+
+// streamWriter forwards a plugin's output to the engine as RunPlugin responses.
+type streamWriter struct {
+	send   func(*pulumirpc.RunPluginResponse) error
+	stderr bool
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	b := append([]byte(nil), p...)
+	var err error
+	if w.stderr {
+		err = w.send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stderr{Stderr: b}})
+	} else {
+		err = w.send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stdout{Stdout: b}})
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// RunPlugin runs a Node.js plugin from source: `node <@pulumi/pulumi/cmd/run-plugin> <plugin dir>
+// <args>` in the engine's working directory with the engine's environment, its output and exit
+// code streamed back. The engine reads the plugin's port from the first stdout line.
+func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server grpc.ServerStreamingServer[pulumirpc.RunPluginResponse]) error {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return errors.New("could not find node on the $PATH")
+	}
+	dir := req.GetInfo().GetProgramDirectory()
+	if dir == "" {
+		dir = req.GetProgram()
+	}
+	ctx := server.Context()
+	runPath, err := resolveSDKScript(ctx, node, dir, "@pulumi/pulumi/cmd/run-plugin")
+	if err != nil {
+		return err
+	}
+	program := dir
+	if entry := req.GetInfo().GetEntryPoint(); filepath.IsAbs(entry) {
+		program = entry
+	} else if entry != "" && entry != "." {
+		program = filepath.Join(dir, entry)
+	}
+	cmd := exec.Command(node, append([]string{runPath, program}, req.GetArgs()...)...)
+	cmd.Dir = req.GetPwd()
+	cmd.Env = req.GetEnv()
+	if len(cmd.Env) == 0 {
+		cmd.Env = os.Environ()
+	}
+	var mu sync.Mutex
+	send := func(r *pulumirpc.RunPluginResponse) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return server.Send(r)
+	}
+	cmd.Stdout = streamWriter{send: send}
+	cmd.Stderr = streamWriter{send: send, stderr: true}
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			return fmt.Errorf("running the plugin %s: %w", dir, err)
+		}
+		code = exitErr.ExitCode()
+	}
+	return send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: int32(code)}})
 }
 
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {

@@ -1,69 +1,79 @@
 /**
- * The operations the CLI and the Pulumi provider share: connect, pick the
- * journal, run the engine, read the record. Both adapters stay thin.
+ * The operations the CLI and the Pulumi provider share: pick the journal, run
+ * the engine, read the record. Both adapters stay thin.
+ *
+ * Each operation works in a Session (provider/session.ts): the caller opens one
+ * per command and passes `{ session }` to each operation it runs, or passes the
+ * session's options and the operation opens one for itself and closes it after.
+ * Each operation takes its own options type.
  */
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { transientDelayMs } from "./engine/transient.js";
-import { isKubeApiError, KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
+import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
+import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
-import { SPEC_DEFAULTS } from "./spec/defaults.js";
 import { keyedSpec } from "./spec/keyed-hash.js";
 import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
+export { openSession, recordLocation, Session, withSession, type JournalPolicy, type SessionOptions } from "./session.js";
 
-/**
- * "spec": journal only when the spec has an enabled `state:` block (the CLI).
- * "default-on": journal unless `state.enabled` is false (the Pulumi resource).
- */
-export type JournalPolicy = "spec" | "default-on";
+/** The session to work in (left open), or what to open one from (closed when the operation ends). */
+export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
 
-export interface OperationOptions {
-  target: ClusterTarget;
-  parallelism?: number;
-  signal?: AbortSignal;
-  onEvent?: (e: RunEvent) => void;
-  journal?: JournalPolicy;
-  tools?: ToolPaths;
-  /** An already-connected client to use (and leave open) instead of connecting to `target`. */
-  client?: KubeClient;
+/** What apply and destroy share. */
+interface RunOperationOptions {
+  readonly parallelism?: number;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (e: RunEvent) => void;
+  readonly tools?: ToolPaths;
   /** For tests: replace executors by type. */
-  executors?: ExecutorRegistry;
+  readonly executors?: ExecutorRegistry;
   /**
    * The Pulumi resource that owns the record. Apply stamps it into the record
    * (or, with the journal off, into the owner marker) before anything runs;
    * a destroy that fully succeeds removes the marker along with the record.
    */
-  owner?: RecordOwner;
+  readonly owner?: RecordOwner;
   /**
    * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
    * API server's /readyz, saying so in one line (kube/ready.ts).
    */
-  waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
+  readonly waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
   /** The key of keyed step hashes the caller keeps (the Pulumi state); it wins over the record's. */
-  hashKey?: string;
+  readonly hashKey?: string;
 }
 
-/** Where the record lives under a policy; undefined when there is no journal. */
-export function recordLocation(spec: LoadedSpec, policy: JournalPolicy = "spec"): StateSettings | undefined {
-  if (spec.state !== undefined) return spec.state;
-  if (policy === "default-on" && spec.stateDeclared === "absent") {
-    return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
+export type ApplyOptions = SessionRef & RunOperationOptions;
+export type DestroyOptions = SessionRef & RunOperationOptions;
+export type PlanOptions = SessionRef & {
+  readonly parallelism?: number;
+  readonly signal?: AbortSignal;
+  readonly tools?: ToolPaths;
+  readonly executors?: ExecutorRegistry;
+  /** Also each step's diff (`plan --diff`). */
+  readonly diff?: boolean;
+};
+export type OwnerOptions = SessionRef & { readonly signal?: AbortSignal };
+export type StatusOptions = SessionRef & { readonly signal?: AbortSignal };
+export type UnlockOptions = SessionRef & { readonly signal?: AbortSignal };
+
+/** Runs `fn` in the caller's session, or in one opened (and closed) for this operation. */
+function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (session: Session) => Promise<T>): Promise<T> {
+  if (ref.session === undefined) return withSession(spec, ref, fn);
+  if (spec !== undefined && ref.session.spec !== undefined && ref.session.spec !== spec) {
+    return Promise.reject(new Error(`internal error: an operation on spec "${spec.name}" was handed the session of spec "${ref.session.spec.name}"`));
   }
-  return undefined;
+  return fn(ref.session);
 }
 
-export async function connect(target: ClusterTarget): Promise<KubeClient> {
-  return KubeClient.connect(target);
-}
-
-function journalFor(spec: LoadedSpec, kube: KubeClient, policy: JournalPolicy | undefined, opts: Pick<OperationOptions, "owner" | "hashKey"> = {}): Journal | undefined {
-  const location = recordLocation(spec, policy);
+function journalFor(spec: LoadedSpec, session: Session, opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {}): Journal | undefined {
+  const location = session.record;
   if (location === undefined) return undefined;
-  return Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name), {
+  return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
     unlockCommand: unlockCommand(spec, location),
     ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
@@ -75,29 +85,19 @@ export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSet
   return spec.file !== undefined ? `khook unlock -f ${spec.file}` : `khook unlock --record ${location.namespace}/${location.name}`;
 }
 
-/** Connects for one operation. The kubeconfig is read once; fn gets the loaded target for helm. */
-async function withCluster<T>(opts: OperationOptions, fn: (kube: KubeClient, target: ClusterTarget) => Promise<T>): Promise<T> {
-  if (opts.client !== undefined) return fn(opts.client, opts.target);
-  const target = loadClusterTarget(opts.target);
-  const kube = await connect(target);
-  try {
-    return await fn(kube, target);
-  } finally {
-    kube.close();
-  }
-}
-
-function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"): Promise<RunResult> {
-  return withCluster(opts, async (kube, target) => {
+function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply" | "destroy"): Promise<RunResult> {
+  return inSession(spec, opts, async (session) => {
+    const kube = session.kube;
     if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
-    const journal = journalFor(spec, kube, opts.journal, opts);
+    const journal = journalFor(spec, session, opts);
     const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
-      context: { kube, connection: target, ...(opts.tools ? { tools: opts.tools } : {}) },
+      context: { kube, connection: session.target, ...(opts.tools ? { tools: opts.tools } : {}) },
+      redactor: session.redactor,
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(journal ? { journal } : {}),
@@ -114,9 +114,8 @@ function run(spec: LoadedSpec, opts: OperationOptions, mode: "apply" | "destroy"
  * owner marker's. undefined when nobody claimed it (no record, a CLI-written
  * one, one written before owners existed, or an unreadable one).
  */
-export function ownerOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RecordOwner | undefined> {
-  return withCluster(opts, async (kube) => {
-    const location = recordLocation(spec, opts.journal);
+export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<RecordOwner | undefined> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
     if (location === undefined) return new OwnerMarkerStore(kube, spec.name).read(opts.signal);
     const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
     if (stored?.json === undefined) return undefined;
@@ -125,11 +124,11 @@ export function ownerOperation(spec: LoadedSpec, opts: OperationOptions): Promis
   });
 }
 
-export function applyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult> {
+export function applyOperation(spec: LoadedSpec, opts: ApplyOptions): Promise<RunResult> {
   return run(spec, opts, "apply");
 }
 
-export function destroyOperation(spec: LoadedSpec, opts: OperationOptions): Promise<RunResult> {
+export function destroyOperation(spec: LoadedSpec, opts: DestroyOptions): Promise<RunResult> {
   return run(spec, opts, "destroy");
 }
 
@@ -149,8 +148,9 @@ function probeServer(kube: KubeClient, signal?: AbortSignal): Promise<unknown> {
  * that rejects the credentials) fails the plan, as it fails apply, instead of every step
  * reporting "cannot assess live state".
  */
-export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?: boolean }): Promise<PlanReport> {
-  return withCluster(opts, async (kube, target) => {
+export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<PlanReport> {
+  return inSession(spec, opts, async (session) => {
+    const kube = session.kube;
     try {
       await probeServer(kube, opts.signal);
     } catch (e) {
@@ -158,33 +158,27 @@ export function planOperation(spec: LoadedSpec, opts: OperationOptions & { diff?
       if (!isKubeApiError(e) || e.status === 401) throw e;
     }
     const executors = opts.executors ?? EXECUTORS;
-    const context = { kube, connection: target, ...(opts.tools ? { tools: opts.tools } : {}) };
-    const journal = journalFor(spec, kube, opts.journal);
-    const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const context = { kube, connection: session.target, ...(opts.tools ? { tools: opts.tools } : {}) };
+    const journal = journalFor(spec, session);
+    const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, redactor: session.redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     return { steps: planned.map(({ diff: _diff, ...step }) => step), diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))) };
   });
 }
 
 /**
- * Whether the cluster answers: `undefined` when it does, else why not, split
- * into "unreachable" (no answer, or no usable kubeconfig) and "rejected" (the
- * API server answered but refused the credentials). Reads nothing else.
+ * Whether the session's cluster answers: `undefined` when it does, else why not,
+ * split into "unreachable" (no answer) and "rejected" (the API server answered
+ * but refused the credentials). Reads nothing else. (A session that cannot be
+ * opened, e.g. for want of a usable kubeconfig, is "unreachable" too: the caller
+ * tells that from the error of opening it.)
  */
-export async function reachOperation(target: ClusterTarget): Promise<{ kind: "unreachable" | "rejected"; message: string } | undefined> {
-  let kube: KubeClient;
+export async function reachOperation(session: Session): Promise<{ kind: "unreachable" | "rejected"; message: string } | undefined> {
   try {
-    kube = await connect(target);
-  } catch (e) {
-    return { kind: "unreachable", message: (e as Error).message };
-  }
-  try {
-    await probeServer(kube);
+    await probeServer(session.kube);
     return undefined;
   } catch (e) {
     const status = (e as { status?: unknown }).status;
     return { kind: status === 401 || status === 403 ? "rejected" : "unreachable", message: (e as Error).message };
-  } finally {
-    kube.close();
   }
 }
 
@@ -197,9 +191,8 @@ export interface StatusReport {
 }
 
 /** The record of the last run, summarized against the current spec; undefined when there is none. */
-export function statusOperation(spec: LoadedSpec, opts: OperationOptions): Promise<StatusReport | undefined> {
-  return withCluster(opts, async (kube) => {
-    const location = recordLocation(spec, opts.journal);
+export function statusOperation(spec: LoadedSpec, opts: StatusOptions): Promise<StatusReport | undefined> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
     if (location === undefined) return undefined;
     const journal = Journal.forSpec(spec, new SecretRecordStore(kube, location, spec.name));
     const record = await journal.readRecord();
@@ -219,8 +212,8 @@ export interface UnlockReport {
 }
 
 /** Clears the lease on a record by hand (`khook unlock`). The record's steps are kept. */
-export function unlockOperation(location: StateSettings, specName: string | undefined, opts: OperationOptions): Promise<UnlockReport> {
-  return withCluster(opts, async (kube) => {
+export function unlockOperation(location: StateSettings, specName: string | undefined, opts: UnlockOptions): Promise<UnlockReport> {
+  return inSession(undefined, opts, async ({ kube }) => {
     const cleared = await clearLease(new SecretRecordStore(kube, location, specName), opts.signal);
     return { ...location, cleared };
   });
@@ -240,19 +233,20 @@ export interface ClusterIdentity {
 /** One read (GET the kube-system namespace) that a fleet summary can afford after a run. */
 const IDENTITY_TIMEOUT_MS = 5_000;
 
-export async function clusterIdentityOperation(opts: Pick<OperationOptions, "target" | "signal">): Promise<ClusterIdentity> {
-  let kube: KubeClient;
+export type IdentityOptions = SessionRef & { readonly signal?: AbortSignal };
+
+export async function clusterIdentityOperation(opts: IdentityOptions): Promise<ClusterIdentity> {
   try {
-    kube = await connect(loadClusterTarget(opts.target));
+    return await inSession(undefined, opts, async ({ kube }) => {
+      try {
+        const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({ method: "GET", path: "/api/v1/namespaces/kube-system", timeoutMs: IDENTITY_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
+        return { server: kube.server, kubeSystemUid: ns.metadata?.uid ?? null };
+      } catch {
+        return { server: kube.server, kubeSystemUid: null };
+      }
+    });
   } catch {
+    // No session could be opened (a kubeconfig that does not load, an exec plugin that fails).
     return { server: null, kubeSystemUid: null };
-  }
-  try {
-    const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({ method: "GET", path: "/api/v1/namespaces/kube-system", timeoutMs: IDENTITY_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
-    return { server: kube.server, kubeSystemUid: ns.metadata?.uid ?? null };
-  } catch {
-    return { server: kube.server, kubeSystemUid: null };
-  } finally {
-    kube.close();
   }
 }

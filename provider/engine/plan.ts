@@ -16,7 +16,8 @@ import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { transientCause, describeCause } from "../kube/transient.js";
-import { DEFAULT_PARALLELISM, type StepContextExtras } from "./types.js";
+import { BoundedConcurrency } from "./scheduler.js";
+import type { StepContextExtras } from "./types.js";
 
 export interface OfflinePlanStep {
   readonly name: string;
@@ -121,7 +122,6 @@ export async function planOnline(
   const onAbort = (): void => runAbort.abort(opts.signal?.reason);
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
-  const parallelism = Math.max(1, Math.floor(opts.parallelism ?? DEFAULT_PARALLELISM));
   if (journal) await journal.open();
   // Keyed step hashes are computed under the record's key; a plan never makes one (without it they show as unkeyed and do not resume).
   const key = journal?.previousRecord?.hashKey;
@@ -139,39 +139,35 @@ export async function planOnline(
     else toAssess.push(i);
   });
 
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < toAssess.length) {
-      const i = toAssess[next++]!;
-      const step = spec.steps[i]!;
-      const base = offline[i]!;
-      const executor = executorFor(executors, step);
-      try {
-        // post-render functions run (side-effect free), so the dry runs, and the diff, see the transformed objects; webhooks never do.
-        const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
-          executor.assess(
-            step,
-            makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, redactor, hooks: stepHooksFor(spec, step, "plan", redactor) }),
-            { diff: opts.diff === true },
-          ),
-        );
-        const note = webhookNote(step);
-        out[i] = { ...base, action: a.action, reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""), decidedBy: "assess" };
-        // A step that will change nothing shows no diff.
-        if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
-      } catch (e) {
-        const error = errorText(e, redact);
-        // A server-side dry run calls webhooks too. Plan never waits; it says which failures apply would wait out
-        // (provider/kube/transient.ts, the classification apply uses) and which would fail the step.
-        const cause = transientCause(e);
-        const why = cause !== undefined ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)` : error;
-        out[i] = { ...base, action: "run", reason: `cannot assess live state: ${why}`, decidedBy: "error", error };
-        if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(why);
-      }
+  const assess = async (i: number): Promise<void> => {
+    const step = spec.steps[i]!;
+    const base = offline[i]!;
+    const executor = executorFor(executors, step);
+    try {
+      // post-render functions run (side-effect free), so the dry runs, and the diff, see the transformed objects; webhooks never do.
+      const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
+        executor.assess(
+          step,
+          makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, redactor, hooks: stepHooksFor(spec, step, "plan", redactor) }),
+          { diff: opts.diff === true },
+        ),
+      );
+      const note = webhookNote(step);
+      out[i] = { ...base, action: a.action, reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""), decidedBy: "assess" };
+      // A step that will change nothing shows no diff.
+      if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
+    } catch (e) {
+      const error = errorText(e, redact);
+      // A server-side dry run calls webhooks too. Plan never waits; it says which failures apply would wait out
+      // (provider/kube/transient.ts, the classification apply uses) and which would fail the step.
+      const cause = transientCause(e);
+      const why = cause !== undefined ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)` : error;
+      out[i] = { ...base, action: "run", reason: `cannot assess live state: ${why}`, decidedBy: "error", error };
+      if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(why);
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(parallelism, toAssess.length) }, worker));
+    await new BoundedConcurrency(opts.parallelism).forEach(toAssess, assess);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }

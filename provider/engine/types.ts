@@ -6,6 +6,7 @@
 import type { StepType } from "../spec/types.js";
 import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
 import type { Journal } from "../state/journal.js";
+import type { Redactor } from "../redact.js";
 
 export type RunMode = "apply" | "destroy";
 
@@ -39,6 +40,12 @@ export interface RunOptions {
   /** The state record; absent when the spec has no enabled `state:` block. */
   readonly journal?: Journal;
   readonly onEvent?: (e: RunEvent) => void;
+  /**
+   * The run's redactor, a child of the spec's (Redactor.child): what executors learn is secret is
+   * added to it. Default: a new child. A session (provider/session.ts) passes its own, which also
+   * masks the kubeconfig's credentials.
+   */
+  readonly redactor?: Redactor;
   /** Clock for durations (default Date.now). */
   readonly now?: () => number;
   /** Pause between attempts (default: an abortable timer). */

@@ -113,6 +113,36 @@ export function hostEnvironment(): HostEnvironment {
 // The names client-node gave the in-cluster entries; they show up in contextName and error messages.
 const IN_CLUSTER = { cluster: "inCluster", user: "inClusterUser", context: "inClusterContext" } as const;
 
+// -------------------------------------------------------------------- what to mask
+
+/** Shorter values are not masked: a short field value (`admin`, `true`) would blank out ordinary words everywhere. */
+const MIN_MASKED_CREDENTIAL_LENGTH = 8;
+
+/** The keys of an auth-provider's `config` that hold secrets (access-token, refresh-token, id-token, client-secret, ...). */
+const SECRET_CONFIG_KEY = /token|password|secret|key/i;
+
+/**
+ * The credentials in a kubeconfig that khook masks in everything it prints, the
+ * CLI and the Pulumi provider alike (a session registers them with its redactor):
+ * of every user, not only the selected one, its token, password, client key and
+ * client certificate data, and the secret entries of its auth-provider config.
+ * Paths and names are not credentials and stay readable.
+ */
+export function credentialsToMask(config: Kubeconfig): string[] {
+  const out = new Set<string>();
+  const add = (v: unknown): void => {
+    if (typeof v === "string" && v.length >= MIN_MASKED_CREDENTIAL_LENGTH) out.add(v);
+  };
+  for (const user of config.users.values()) {
+    for (const v of [user.token, user.password, user.clientKeyData, user.clientCertificateData]) add(v);
+    const providerConfig = user.authProvider?.["config"];
+    if (providerConfig !== null && typeof providerConfig === "object") {
+      for (const [k, v] of Object.entries(providerConfig)) if (SECRET_CONFIG_KEY.test(k)) add(v);
+    }
+  }
+  return [...out];
+}
+
 // -------------------------------------------------------------------- loading
 
 /** Loads the kubeconfig from the first source that applies (see the file comment). Does not select a context. */

@@ -20,6 +20,8 @@
  * delete/read use the stack config first (a stored token may have expired),
  * else the stored inputs; then the ambient environment (KUBECONFIG,
  * ~/.kube/config, in-cluster). They live in this module's memory only.
+ * Each call that reaches the cluster opens one Session (provider/session.ts)
+ * for all its operations: one client, one exec-plugin run.
  *
  * The cluster-facing code (operations, the kube client) is required lazily, so
  * a preview never loads it; with a warm summary memo (summary.ts) a preview
@@ -30,7 +32,6 @@ import "../compile-cache.js";
 import * as path from "node:path";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";
-import type { Redactor } from "../redact.js";
 import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
@@ -51,9 +52,11 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
-export type Operations = Pick<OperationsModule, "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
+export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
-type OperationOptions = import("../operations.js").OperationOptions;
+type Session = import("../session.js").Session;
+type RunResult = import("../engine/types.js").RunResult;
+type ApplyOptions = import("../operations.js").ApplyOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -159,19 +162,25 @@ async function onlinePreview(news: Record<string, unknown>): Promise<void> {
     return; // check reported the problems
   }
   const { inputs, spec, kubeconfigs } = prepared;
-  const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   let report: Awaited<ReturnType<NonNullable<Operations["planOperation"]>>>;
+  let session: Session | undefined;
+  // Until the session is open, the spec's redactor (with the kubeconfig text's credentials, see prepare).
+  let redactor = spec.redactor;
   try {
+    session = await operations().openSession(spec, { target: target(inputs, "inputs-first", kubeconfigs), journal: "default-on" });
+    redactor = session.redactor;
     report = await plan(spec, {
-      target: target(inputs, "inputs-first", kubeconfigs),
-      journal: "default-on",
+      session,
       diff: true,
       signal: AbortSignal.timeout(ONLINE_PREVIEW_BOUND_MS),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
     });
   } catch (e) {
-    return fallback(`cannot read the cluster: ${spec.redactor.redact((e as Error).message.split("\n")[0] ?? "")}`);
+    return fallback(`cannot read the cluster: ${redactor.redact((e as Error).message.split("\n")[0] ?? "")}`);
+  } finally {
+    session?.close();
   }
+  const say = (text: string): void => sink(`[${name}] ${redactor.redact(text)}`);
   for (const s of report.steps) say(`live: ${s.name}: ${s.action} - ${s.reason.split("\n")[0] ?? ""}`);
   for (const s of report.steps) {
     const d = report.diffs.get(s.name);
@@ -234,20 +243,28 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     say("warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming");
   }
   const owner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
-  const claim = decideClaim(await ops.ownerOperation(spec, { target: where, journal: "default-on" }), owner, ownerPlace(spec, location), name);
-  if (!claim.ok) throw new Error(claim.message);
-  if (claim.note !== undefined) say(claim.note);
-  const { signal, stopReason } = runSignal(inputs);
-  const result = await cancellation.track(ops.applyOperation(spec, {
-    target: where,
-    journal: "default-on",
-    owner,
-    onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
-    ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-    ...clusterWait(inputs, say),
-    ...(hashKey !== undefined ? { hashKey } : {}),
-    signal,
-  }));
+  // One session for the owner check and the run: one client, one exec-plugin run.
+  const session = await ops.openSession(spec, { target: where, journal: "default-on" });
+  let result: RunResult;
+  let stopReason: () => string;
+  try {
+    const claim = decideClaim(await ops.ownerOperation(spec, { session }), owner, ownerPlace(spec, location), name);
+    if (!claim.ok) throw new Error(claim.message);
+    if (claim.note !== undefined) say(claim.note);
+    const stop = runSignal(inputs);
+    stopReason = stop.stopReason;
+    result = await cancellation.track(ops.applyOperation(spec, {
+      session,
+      owner,
+      onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
+      ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+      ...clusterWait(inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`)),
+      ...(hashKey !== undefined ? { hashKey } : {}),
+      signal: stop.signal,
+    }));
+  } finally {
+    session.close();
+  }
   const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token, ...(hashKey !== undefined ? { hashKey } : {}) };
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "apply");
@@ -264,34 +281,43 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   const { inputs, spec, name, kubeconfigs } = prepare(raw);
   const ops = operations();
   const where = target(inputs, "stack-config-first", kubeconfigs);
-  const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
-  const unreachable = await ops.reachOperation?.(where);
-  if (unreachable !== undefined) {
-    const why = spec.redactor.redact(unreachable.message);
+  // One session for the reachability probe, the owner check and the teardown: one client, one exec-plugin run.
+  const reached = await openReachable(ops, spec, where);
+  if ("unreachable" in reached) {
+    const { kind, message } = reached.unreachable;
+    const why = spec.redactor.redact(message);
     const escape = deleteUnreachableSource();
-    if (unreachable.kind === "unreachable" && escape !== undefined) {
-      say(`warning: the cluster cannot be reached (${why}); ${escape} is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`);
+    if (kind === "unreachable" && escape !== undefined) {
+      sink(`[${name}] ${spec.redactor.redact(`warning: the cluster cannot be reached (${why}); ${escape} is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`)}`);
       return;
     }
-    throw new Error(destroyBlockedMessage(name, unreachable.kind, why));
+    throw new Error(destroyBlockedMessage(name, kind, why));
   }
-  const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
-  const current = await ops.ownerOperation(spec, { target: where, journal: "default-on" });
-  const decision = decideDelete(current, token, ownerPlace(spec, journalLocation(spec)));
-  if (!decision.teardown) {
-    say(decision.note);
-    return;
+  const session = reached.session;
+  const say = (text: string): void => sink(`[${name}] ${session.redactor.redact(text)}`);
+  let result: RunResult;
+  let stopReason: () => string;
+  try {
+    const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
+    const current = await ops.ownerOperation(spec, { session });
+    const decision = decideDelete(current, token, ownerPlace(spec, journalLocation(spec)));
+    if (!decision.teardown) {
+      say(decision.note);
+      return;
+    }
+    const stop = runSignal(inputs);
+    stopReason = stop.stopReason;
+    result = await cancellation.track(ops.destroyOperation(spec, {
+      session,
+      owner: current ?? { ...stackOf(inputs), token: token ?? "" },
+      onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
+      ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+      ...clusterWait(inputs, say),
+      signal: stop.signal,
+    }));
+  } finally {
+    session.close();
   }
-  const { signal, stopReason } = runSignal(inputs);
-  const result = await cancellation.track(ops.destroyOperation(spec, {
-    target: where,
-    journal: "default-on",
-    owner: current ?? { ...stackOf(inputs), token: token ?? "" },
-    onEvent: progressPrinter(name, (s) => spec.redactor.redact(s), sink),
-    ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-    ...clusterWait(inputs, say),
-    signal,
-  }));
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "destroy");
     if (result.status === "cancelled") message += stopReason();
@@ -313,13 +339,35 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
   const location = journalLocation(spec);
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
-  const report = await ops.statusOperation(spec, { target: target(inputs, "stack-config-first", kubeconfigs), journal: "default-on" });
+  const session = await ops.openSession(spec, { target: target(inputs, "stack-config-first", kubeconfigs), journal: "default-on" });
+  let report: Awaited<ReturnType<Operations["statusOperation"]>>;
+  try {
+    report = await ops.statusOperation(spec, { session });
+  } finally {
+    session.close();
+  }
   const previous = { ...raw } as unknown as KhookOutputs;
   delete (previous as unknown as Record<string, unknown>)[PROVIDER_KEY];
   return { id, props: refreshedOutputs(previous, spec, report, location) as unknown as Record<string, unknown> };
 }
 
 // ---- helpers ----
+
+type Unreachable = { kind: "unreachable" | "rejected"; message: string };
+
+/** A session whose cluster answers, or why there is none: a session that cannot be opened (no usable kubeconfig, a failing exec plugin) is "unreachable". */
+async function openReachable(ops: Operations, spec: LoadedSpec, where: ClusterTarget): Promise<{ session: Session } | { unreachable: Unreachable }> {
+  let session: Session;
+  try {
+    session = await ops.openSession(spec, { target: where, journal: "default-on" });
+  } catch (e) {
+    return { unreachable: { kind: "unreachable", message: (e as Error).message } };
+  }
+  const unreachable = await ops.reachOperation?.(session);
+  if (unreachable === undefined) return { session };
+  session.close();
+  return { unreachable };
+}
 
 /**
  * Where the deleteUnreachable escape hatch was turned on, if it was: the stack
@@ -372,7 +420,8 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
     const parsed = parseKubeconfigContent(kubeconfig);
     if (parsed === undefined) continue; // connecting reports what is wrong with it
     kubeconfigs.set(kubeconfig, parsed);
-    registerKubeconfigSecrets(spec.redactor, parsed);
+    // Masked from here on, also in what is printed before the session (which masks them too) is open.
+    for (const credential of credentialsToMask(parsed.config)) spec.redactor.add(credential);
   }
   return { inputs, spec, name: inputs.resourceName ?? spec.name, kubeconfigs };
 }
@@ -381,7 +430,7 @@ function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: Loa
 type LoadedContents = ReadonlyMap<string, LoadedKubeconfig>;
 
 function parseKubeconfigContent(content: string): LoadedKubeconfig | undefined {
-  const { loadKubeconfig } = require("../kube/kubeconfig.js") as typeof KubeconfigExports;
+  const { loadKubeconfig } = kubeconfigModule();
   try {
     return loadKubeconfig({ kubeconfigContent: content });
   } catch {
@@ -424,7 +473,7 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
 }
 
 /** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
-function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<OperationOptions, "waitForCluster"> {
+function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<ApplyOptions, "waitForCluster"> {
   const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
   return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
 }
@@ -450,13 +499,13 @@ function runSignal(inputs: KhookInputs): { signal: AbortSignal; stopReason: () =
 /** Signal handlers belong to the dynamic provider's own process only, never to a process that merely loads this module (tests). */
 const IN_PROVIDER_PROCESS = /[\\/]cmd[\\/]dynamic-provider[\\/]/.test(require.main?.filename ?? "");
 
-/** Credentials inside a kubeconfig are masked in everything khook prints, like KHOOK_SECRET_* values. */
-export function registerKubeconfigSecrets(redactor: Pick<Redactor, "add">, loaded: LoadedKubeconfig): void {
-  const visit = (v: unknown, key: string): void => {
-    if (typeof v === "string") {
-      if (/token|password|key|secret|certificate-?data/i.test(key) && v.length >= 8) redactor.add(v);
-    } else if (Array.isArray(v)) v.forEach((x) => visit(x, key));
-    else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) visit(x, k);
-  };
-  for (const user of loaded.config.users.values()) visit(user, "");
+type KubeconfigModule = typeof KubeconfigExports;
+
+function kubeconfigModule(): KubeconfigModule {
+  return require("../kube/kubeconfig.js") as KubeconfigModule;
+}
+
+/** Credentials inside a kubeconfig are masked in everything khook prints, like KHOOK_SECRET_* values (kube/kubeconfig.ts says which). */
+function credentialsToMask(config: LoadedKubeconfig["config"]): string[] {
+  return kubeconfigModule().credentialsToMask(config);
 }

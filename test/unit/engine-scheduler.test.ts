@@ -6,9 +6,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatDuration } from "../../provider/spec/duration.js";
 import { PermanentHookError } from "../../provider/hooks/run.js";
-import { runSpec, type RunEvent, type RunOptions, type RunResult } from "../../provider/engine/run.js";
+import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
+import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engine/scheduler.js";
+import { RESUME_REASON } from "../../provider/engine/reasons.js";
+import type { LoadedSpec } from "../../provider/spec/loaded.js";
 import type { ExecutorRegistry } from "../../provider/steps/types.js";
-import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
+import { CHAIN, deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
 
 function run(steps: StepFixture[], stubs: StubExecutors, extra: Partial<RunOptions> = {}, secrets: string[] = []): Promise<RunResult> & { events: RunEvent[] } {
   const events: RunEvent[] = [];
@@ -376,5 +379,144 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
       },
     });
     assert.equal(r.status, "succeeded");
+  });
+});
+
+/** The Scheduler's transitions on their own: no executors, no events, no promises. */
+describe("engine: the Scheduler's transitions", () => {
+  const names = (a: Advance): { resolved: string[]; started: string[] } => ({ resolved: a.resolved.map((r) => r.step.name), started: a.started.map((s) => s.name) });
+  const ended = (spec: LoadedSpec, name: string, status: StepResult["status"] = "ok"): StepResult => {
+    const step = spec.stepsByName.get(name)!;
+    return { name, type: step.type, status, reason: status, attempts: 1, durationMs: 0, inputHash: step.inputHash, ...(status === "failed" ? { error: "boom" } : {}) };
+  };
+  const scheduler = (spec: LoadedSpec, opts: Partial<ConstructorParameters<typeof Scheduler>[1]> = {}): Scheduler => new Scheduler(spec, { mode: "apply", redact: (s) => s, ...opts });
+
+  test("advance starts ready steps in document order up to parallelism; a completion frees a slot and readies its dependents", () => {
+    const spec = specFixture([{ name: "a" }, { name: "b" }, { name: "c" }, { name: "d", needs: ["a"] }]);
+    const s = scheduler(spec, { parallelism: 2 });
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["a", "b"] });
+    assert.equal(s.running, 2);
+    assert.deepEqual(names(s.advance()), { resolved: [], started: [] }, "no slot is free");
+    const done = s.complete(spec.stepsByName.get("a")!, ended(spec, "a"));
+    assert.deepEqual([done.step.name, done.executed, done.resolution.satisfies], ["a", true, true]);
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["c"] }, "c is earlier in document order than d");
+    s.complete(spec.stepsByName.get("b")!, ended(spec, "b"));
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["d"] });
+    assert.equal(s.done, false);
+    s.complete(spec.stepsByName.get("c")!, ended(spec, "c"));
+    s.complete(spec.stepsByName.get("d")!, ended(spec, "d"));
+    assert.deepEqual(names(s.advance()), { resolved: [], started: [] });
+    assert.equal(s.done, true);
+    assert.deepEqual(s.finish(), [], "every step resolved");
+  });
+
+  test("exclusion, resumption and a failed dependency resolve without running, to a fixpoint, in the order they resolve", () => {
+    const spec = specFixture([
+      { name: "a", onError: "continue" },
+      { name: "x", included: false },
+      { name: "r", needs: ["x"] },
+      { name: "b", needs: ["a"] },
+      { name: "c", needs: ["b"] },
+    ]);
+    const s = scheduler(spec, { isResumable: (step) => step.name === "r" });
+    assert.deepEqual(names(s.advance()), { resolved: ["x", "r"], started: ["a"] });
+    assert.equal(s.byName.get("r")!.result.reason, RESUME_REASON);
+    s.complete(spec.stepsByName.get("a")!, ended(spec, "a", "failed"));
+    assert.equal(s.stopped, false, "onError: continue does not stop the run");
+    assert.deepEqual(names(s.advance()), { resolved: ["b", "c"], started: [] });
+    assert.equal(s.byName.get("c")!.result.reason, 'blocked by failed dependency "a" (via "b")');
+    assert.equal(s.byName.get("c")!.rootFailure, "a");
+    assert.equal(s.done, true);
+  });
+
+  test("a resumable step is not resumed by destroy", () => {
+    const spec = specFixture([{ name: "a" }]);
+    const s = scheduler(spec, { mode: "destroy", isResumable: () => true });
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["a"] });
+  });
+
+  test("destroy walks the DAG reversed: a step is ready once every step that needs it resolved", () => {
+    const spec = specFixture(CHAIN);
+    const s = scheduler(spec, { mode: "destroy" });
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["c"] });
+    s.complete(spec.stepsByName.get("c")!, ended(spec, "c", "failed"));
+    assert.equal(s.stopped, true, "onError: fail stops the run");
+    assert.deepEqual(names(s.advance()), { resolved: [], started: [] });
+    const rest = s.finish();
+    assert.deepEqual(rest.map((r) => [r.step.name, r.executed, r.resolution.result.reason]), [
+      ["a", false, 'not started: step "c" failed'],
+      ["b", false, 'not started: step "c" failed'],
+    ]);
+    assert.deepEqual(s.finish(), [], "finish reports the rest once");
+  });
+
+  test("stop: nothing more starts, running steps still complete, and the first reason is the one reported", () => {
+    const spec = specFixture([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "x", needs: ["a"], included: false }]);
+    const s = scheduler(spec);
+    s.advance();
+    s.stop("cancelled");
+    s.stop("a later reason");
+    assert.equal(s.done, false, "a is still running");
+    s.complete(spec.stepsByName.get("a")!, ended(spec, "a"));
+    assert.deepEqual(names(s.advance()), { resolved: [], started: [] });
+    assert.equal(s.done, true);
+    assert.deepEqual(s.finish().map((r) => [r.step.name, r.resolution.result.reason]), [
+      ["b", "cancelled"],
+      ["x", 'excluded by when: vars.get("ENABLE_X", "false") == "true"'],
+    ]);
+  });
+});
+
+describe("engine: bounded concurrency (steps and the planner's assess calls)", () => {
+  test("the limit: parallelism, default 8, whole, at least 1", () => {
+    assert.deepEqual([undefined, 3, 2.7, 0, -4].map((p) => new BoundedConcurrency(p).limit), [8, 3, 2, 1, 1]);
+  });
+
+  test("tryTake takes a slot only when one is free; release gives it back", () => {
+    const slots = new BoundedConcurrency(2);
+    assert.deepEqual([slots.tryTake(), slots.tryTake(), slots.tryTake()], [true, true, false]);
+    slots.release();
+    assert.equal(slots.inUse, 1);
+    assert.equal(slots.tryTake(), true);
+    slots.release();
+    slots.release();
+    assert.throws(() => slots.release(), /without a slot taken/);
+  });
+
+  test("forEach runs every item, in order, never more than the limit at once", async () => {
+    const slots = new BoundedConcurrency(3);
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    await slots.forEach([0, 1, 2, 3, 4, 5, 6], async (i) => {
+      order.push(i);
+      running++;
+      most = Math.max(most, running);
+      await tick();
+      running--;
+    });
+    assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6]);
+    assert.equal(most, 3);
+    assert.equal(slots.inUse, 0);
+    await slots.forEach([], () => Promise.reject(new Error("never called")));
+  });
+
+  test("forEach: a rejection starts nothing more and is rethrown once the running items settled", async () => {
+    const slots = new BoundedConcurrency(2);
+    const seen: number[] = [];
+    const slow = deferred();
+    const p = slots.forEach([0, 1, 2, 3], async (i) => {
+      seen.push(i);
+      if (i === 0) throw new Error("item 0 failed");
+      await slow.promise;
+    });
+    let settled = false;
+    void p.catch(() => undefined).then(() => (settled = true));
+    await tick();
+    assert.equal(settled, false, "item 1 still runs");
+    slow.resolve();
+    await assert.rejects(p, /item 0 failed/);
+    assert.deepEqual(seen, [0, 1]);
+    assert.equal(slots.inUse, 0);
   });
 });

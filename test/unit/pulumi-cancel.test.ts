@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { afterEach, test } from "node:test";
 import { Cancellation, cancellation, watchCancelCalls } from "../../provider/pulumi/cancel.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
+import { fakeSessions } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 afterEach(() => {
@@ -63,6 +64,7 @@ test("a cancelled apply rejects with a partial state that resumes, naming what s
   handlers.setTestHooks({
     sink: () => undefined,
     operations: {
+      openSession: fakeSessions().openSession,
       ownerOperation: async () => undefined,
       statusOperation: async () => undefined,
       destroyOperation: async () => {

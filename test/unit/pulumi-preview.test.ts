@@ -14,6 +14,8 @@ import { diff } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { classifyUnknowns, KNOWN_AFTER, rawSteps } from "../../provider/pulumi/unknowns.js";
 import { normalizeInputs, UNKNOWN } from "../../provider/pulumi/wire.js";
+import type { Session } from "../../provider/session.js";
+import { fakeSessions } from "./support/fake-sessions.js";
 import { specText } from "./support/spec-files.js";
 
 const HELM = `  - name: cert-manager
@@ -173,13 +175,18 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
 
   const okRun = (spec: LoadedSpec): RunResult => ({ mode: "destroy", status: "succeeded", cancelled: false, durationMs: 1, steps: spec.steps.map((s) => ({ name: s.name, type: s.type, status: "ok", reason: "", attempts: 1, durationMs: 1, inputHash: s.inputHash })) });
 
+  let sessions = fakeSessions();
+
   function fake(extra: Partial<handlers.Operations> = {}): { op: string; target: unknown }[] {
     const calls: { op: string; target: unknown }[] = [];
+    sessions = fakeSessions();
+    const targetOf = (o: { session?: Session }): unknown => sessions.optionsOf(o.session!).target;
     handlers.setTestHooks({
       operations: {
-        applyOperation: async (spec, o) => (calls.push({ op: "apply", target: o.target }), okRun(spec)),
-        destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: o.target }), okRun(spec)),
-        statusOperation: async (_spec, o) => (calls.push({ op: "status", target: o.target }), undefined),
+        openSession: sessions.openSession,
+        applyOperation: async (spec, o) => (calls.push({ op: "apply", target: targetOf(o) }), okRun(spec)),
+        destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: targetOf(o) }), okRun(spec)),
+        statusOperation: async (_spec, o) => (calls.push({ op: "status", target: targetOf(o) }), undefined),
         ownerOperation: async () => undefined,
         ...extra,
       },
@@ -200,6 +207,23 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     await config({ "khook:kubeconfig": "/fresh/kubeconfig", "khook:context": "fresh-ctx" });
     await handlers.delete("id", stored());
     assert.deepEqual(calls[2]!.target, { kubeconfigPath: "/fresh/kubeconfig", context: "fresh-ctx" });
+  });
+
+  test("one session per handler call: delete's probe, owner check and teardown share it, as do create's owner check and apply", async () => {
+    const used: { op: string; session: Session }[] = [];
+    fake({
+      reachOperation: async (session) => (used.push({ op: "probe", session }), undefined),
+      ownerOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), undefined),
+      destroyOperation: async (spec, o) => (used.push({ op: "destroy", session: o.session! }), okRun(spec)),
+      applyOperation: async (spec, o) => (used.push({ op: "apply", session: o.session! }), { ...okRun(spec), mode: "apply" }),
+    });
+    await handlers.delete("id", stored());
+    assert.equal(sessions.opened.length, 1);
+    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[0]!.session]), [["probe", true], ["owner", true], ["destroy", true]]);
+    used.length = 0;
+    await handlers.create(stored());
+    assert.equal(sessions.opened.length, 2);
+    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[1]!.session]), [["owner", true], ["apply", true]]);
   });
 
   test("create: the input wins over the stack config", async () => {
@@ -252,7 +276,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     const planned: unknown[] = [];
     fake({
       planOperation: async (spec, o) => {
-        planned.push(o.target);
+        planned.push(o.session!.target);
         return {
           steps: spec.steps.map((s) => ({ name: s.name, type: s.type, level: s.level, when: "included", inputHash: s.inputHash, summary: s.summary, action: "upgrade", reason: "values differ", decidedBy: "assess" }) as never),
           diffs: new Map(spec.steps.map((s) => [s.name, `--- live\n+++ planned\n-token: ***\n+token: ***\n`])),

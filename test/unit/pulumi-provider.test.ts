@@ -23,6 +23,8 @@ import { runOutputs } from "../../provider/pulumi/outputs.js";
 import { UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
 import type { RecordOwner } from "../../provider/state/record.js";
+import type { Session, SessionOptions } from "../../provider/session.js";
+import { fakeSessions } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 const CM = (name: string, value = "1"): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
@@ -474,21 +476,24 @@ describe("handlers (with a fake operations layer)", () => {
 
   function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined) {
     const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner }[] = [];
+    const sessions = fakeSessions();
+    const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
     const ops: handlers.Operations = {
+      openSession: sessions.openSession,
       ownerOperation: async () => currentOwner(),
       applyOperation: async (spec, o) => {
-        calls.push({ op: "apply", target: o.target, journal: o.journal, ...(o.owner ? { owner: o.owner } : {}) });
+        calls.push({ op: "apply", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
         const r = run(spec, o.onEvent);
         for (const s of r.steps) o.onEvent?.({ type: "step-finished", result: s });
         o.onEvent?.({ type: "run-finished", result: r });
         return r;
       },
       destroyOperation: async (spec, o) => {
-        calls.push({ op: "destroy", target: o.target, journal: o.journal, ...(o.owner ? { owner: o.owner } : {}) });
+        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
         return { ...run(spec), mode: "destroy" };
       },
       statusOperation: async (spec, o) => {
-        calls.push({ op: "status", target: o.target, journal: o.journal });
+        calls.push({ op: "status", target: opened(o).target, journal: opened(o).journal });
         const first = spec.steps[0]!;
         return {
           ...LOCATION,
@@ -592,15 +597,17 @@ describe("handlers (with a fake operations layer)", () => {
     const targets: { op: string; target: unknown }[] = [];
     const masked: string[] = [];
     const token = "once-parsed-token-0123";
+    const sessions = fakeSessions();
     handlers.setTestHooks({
       operations: {
+        openSession: sessions.openSession,
         ownerOperation: async (_spec, o) => {
-          targets.push({ op: "owner", target: o.target });
+          targets.push({ op: "owner", target: sessions.optionsOf(o.session!).target });
           return undefined;
         },
         applyOperation: async (spec, o) => {
-          targets.push({ op: "apply", target: o.target });
-          masked.push(spec.redactor.redact(`token is ${token}`));
+          targets.push({ op: "apply", target: o.session!.target });
+          masked.push(spec.redactor.redact(`token is ${token}`), o.session!.redactor.redact(`token is ${token}`));
           return okResult(spec);
         },
         destroyOperation: async () => { throw new Error("not called"); },
@@ -618,7 +625,8 @@ describe("handlers (with a fake operations layer)", () => {
       assert.deepEqual(targets.map((t) => t.op), ["owner", "apply"]);
       assert.ok((targets[1]!.target as { loaded?: unknown }).loaded !== undefined, "the apply gets the parsed kubeconfig");
       assert.equal(targets[0]!.target, targets[1]!.target, "the owner check and the apply share one target");
-      assert.deepEqual(masked, [`token is ${MASK}`], "the token is masked from the one parse");
+      assert.equal(sessions.opened.length, 1, "one session for the owner check and the apply");
+      assert.deepEqual(masked, [`token is ${MASK}`, `token is ${MASK}`], "the token is masked from the one parse, by the spec's redactor and the session's");
     } finally {
       load.mock.restore();
     }
@@ -716,7 +724,7 @@ describe("handlers (with a fake operations layer)", () => {
     const ops = fakeOps((spec) => okResult(spec));
     void ops;
     handlers.setTestHooks({
-      operations: { applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ownerOperation: async () => undefined },
+      operations: { openSession: fakeSessions().openSession, applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ownerOperation: async () => undefined },
       sink: () => undefined,
     });
     const { inputs } = project();

@@ -1,7 +1,7 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, type OperationOptions } from "../../operations.js";
+import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, withSession, type ApplyOptions, type ClusterIdentity, type Session, type SessionOptions } from "../../operations.js";
 import { describeLease, describeLeaseHolder } from "../../state/lease.js";
 import { formatDuration, parseDuration } from "../../spec/duration.js";
 import type { LoadedSpec } from "../../spec/loaded.js";
@@ -12,15 +12,28 @@ import { loadFromFlags } from "../spec-input.js";
 
 const OPTIONS = { ...COMMON_OPTIONS, ...CLUSTER_OPTIONS } as const;
 
-function operationOptions(values: { kubeconfig?: string | undefined; context?: string | undefined; parallelism?: string | undefined }, command: string): OperationOptions {
-  return {
-    target: {
-      ...(values.kubeconfig !== undefined ? { kubeconfigPath: values.kubeconfig } : {}),
-      ...(values.context !== undefined ? { context: values.context } : {}),
-    },
-    parallelism: parsePositiveInt(values.parallelism, "--parallelism", command, 8),
-    journal: "spec",
+interface ClusterFlags {
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+}
+
+/**
+ * The command's one session: its kubeconfig read once, one client (an exec plugin runs once),
+ * and its redactor, which masks the kubeconfig's credentials, is the one the CLI prints through.
+ */
+function inCommandSession<T>(spec: LoadedSpec | undefined, flags: ClusterFlags, out: Output, fn: (session: Session) => Promise<T>, extra: Pick<SessionOptions, "record"> = {}): Promise<T> {
+  const target = {
+    ...(flags.kubeconfig !== undefined ? { kubeconfigPath: flags.kubeconfig } : {}),
+    ...(flags.context !== undefined ? { context: flags.context } : {}),
   };
+  return withSession(spec, { target, journal: "spec", ...extra }, (session) => {
+    out.redactor = session.redactor;
+    return fn(session);
+  });
+}
+
+function parallelismFlag(values: { parallelism?: string | undefined }, command: string): number {
+  return parsePositiveInt(values.parallelism, "--parallelism", command, 8);
 }
 
 /**
@@ -62,7 +75,7 @@ function exitCodeOf(result: RunResult): number {
 }
 
 /** `--wait-for-cluster 10m`: how long apply waits for the API server's /readyz before it starts. */
-function waitForClusterFlag(value: string | undefined, command: string, out: Output): OperationOptions["waitForCluster"] {
+function waitForClusterFlag(value: string | undefined, command: string, out: Output): ApplyOptions["waitForCluster"] {
   if (value === undefined) return undefined;
   const timeoutMs = parseDuration(value);
   if (timeoutMs === undefined) throw invalidInput(`khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`, []);
@@ -74,21 +87,26 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   const format = outputFormat(values.output, name);
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
-  const opts = operationOptions(values, name);
+  const parallelism = parallelismFlag(values, name);
   // With -o json, stdout holds only the JSON; progress still goes to stderr, one line per event.
   const view = createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying", format === "json" ? "lines" : "auto");
   const interrupt = interruptible(out);
   let result: RunResult;
+  /** Which cluster the run talked to (-o json), read in the command's session. */
+  let cluster: ClusterIdentity | undefined;
   try {
     const run = name === "apply" ? applyOperation : destroyOperation;
     const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
-    result = await run(spec, { ...opts, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
+    ({ result, cluster } = await inCommandSession(spec, values, out, async (session) => {
+      const ran = await run(spec, { session, parallelism, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
+      return { result: ran, cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined };
+    }));
   } finally {
     view.finish();
     interrupt.dispose();
   }
   if (format === "json") {
-    out.json({ ...runJson(result, spec.name), cluster: await clusterIdentityOperation(opts), exitCode: exitCodeOf(result) });
+    out.json({ ...runJson(result, spec.name), cluster, exitCode: exitCodeOf(result) });
     // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
@@ -115,7 +133,8 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
   const format = outputFormat(values.output, "plan");
   const spec = await loadFromFlags("plan", values, out);
   printWarnings(spec, out);
-  const report = await planOperation(spec, { ...operationOptions(values, "plan"), diff: values.diff === true });
+  const parallelism = parallelismFlag(values, "plan");
+  const report = await inCommandSession(spec, values, out, (session) => planOperation(spec, { session, parallelism, diff: values.diff === true }));
   if (format === "json") {
     out.json({ name: spec.name, specHash: spec.specHash, offline: false, steps: report.steps.map((s) => ({ ...s, ...(report.diffs.has(s.name) ? { diff: report.diffs.get(s.name) } : {}) })) });
     return 0;
@@ -140,15 +159,19 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   if (location === undefined) {
     throw invalidInput(`khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`, []);
   }
-  const report = await statusOperation(spec, operationOptions(values, "status"));
+  parallelismFlag(values, "status"); // a cluster flag: checked by every cluster command, used by those that run steps
+  const { report, cluster } = await inCommandSession(spec, values, out, async (session) => ({
+    report: await statusOperation(spec, { session }),
+    cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
+  }));
   if (report === undefined) {
-    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
+    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster, exitCode: 0 });
     else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
     return 0;
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}), cluster: await clusterIdentityOperation(operationOptions(values, "status")), exitCode: 0 });
+    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}), cluster, exitCode: 0 });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
@@ -175,22 +198,22 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
   const { values } = parseCommandArgs("unlock", argv, { ...OPTIONS, record: { type: "string" } });
   const format = outputFormat(values.output, "unlock");
   let location: { namespace: string; name: string };
-  let specName: string | undefined;
+  let spec: LoadedSpec | undefined;
   if (values.record !== undefined) {
     if (values.filename !== undefined) throw invalidInput("khook unlock: pass either -f FILE or --record NAMESPACE/NAME, not both", []);
     const m = /^([a-z0-9][a-z0-9-]*)\/([a-z0-9][a-z0-9.-]*)$/.exec(values.record);
     if (m === null) throw invalidInput(`khook unlock: --record expects NAMESPACE/NAME of the state record Secret, got "${values.record}"`, []);
     location = { namespace: m[1]!, name: m[2]! };
   } else {
-    const spec = await loadFromFlags("unlock", values, out);
+    spec = await loadFromFlags("unlock", values, out);
     const settings = recordLocation(spec, "spec");
     if (settings === undefined) {
       throw invalidInput(`khook unlock: ${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`, []);
     }
     location = settings;
-    specName = spec.name;
   }
-  const report = await unlockOperation(location, specName, operationOptions(values, "unlock"));
+  parallelismFlag(values, "unlock"); // checked, as by every cluster command
+  const report = await inCommandSession(spec, values, out, (session) => unlockOperation(location, spec?.name, { session }), { record: location });
   if (format === "json") {
     out.json({ namespace: report.namespace, name: report.name, cleared: report.cleared ?? null });
     return 0;

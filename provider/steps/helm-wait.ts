@@ -73,6 +73,6 @@ export async function waitForRelease(manifest: string, release: { name: string; 
   const causes = await monitor.causesNow();
   const message =
     `release ${release.name} (namespace ${release.namespace}) is installed but not ready after ${formatMs(timeoutMs)}: ${notReady.join("; ")}. ` +
-    (causes.length > 0 ? "The next run waits again" : `See why with kubectl describe -n ${release.namespace} ${failures.map((f) => f.label).join(" ")}; the next run waits again`);
+    `See why with kubectl describe -n ${release.namespace} ${failures.map((f) => f.label).join(" ")}; the next run waits again`;
   throw executionError(ctx.redactor.redact(withCauses(message, causes)));
 }

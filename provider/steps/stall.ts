@@ -129,12 +129,27 @@ export class StallMonitor {
     if (!this.stopped) this.arm();
   }
 
-  /** The causes as they are now (the last ones seen when nothing can be read any more). */
+  /**
+   * The causes as they are now; the last ones seen when nothing can be read any more, or when
+   * reading would outlast the attempt (the error must settle before the engine's own timer).
+   */
   async causesNow(): Promise<string[]> {
     this.stop();
-    if (this.looking !== undefined) await this.looking;
-    const fresh = await diagnoseStall(this.ctx, await this.currentSubjects());
-    return fresh.length > 0 ? fresh : this.last;
+    const budgetMs = Math.max(0, this.ctx.deadline - 200);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), budgetMs)));
+    try {
+      const fresh = await Promise.race([
+        (async () => {
+          if (this.looking !== undefined) await this.looking;
+          return diagnoseStall(this.ctx, await this.currentSubjects());
+        })(),
+        late,
+      ]);
+      return fresh !== undefined && fresh.length > 0 ? fresh : this.last;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   stop(): void {

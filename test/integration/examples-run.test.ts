@@ -30,6 +30,8 @@ interface ExamplePlan {
   readonly prepare?: readonly (readonly string[])[];
   /** kubectl commands run after destroy: undo what the example did that khook does not own (and later examples would see). */
   readonly cleanup?: readonly (readonly string[])[];
+  /** The phases the example's webhook must have been called for (apply and destroy together). */
+  readonly expectHookCalls?: readonly string[];
   /** Extra CLI flags and environment. */
   readonly flags?: readonly string[];
   readonly env?: (ctx: { hookUrl: string }) => NodeJS.ProcessEnv;
@@ -114,7 +116,8 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
   ],
   ["job.khook.yaml", {}],
   ["variables.khook.yaml", { flags: ["--var-file", path.join(EXAMPLES, "vars", "variables.vars.yaml")], env: () => ({ KHOOK_SECRET_TOKEN: "example-token-value" }) }],
-  ["hooks.khook.yaml", { env: ({ hookUrl }) => ({ AUDIT_URL: hookUrl, PATH: toolEnv()["PATH"] }) }],
+  // The audit webhook is a real HTTP server on loopback (a variable: KHOOK_VAR_AUDIT_URL).
+  ["hooks.khook.yaml", { env: ({ hookUrl }) => ({ KHOOK_VAR_AUDIT_URL: hookUrl, PATH: toolEnv()["PATH"] }), expectHookCalls: ["pre-apply", "post-apply", "finalize"] }],
   ["apply.khook.yaml", { needsInternet: "a url: source downloads metrics-server's components.yaml from GitHub" }],
   ["helm.khook.yaml", { needsInternet: "charts from public helm repositories and ghcr.io" }],
   ["bootstrap.khook.yaml", { needsInternet: "ingress-nginx, cert-manager, external-secrets and Argo CD from their public helm repositories" }],
@@ -175,6 +178,10 @@ describe("examples-are-applied-and-destroyed", () => {
       for (const s of run.steps) assert.ok(["ok", "skipped"].includes(s.status), `${file}: step ${s.name} is ${s.status}`);
       const destroyed = await khook(["destroy", "-f", spec, "-o", "json"], plan);
       assert.equal(destroyed.code, 0, `khook destroy -f examples/${file}:\n${destroyed.stdout}\n${destroyed.stderr}`);
+      if (plan.expectHookCalls !== undefined) {
+        const phases = new Set(hooks.requests.map((r) => r.body.phase));
+        for (const phase of plan.expectHookCalls) assert.ok(phases.has(phase), `${file}: its webhook was not called for ${phase} (calls: ${[...phases].join(", ") || "none"})`);
+      }
       for (const args of plan.cleanup ?? []) {
         const r = await cluster.kubectl([...args]);
         assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);

@@ -81,7 +81,7 @@ describe("helm-wait-ready-before-success", () => {
   test("a release that never becomes ready fails at the step's timeout naming the object, and the unchanged re-run waits again instead of passing", async (t) => {
     const ns = await withNamespace(t, "helm-wait");
     const { spec, step } = helmStep("stuck", ns, `chart: ${testChartPath("khook-deploy")}\nvalues: ${NOWHERE}`);
-    const message = new RegExp(`^release stuck \\(namespace ${ns}\\) is installed but not ready after [0-9.]+s: deployment/stuck: 0 of 1 replicas ready \\(needs 1\\)\\. See why with kubectl describe -n ${ns} deployment/stuck; the next run waits again$`);
+    const message = new RegExp(`^release stuck \\(namespace ${ns}\\) is installed but not ready after [0-9.]+s: deployment/stuck: 0 of 1 replicas ready \\(needs 1\\)\\. See why with kubectl describe -n ${ns} deployment/stuck; the next run waits again\nwhat blocks it:\n {2}- pod/stuck-[a-z0-9-]+: cannot be scheduled: 0/\\d+ nodes are available: \\d+ node\\(s\\) didn't match Pod's node affinity/selector[^\n]*$`);
     const expected = (e: unknown): boolean => e instanceof Error && message.test(e.message);
     await assert.rejects(helmExecutor.apply(step, await executorContext({ spec, timeoutMs: 4000 })), expected);
     // Same chart and values: a no-op for helm, but not a success while the Deployment is not ready.
@@ -102,7 +102,7 @@ describe("helm-wait-timeout-names-objects", () => {
       const r = await runKhook(["apply", "-f", file], { env });
       assert.equal(r.code, 1, `${run}: ${r.stdout}${r.stderr}`);
       const output = r.stdout + r.stderr;
-      assert.match(output, new RegExp(`Error: step stuck failed: release stuck \\(namespace ${ns}\\) is installed but not ready after [0-9.]+m?s: deployment/stuck: 0 of 1 replicas ready \\(needs 1\\)\\. See why with kubectl describe -n ${ns} deployment/stuck`), `${run}: ${output}`);
+      assert.match(output, new RegExp(`Error: step stuck failed: release stuck \\(namespace ${ns}\\) is installed but not ready after [0-9.]+m?s: deployment/stuck: 0 of 1 replicas ready \\(needs 1\\)\\. See why with kubectl describe -n ${ns} deployment/stuck; the next run waits again\nwhat blocks it:\n {2}- pod/stuck-[a-z0-9-]+: cannot be scheduled: `), `${run}: ${output}`);
       // The progress lines say what is pending while it waits.
       assert.match(output, /\[stuck\] deployment\/stuck: 0 of 1 replicas ready \(needs 1\)/, `${run}: ${output}`);
     }

@@ -13,6 +13,7 @@
  */
 import { executionError } from "../errors.js";
 import { WaitTimeoutError } from "../kube/index.js";
+import { formatMs } from "../kube/watch.js";
 import { stallCauses } from "../kubectl/blockers.js";
 import { apiVersionOf, type KubeObject, type ResourceType } from "../kubectl/types.js";
 import type { StepContext } from "./types.js";
@@ -200,14 +201,17 @@ export async function explainedWait<T>(
   log: (message: string) => void = (m) => ctx.log(m),
 ): Promise<T> {
   const monitor = new StallMonitor(ctx, subjects);
+  const budgetMs = ctx.deadline;
   try {
     return await wait((m) => {
       monitor.progress();
       log(m);
-    }, waitBoundMs(ctx.deadline));
+    }, waitBoundMs(budgetMs));
   } catch (e) {
     if (!(e instanceof WaitTimeoutError)) throw e;
-    throw executionError(ctx.redactor.redact(withCauses(e.message, await monitor.causesNow())));
+    // The wait stopped a little early only to leave time for the diagnosis: it timed out against the whole budget.
+    const message = e.message.replace(/^timed out after \S+/, `timed out after ${formatMs(budgetMs)}`);
+    throw executionError(ctx.redactor.redact(withCauses(message, await monitor.causesNow())));
   } finally {
     monitor.stop();
   }

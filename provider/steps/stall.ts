@@ -11,7 +11,6 @@
  * A diagnosis is best-effort: a read that fails (RBAC, an API that is not served) leaves that
  * part out and never fails the step.
  */
-import { executionError } from "../errors.js";
 import { WaitTimeoutError } from "../kube/index.js";
 import { formatMs } from "../kube/watch.js";
 import { stallCauses } from "../kubectl/blockers.js";
@@ -211,7 +210,8 @@ export async function explainedWait<T>(
     if (!(e instanceof WaitTimeoutError)) throw e;
     // The wait stopped a little early only to leave time for the diagnosis: it timed out against the whole budget.
     const message = e.message.replace(/^timed out after \S+/, `timed out after ${formatMs(budgetMs)}`);
-    throw executionError(ctx.redactor.redact(withCauses(message, await monitor.causesNow())));
+    // Still a WaitTimeoutError (an execution error): callers tell a timeout from other failures.
+    throw new WaitTimeoutError(ctx.redactor.redact(withCauses(message, await monitor.causesNow())), e.lastState);
   } finally {
     monitor.stop();
   }

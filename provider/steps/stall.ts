@@ -11,7 +11,7 @@
  * A diagnosis is best-effort: a read that fails (RBAC, an API that is not served) leaves that
  * part out and never fails the step.
  */
-import { WaitTimeoutError } from "../kube/index.js";
+import { PODS, WaitTimeoutError } from "../kube/index.js";
 import { formatMs } from "../kube/watch.js";
 import { stallCauses } from "../kubectl/blockers.js";
 import { apiVersionOf, type KubeObject, type ResourceType } from "../kubectl/types.js";
@@ -44,7 +44,6 @@ export function waitBoundMs(deadline: number): number {
   return Math.max(0, deadline - Math.min(2000, Math.floor(deadline / 10)));
 }
 
-const PODS: ResourceType = { group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true };
 const REPLICA_SETS: ResourceType = { group: "apps", version: "v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true };
 const CLAIMS: ResourceType = { group: "", version: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true };
 const EVENTS: ResourceType = { group: "", version: "v1", resource: "events", kind: "Event", namespaced: true };

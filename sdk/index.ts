@@ -23,8 +23,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { collectBundle, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
-import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
+import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
+import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
 import { khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/spec/load.js";
@@ -216,10 +216,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   const secretVars = perVariable(args.secretVars ?? {}, envSecrets);
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
-  const bundleOptions = {
-    ...(args.allowFunctionsOutsideSpecDir !== undefined ? { allowFunctionsOutsideSpecDir: args.allowFunctionsOutsideSpecDir } : {}),
-    ...(args.maxBundleBytes !== undefined ? { maxBytes: args.maxBundleBytes } : {}),
-  };
+  const { options: bundling, problems: bundlingProblems } = bundleOptions(args);
+  if (bundlingProblems.length > 0) throw new Error(`Khook ${name}: ${bundlingProblems.map((p) => p.reason).join("; ")}`);
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret. It
   // is computed during a preview too: an unknown variable takes the protocol's
@@ -230,11 +228,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ({ text, v, secrets }) => {
       if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
       const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
-      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundleOptions);
-      const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
-      const secretValues = Object.values(known.secrets).filter((x) => x.length >= 3 && x !== UNKNOWN_PLACEHOLDER);
-      const leaks = keys.some((k) => secretValues.some((x) => k.includes(x)));
-      return leaks ? pulumi.secret(b) : pulumi.output(b);
+      const { bundle: b, secret } = bundleInput(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundling);
+      return secret ? pulumi.secret(b) : pulumi.output(b);
     },
   );
 
@@ -245,10 +240,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     pulumiStack: pulumi.getStack(),
     spec: specText,
     ...(args.specFile !== undefined ? { specFile: args.specFile } : {}),
-    baseDir: bundle.apply((b) => b.baseDir),
-    files: bundle.apply((b) => b.files),
-    binaryFiles: bundle.apply((b) => b.binaryFiles),
-    executables: bundle.apply((b) => b.executables ?? []),
+    // Under a `__` name: Pulumi keeps it in the state but hides it from preview --diff.
+    [BUNDLE_KEY]: bundle,
     vars,
     ...(varFiles.length > 0 ? { varFiles } : {}),
     ...(hasSecrets ? { secretVars: secretMap(secretVars) } : {}),

@@ -273,7 +273,8 @@ function bundleInput(raw: Record<string, unknown>, problems: InputProblem[]): Bu
   if (!legacy) return { baseDir, files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
   // Written by an earlier khook: keys relative to the bundle's top, where baseDir is the spec's directory.
   const rekey = (k: string): string => path.posix.relative(baseDir, k) || ".";
-  const rekeyed = (m: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(m).map(([k, v]) => [rekey(k), v]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)));
+  const rekeyed = (m: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(m).map(([k, v]): [string, string] => [rekey(k), v]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return { baseDir, files: rekeyed(files), binaryFiles: rekeyed(binaryFiles), ...(executables.length > 0 ? { executables: executables.map(rekey).sort() } : {}) };
 }
 

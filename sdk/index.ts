@@ -26,6 +26,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
+import { claimRecord } from "../provider/pulumi/owner.js";
 import { khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/spec/load.js";
 
@@ -205,7 +206,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   if (records !== undefined && typeof specText === "string") {
     const plain = (m: unknown): Record<string, string> =>
       m === null || typeof m !== "object" || pulumi.Output.isInstance(m) ? {} : Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : UNKNOWN_PLACEHOLDER]));
-    claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+    const refused = claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+    if (refused !== undefined) throw new Error(`Khook ${name}: ${refused}`);
   }
 
   // Per variable: a map of values travels as a map of Outputs, so during a preview
@@ -253,22 +255,6 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
-}
-
-/** Registers `name` on its record; throws, naming the first resource and the fix, when another resource of the program has it. */
-function claimRecord(records: Map<string, string>, name: string, record: ReturnType<typeof recordKey>): void {
-  // A name or location still waiting for an unknown value is checked on the update that knows it.
-  if (record === undefined || record.key.includes(UNKNOWN_PLACEHOLDER)) return;
-  const first = records.get(record.key);
-  if (first === undefined || first === name) {
-    records.set(record.key, name);
-    return;
-  }
-  throw new Error(
-    `Khook ${name}: the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
-      `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
-      `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}.`,
-  );
 }
 
 /** A kubeconfig object (e.g. @pulumi/eks's `cluster.kubeconfig`) travels as its JSON text, which is valid kubeconfig YAML. */

@@ -516,13 +516,14 @@ describe("handlers (with a fake operations layer)", () => {
     lines.length = 0;
   });
 
-  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined) {
-    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner }[] = [];
+  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined, alike: () => Set<string> = () => new Set()) {
+    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner; leave?: string[] }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
     const ops: handlers.Operations = {
       openSession: sessions.openSession,
       ownerOperation: async () => currentOwner(),
+      recordedAlikeOperation: async () => alike(),
       applyOperation: async (spec, o) => {
         calls.push({ op: "apply", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
         const r = run(spec, o.onEvent);
@@ -531,7 +532,7 @@ describe("handlers (with a fake operations layer)", () => {
         return r;
       },
       destroyOperation: async (spec, o) => {
-        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
+        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}), ...(o.withoutRecord ? { leave: [...o.withoutRecord.leave.keys()] } : {}) });
         return { ...run(spec), mode: "destroy" };
       },
       statusOperation: async (spec, o) => {
@@ -690,7 +691,7 @@ describe("handlers (with a fake operations layer)", () => {
     const { inputs } = project();
     const { outs } = await handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
     assert.equal(calls[0]!.op, "apply");
-    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "" });
+    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "", succeeds: previous.token });
     assert.notEqual(calls[0]!.owner!.token, previous.token, "a create mints its own token");
     assert.equal(outs.ownerToken, calls[0]!.owner!.token);
     assert.equal(lines.filter((l) => /took over the state record \(Secret "khook-state-test" in namespace "default"\) from this stack's previous Khook resource/.test(l)).length, 1, lines.join("\n"));
@@ -716,14 +717,55 @@ describe("handlers (with a fake operations layer)", () => {
     assert.deepEqual(calls, []);
   });
 
-  test("ownership: a delete whose record another resource took over tears nothing down and says so in one line", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource" }));
+  test("ownership: a delete whose record a rename or a replace took over (the owner's create succeeds its token) tears nothing down and says so in one line", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource", succeeds: "the-old-resource" }));
     const { inputs } = project();
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "the-old-resource" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.deepEqual(calls, []);
     assert.equal(lines.length, 1, lines.join("\n"));
     assert.match(lines[0]!, /^\[boot\] nothing torn down: the state record .* now belongs to another Khook resource of stack "dev" of project "infra" \(a rename or a replace took it over\); removing only this resource from the stack$/);
+  });
+
+  test("two Khook resources on one record (an earlier khook's stack): the delete of the one that does not hold the record tears down its own steps without the record, leaving the steps the record holds alike to the holder", async () => {
+    const holder: RecordOwner = { project: "infra", stack: "dev", token: "the-sibling" };
+    const calls = fakeOps((spec) => okResult(spec), () => holder, () => new Set(["config"]));
+    const { inputs } = project();
+    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(calls.map((c) => [c.op, c.owner, c.leave]), [["destroy", undefined, ["config"]]], "no owner (the record and its marker are the holder's), the alike step left");
+    assert.ok(lines.some((l) => /is held by another Khook resource of stack "dev" of project "infra" that shares it with this one .*tearing down this resource's own steps \(.*\) without touching the record; steps config are held alike/.test(l)), lines.join("\n"));
+    // Another stack's record is never torn down, not even in part.
+    const other = fakeOps((spec) => okResult(spec), () => ({ ...holder, stack: "prod" }));
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(other, []);
+  });
+
+  test("ownership: a create that takes the record over records whose claim it succeeds; an update keeps it", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "old" }));
+    const { inputs } = project();
+    const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
+    await handlers.create(news);
+    assert.equal(calls[0]!.owner!.succeeds, "old");
+    const kept = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine", succeeds: "old" }));
+    await handlers.update("id", { ownerToken: "mine" }, news);
+    assert.equal(kept[0]!.owner!.succeeds, "old");
+    const sibling = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "theirs" }));
+    await handlers.update("id", { ownerToken: "mine" }, news);
+    assert.equal(sibling[0]!.owner!.succeeds, undefined, "an update that takes a sibling's record succeeds nobody");
+  });
+
+  test("two Khook resources of one program with one spec name: the provider's check refuses the second, naming the first and the fix, whatever the language (a rename, one resource, is never refused)", async () => {
+    fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const as = (name: string, vars: Record<string, string> = {}): Record<string, unknown> => ({ ...inputs, resourceName: name, vars: { ...inputs.vars, ...vars }, pulumiProject: "infra", pulumiStack: "dev", __provider: "code" });
+    assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, []);
+    assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, [], "the same resource checked again");
+    const second = await handlers.check({}, as("second", { LEVEL: "2" }));
+    assert.equal(second.failures.length, 1);
+    assert.match(second.failures[0]!.reason, /the Khook resource "first" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\).*distinct metadata\.name \(or state\.name\)/);
+    const elsewhere = await handlers.check({}, { ...as("second"), spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-other\nsteps:\n") });
+    assert.deepEqual(elsewhere.failures, [], "a distinct state.name is a distinct record");
   });
 
   test("ownership: a delete tears down its own record, and one nobody claimed (state from before owners)", async () => {

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { pulumiFixture } from "./support/pulumi-env.js";
+import { khookRoot } from "./support/pulumi-project.js";
 import { configMapStep, KHOOK_TYPE } from "./support/pulumi-specs.js";
 
 /** One spec, two renderings: `mine` differs by WHO, `common` is the same for both; the record's name is a variable so the stack can first be built on two records. */
@@ -89,4 +90,26 @@ test("two Khook resources with one spec name: preview refuses the second naming 
   for (const n of ["common", "cm-a", "cm-b"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left in the cluster after destroy:\n${destroyed.output}`);
   assert.equal(await cluster.record(ns, RECORD), undefined, "the record is removed");
   assert.equal((await project.khookResources()).length, 0);
+});
+
+test("two khook:Khook resources with one spec name in a Pulumi YAML program (the native provider): preview refuses the second, naming the first and the fix", { timeout: 600_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns } = await pulumiFixture(t, { program: "", bare: true, files: { "twin.khook.yaml": TWIN } });
+  const resource = (name: string, who: string): string => `  ${name}:
+    type: khook:Khook
+    properties:
+      specFile: ./twin.khook.yaml
+      vars:
+        NS: ${ns}
+        WHO: ${who}
+        REC: ${RECORD}
+      kubeconfig:
+        fn::readFile: ${kubeconfig}
+`;
+  project.write("Pulumi.yaml", `name: khook-twin-yaml\nruntime: yaml\nresources:\n${resource("first", "a")}${resource("second", "b")}`);
+  Object.assign(project.env, { PATH: `${path.join(khookRoot(), "bin")}${path.delimiter}${project.env.PATH ?? ""}` });
+  await project.init();
+  const refused = await project.run(["preview"]);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.output, /the Khook resource "(first|second)" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/, refused.output);
+  assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
 });

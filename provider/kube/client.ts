@@ -178,7 +178,7 @@ export class KubeClient implements Transport, KubeApi {
     return res;
   }
 
-  private errorFrom(status: number, _headers: http.IncomingHttpHeaders, text: string, opts: RequestOptions): Error {
+  private errorFrom(status: number, headers: http.IncomingHttpHeaders, text: string, opts: RequestOptions): Error {
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -186,7 +186,7 @@ export class KubeClient implements Transport, KubeApi {
       body = undefined;
     }
     const target: ErrorTarget = opts.target ?? { what: `${opts.method ?? "GET"} ${opts.path}` };
-    const err = apiErrorFromResponse(status, body, text, target);
+    const err = apiErrorFromResponse(status, body, text, target, headers);
     if (status === 401) {
       return apiErrorFromResponse(
         status,

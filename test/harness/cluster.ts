@@ -54,6 +54,19 @@ export interface StartClusterOptions {
   /** Stop the cluster automatically when this pid exits (a detached watchdog process). */
   watchPid?: number;
   timeoutMs?: number;
+  /**
+   * kube-apiserver flags (`--name=value`) that replace the harness's flag of the same name, or are
+   * added: a private cluster with API Priority and Fairness on, say. Never for the shared cluster.
+   */
+  apiserverFlags?: string[];
+}
+
+/** `flags` with each of `overrides` in place of the flag of the same name (`--name=`), or added. */
+export function withFlags(flags: string[], overrides: readonly string[]): string[] {
+  const nameOf = (f: string) => f.split("=")[0]!;
+  const out = flags.map((f) => overrides.find((o) => nameOf(o) === nameOf(f)) ?? f);
+  for (const o of overrides) if (!flags.some((f) => nameOf(f) === nameOf(o))) out.push(o);
+  return out;
 }
 
 const STATE_FILE = "cluster.json";
@@ -240,7 +253,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
     start("kube-apiserver", {
       bin: bins.apiserver,
-      args: [
+      args: withFlags([
         `--etcd-servers=http://127.0.0.1:${etcdClient}`,
         "--bind-address=127.0.0.1",
         "--advertise-address=127.0.0.1",
@@ -260,7 +273,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--profiling=false",
         "--event-ttl=30m",
         "--v=1",
-      ],
+      ], opts.apiserverFlags ?? []),
       log: path.join(logsDir, "kube-apiserver.log"),
     });
 

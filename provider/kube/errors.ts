@@ -63,7 +63,9 @@ export function apiErrorFromResponse(status: number, body: unknown, rawText: str
   const after = retryAfterHeader(headers["retry-after"]);
   const pace = (details: Record<string, unknown> | undefined) =>
     after !== undefined && details?.["retryAfterSeconds"] === undefined ? { ...details, retryAfterSeconds: after } : details;
-  if (isObject(body) && body["kind"] === "Status") {
+  // A Status, also without its kind: the API server's timeout filter writes one bare
+  // ({"metadata":{},"status":"Failure","message":"Timeout: ...","reason":"Timeout","code":504}).
+  if (isObject(body) && (body["kind"] === "Status" || (body["kind"] === undefined && body["status"] === "Failure" && typeof body["message"] === "string"))) {
     const reason = typeof body["reason"] === "string" ? body["reason"] : "";
     const message = typeof body["message"] === "string" ? body["message"] : rawText;
     const details = isObject(body["details"]) ? body["details"] : undefined;

@@ -1,7 +1,7 @@
 /**
- * An API server that sheds load (issue 19 §2: "429 keeps the server's pace"), produced by the real
- * kube-apiserver, on a private control plane this file starts with API Priority and Fairness on
- * (the harness's shared cluster runs without it):
+ * An API server under strain (issue 19 §2), produced by the real kube-apiserver and etcd, on a
+ * private control plane this file starts with API Priority and Fairness on (the harness's shared
+ * cluster runs without it) and two etcd members:
  *
  * - a FlowSchema sends one ServiceAccount's requests to a priority level of one seat that rejects
  *   what does not fit (`limitResponse: Reject`), as a tenant's tiny share does in a busy cluster;
@@ -11,15 +11,21 @@
  * - when khook says it waits for the API server (429), the test drops its request, the seat is
  *   free, and the spec, with no `retries:`, converges in one run.
  *
+ * - etcd without a quorum: the cluster runs two etcd members and the API server talks to one;
+ *   freezing the other (SIGSTOP) leaves it unable to commit or serve a consistent read. khook's
+ *   apply reads first, and that read goes unanswered until khook's own timeout ("no response") or
+ *   the API server's (504); a write would get `etcdserver: request timed out` (kubectl create does,
+ *   on this cluster). khook says it waits, the member is thawed, and the spec converges in one run.
+ *
  * What a real part here cannot produce, and is therefore covered by unit tests only
  * (test/unit/transient.test.ts):
  * - a 429 WITHOUT Retry-After: the API server's own overload answers (APF and the older
  *   max-in-flight filter) always carry a Retry-After header; the 429 it sends without one is the
  *   eviction API's (a PodDisruptionBudget), which khook never calls.
- * - `etcdserver: request timed out` and `etcdserver: leader changed`: they need an etcd cluster of
- *   several members losing quorum or its leader while a write is in flight; the harness runs one
- *   etcd member, which has no leader to change and cannot lose quorum (killing or freezing it gives
- *   connection errors and timeouts, which test/integration/faults.test.ts covers).
+ * - the `etcdserver: request timed out` line itself, from khook: the apply step reads before it
+ *   writes, and that read times out first (above).
+ * - `etcdserver: leader changed`: it answers a write that is in flight at the moment etcd's leader
+ *   changes; no test can put khook's write at that moment without a race.
  *
  * The test acts when khook prints that it waits, never after a sleep.
  */
@@ -28,7 +34,7 @@ import * as fs from "node:fs";
 import * as https from "node:https";
 import * as path from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
-import { clusterAt, startCluster, stopCluster, type ClusterState, type TestCluster } from "../harness/index.js";
+import { clusterAt, freezeEtcdPeers, startCluster, stopCluster, thawEtcdPeers, type ClusterState, type TestCluster } from "../harness/index.js";
 import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, specDir, startKhook, stepOf } from "./support/khook-cli.js";
 
 let private_: ClusterState | undefined;
@@ -41,6 +47,8 @@ before(async () => {
     watchPid: process.pid,
     // APF on, with a server-wide concurrency small enough that a priority level of one share gets one seat.
     apiserverFlags: ["--enable-priority-and-fairness=true", "--max-requests-inflight=100", "--max-mutating-requests-inflight=50"],
+    // Two etcd members, the API server talking to one: freezing the other takes the quorum away.
+    etcdMembers: 2,
   });
   cluster = clusterAt(private_.kubeconfig);
 });
@@ -198,6 +206,28 @@ describe("overload: the API server answers 429 (API Priority and Fairness)", { t
     assert.ok(step.transientRetries >= 1, JSON.stringify(step));
     assert.equal((r.stderr.match(/waiting for the API server/g) ?? []).length, 1, `one waiting line:\n${r.stderr}`);
     assert.match(r.stderr, /the API server cleared after .* \(\d+ transient retr(y|ies)\); going on/);
+    assert.equal(await kubectl(["get", "configmap", "first", "-n", ns, "-o", "jsonpath={.data.a}"]), "1");
+  });
+});
+
+describe("etcd without a quorum: the API server cannot commit or read", { timeout: 600_000 }, () => {
+  test("khook waits for the API server, without retries:, and the spec converges in one run once etcd has its quorum again", async (t) => {
+    const ns = "quorum-1";
+    await kubectl(["create", "namespace", ns]);
+    const { file } = specDir(khookSpec("quorum", applyStep("first", cm("first", ns), "    timeout: 10m\n")));
+    freezeEtcdPeers(state());
+    t.after(() => thawEtcdPeers(state()));
+    const run = startKhook(["apply", "-f", file, "-o", "json"], { env: cliEnv(state().kubeconfig) });
+    // The apply reads first, and a read goes unanswered until a timeout (khook's own, or the API
+    // server's 504): the line names whichever comes first. Writes get "etcdserver: request timed out".
+    await outputMatches(run, /\[first\] waiting for the API server \((no response|etcdserver: request timed out|Timeout: request did not complete within the allotted timeout)\); retrying until \d\d:\d\d:\d\d/);
+    thawEtcdPeers(state());
+    const r = await run.done;
+    assert.equal(r.code, 0, r.stderr);
+    const step = stepOf(parseRun(r), "first") as ReturnType<typeof stepOf> & { transientRetries: number };
+    assert.deepEqual([step.status, step.attempts], ["ok", 1]);
+    assert.ok(step.transientRetries >= 1, JSON.stringify(step));
+    assert.match(r.stderr, /\[first\] the API server cleared after .* \(\d+ transient retr(y|ies)\); going on/);
     assert.equal(await kubectl(["get", "configmap", "first", "-n", ns, "-o", "jsonpath={.data.a}"]), "1");
   });
 });

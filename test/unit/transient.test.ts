@@ -68,6 +68,17 @@ describe("transient: the classification (provider/kube/transient.ts)", () => {
     assert.equal(transientCause(apiErrorFromResponse(429, undefined, "busy", CM))!.retryAfterMs, undefined);
   });
 
+  test("the API server's 504 from its timeout filter, a Status without its kind, is read as a Status: the waiting line shows its message, not its JSON", () => {
+    // What kube-apiserver writes when a request outlives --request-timeout (test/integration/overload.test.ts: etcd without a quorum).
+    const body = { metadata: {}, status: "Failure", message: "Timeout: request did not complete within the allotted timeout", reason: "Timeout", details: {}, code: 504 };
+    const e = apiErrorFromResponse(504, body, JSON.stringify(body), CM);
+    assert.equal(e.apiMessage, "Timeout: request did not complete within the allotted timeout");
+    assert.equal(e.reason, "Timeout");
+    assert.equal(describeCause(transientCause(e)!), "the API server (Timeout: request did not complete within the allotted timeout)");
+    // Other JSON that is not a Status stays text.
+    assert.equal(apiErrorFromResponse(500, { error: "x" }, '{"error":"x"}', CM).apiMessage, '{"error":"x"}');
+  });
+
   test("an unavailable aggregated API, etcd timeouts and leader changes, 429, conflicts and resets are transient", () => {
     const metrics = apiError(503, "ServiceUnavailable", "the server is currently unable to handle the request", { resource: { group: "metrics.k8s.io", resource: "pods" } });
     assert.equal(describeCause(transientCause(metrics)!), "aggregated API metrics.k8s.io (the server is currently unable to handle the request)");

@@ -24,11 +24,13 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
+import type * as GrpcModule from "@grpc/grpc-js";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
+import type * as LoadModule from "../spec/load.js";
 import { prefixProblems, scanEnvironment } from "../spec/vars.js";
 import { KHOOK_VERSION } from "../version.js";
 import { collectBundle } from "./bundle.js";
-import { cancellation } from "./cancel.js";
+import { cancellation, installCancellation } from "./cancel.js";
 import * as handlers from "./handlers.js";
 import { khookSchema, KHOOK_TOKEN } from "./native-schema.js";
 import { UNKNOWN } from "./wire.js";
@@ -111,7 +113,7 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   }
   const varFiles: { file: string; values: Record<string, string> }[] = [];
   if (Array.isArray(raw.varFiles)) {
-    const { readVarFile } = require("../spec/load.js") as typeof import("../spec/load.js");
+    const { readVarFile } = require("../spec/load.js") as typeof LoadModule;
     raw.varFiles.forEach((f: unknown, i) => {
       if (typeof f !== "string") return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });
       try {
@@ -161,7 +163,7 @@ interface EngineLog {
 /** The engine's log service (pulumirpc.Engine/Log), lines in order. */
 function engineLog(address: string): EngineLog {
   const from = require.resolve("@pulumi/pulumi/proto/engine_grpc_pb");
-  const grpc = createRequire(from)("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
+  const grpc = createRequire(from)("@grpc/grpc-js") as typeof GrpcModule;
   const { EngineClient } = require(from) as { EngineClient: new (addr: string, creds: unknown) => { log(req: unknown, cb: (e: Error | null) => void): void } };
   const engineProto = require("@pulumi/pulumi/proto/engine_pb") as {
     LogRequest: new () => { setSeverity(s: number): unknown; setMessage(m: string): unknown; setUrn(u: string): unknown; setEphemeral(e: boolean): unknown };
@@ -300,7 +302,6 @@ export function nativeProvider(engineAddress: string | undefined): pulumiProvide
 export async function serve(args: string[]): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));
   watchConfigure((settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }));
-  const { installCancellation } = require("./cancel.js") as typeof import("./cancel.js");
   installCancellation();
   const { main } = require("@pulumi/pulumi/provider") as typeof pulumiProvider;
   await main(nativeProvider(engineAddress), args);

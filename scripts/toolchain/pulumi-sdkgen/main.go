@@ -1,23 +1,30 @@
-// pulumi-language-go and pulumi-language-python, SDK generation only, for khook's offline
-// toolchain.
+// pulumi-language-go, pulumi-language-python and pulumi-language-dotnet, SDK generation only, for
+// khook's offline toolchain.
 //
 // `pulumi package gen-sdk --language <lang>` asks the language host `pulumi-language-<lang>` to
 // generate the SDK (GeneratePackage). The Go module proxy reachable from khook's build machines
-// refuses upstream's Go and Python hosts, but serves the code generators they call
-// (github.com/pulumi/pulumi/pkg/v3/codegen/go and .../python). This binary serves
-// GeneratePackage with them, and nothing else: running Go or Python programs is not implemented.
-// It is built once and installed under both names; the name it runs as picks the language.
-// (.NET's generator lives in pulumi-dotnet, which the proxy refuses too.)
+// refuses upstream's Go and Python hosts (and lists no version of .NET's), but serves the code
+// generators they call: github.com/pulumi/pulumi/pkg/v3/codegen/go and .../python, and
+// github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3/codegen at one exact version. This
+// binary serves GeneratePackage with them, and nothing else: running programs is not implemented.
+// It is built once and installed under three names; the name it runs as picks the language.
+//
+// pkg/v3 is pinned to v3.229.0, not the CLI's version: pulumi-dotnet v3.101.0's generator needs
+// both sdk/v3's util/maputil (gone after v3.252.0) and pcl's Resource.DecomposeToken (not in
+// v3.248.0 or v3.252.0); v3.229.0 is the newest served version that has both.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
+	dotnetgen "github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3/codegen"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
 	pygen "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
@@ -35,8 +42,8 @@ type host struct {
 
 func main() {
 	language := strings.TrimPrefix(filepath.Base(os.Args[0]), "pulumi-language-")
-	if language != "go" && language != "python" {
-		fmt.Fprintf(os.Stderr, "fatal: run as pulumi-language-go or pulumi-language-python, not %s\n", os.Args[0])
+	if language != "go" && language != "python" && language != "dotnet" {
+		fmt.Fprintf(os.Stderr, "fatal: run as pulumi-language-go, pulumi-language-python or pulumi-language-dotnet, not %s\n", os.Args[0])
 		os.Exit(1)
 	}
 	h := &host{language: language}
@@ -88,6 +95,11 @@ func (h *host) GeneratePackage(ctx context.Context, req *pulumirpc.GeneratePacka
 		files, err = gogen.GeneratePackage("pulumi", pkg, req.GetLocalDependencies())
 	case "python":
 		files, err = pygen.GeneratePackage("pulumi", pkg, req.GetExtraFiles(), loader)
+	case "dotnet":
+		if err := useLocalLogo(pkg); err != nil {
+			return nil, err
+		}
+		files, err = dotnetgen.GeneratePackage("pulumi", pkg, req.GetExtraFiles(), req.GetLocalDependencies())
 	}
 	if err != nil {
 		return nil, err
@@ -102,4 +114,32 @@ func (h *host) GeneratePackage(ctx context.Context, req *pulumirpc.GeneratePacka
 		}
 	}
 	return &pulumirpc.GeneratePackageResponse{}, nil
+}
+
+var registerFileProtocol sync.Once
+
+// useLocalLogo points the .NET generator at KHOOK_SDKGEN_LOGO_FILE when it is set. The generator
+// downloads the package's logo (the schema's logoUrl, else Pulumi's from raw.githubusercontent.com)
+// into the NuGet package, and a machine without the internet cannot fetch it. The URL is only
+// fetched, never written into the SDK, so a local file changes nothing else.
+func useLocalLogo(pkg *schema.Package) error {
+	file := os.Getenv("KHOOK_SDKGEN_LOGO_FILE")
+	if file == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return fmt.Errorf("KHOOK_SDKGEN_LOGO_FILE: %w", err)
+	}
+	transport, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return fmt.Errorf("KHOOK_SDKGEN_LOGO_FILE: the default HTTP transport cannot read files")
+	}
+	// RegisterProtocol panics on a second registration, and one host serves many requests.
+	registerFileProtocol.Do(func() { transport.RegisterProtocol("file", http.NewFileTransport(http.Dir("/"))) })
+	pkg.LogoURL = "file://" + filepath.ToSlash(abs)
+	return nil
 }

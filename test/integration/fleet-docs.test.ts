@@ -2,16 +2,23 @@
  * docs/fleet.md's recipes: the Kubernetes Job manifests, exactly as the page shows them, are
  * accepted by the real API server in a server-side dry run (schema, defaulting, validation of
  * podFailurePolicy, backoffLimitPerIndex, the projected volume). No pod runs: the test cluster's
- * nodes are kwok's. The Argo Workflow cannot be dry-run here (no Argo CRDs): its retry expression
- * is checked against the exit codes khook documents.
+ * nodes are kwok's. The Argo Workflow's retry expression is evaluated by Argo's own evaluator and
+ * function map (support/argo-retry, Argo Workflows v3.7.6's util/expr) for khook's exit codes and
+ * for pods that left none or were killed; no Argo controller runs here.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { EXIT_CODES } from "../../provider/errors.js";
 import { testCluster, withNamespace } from "../harness/index.js";
+import { cacheDir, repoRoot } from "../harness/util.js";
+
+const run = promisify(execFile);
 
 const FLEET_MD = path.join(__dirname, "..", "..", "..", "docs", "fleet.md");
 
@@ -41,10 +48,34 @@ describe("docs/fleet.md recipes", () => {
     assert.match(configMap.data["spec.yaml"]!, /^state: \{\}$/m);
   });
 
-  test("the Argo Workflow retries exit 1 and never exit 2", () => {
+  test("the Argo Workflow retries exit 1, a killed pod and a pod that left no exit code, and never exit 2 (Argo's evaluator)", async () => {
     const workflow = parseAllDocuments(recipe("argo-workflow"))[0]!.toJS() as { spec: { templates: { retryStrategy?: { expression: string } }[] } };
     const expression = workflow.spec.templates.find((tpl) => tpl.retryStrategy !== undefined)!.retryStrategy!.expression;
-    assert.equal(expression, `asInt(lastRetry.exitCode) == ${EXIT_CODES.execution}`);
-    assert.notEqual(EXIT_CODES.execution, EXIT_CODES["invalid-input"]);
+    // -1: what the controller puts in lastRetry.exitCode when the pod left none (deleted, never ran); 137: SIGKILL (OOM, eviction).
+    const codes = [EXIT_CODES.execution, EXIT_CODES["invalid-input"], EXIT_CODES.cancelled, -1, 137].map(String);
+    const { stdout } = await run(await argoRetry(), [expression, ...codes]);
+    assert.deepEqual(JSON.parse(stdout), {
+      [EXIT_CODES.execution]: true,
+      [EXIT_CODES["invalid-input"]]: false,
+      [EXIT_CODES.cancelled]: true,
+      "-1": true,
+      "137": true,
+    });
   });
 });
+
+/** support/argo-retry, built once per version of its sources into the cache (Go's module cache holds Argo's). */
+async function argoRetry(): Promise<string> {
+  const dir = path.join(repoRoot(), "test", "integration", "support", "argo-retry");
+  const hash = createHash("sha256");
+  for (const f of ["main.go", "go.mod", "go.sum"]) hash.update(fs.readFileSync(path.join(dir, f)));
+  const bin = path.join(cacheDir(), "test-tools", `argo-retry-${hash.digest("hex").slice(0, 16)}`);
+  if (!fs.existsSync(bin)) {
+    fs.mkdirSync(path.dirname(bin), { recursive: true });
+    const env = { ...process.env, CGO_ENABLED: "0", GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly -trimpath" };
+    const partial = `${bin}.${process.pid}.partial`;
+    await run("go", ["build", "-o", partial, "."], { cwd: dir, env, timeout: 900_000 });
+    fs.renameSync(partial, bin);
+  }
+  return bin;
+}

@@ -9,9 +9,9 @@ import * as path from "node:path";
 import { test } from "node:test";
 import {
   GGCR_VERSION,
+  PULUMI_DOTNET_PKG_VERSION,
   PULUMI_DOTNET_VERSION,
   PULUMI_KUBERNETES_MODULE_VERSION,
-  PULUMI_SDKGEN_VERSION,
   PULUMI_VERSION,
 } from "../harness/toolchain.js";
 import { repoRoot } from "../harness/util.js";
@@ -27,9 +27,10 @@ test("each Go wrapper requires the version its toolchain constant names", () => 
   const pins: [wrapper: string, module: string, expected: string][] = [
     ["pulumi", "github.com/pulumi/pulumi/sdk/v3", `v${PULUMI_VERSION}`],
     ["pulumi", "github.com/pulumi/pulumi/pkg/v3", `v${PULUMI_VERSION}`],
-    ["pulumi-sdkgen", "github.com/pulumi/pulumi/pkg/v3", `v${PULUMI_SDKGEN_VERSION}`],
-    ["pulumi-sdkgen", "github.com/pulumi/pulumi/sdk/v3", `v${PULUMI_SDKGEN_VERSION}`],
-    ["pulumi-sdkgen", "github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3", `v${PULUMI_DOTNET_VERSION}`],
+    ["pulumi-sdkgen", "github.com/pulumi/pulumi/pkg/v3", `v${PULUMI_VERSION}`],
+    ["pulumi-sdkgen/dotnet", "github.com/pulumi/pulumi/pkg/v3", `v${PULUMI_DOTNET_PKG_VERSION}`],
+    ["pulumi-sdkgen/dotnet", "github.com/pulumi/pulumi/sdk/v3", `v${PULUMI_DOTNET_PKG_VERSION}`],
+    ["pulumi-sdkgen/dotnet", "github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3", `v${PULUMI_DOTNET_VERSION}`],
     ["pulumi-kubernetes", "github.com/pulumi/pulumi-kubernetes/provider/v4", PULUMI_KUBERNETES_MODULE_VERSION],
     ["khook-image", "github.com/google/go-containerregistry", `v${GGCR_VERSION}`],
   ];

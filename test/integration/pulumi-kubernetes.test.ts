@@ -12,9 +12,20 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { testChartPath, testCluster } from "../harness/index.js";
+import { testChartPath, testCluster, toolPath } from "../harness/index.js";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_TYPE } from "./support/pulumi-specs.js";
+
+/**
+ * The toolchain's pulumi-resource-kubernetes, which global setup builds after the rest of the
+ * toolchain (LATE_TOOLS); its build failure, when it failed. The engine finds it on PATH: plugin
+ * acquisition is off and PULUMI_HOME is fresh, so no other copy can be used.
+ */
+function kubernetesProviderBuilt(): void {
+  const failed = process.env["KHOOK_TEST_LATE_TOOLS_ERROR"];
+  if (failed !== undefined) throw new Error(`pulumi-resource-kubernetes was not built by the test setup:\n${failed}`);
+  toolPath("pulumi-resource-kubernetes");
+}
 
 interface EngineEvent {
   resourcePreEvent?: { metadata: { op: string; urn: string } };
@@ -92,6 +103,7 @@ exports.report = report.metadata.name;
 `;
 
 test("@pulumi/kubernetes resources that dependsOn a Khook or read its outputs: up creates them after the bootstrap; destroy removes them before it", { timeout: 900_000 }, async (t) => {
+  kubernetesProviderBuilt();
   const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: ORDER_PROGRAM });
   const ns = `${namespace}-boot`;
   t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
@@ -190,6 +202,7 @@ exports.widget = widget.metadata.name;
 `;
 
 test("a Khook that depends on a namespace from @pulumi/kubernetes, and a custom resource of the CRD it installs, in one up", { timeout: 900_000 }, async (t) => {
+  kubernetesProviderBuilt();
   const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: CRD_PROGRAM, files: { "boot.khook.yaml": CRD_SPEC } });
   const ns = `${namespace}-apps`;
   t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));

@@ -24,6 +24,12 @@ export { openSession, recordLocation, Session, withSession, type JournalPolicy, 
 /** The session to work in (left open), or what to open one from (closed when the operation ends). */
 export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
 
+/** How long to wait for the API server's /readyz, and where the one line saying so goes. */
+export interface ClusterWait {
+  readonly timeoutMs: number;
+  readonly say: (line: string) => void;
+}
+
 /** What apply and destroy share. */
 interface RunOperationOptions {
   readonly parallelism?: number;
@@ -42,13 +48,20 @@ interface RunOperationOptions {
    * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
    * API server's /readyz, saying so in one line (kube/ready.ts).
    */
-  readonly waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
+  readonly waitForCluster?: ClusterWait;
   /** The key of keyed step hashes the caller keeps (the Pulumi state); it wins over the record's. */
   readonly hashKey?: string;
 }
 
 export type ApplyOptions = SessionRef & RunOperationOptions;
-export type DestroyOptions = SessionRef & RunOperationOptions;
+export type DestroyOptions = SessionRef &
+  RunOperationOptions & {
+    /**
+     * A teardown that leaves the record alone (it belongs to another Pulumi resource of the stack that
+     * shares it): no journal, no lease, no owner marker; `leave` names the steps not to tear down.
+     */
+    readonly withoutRecord?: { readonly leave: ReadonlyMap<string, string> };
+  };
 export type PlanOptions = SessionRef & {
   readonly parallelism?: number;
   readonly signal?: AbortSignal;
@@ -88,10 +101,11 @@ export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSet
 function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply" | "destroy"): Promise<RunResult> {
   return inSession(spec, opts, async (session) => {
     const kube = session.kube;
-    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (opts.waitForCluster !== undefined) await clusterReadyOperation(session, opts.waitForCluster, opts.signal);
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
-    const journal = journalFor(spec, session, opts);
-    const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
+    const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
+    const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
+    const marker = opts.owner !== undefined && journal === undefined && withoutRecord === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
@@ -103,6 +117,7 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(journal ? { journal } : {}),
       ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
     });
     if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
     return result;
@@ -121,6 +136,23 @@ export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Re
     if (stored?.json === undefined) return undefined;
     const parsed = parseRecord(stored.json);
     return parsed.ok ? parsed.record.owner : undefined;
+  });
+}
+
+/**
+ * The steps of `spec` that the record holds alike (the same input hash, keyed under the record's
+ * key), by name: what another resource sharing the record applied exactly as this spec would.
+ * Empty without a record (the journal off, or none written).
+ */
+export function recordedAlikeOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Set<string>> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
+    if (location === undefined) return new Set<string>();
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
+    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+    if (parsed === undefined || !parsed.ok) return new Set<string>();
+    const record = parsed.record;
+    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
+    return new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name));
   });
 }
 
@@ -163,6 +195,15 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
     const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, redactor: session.redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     return { steps: planned.map(({ diff: _diff, ...step }) => step), diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))) };
   });
+}
+
+/**
+ * `--wait-for-cluster` / `waitForCluster`: waits until the session's API server answers /readyz,
+ * at most `wait.timeoutMs`, with the engine's transient backoff (kube/ready.ts). A caller that
+ * reads the cluster before its run (the Pulumi resource's owner check) waits with this first.
+ */
+export function clusterReadyOperation(session: Session, wait: ClusterWait, signal?: AbortSignal): Promise<void> {
+  return waitForCluster(session.kube, { ...wait, delayMs: (n) => transientDelayMs(n, {}), ...(signal ? { signal } : {}) });
 }
 
 /**

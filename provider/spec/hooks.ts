@@ -11,6 +11,7 @@
  *   hook-webhook-url        https://, or http:// to a loopback address; no credentials in the URL
  *   hook-timeout            timeouts are positive and within the timer range; a webhook's is at most 60s
  *   hook-allow              allow: is for pre-apply webhooks; its clusterScoped and namespaces need add: true
+ *   hook-allow-add-state    allow.add needs a declared, enabled state: (only the record lists what was added)
  *   hook-header-name        header names are HTTP tokens (RFC 9110 field names)
  *   hook-header-value       header values are visible ASCII, spaces and tabs: no CR, LF, NUL or non-ASCII
  *   hook-matches-nothing    a hook that matches no step (warning)
@@ -308,6 +309,10 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
         for (const field of ["clusterScoped", "namespaces"] as const) {
           if (hook.allow[field] !== undefined) report(at("allow", field), `allow.${field} has no effect without allow.add: true (by default a webhook adds nothing)`, "hook-allow");
         }
+      } else if (doc.state === undefined || doc.state === null || doc.state.enabled === false) {
+        // What a webhook added is known only from the record: without one, destroy would leave it behind.
+        const why = doc.state?.enabled === false ? "state.enabled is false" : "the spec has no state:";
+        report(at("allow", "add"), `hook "${hook.name}" may add objects the spec does not declare, and only the state record lists them for destroy, but ${why}: declare state: (state: {} keeps the defaults), or drop allow.add`, "hook-allow-add-state");
       }
     }
     if (hook.function !== undefined) checkFunction(hook, i, ctx.baseDir, report);

@@ -33,8 +33,8 @@ function files(extra: Record<string, string> = {}): Record<string, string> {
   return { "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n", ...extra };
 }
 
-function load(hooksYaml: string, extraFiles: Record<string, string> = {}, steps = STEPS): { spec?: LoadedSpec; problems: Diagnostic[]; dir: string } {
-  const dir = tempSpecDir({ "spec.yaml": specText(steps, hooksYaml === "" ? "" : `hooks:\n${hooksYaml}`), ...files(extraFiles) });
+function load(hooksYaml: string, extraFiles: Record<string, string> = {}, steps = STEPS, prelude = ""): { spec?: LoadedSpec; problems: Diagnostic[]; dir: string } {
+  const dir = tempSpecDir({ "spec.yaml": specText(steps, prelude + (hooksYaml === "" ? "" : `hooks:\n${hooksYaml}`)), ...files(extraFiles) });
   for (const f of ["add-labels", "require-limits"]) {
     fs.mkdirSync(path.join(dir, "fn"), { recursive: true });
     fs.copyFileSync(path.join(FUNCTIONS, f), path.join(dir, "fn", f));
@@ -162,7 +162,7 @@ describe("hooks at load", () => {
 
   test("webhook-reshapes-plan: plan says which steps a pre-apply webhook may reshape, and which hooks may add objects", () => {
     const hooks = "  - {name: audit, on: [pre-apply], match: {steps: [web]}, webhook: {url: 'https://hooks.example.com/a'}}\n  - {name: inject, on: [pre-apply], allow: {add: true}, match: {steps: [chart]}, webhook: {url: 'https://hooks.example.com/b'}}\n  - {name: notify, on: [post-apply], match: {steps: [settle]}, webhook: {url: 'https://hooks.example.com/c'}}\n";
-    const { spec } = load(hooks);
+    const { spec } = load(hooks, {}, STEPS, "state: {}\n");
     assert.ok(spec);
     const plan = planOffline(spec);
     assert.match(plan.find((p) => p.name === "web")!.reason, /may be reshaped by pre-apply audit$/);
@@ -171,8 +171,18 @@ describe("hooks at load", () => {
     assert.doesNotMatch(plan.find((p) => p.name === "gone")!.reason, /webhook/);
   });
 
+  test("hook-allow-add-state: a webhook allowed to add objects needs a state record, the only list of what it added that destroy can read", () => {
+    const hook = "  - {name: inject, on: [pre-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n";
+    for (const prelude of ["", "state: {enabled: false}\n"]) {
+      const ds = load(hook, {}, STEPS, prelude).problems;
+      expectRule(ds, "hook-allow-add-state", /hook "inject" may add objects .* declare state: \(state: \{\} keeps the defaults\)/, "/hooks/0/allow/add");
+    }
+    const declared = load(hook, {}, STEPS, "state: {}\n");
+    assert.ok(declared.spec, JSON.stringify(declared.problems));
+  });
+
   test("hook-allow: allow: is for pre-apply webhooks, and its clusterScoped and namespaces need add: true", () => {
-    const ds = load("  - {name: a, on: [post-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n  - {name: b, on: [pre-apply], allow: {namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n  - {name: c, on: [pre-apply], allow: {add: true, namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n").problems;
+    const ds = load("  - {name: a, on: [post-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n  - {name: b, on: [pre-apply], allow: {namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n  - {name: c, on: [pre-apply], allow: {add: true, namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n", {}, STEPS, "state: {}\n").problems;
     expectRule(ds, "hook-allow", /does not handle pre-apply/, "/hooks/0/allow");
     expectRule(ds, "hook-allow", /no effect without allow.add: true/, "/hooks/1/allow/namespaces");
     assert.ok(!ds.some((d) => d.path.startsWith("/hooks/2") && d.severity === "error"), JSON.stringify(ds));

@@ -39,8 +39,8 @@ const STEP = [
   "",
 ].join("\n");
 
-function specWith(hooksYaml: string, files: Record<string, string> = {}): LoadedSpec {
-  const dir = tempSpecDir({ "spec.yaml": specText(STEP, `hooks:\n${hooksYaml}`), ...files });
+function specWith(hooksYaml: string, files: Record<string, string> = {}, prelude = ""): LoadedSpec {
+  const dir = tempSpecDir({ "spec.yaml": specText(STEP, `${prelude}hooks:\n${hooksYaml}`), ...files });
   fs.mkdirSync(path.join(dir, "fn"), { recursive: true });
   for (const from of FUNCTIONS) {
     for (const f of fs.readdirSync(from)) {
@@ -273,7 +273,7 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
   });
 
   test("webhook-allowed-additions: with allow.add, additions in the allowed namespaces are applied; others still fail", async () => {
-    const spec = specWith(hook("allow: {add: true, namespaces: [apps]}\n    "));
+    const spec = specWith(hook("allow: {add: true, namespaces: [apps]}\n    "), {}, "state: {}\n");
     server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/extra -n apps": { ...configMap("extra"), metadata: { name: "extra", namespace: "apps" } } }) });
     const hooks = hooksOf(spec);
     const out = io();

@@ -3,13 +3,40 @@
  * (with the nodejs language host and dynamic-provider shim on PATH) and the
  * local test cluster. One place to adapt if the harness changes shape.
  */
+import * as path from "node:path";
 import type { TestContext } from "node:test";
 import * as harness from "../../harness/index.js";
-import { PulumiProject, type ProjectOptions, type PulumiTools } from "./pulumi-project.js";
+import { khookRoot, PulumiProject, type ProjectOptions, type PulumiTools } from "./pulumi-project.js";
 import { ClusterView } from "./pulumi-kube.js";
 
 export function pulumiTools(): PulumiTools {
   return { pulumi: harness.toolPath("pulumi"), env: { ...process.env, ...harness.toolEnv() } };
+}
+
+/**
+ * The two shells around khook's handlers: the dynamic resource of the npm package and the native
+ * provider `khook:index:Khook`. A test of a promise both make runs once per shell.
+ */
+export type KhookShell = "dynamic" | "native";
+export const SHELLS: readonly KhookShell[] = ["dynamic", "native"];
+
+/** A test's name on a shell: the dynamic one keeps its name, the native one says so. */
+export function onShell(shell: KhookShell, name: string): string {
+  return shell === "dynamic" ? name : `native provider: ${name}`;
+}
+
+/** PATH with bin/pulumi-resource-khook first: the executable way the native provider ships. */
+export function withLauncher(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, PATH: `${path.join(khookRoot(), "bin")}${path.delimiter}${env.PATH ?? ""}` };
+}
+
+/**
+ * Points the project's programs at `shell`: for the native one, the engine finds the provider
+ * through PATH and `khook(...)` in the program (DECLARE_KHOOK) declares `khook:index:Khook`.
+ */
+export function useShell(project: PulumiProject, shell: KhookShell): void {
+  if (shell === "dynamic") return;
+  Object.assign(project.env, withLauncher(project.env), { KHOOK_TEST_SHELL: shell });
 }
 
 export interface PulumiFixture {
@@ -19,11 +46,12 @@ export interface PulumiFixture {
   cluster: ClusterView;
 }
 
-/** A project plus the cluster and a fresh namespace; everything is cleaned up when the test ends. */
-export async function pulumiFixture(t: TestContext, opts: ProjectOptions): Promise<PulumiFixture> {
+/** A project plus the cluster and a fresh namespace; everything is cleaned up when the test ends. `shell`: which Khook the program declares (default dynamic). */
+export async function pulumiFixture(t: TestContext, opts: ProjectOptions & { shell?: KhookShell }): Promise<PulumiFixture> {
   const { kubeconfig } = await harness.testCluster();
   const namespace = await harness.withNamespace(t, "khook-pulumi");
   const project = new PulumiProject(pulumiTools(), opts);
+  useShell(project, opts.shell ?? "dynamic");
   const cluster = await ClusterView.open(kubeconfig);
   t.after(async () => {
     cluster.close();

@@ -24,10 +24,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
+import type * as LoadModule from "../spec/load.js";
 import { prefixProblems, scanEnvironment } from "../spec/vars.js";
 import { KHOOK_VERSION } from "../version.js";
 import { collectBundle } from "./bundle.js";
-import { cancellation } from "./cancel.js";
+import { cancellation, installCancellation } from "./cancel.js";
 import * as handlers from "./handlers.js";
 import { khookSchema, KHOOK_TOKEN } from "./native-schema.js";
 import { UNKNOWN } from "./wire.js";
@@ -110,7 +111,7 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   }
   const varFiles: { file: string; values: Record<string, string> }[] = [];
   if (Array.isArray(raw.varFiles)) {
-    const { readVarFile } = require("../spec/load.js") as typeof import("../spec/load.js");
+    const { readVarFile } = require("../spec/load.js") as typeof LoadModule;
     raw.varFiles.forEach((f: unknown, i) => {
       if (typeof f !== "string") return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });
       try {
@@ -311,7 +312,6 @@ export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRp
 export async function serve(args: string[], server: Pick<typeof pulumiProvider, "main">, rpc: PulumiRpc): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));
   watchConfigure(rpc.grpc, (settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }));
-  const { installCancellation } = require("./cancel.js") as typeof import("./cancel.js");
   installCancellation();
   await server.main(nativeProvider(engineAddress, rpc), args);
 }

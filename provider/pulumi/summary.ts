@@ -28,6 +28,7 @@ import type { InputProblem, KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "./location.js";
+import type * as KeyedHashModule from "../spec/keyed-hash.js";
 import type * as HashModule from "../spec/hash.js";
 
 export interface StepSummary {
@@ -79,8 +80,8 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
  * Always a fresh load: a summary, and so the memo, never holds a key's output.
  */
 export function keyedStepHashes(inputs: KhookInputs, key: string): Map<string, string> | undefined {
-  const { loadFromInputs } = require("./load.js") as typeof import("./load.js");
-  const { keyedSpec } = require("../spec/keyed-hash.js") as typeof import("../spec/keyed-hash.js");
+  const { loadFromInputs } = require("./load.js") as typeof LoadModule;
+  const { keyedSpec } = require("../spec/keyed-hash.js") as typeof KeyedHashModule;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) return undefined;
   return new Map(keyedSpec(loaded.spec, key).steps.map((s) => [s.name, s.inputHash]));

@@ -12,6 +12,7 @@ import { Cancellation, cancellation, watchCancelCalls } from "../../provider/pul
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { Redactor } from "../../provider/redact.js";
 import { runTool } from "../../provider/tools/exec.js";
+import { isAlive } from "../harness/util.js";
 import { fakeSessions } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
@@ -59,15 +60,6 @@ test("cancellation aborts every run in flight, and settles once they are done", 
   assert.equal(settled, true);
 });
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 test("after a cancellation, a run is over only once the tools it started have exited (helm's own SIGTERM shutdown outlived a Ctrl-C)", async () => {
   const c = new Cancellation();
   // A tool that takes its time to stop, as helm does (it writes the release's status before exiting).
@@ -79,7 +71,7 @@ test("after a cancellation, a run is over only once the tools it started have ex
   await new Promise((r) => setTimeout(r, 200)); // the trap is set
   c.cancel("Cancel");
   await run;
-  assert.equal(alive(pid), false, "the tool exited before the run was over");
+  assert.equal(isAlive(pid), false, "the tool exited before the run was over");
   assert.equal((await tool).aborted, true);
 });
 

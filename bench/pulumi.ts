@@ -161,13 +161,9 @@ export async function benchPulumi(): Promise<void> {
   const khook = new PulumiProject(tools, { name: "khook-bench", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
   const native = new PulumiProject(tools, { name: "khook-bench-native", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
   useShell(native, "native");
-  // The single executable as the plugin: first on PATH under the plugin's name.
-  const seaPlugin = path.join(native.stateDir, "sea-plugin");
-  fs.mkdirSync(seaPlugin, { recursive: true });
-  fs.symlinkSync(await ensureSea(() => undefined), path.join(seaPlugin, "pulumi-resource-khook"));
+  process.env.KHOOK_TEST_SEA = await ensureSea(() => undefined);
   const sea = new PulumiProject(tools, { name: "khook-bench-sea", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
-  useShell(sea, "native");
-  sea.env.PATH = `${seaPlugin}${path.delimiter}${sea.env.PATH ?? ""}`;
+  useShell(sea, "sea");
   const projects: [PulumiProject, string][] = [[khook, ns], [native, `${ns}-native`], [sea, `${ns}-sea`]];
   try {
     for (const [project, namespace] of projects) {

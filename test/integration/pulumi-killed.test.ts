@@ -8,8 +8,9 @@
  *     with no pending operation (provider/pulumi/cancel.ts);
  * and each time the next `up` resumes from the journal, which was written
  * after every completed step: nothing completed is applied again. On both
- * shells: the dynamic resource and the native provider (whose `Cancel` is a
- * method of its provider, native.ts).
+ * shells, the dynamic resource and the native provider (whose `Cancel` is a
+ * method of its provider, native.ts), and with the native provider served by
+ * the single executable, where signals and Cancel reach a bundled server.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -70,7 +71,7 @@ const alive = (pid: number): boolean => {
 };
 const RECORD = "khook-state-killed";
 
-for (const shell of SHELLS) test(onShell(shell, "a killed provider, then one Ctrl-C mid-run: each time up resumes from the journal without repeating completed steps"), { timeout: 900_000 }, async (t) => {
+for (const shell of [...SHELLS, "sea"] as const) test(onShell(shell, "a killed provider, then one Ctrl-C mid-run: each time up resumes from the journal without repeating completed steps"), { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC, ...chartFiles() }, shell });
   project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: kubeconfig }));
   await project.init();

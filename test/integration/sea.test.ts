@@ -16,19 +16,10 @@ import { COMMANDS } from "../../provider/cli/main.js";
 import { findOnPath } from "../../provider/tools/locate.js";
 import { HookServer } from "../harness/hook-server.js";
 import { testChartPath, testCluster, toolPath, withNamespace } from "../harness/index.js";
-import { seaPath, toolsOnlyDir } from "../harness/sea.js";
+import { builtSea, toolsOnlyDir } from "../harness/sea.js";
 import { run, type RunResult } from "../harness/util.js";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { configMapStep, spec as pulumiSpec, yamlProgram } from "./support/pulumi-specs.js";
-
-/** The executable global setup built; its build failure, when it failed. */
-function builtExecutable(): string {
-  const failed = process.env["KHOOK_TEST_SEA_ERROR"];
-  if (failed !== undefined) throw new Error(failed);
-  const file = process.env["KHOOK_TEST_SEA"] ?? seaPath();
-  assert.ok(fs.existsSync(file), `${file} is missing: run the tests with the global setup, or ./dev sea`);
-  return file;
-}
 
 describe("the single executable, alone", () => {
   let root: string;
@@ -43,7 +34,7 @@ describe("the single executable, alone", () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), "khook-sea-"));
     khook = path.join(root, "bin", "khook");
     fs.mkdirSync(path.dirname(khook));
-    fs.copyFileSync(builtExecutable(), khook);
+    fs.copyFileSync(builtSea(), khook);
     fs.chmodSync(khook, 0o755);
     cwd = path.join(root, "work");
     home = path.join(root, "home");

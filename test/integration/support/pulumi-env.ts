@@ -3,9 +3,11 @@
  * (with the nodejs language host and dynamic-provider shim on PATH) and the
  * local test cluster. One place to adapt if the harness changes shape.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TestContext } from "node:test";
 import * as harness from "../../harness/index.js";
+import { builtSea } from "../../harness/sea.js";
 import { khookRoot, PulumiProject, type ProjectOptions, type PulumiTools } from "./pulumi-project.js";
 import { ClusterView } from "./pulumi-kube.js";
 
@@ -15,14 +17,15 @@ export function pulumiTools(): PulumiTools {
 
 /**
  * The two shells around khook's handlers: the dynamic resource of the npm package and the native
- * provider `khook:index:Khook`. A test of a promise both make runs once per shell.
+ * provider `khook:index:Khook`. A test of a promise both make runs once per shell. `sea` is the
+ * native provider served by the single executable (dist/sea/khook under the plugin's name).
  */
-export type KhookShell = "dynamic" | "native";
+export type KhookShell = "dynamic" | "native" | "sea";
 export const SHELLS: readonly KhookShell[] = ["dynamic", "native"];
 
-/** A test's name on a shell: the dynamic one keeps its name, the native one says so. */
+/** A test's name on a shell: the dynamic one keeps its name, the others say which they are. */
 export function onShell(shell: KhookShell, name: string): string {
-  return shell === "dynamic" ? name : `native provider: ${name}`;
+  return { dynamic: name, native: `native provider: ${name}`, sea: `native provider from the single executable: ${name}` }[shell];
 }
 
 /** PATH with bin/pulumi-resource-khook first: the executable way the native provider ships. */
@@ -31,12 +34,21 @@ export function withLauncher(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /**
- * Points the project's programs at `shell`: for the native one, the engine finds the provider
- * through PATH and `khook(...)` in the program (DECLARE_KHOOK) declares `khook:index:Khook`.
+ * Points the project's programs at `shell`: for a native one, the engine finds the provider
+ * through PATH (bin/'s launcher, or the single executable linked under the plugin's name) and
+ * `khook(...)` in the program (DECLARE_KHOOK) declares `khook:index:Khook`.
  */
 export function useShell(project: PulumiProject, shell: KhookShell): void {
   if (shell === "dynamic") return;
-  Object.assign(project.env, withLauncher(project.env), { KHOOK_TEST_SHELL: shell });
+  if (shell === "native") {
+    Object.assign(project.env, withLauncher(project.env));
+  } else {
+    const dir = path.join(project.stateDir, "sea-plugin");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.symlinkSync(builtSea(), path.join(dir, "pulumi-resource-khook"));
+    project.env.PATH = `${dir}${path.delimiter}${project.env.PATH ?? ""}`;
+  }
+  project.env.KHOOK_TEST_SHELL = "native";
 }
 
 export interface PulumiFixture {

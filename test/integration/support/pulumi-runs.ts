@@ -31,8 +31,8 @@ export async function journaled(cluster: ClusterView, ns: string, record: string
   }
 }
 
-/** The command line of each shell's provider process: @pulumi/pulumi's dynamic provider, or khook's native one (bin/pulumi-resource-khook runs it). */
-const PROVIDER_PROCESS: Record<KhookShell, RegExp> = { dynamic: /dynamic-provider/, native: /native-main\.js/ };
+/** The command line of each shell's provider process: @pulumi/pulumi's dynamic provider, khook's native one (bin/pulumi-resource-khook runs it), or the single executable under the plugin's name. */
+const PROVIDER_PROCESS: Record<KhookShell, RegExp> = { dynamic: /dynamic-provider/, native: /native-main\.js/, sea: /\/pulumi-resource-khook / };
 
 /** Starts `up`, waits until `ready` holds for the journal and the provider is running, then hands over the pulumi pid and the provider pids. */
 export async function upUntil(project: PulumiProject, cluster: ClusterView, ns: string, record: string, ready: (r: StateRecord) => boolean, shell: KhookShell = "dynamic"): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {

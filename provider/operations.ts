@@ -48,7 +48,14 @@ interface RunOperationOptions {
 }
 
 export type ApplyOptions = SessionRef & RunOperationOptions;
-export type DestroyOptions = SessionRef & RunOperationOptions;
+export type DestroyOptions = SessionRef &
+  RunOperationOptions & {
+    /**
+     * A teardown that leaves the record alone (it belongs to another Pulumi resource of the stack that
+     * shares it): no journal, no lease, no owner marker; `leave` names the steps not to tear down.
+     */
+    readonly withoutRecord?: { readonly leave: ReadonlyMap<string, string> };
+  };
 export type PlanOptions = SessionRef & {
   readonly parallelism?: number;
   readonly signal?: AbortSignal;
@@ -90,8 +97,9 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     const kube = session.kube;
     if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
-    const journal = journalFor(spec, session, opts);
-    const marker = opts.owner !== undefined && journal === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
+    const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
+    const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
+    const marker = opts.owner !== undefined && journal === undefined && withoutRecord === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
@@ -103,6 +111,7 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(journal ? { journal } : {}),
       ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
     });
     if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
     return result;
@@ -121,6 +130,23 @@ export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Re
     if (stored?.json === undefined) return undefined;
     const parsed = parseRecord(stored.json);
     return parsed.ok ? parsed.record.owner : undefined;
+  });
+}
+
+/**
+ * The steps of `spec` that the record holds alike (the same input hash, keyed under the record's
+ * key), by name: what another resource sharing the record applied exactly as this spec would.
+ * Empty without a record (the journal off, or none written).
+ */
+export function recordedAlikeOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Set<string>> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
+    if (location === undefined) return new Set<string>();
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
+    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+    if (parsed === undefined || !parsed.ok) return new Set<string>();
+    const record = parsed.record;
+    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
+    return new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name));
   });
 }
 

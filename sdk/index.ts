@@ -23,9 +23,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { collectBundle, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
-import { UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
+import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
+import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
+import { claimRecord } from "../provider/pulumi/owner.js";
 import { khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/spec/load.js";
 
@@ -205,7 +206,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   if (records !== undefined && typeof specText === "string") {
     const plain = (m: unknown): Record<string, string> =>
       m === null || typeof m !== "object" || pulumi.Output.isInstance(m) ? {} : Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : UNKNOWN_PLACEHOLDER]));
-    claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+    const refused = claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+    if (refused !== undefined) throw new Error(`Khook ${name}: ${refused}`);
   }
 
   // Per variable: a map of values travels as a map of Outputs, so during a preview
@@ -216,10 +218,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   const secretVars = perVariable(args.secretVars ?? {}, envSecrets);
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
-  const bundleOptions = {
-    ...(args.allowFunctionsOutsideSpecDir !== undefined ? { allowFunctionsOutsideSpecDir: args.allowFunctionsOutsideSpecDir } : {}),
-    ...(args.maxBundleBytes !== undefined ? { maxBytes: args.maxBundleBytes } : {}),
-  };
+  const { options: bundling, problems: bundlingProblems } = bundleOptions(args);
+  if (bundlingProblems.length > 0) throw new Error(`Khook ${name}: ${bundlingProblems.map((p) => p.reason).join("; ")}`);
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret. It
   // is computed during a preview too: an unknown variable takes the protocol's
@@ -230,11 +230,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ({ text, v, secrets }) => {
       if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
       const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
-      const b = collectBundle(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundleOptions);
-      const keys = [...Object.keys(b.files), ...Object.keys(b.binaryFiles), b.baseDir];
-      const secretValues = Object.values(known.secrets).filter((x) => x.length >= 3 && x !== UNKNOWN_PLACEHOLDER);
-      const leaks = keys.some((k) => secretValues.some((x) => k.includes(x)));
-      return leaks ? pulumi.secret(b) : pulumi.output(b);
+      const { bundle: b, secret } = bundleInput(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundling);
+      return secret ? pulumi.secret(b) : pulumi.output(b);
     },
   );
 
@@ -245,10 +242,8 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     pulumiStack: pulumi.getStack(),
     spec: specText,
     ...(args.specFile !== undefined ? { specFile: args.specFile } : {}),
-    baseDir: bundle.apply((b) => b.baseDir),
-    files: bundle.apply((b) => b.files),
-    binaryFiles: bundle.apply((b) => b.binaryFiles),
-    executables: bundle.apply((b) => b.executables ?? []),
+    // Under a `__` name: Pulumi keeps it in the state but hides it from preview --diff.
+    [BUNDLE_KEY]: bundle,
     vars,
     ...(varFiles.length > 0 ? { varFiles } : {}),
     ...(hasSecrets ? { secretVars: secretMap(secretVars) } : {}),
@@ -260,22 +255,6 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
   };
-}
-
-/** Registers `name` on its record; throws, naming the first resource and the fix, when another resource of the program has it. */
-function claimRecord(records: Map<string, string>, name: string, record: ReturnType<typeof recordKey>): void {
-  // A name or location still waiting for an unknown value is checked on the update that knows it.
-  if (record === undefined || record.key.includes(UNKNOWN_PLACEHOLDER)) return;
-  const first = records.get(record.key);
-  if (first === undefined || first === name) {
-    records.set(record.key, name);
-    return;
-  }
-  throw new Error(
-    `Khook ${name}: the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
-      `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
-      `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}.`,
-  );
 }
 
 /** A kubeconfig object (e.g. @pulumi/eks's `cluster.kubeconfig`) travels as its JSON text, which is valid kubeconfig YAML. */

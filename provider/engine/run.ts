@@ -168,6 +168,7 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
     mode: opts.mode,
     ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
     ...(journal ? { isResumable: (step: LoadedStep) => journal.isResumable(step) } : {}),
+    ...(opts.leave !== undefined ? { leave: opts.leave } : {}),
     redact,
   });
   let cancelled = false;

@@ -109,6 +109,8 @@ export interface SchedulerOptions {
   readonly parallelism?: number;
   /** Apply: whether the state record lets the step resume without running. */
   readonly isResumable?: (step: LoadedStep) => boolean;
+  /** Destroy: steps to leave standing, by name, with the reason (RunOptions.leave). */
+  readonly leave?: ReadonlyMap<string, string>;
   /** Masks secrets in the reasons the scheduler writes (a `when:` expression may hold one). */
   readonly redact: (s: string) => string;
 }
@@ -260,6 +262,8 @@ export class Scheduler {
     if (this.opts.mode === "apply" && this.opts.isResumable?.(step) === true) {
       return { result: skippedResult(step, RESUME_REASON), satisfies: true };
     }
+    const left = this.opts.mode === "destroy" ? this.opts.leave?.get(step.name) : undefined;
+    if (left !== undefined) return { result: skippedResult(step, this.opts.redact(left)), satisfies: true };
     return undefined;
   }
 }

@@ -50,6 +50,12 @@ export interface RunOptions {
   readonly now?: () => number;
   /** Pause between attempts (default: an abortable timer). */
   readonly sleep?: SleepFn;
+  /**
+   * Destroy: steps left standing, by name, with the reason their result carries (skipped, never
+   * run; they satisfy the steps torn down after them). The Pulumi resource that shares a record
+   * with another one leaves it the steps they hold alike (pulumi/owner.ts).
+   */
+  readonly leave?: ReadonlyMap<string, string>;
 }
 
 export type StepStatus = "ok" | "failed" | "skipped";

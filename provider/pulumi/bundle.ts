@@ -1,6 +1,7 @@
 /**
  * The file bundle: every local file a spec references, read at program time
- * by the SDK and carried in the resource's inputs (and echoed in its outputs).
+ * by the SDK (or by the native provider's check) and carried in the resource's
+ * inputs under `__bundle` (and echoed in its outputs).
  *
  * Why content rather than paths: destroy and refresh run from the stored
  * outputs, possibly after the files changed or moved, on another machine; and
@@ -10,11 +11,19 @@
  * the original tree (the hash covers each path as written plus the content,
  * and a directory's own name).
  *
- * Layout: the bundle root is the parent of the deepest directory containing
- * the spec's base directory and every referenced path; keys are POSIX paths
- * relative to that root, and `baseDir` is the base directory relative to it.
- * No absolute path of the machine lands in state. Absolute paths written in a
- * spec are the exception: they are read live where the provider runs.
+ * Names: each entry is named by its path relative to the spec's directory
+ * (`manifests/app.yaml`, `../shared/ns.yaml`), and `baseDir` holds only the
+ * names of the directories between the bundle's top and the spec's directory
+ * that the spec's paths walk through or that a directory's hash covers
+ * ("." in the common case). No absolute path of the machine lands in state.
+ * Absolute paths written in a spec are the exception: they are read live
+ * where the provider runs.
+ *
+ * What the bundle refuses, because it would put into the Pulumi state what the
+ * author did not mean to: a hook function outside the spec's directory tree
+ * (reached through `../` or a symlink) unless opted in, and a bundle over its
+ * size limit. `bundleInput` is the one place both shells (the SDK and the
+ * native provider) get the bundle from.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -24,6 +33,7 @@ import type { FileReference } from "../spec/hash.js";
 import { SPEC_DEFAULTS } from "../spec/defaults.js";
 import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../spec/types.js";
 import type { VariableSources } from "../spec/vars.js";
+import { UNKNOWN, type Bundle } from "./wire.js";
 import type * as HashModule from "../spec/hash.js";
 import type * as VarsModule from "../spec/vars.js";
 import type * as SourceModule from "../spec/source.js";
@@ -52,14 +62,7 @@ function mayReferenceFiles(specText: string, sources: VariableSources): boolean 
   return values.some((v) => typeof v === "string" && MAYBE_LOCAL_VALUE.test(v));
 }
 
-export interface Bundle {
-  /** Relative to the bundle root; "." when there are no files. */
-  baseDir: string;
-  files: Record<string, string>;
-  binaryFiles: Record<string, string>;
-  /** Keys of files that are executable (hook functions): they are written back with their executable bit. */
-  executables?: string[];
-}
+export type { Bundle };
 
 /** The bundle's size limit by default: the bundle is copied into the Pulumi state, on every update. */
 export const DEFAULT_BUNDLE_MAX_BYTES = 4 * 1024 * 1024;
@@ -74,29 +77,35 @@ export interface BundleOptions {
 /**
  * Finds every local file the spec references and reads it. Lenient on
  * purpose: an invalid spec still bundles what it can, and `check` reports
- * the problems (a missing file becomes "cannot read ..."). Two things it
- * refuses, because they put what the author did not mean into the Pulumi
- * state: a hook function outside the spec's directory tree (reached through
- * `../` or a symlink) unless opted in, and a bundle over its size limit.
+ * the problems (a missing file becomes "cannot read ..."). Throws, naming the
+ * files, for the two refusals (see the module comment).
  */
 export function collectBundle(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): Bundle {
   const absBase = path.resolve(baseDir);
   if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
   const executablePaths = new Set<string>();
+  /** Directories the spec's paths climb to (`../x` reaches the parent), and directories whose own name a hash covers. */
+  const reached = new Set<string>();
+  const hashedDirs = new Set<string>();
   for (const ref of referencedPaths(specText, absBase, sources)) {
     if (path.isAbsolute(ref.written)) continue; // read live by the provider
     if (ref.role === "function" && opts.allowFunctionsOutsideSpecDir !== true) refuseOutsideFunction(ref, absBase);
-    for (const file of expand(ref)) {
+    reached.add(highestReached(absBase, ref.written));
+    const { files, dirs } = expand(ref);
+    for (const d of dirs) hashedDirs.add(d);
+    for (const file of files) {
       paths.add(file);
       if (isExecutable(file)) executablePaths.add(file);
     }
   }
   if (paths.size === 0) return { baseDir: ".", files: {}, binaryFiles: {} };
 
+  // The bundle's top: the deepest directory holding the spec's directory, every file and every
+  // directory the paths climb to; one level higher when a hash covers that directory's own name.
   let common = absBase;
-  for (const p of paths) while (!isInside(p, common)) common = path.dirname(common);
-  const root = path.dirname(common) === common ? common : path.dirname(common);
+  for (const p of [...paths, ...reached, ...hashedDirs]) while (!isInside(p, common)) common = path.dirname(common);
+  const top = hashedDirs.has(common) && path.dirname(common) !== common ? path.dirname(common) : common;
   const files: Record<string, string> = {};
   const binaryFiles: Record<string, string> = {};
   const executables: string[] = [];
@@ -108,15 +117,65 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
     } catch {
       continue;
     }
-    sizes.push([toPosix(path.relative(absBase, p)), data.length]);
-    const key = toPosix(path.relative(root, p));
+    const key = toPosix(path.relative(absBase, p));
+    sizes.push([key, data.length]);
     if (executablePaths.has(p)) executables.push(key);
     const text = asText(data);
     if (text !== undefined) files[key] = text;
     else binaryFiles[key] = data.toString("base64");
   }
   refuseOversized(sizes, opts.maxBytes ?? DEFAULT_BUNDLE_MAX_BYTES);
-  return { baseDir: toPosix(path.relative(root, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
+  return { baseDir: toPosix(path.relative(top, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables: executables.sort() } : {}) };
+}
+
+/** The highest directory a relative path written in the spec passes through, resolved lexically from `base` (`../spec/x` passes through the parent). */
+function highestReached(base: string, written: string): string {
+  let dir = base;
+  let highest = base;
+  for (const segment of written.split(/[\\/]+/)) {
+    if (segment === "..") {
+      dir = path.dirname(dir);
+      if (!isInside(dir, highest)) highest = dir;
+    } else if (segment !== "." && segment !== "") {
+      dir = path.join(dir, segment);
+    }
+  }
+  return highest;
+}
+
+/** The resource arguments that shape the bundle, as either shell receives them. */
+export interface BundleArgs {
+  allowFunctionsOutsideSpecDir?: unknown;
+  maxBundleBytes?: unknown;
+}
+
+/** The bundle's options from the resource's arguments; a bad value is a problem naming the argument. */
+export function bundleOptions(args: BundleArgs): { options: BundleOptions; problems: { property: string; reason: string }[] } {
+  const problems: { property: string; reason: string }[] = [];
+  const options: BundleOptions = {};
+  const allow = args.allowFunctionsOutsideSpecDir;
+  if (allow !== undefined && allow !== null) {
+    if (typeof allow === "boolean") options.allowFunctionsOutsideSpecDir = allow;
+    else problems.push({ property: "allowFunctionsOutsideSpecDir", reason: "allowFunctionsOutsideSpecDir must be true or false" });
+  }
+  const max = args.maxBundleBytes;
+  if (max !== undefined && max !== null) {
+    if (typeof max === "number" && Number.isSafeInteger(max) && max > 0) options.maxBytes = max;
+    else problems.push({ property: "maxBundleBytes", reason: `maxBundleBytes must be a whole number of bytes above 0, not ${JSON.stringify(max)}` });
+  }
+  return { options, problems };
+}
+
+/**
+ * The bundle as both shells put it into the resource's inputs (the SDK at program time, the
+ * native provider in check): the files, and whether the bundle must be a Pulumi secret (a path
+ * built from a secret variable would show the secret in a key). Throws for the refusals.
+ */
+export function bundleInput(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): { bundle: Bundle; secret: boolean } {
+  const bundle = collectBundle(specText, baseDir, sources, opts);
+  const secretValues = Object.values(sources.secretVars ?? {}).filter((x) => x.length >= 3 && x !== UNKNOWN);
+  const names = [...Object.keys(bundle.files), ...Object.keys(bundle.binaryFiles), bundle.baseDir];
+  return { bundle, secret: names.some((k) => secretValues.some((x) => k.includes(x))) };
 }
 
 /** A function must be the spec's own: inside its directory tree once symlinks are resolved. */
@@ -220,26 +279,26 @@ function referencedPaths(specText: string, baseDir: string, sources: VariableSou
   return refs;
 }
 
-/** The regular files a reference stands for. */
-function expand(ref: FileReference): string[] {
+/** The regular files a reference stands for, and the directories among them whose own name its hash covers. */
+function expand(ref: FileReference): { files: string[]; dirs: string[] } {
   const p = ref.resolved;
   let st: fs.Stats;
   try {
     st = fs.statSync(p);
   } catch {
-    return [];
+    return { files: [], dirs: [] };
   }
-  if (!st.isDirectory()) return st.isFile() ? [p] : [];
+  if (!st.isDirectory()) return { files: st.isFile() ? [p] : [], dirs: [] };
   const dirs = ref.role === "kustomize" ? kustomizeDirs(p) : [p];
-  const out: string[] = [];
+  const files: string[] = [];
   for (const d of dirs) {
     try {
-      for (const rel of hash().walkFiles(d)) out.push(path.join(d, rel));
+      for (const rel of hash().walkFiles(d)) files.push(path.join(d, rel));
     } catch {
       // unreadable: check reports it
     }
   }
-  return out;
+  return { files, dirs };
 }
 
 /** A kustomize directory plus the local directories its kustomizations reach (the hash covers them too). */
@@ -329,28 +388,31 @@ export function materializeBundle(b: Bundle): { root: string; baseDir: string } 
   if (hit !== undefined && fs.existsSync(hit.baseDir)) return hit;
   const parent = bundlesDir();
   const root = path.join(parent, digest.slice(0, 32));
-  const inside = (r: string, key: string): string => {
-    const p = path.resolve(r, ...key.split("/"));
-    if (!isInside(p, r)) throw new Error(`the file bundle holds a path outside its root: ${key}`);
+  /** Where a path relative to `from` lands: never outside the bundle directory `r`. */
+  const inside = (r: string, from: string, rel: string): string => {
+    const p = path.resolve(from, ...rel.split("/"));
+    if (!isInside(p, r)) throw new Error(`the file bundle holds a path outside its root: ${rel}`);
     return p;
   };
-  const baseOf = (r: string): string => inside(r, b.baseDir === "" ? "." : b.baseDir);
-  for (const key of keys) inside(root, key);
+  const baseOf = (r: string): string => inside(r, r, b.baseDir === "" ? "." : b.baseDir);
+  /** A file's place: keys are relative to the spec's directory. */
+  const fileAt = (r: string, key: string): string => inside(r, baseOf(r), key);
+  for (const key of keys) fileAt(root, key);
   if (!fs.existsSync(root)) {
     fs.mkdirSync(parent, { recursive: true, mode: 0o700 });
     const partial = fs.mkdtempSync(path.join(parent, `.partial-${digest.slice(0, 8)}-`));
     try {
       for (const [key, text] of Object.entries(b.files)) {
-        const p = inside(partial, key);
+        const p = fileAt(partial, key);
         fs.mkdirSync(path.dirname(p), { recursive: true });
         fs.writeFileSync(p, text, "utf8");
       }
       for (const [key, data] of Object.entries(b.binaryFiles)) {
-        const p = inside(partial, key);
+        const p = fileAt(partial, key);
         fs.mkdirSync(path.dirname(p), { recursive: true });
         fs.writeFileSync(p, Buffer.from(data, "base64"));
       }
-      for (const key of b.executables ?? []) fs.chmodSync(inside(partial, key), 0o755);
+      for (const key of b.executables ?? []) fs.chmodSync(fileAt(partial, key), 0o755);
       fs.mkdirSync(baseOf(partial), { recursive: true });
       fs.renameSync(partial, root);
     } catch (e) {

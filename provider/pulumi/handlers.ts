@@ -37,13 +37,15 @@ import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
-import { decideClaim, decideDelete, mintOwner } from "./owner.js";
+import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote } from "./owner.js";
+import { recordKey } from "./bundle.js";
+import type { RecordOwner } from "../state/record.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../spec/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
-import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, UNKNOWN, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as OperationsExports from "../operations.js";
 import type * as LoadExports from "./load.js";
@@ -52,7 +54,8 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
-export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> & Partial<Pick<OperationsModule, "reachOperation" | "planOperation">>;
+export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> &
+  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "recordedAlikeOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
 type RunResult = import("../engine/types.js").RunResult;
@@ -67,6 +70,7 @@ function operations(): Operations {
 /** Tests swap in fakes for the cluster-facing layer, and capture the progress lines. */
 export function setTestHooks(hooks: { operations?: Operations; sink?: LineSink } = {}): void {
   operationsOverride = hooks.operations;
+  checkedRecords.clear();
   sink = hooks.sink ?? defaultSink;
 }
 
@@ -115,8 +119,19 @@ export async function configure(req: ConfigureRequest): Promise<void> {
 
 // ---- check / diff: offline unless online preview is asked for ----
 
+/**
+ * The records the resources checked by this provider process use, by stack and record key. The
+ * engine starts providers per operation and checks every resource of the program, so a second
+ * resource on one record is a sibling, never a rename (whose old resource is not in the program):
+ * this is where a program in any language (YAML, Python, the native provider) and a record name
+ * built from an Output are told apart, as the TypeScript SDK does at program time.
+ */
+const checkedRecords = new Map<string, string>();
+
 export async function check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult> {
   const result = checkInputs(olds ?? {}, news ?? {});
+  const sibling = result.failures.length === 0 ? siblingFailure(result.inputs) : undefined;
+  if (sibling !== undefined) return { inputs: result.inputs, failures: [sibling] };
   // A create has no diff call: the plan is printed here. An update prints it from diff, with the reasons.
   const isCreate = olds === undefined || olds === null || Object.keys(olds).length === 0;
   if (isCreate && result.failures.length === 0) printPlan(result.inputs, []);
@@ -128,6 +143,16 @@ export async function diff(_id: string, olds: Record<string, unknown>, news: Rec
   if (result.changes) printPlan(news ?? {}, result.reasons);
   if (previewMode(news ?? {}) === "online") await onlinePreview(news ?? {});
   return result;
+}
+
+/** A failure when another resource checked by this process uses the same record. */
+function siblingFailure(raw: Record<string, unknown>): CheckResult["failures"][number] | undefined {
+  const { inputs } = normalizeInputs(raw);
+  if (typeof inputs.spec !== "string" || inputs.spec === UNKNOWN || inputs.resourceName === undefined) return undefined;
+  const record = recordKey(inputs.spec, { set: Object.entries(inputs.vars ?? {}), varFiles: inputs.varFiles ?? [], secretVars: inputs.secretVars ?? {}, envVars: inputs.envVars ?? {} });
+  const scoped = record === undefined ? undefined : { ...record, key: `${inputs.pulumiProject ?? ""}/${inputs.pulumiStack ?? ""}/${record.key}` };
+  const refused = claimRecord(checkedRecords, inputs.resourceName, scoped);
+  return refused === undefined ? undefined : { property: "spec", reason: refused };
 }
 
 /** The `previewMode` input, else the stack config `khook:previewMode`, else offline. */
@@ -242,15 +267,19 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
   if (location === undefined) {
     say("warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming");
   }
-  const owner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
+  let owner: RecordOwner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
   // One session for the owner check and the run: one client, one exec-plugin run.
   const session = await ops.openSession(spec, { target: where, journal: "default-on" });
   let result: RunResult;
   let stopReason: () => string;
   try {
-    const claim = decideClaim(await ops.ownerOperation(spec, { session }), owner, ownerPlace(spec, location), name);
+    const current = await ops.ownerOperation(spec, { session });
+    const claim = decideClaim(current, owner, ownerPlace(spec, location), name);
     if (!claim.ok) throw new Error(claim.message);
     if (claim.note !== undefined) say(claim.note);
+    // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
+    const succeeds = existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
+    if (succeeds !== undefined) owner = { ...owner, succeeds };
     const stop = runSignal(inputs);
     stopReason = stop.stopReason;
     result = await cancellation.track(ops.applyOperation(spec, {
@@ -300,21 +329,31 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   try {
     const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
     const current = await ops.ownerOperation(spec, { session });
-    const decision = decideDelete(current, token, ownerPlace(spec, journalLocation(spec)));
-    if (!decision.teardown) {
+    const place = ownerPlace(spec, journalLocation(spec));
+    const decision = decideDelete(current, token, place, stackOf(inputs));
+    if (decision.teardown === "none") {
       say(decision.note);
       return;
     }
     const stop = runSignal(inputs);
     stopReason = stop.stopReason;
-    result = await cancellation.track(ops.destroyOperation(spec, {
+    const common = {
       session,
-      owner: current ?? { ...stackOf(inputs), token: token ?? "" },
-      onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
+      onEvent: progressPrinter(name, (s: string) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
       ...clusterWait(inputs, say),
       signal: stop.signal,
-    }));
+    };
+    if (decision.teardown === "own-steps") {
+      // Another resource of this stack holds the record: tear down what only this one made.
+      const alike = (await ops.recordedAlikeOperation?.(spec, { session })) ?? new Set<string>();
+      const included = spec.steps.filter((s) => s.included).map((s) => s.name);
+      say(ownStepsNote(place, decision.owner, included.filter((n) => !alike.has(n)), included.filter((n) => alike.has(n))));
+      const leave = new Map([...alike].map((n) => [n, "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it"] as const));
+      result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
+    } else {
+      result = await cancellation.track(ops.destroyOperation(spec, { ...common, owner: current ?? { ...stackOf(inputs), token: token ?? "" } }));
+    }
   } finally {
     session.close();
   }

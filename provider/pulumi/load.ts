@@ -11,7 +11,7 @@ import type { LoadedSpec } from "../spec/loaded.js";
 import { loadSpec } from "../spec/load.js";
 import { canonicalJson } from "../spec/hash.js";
 import { materializeBundle } from "./bundle.js";
-import type { InputProblem, KhookInputs } from "./wire.js";
+import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 
 export type LoadOutcome =
   | { readonly ok: true; readonly spec: LoadedSpec; readonly bundleRoot: string }
@@ -27,10 +27,7 @@ function specKey(inputs: KhookInputs): string {
       canonicalJson({
         spec: inputs.spec,
         specFile: inputs.specFile ?? null,
-        baseDir: inputs.baseDir ?? ".",
-        files: inputs.files ?? {},
-        binaryFiles: inputs.binaryFiles ?? {},
-        executables: inputs.executables ?? [],
+        bundle: inputs[BUNDLE_KEY] ?? null,
         vars: inputs.vars ?? {},
         varFiles: inputs.varFiles ?? [],
         secretVars: inputs.secretVars ?? {},
@@ -60,10 +57,10 @@ function load(inputs: KhookInputs): LoadOutcome {
   let root: string;
   let baseDir: string;
   try {
-    ({ root, baseDir } = materializeBundle({ baseDir: inputs.baseDir ?? ".", files: inputs.files ?? {}, binaryFiles: inputs.binaryFiles ?? {}, executables: inputs.executables ?? [] }));
+    ({ root, baseDir } = materializeBundle(inputs[BUNDLE_KEY] ?? { baseDir: ".", files: {}, binaryFiles: {} }));
   } catch (e) {
     const message = `cannot prepare the spec's local files: ${e instanceof Error ? e.message : String(e)}`;
-    return { ok: false, problems: [{ property: "files", reason: message }], message };
+    return { ok: false, problems: [{ property: BUNDLE_KEY, reason: message }], message };
   }
   try {
     const spec = loadSpec({

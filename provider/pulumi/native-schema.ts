@@ -25,6 +25,8 @@ const INPUTS: Record<string, PropertySpec> = {
   spec: str("The spec text (apiVersion: khook.io/v1, kind: Khook). Exactly one of `spec` and `specFile`."),
   specFile: str("The spec file, relative to the program's directory. The provider reads it and every local file it references; editing any of them shows in `pulumi preview`."),
   baseDir: str("Where relative paths in an inline `spec` resolve, relative to the program's directory (default: the program's directory)."),
+  allowFunctionsOutsideSpecDir: { type: "boolean", description: "Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through `../` or a symlink. Off by default: the referenced files are copied into the Pulumi state." },
+  maxBundleBytes: { type: "integer", description: "The limit on the local files the spec references, which travel in the Pulumi state (default 4 MiB); over it, preview fails naming the largest files." },
   vars: stringMap("Variables, like `khook apply --set` (highest precedence)."),
   varFiles: stringList("Var files (flat `NAME: value` YAML maps), relative to the program's directory, like `--var-file`. Later files win."),
   secretVars: stringMap("Secret variables: stored as Pulumi secrets and redacted from every line khook prints and every output.", { secret: true }),

@@ -27,11 +27,11 @@ import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import type * as LoadModule from "../spec/load.js";
 import { prefixProblems, scanEnvironment } from "../spec/vars.js";
 import { KHOOK_VERSION } from "../version.js";
-import { collectBundle } from "./bundle.js";
+import { bundleInput, bundleOptions } from "./bundle.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import * as handlers from "./handlers.js";
 import { khookSchema, KHOOK_TOKEN } from "./native-schema.js";
-import { UNKNOWN } from "./wire.js";
+import { BUNDLE_KEY, UNKNOWN } from "./wire.js";
 
 /** The wire form of a Pulumi secret in a provider's property bags. */
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -91,9 +91,11 @@ function textMap(v: unknown): Record<string, string> {
  * The program's inputs as the handlers take them (the TypeScript SDK's
  * `khookInputs`, done by the provider): the spec and the files it references
  * read from the program's directory, variables as text, the resource name,
- * project and stack from the URN. Problems reading a file are check failures.
+ * project and stack from the URN. Problems reading a file, and the bundle's refusals, are check
+ * failures. `secret` names the inputs that must be secret beyond what the program marked (the
+ * bundle, when a path is built from a secret variable).
  */
-export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()): { inputs: Bag; failures: pulumiProvider.CheckFailure[] } {
+export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()): { inputs: Bag; failures: pulumiProvider.CheckFailure[]; secret: string[] } {
   const failures: pulumiProvider.CheckFailure[] = [];
   const { stack, project, name } = parseUrn(urn);
   const given = (k: string): boolean => raw[k] !== undefined && raw[k] !== null;
@@ -126,6 +128,8 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
     ...(typeof raw.secretPrefix === "string" ? { secretPrefix: raw.secretPrefix } : {}),
   };
   for (const reason of prefixProblems(prefixes)) failures.push({ property: "varPrefix", reason });
+  const { options: bundling, problems: bundlingProblems } = bundleOptions(raw);
+  failures.push(...bundlingProblems);
   const fromEnvironment = raw.fromEnvironment === true || (raw.fromEnvironment !== false && (prefixes.varPrefix !== undefined || prefixes.secretPrefix !== undefined));
   const env = fromEnvironment && failures.length === 0 ? scanEnvironment(process.env, prefixes) : { vars: {}, secrets: {} };
   const vars = textMap(raw.vars);
@@ -142,13 +146,19 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
     ...(Object.keys(env.vars).length > 0 ? { envVars: env.vars } : {}),
   };
   for (const k of ["kubeconfig", "context", "parallelism", "timeout", "previewMode"]) if (given(k)) inputs[k] = raw[k];
+  const secret: string[] = [];
   if (typeof specText === "string" && specText !== UNKNOWN) {
-    const b = collectBundle(specText, baseDir, { set: Object.entries(vars), varFiles, secretVars, envVars: env.vars });
-    Object.assign(inputs, { baseDir: b.baseDir, files: b.files, binaryFiles: b.binaryFiles, executables: b.executables ?? [] });
+    try {
+      const { bundle, secret: bundleIsSecret } = bundleInput(specText, baseDir, { set: Object.entries(vars), varFiles, secretVars, envVars: env.vars }, bundling);
+      inputs[BUNDLE_KEY] = bundle;
+      if (bundleIsSecret) secret.push(BUNDLE_KEY);
+    } catch (e) {
+      failures.push({ property: given("spec") ? "spec" : "specFile", reason: (e as Error).message });
+    }
   } else if (known(specText) === false) {
-    Object.assign(inputs, { baseDir: ".", files: {}, binaryFiles: {}, executables: [] });
+    inputs[BUNDLE_KEY] = { baseDir: ".", files: {}, binaryFiles: {} };
   }
-  return { inputs, failures };
+  return { inputs, failures, secret };
 }
 
 // ---- the gRPC modules under @pulumi/pulumi's provider server ----
@@ -272,7 +282,8 @@ export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRp
       under(urn, async () => {
         token(urn);
         const { plain, secret } = reveal(news);
-        const { inputs, failures } = programInputs(urn, plain);
+        const { inputs, failures, secret: secretInputs } = programInputs(urn, plain);
+        for (const k of secretInputs) secret.add(k);
         if (failures.length > 0) return { inputs: conceal(inputs, secret), failures };
         const result = await handlers.check(reveal(olds).plain, inputs);
         return { inputs: conceal(result.inputs, secret), failures: result.failures };

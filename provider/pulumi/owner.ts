@@ -11,13 +11,22 @@
  * keeps in its outputs: a dynamic provider never sees its URN, and a replace
  * keeps the URN.
  *
- * - Within one stack, a new create (or an update) takes the record over.
+ * - Within one stack, a new create (or an update) takes the record over; a
+ *   create notes whose claim it succeeds (`succeeds`: a rename or a replace).
  * - Another stack or project claiming it is refused, naming the owner.
- * - A delete tears down only when the record is its own, or when nobody
- *   claimed it (a record from before owners existed, or none at all).
+ * - A delete tears down everything when the record is its own, or when nobody
+ *   claimed it (a record from before owners existed, or none at all); nothing
+ *   when the owner's create succeeded it (the tail of a rename or a replace)
+ *   or the owner is another stack; and its own steps only when another
+ *   resource of the stack took the record without succeeding it. That is two
+ *   resources on one record, which khook now refuses at preview but earlier
+ *   versions let happen: the delete tears down the steps it does not hold
+ *   alike with the record (the objects only its variables made) and leaves the
+ *   record and the steps it shares to the owner, whose delete removes them.
  */
 import { randomUUID } from "node:crypto";
 import type { RecordOwner } from "../state/record.js";
+import { UNKNOWN } from "./wire.js";
 
 export interface StackIdentity {
   project: string;
@@ -40,7 +49,8 @@ export function sameStack(a: StackIdentity, b: StackIdentity): boolean {
 
 export type ClaimDecision =
   /** Go ahead; `note` is one line for the log when this takes the record over from another resource of the stack. */
-  | { readonly ok: true; readonly note?: string }
+  /** `succeeds`: the token of the resource of this stack whose claim this takes over (recorded by a create). */
+  | { readonly ok: true; readonly note?: string; readonly succeeds?: string }
   | { readonly ok: false; readonly message: string };
 
 /**
@@ -50,7 +60,7 @@ export type ClaimDecision =
 export function decideClaim(current: RecordOwner | undefined, claimant: RecordOwner, where: string, resourceName: string): ClaimDecision {
   if (current === undefined || current.token === claimant.token) return { ok: true };
   if (sameStack(current, claimant)) {
-    return { ok: true, note: `took over ${where} from this stack's previous Khook resource (a rename or a replace); that resource's delete will leave the cluster alone` };
+    return { ok: true, note: `took over ${where} from this stack's previous Khook resource (a rename or a replace); that resource's delete will leave the cluster alone`, succeeds: current.token };
   }
   return {
     ok: false,
@@ -62,13 +72,64 @@ export function decideClaim(current: RecordOwner | undefined, claimant: RecordOw
   };
 }
 
-export type DeleteDecision = { readonly teardown: true } | { readonly teardown: false; readonly note: string };
+export type DeleteDecision =
+  | { readonly teardown: "all" }
+  | { readonly teardown: "none"; readonly note: string }
+  /** Tear down the steps the record does not hold alike; leave the record (and those steps) to `owner`. */
+  | { readonly teardown: "own-steps"; readonly owner: RecordOwner };
 
-/** May the resource holding `token` (undefined: created before owners existed) tear the bootstrap down? */
-export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string): DeleteDecision {
-  if (current === undefined || current.token === token) return { teardown: true };
-  return {
-    teardown: false,
-    note: `nothing torn down: ${where} now belongs to another Khook resource of ${describeStack(current)} (a rename or a replace took it over); removing only this resource from the stack`,
-  };
+/** What may the resource holding `token` (undefined: created before owners existed) tear down? */
+export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string, identity?: StackIdentity): DeleteDecision {
+  if (current === undefined || current.token === token) return { teardown: "all" };
+  if (identity === undefined || !sameStack(current, identity)) {
+    return { teardown: "none", note: `nothing torn down: ${where} now belongs to the Khook resource of ${describeStack(current)}; removing only this resource from the stack` };
+  }
+  if (token === undefined || current.succeeds === token) {
+    return {
+      teardown: "none",
+      note: `nothing torn down: ${where} now belongs to another Khook resource of ${describeStack(current)} (a rename or a replace took it over); removing only this resource from the stack`,
+    };
+  }
+  return { teardown: "own-steps", owner: current };
+}
+
+/**
+ * The line a delete of "own-steps" prints: what it tears down and what it leaves, and why (two
+ * resources of one stack on one record, as earlier khook versions allowed).
+ */
+export function ownStepsNote(where: string, owner: RecordOwner, own: readonly string[], shared: readonly string[]): string {
+  const left = shared.length > 0 ? `; steps ${shared.join(", ")} are held alike by that resource and left to its delete` : "";
+  return (
+    `${where} is held by another Khook resource of ${describeStack(owner)} that shares it with this one (two resources with one spec name, made by an earlier khook): ` +
+    `tearing down this resource's own steps (${own.length > 0 ? own.join(", ") : "none"}) without touching the record${left}`
+  );
+}
+
+/** What a record is keyed by (bundle.ts `recordKey`): two resources with one key share one record. */
+export interface RecordKey {
+  readonly key: string;
+  readonly specName: string;
+  readonly where: string;
+}
+
+/**
+ * Registers the resource `name` on its record in `records` (one program run's, or one provider
+ * process's); returns why not, naming the first resource and the fix, when another resource has
+ * it. Two resources of one stack on one record would take it from each other on every update, and
+ * a destroy would leave one's objects behind. A rename is never refused: it has one resource in
+ * the program. A key still waiting for an unknown value is checked once it is known.
+ */
+export function claimRecord(records: Map<string, string>, name: string, record: RecordKey | undefined): string | undefined {
+  if (record === undefined || record.key.includes(UNKNOWN)) return undefined;
+  const first = records.get(record.key);
+  if (first === undefined || first === name) {
+    records.set(record.key, name);
+    return undefined;
+  }
+  return (
+    `the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
+    `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
+    `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}. ` +
+    `A stack that already holds both (made by an earlier khook): give one of them a distinct state.name, which keeps its objects' ownership marks (metadata.name is in them)`
+  );
 }

@@ -24,7 +24,7 @@ import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
 import type { StepType } from "../spec/types.js";
 import { KHOOK_VERSION } from "../version.js";
-import type { InputProblem, KhookInputs } from "./wire.js";
+import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "./location.js";
@@ -172,10 +172,10 @@ export function memoKey(inputs: KhookInputs): string | undefined {
       JSON.stringify([
         inputs.spec,
         inputs.specFile ?? null,
-        inputs.baseDir ?? ".",
-        sorted(inputs.files),
-        sorted(inputs.binaryFiles),
-        inputs.executables ?? [],
+        inputs[BUNDLE_KEY]?.baseDir ?? ".",
+        sorted(inputs[BUNDLE_KEY]?.files),
+        sorted(inputs[BUNDLE_KEY]?.binaryFiles),
+        inputs[BUNDLE_KEY]?.executables ?? [],
         sorted(inputs.vars),
         (inputs.varFiles ?? []).map((f) => sorted(f.values)),
         sorted(inputs.secretVars),

@@ -7,12 +7,43 @@
  * produced. Everything here is plain JSON: the dynamic provider protocol
  * carries nothing else.
  */
+import * as path from "node:path";
 
 /** The dynamic provider protocol's marker for a value that is not known yet (preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** The property the dynamic provider keeps its serialized code in. */
 export const PROVIDER_KEY = "__provider";
+
+/**
+ * The property the file bundle travels in. Pulumi hides properties whose name starts with `__`
+ * from `pulumi preview --diff` and the update display (as it hides `__provider`): the bundle is
+ * the referenced files' whole content, which belongs in the state but not on a reviewer's screen.
+ */
+export const BUNDLE_KEY = "__bundle";
+
+/** The properties earlier khook versions kept the bundle in (keys relative to the bundle's top, not the spec's directory). */
+export const LEGACY_BUNDLE_KEYS = ["baseDir", "files", "binaryFiles", "executables"] as const;
+
+/**
+ * Every local file a spec references, read where the program runs (provider/pulumi/bundle.ts).
+ * Keys are POSIX paths relative to the spec's directory (`manifests/app.yaml`, `../shared/ns.yaml`):
+ * what the spec's own paths say, never a machine's.
+ */
+export interface Bundle {
+  /**
+   * The names of the directories from the bundle's top down to the spec's directory, "." when no
+   * referenced path leaves it: the names the spec's relative paths walk through (`../spec/x.yaml`)
+   * or that a directory's hash covers. The bundle is written out in that layout.
+   */
+  baseDir: string;
+  /** The files that are valid UTF-8 text. */
+  files: Record<string, string>;
+  /** The other files, base64. */
+  binaryFiles: Record<string, string>;
+  /** Keys of files that are executable (hook functions): written back with their executable bit. Sorted. */
+  executables?: string[];
+}
 
 export interface VarFileInput {
   /** The path as given to the SDK; for messages only. */
@@ -27,17 +58,8 @@ export interface KhookInputs {
   spec: string;
   /** The spec file as given to the SDK, for messages; the text is in `spec`. */
   specFile?: string;
-  /**
-   * Where the spec's relative paths resolve, relative to the root of the file
-   * bundle ("." when the spec references no local file).
-   */
-  baseDir?: string;
-  /** Referenced local files that are valid UTF-8 text, by path relative to the bundle root. */
-  files?: Record<string, string>;
-  /** The other referenced local files, base64. */
-  binaryFiles?: Record<string, string>;
-  /** Keys of `files`/`binaryFiles` that are executable (hook functions), sorted. */
-  executables?: string[];
+  /** The local files the spec references (absent when it references none). A stack written by an earlier khook holds them in LEGACY_BUNDLE_KEYS. */
+  [BUNDLE_KEY]?: Bundle;
   /** Like `--set` (highest precedence). */
   vars?: Record<string, string>;
   /** Like `--var-file`, already parsed, in order. */
@@ -122,7 +144,7 @@ export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
 export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "waitForCluster", "previewMode"] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
-export const SPEC_INPUT_KEYS = ["spec", "specFile", "baseDir", "files", "binaryFiles", "executables", "vars", "varFiles", "secretVars", "envVars"] as const;
+export const SPEC_INPUT_KEYS = ["spec", "specFile", BUNDLE_KEY, "vars", "varFiles", "secretVars", "envVars"] as const;
 
 export interface InputProblem {
   property: string;
@@ -164,14 +186,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   str("resourceName");
   str("spec", true);
   str("specFile");
-  str("baseDir");
-  map("files");
-  map("binaryFiles");
-  const executables = raw.executables;
-  if (executables !== undefined && executables !== null) {
-    if (!Array.isArray(executables) || executables.some((x) => typeof x !== "string")) problems.push({ property: "executables", reason: "executables must be a list of file keys" });
-    else if (executables.length > 0) out.executables = [...(executables as string[])].sort();
-  }
+  const bundle = bundleInput(raw, problems);
+  if (bundle !== undefined) out[BUNDLE_KEY] = bundle;
   map("vars");
   map("secretVars", true);
   map("envVars");
@@ -214,6 +230,52 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   const plan = raw.plan;
   if (Array.isArray(plan) && plan.every((l) => typeof l === "string")) out.plan = plan;
   return { inputs: out as unknown as KhookInputs, problems };
+}
+
+/**
+ * The bundle from `__bundle`, or from the properties an earlier khook kept it in (keys relative to
+ * the bundle's top: they are re-keyed relative to the spec's directory, so the bundle is written out
+ * in the same layout and every step hashes as before: no spurious change on the first preview).
+ * Absent when the spec references no file.
+ */
+function bundleInput(raw: Record<string, unknown>, problems: InputProblem[]): Bundle | undefined {
+  const given = raw[BUNDLE_KEY];
+  const legacy = given === undefined || given === null;
+  const source = (legacy ? raw : given) as Record<string, unknown>;
+  const where = (k: string): string => (legacy ? k : `${BUNDLE_KEY}.${k}`);
+  if (source === null || typeof source !== "object" || Array.isArray(source)) {
+    problems.push({ property: BUNDLE_KEY, reason: `${BUNDLE_KEY} must be { baseDir, files, binaryFiles, executables }` });
+    return undefined;
+  }
+  const textMap = (k: "files" | "binaryFiles"): Record<string, string> => {
+    const v = source[k];
+    if (v === undefined || v === null) return {};
+    if (typeof v !== "object" || Array.isArray(v) || Object.values(v).some((x) => typeof x !== "string")) {
+      problems.push({ property: where(k), reason: `${where(k)} must be a map of path: content` });
+      return {};
+    }
+    return Object.fromEntries(Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  };
+  const files = textMap("files");
+  const binaryFiles = textMap("binaryFiles");
+  let executables: string[] = [];
+  const x = source.executables;
+  if (x !== undefined && x !== null) {
+    if (!Array.isArray(x) || x.some((e) => typeof e !== "string")) problems.push({ property: where("executables"), reason: `${where("executables")} must be a list of file keys` });
+    else executables = [...(x as string[])].sort();
+  }
+  let baseDir = ".";
+  if (source.baseDir !== undefined && source.baseDir !== null) {
+    if (typeof source.baseDir !== "string") problems.push({ property: where("baseDir"), reason: `${where("baseDir")} must be a string` });
+    else baseDir = source.baseDir === "" ? "." : source.baseDir;
+  }
+  if (Object.keys(files).length + Object.keys(binaryFiles).length === 0) return undefined;
+  if (!legacy) return { baseDir, files, binaryFiles, ...(executables.length > 0 ? { executables } : {}) };
+  // Written by an earlier khook: keys relative to the bundle's top, where baseDir is the spec's directory.
+  const rekey = (k: string): string => path.posix.relative(baseDir, k) || ".";
+  const rekeyed = (m: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(m).map(([k, v]): [string, string] => [rekey(k), v]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return { baseDir, files: rekeyed(files), binaryFiles: rekeyed(binaryFiles), ...(executables.length > 0 ? { executables: executables.map(rekey).sort() } : {}) };
 }
 
 /** Whether the kubeconfig input is content (YAML or JSON) rather than a path. */

@@ -96,6 +96,11 @@ export interface RecordOwner {
   readonly project: string;
   readonly stack: string;
   readonly token: string;
+  /**
+   * The token of the resource this one took the record over from by its create: a rename or a
+   * replace, whose old resource's delete must then leave the cluster alone (pulumi/owner.ts).
+   */
+  readonly succeeds?: string;
 }
 
 export interface StateRecord {
@@ -390,7 +395,8 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
 /** `{ owner }` when the value is a well-formed owner, else nothing (a malformed owner is no owner). */
 export function ownerField(v: unknown): { owner?: RecordOwner } {
   if (!isObject(v) || typeof v["project"] !== "string" || typeof v["stack"] !== "string" || typeof v["token"] !== "string" || v["token"] === "") return {};
-  return { owner: { project: v["project"], stack: v["stack"], token: v["token"] } };
+  const succeeds = typeof v["succeeds"] === "string" && v["succeeds"] !== "" ? { succeeds: v["succeeds"] } : {};
+  return { owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds } };
 }
 
 const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);

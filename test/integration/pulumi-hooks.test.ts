@@ -30,7 +30,7 @@ test("pulumi up with a function hook: the function travels with its executable b
   const cm = (await cluster.configMap(ns, "alpha")) as { metadata: { labels?: Record<string, string> } } | undefined;
   assert.equal(cm?.metadata.labels?.["team"], "pulumi");
   const [resource] = await project.khookResources();
-  assert.deepEqual(resource!.inputs["executables"], [Object.keys(resource!.inputs["files"] as object).find((k) => k.endsWith("fn/add-labels"))]);
+  assert.deepEqual((resource!.inputs["__bundle"] as { executables?: string[] }).executables, ["fn/add-labels"]);
 
   await project.ok(["destroy", "--yes", "--skip-preview"]);
 });

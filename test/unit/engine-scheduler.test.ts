@@ -435,6 +435,17 @@ describe("engine: the Scheduler's transitions", () => {
     assert.deepEqual(names(s.advance()), { resolved: [], started: ["a"] });
   });
 
+  test("destroy leaves the steps it is told to leave standing, with their reason, and tears down the rest in order (a Pulumi resource sharing another's record)", () => {
+    const spec = specFixture(CHAIN);
+    const s = scheduler(spec, { mode: "destroy", leave: new Map([["b", "left to the holder"]]) });
+    assert.deepEqual(names(s.advance()), { resolved: [], started: ["c"] });
+    s.complete(spec.stepsByName.get("c")!, ended(spec, "c"));
+    assert.deepEqual(names(s.advance()), { resolved: ["b"], started: ["a"] });
+    assert.deepEqual([s.byName.get("b")!.result.status, s.byName.get("b")!.result.reason], ["skipped", "left to the holder"]);
+    const apply = scheduler(spec, { leave: new Map([["a", "never in apply"]]) });
+    assert.deepEqual(names(apply.advance()), { resolved: [], started: ["a"] }, "apply ignores it");
+  });
+
   test("destroy walks the DAG reversed: a step is ready once every step that needs it resolved", () => {
     const spec = specFixture(CHAIN);
     const s = scheduler(spec, { mode: "destroy" });

@@ -12,7 +12,7 @@ import { afterEach, test } from "node:test";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { conceal, configureSettings, nativeProvider, parseUrn, programInputs, reveal } from "../../provider/pulumi/native.js";
 import { khookSchema, KHOOK_TOKEN } from "../../provider/pulumi/native-schema.js";
-import { UNKNOWN } from "../../provider/pulumi/wire.js";
+import { BUNDLE_KEY, UNKNOWN, type Bundle } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
 
 const URN = `urn:pulumi:dev::platform::${KHOOK_TOKEN}::boot`;
@@ -54,8 +54,9 @@ test("programInputs reads the spec, its var files and the files it references re
   assert.equal(inputs.specFile, "boot/bootstrap.khook.yaml");
   assert.deepEqual(inputs.vars, { REPLICAS: "3" });
   assert.deepEqual(inputs.varFiles, [{ file: "vars.yaml", values: { NS: "apps" } }]);
-  assert.deepEqual(Object.keys(inputs.files as object), ["boot/manifests/config.yaml"]);
-  assert.equal(inputs.baseDir, "boot");
+  const bundle = inputs[BUNDLE_KEY] as Bundle;
+  assert.deepEqual(Object.keys(bundle.files), ["manifests/config.yaml"], "named relative to the spec's directory");
+  assert.equal(bundle.baseDir, ".");
   assert.deepEqual([inputs.resourceName, inputs.pulumiProject, inputs.pulumiStack], ["boot", "platform", "dev"]);
   assert.ok(!JSON.stringify(inputs).includes(dir), "no absolute path of the machine lands in state");
 });
@@ -65,7 +66,27 @@ test("an edited referenced file changes the checked inputs, so preview shows it"
   const before = programInputs(URN, { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } }, dir).inputs;
   fs.writeFileSync(path.join(dir, "boot", "manifests", "config.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  a: \"2\"\n");
   const after = programInputs(URN, { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } }, dir).inputs;
-  assert.notDeepEqual(before.files, after.files);
+  assert.notDeepEqual((before[BUNDLE_KEY] as Bundle).files, (after[BUNDLE_KEY] as Bundle).files);
+});
+
+test("bundle (native): a function outside the spec's directory tree is refused unless allowFunctionsOutsideSpecDir, and the cap names the largest files: check failures, by the SDK's own rules", () => {
+  const dir = programDir();
+  fs.mkdirSync(path.join(dir, "tools"));
+  fs.writeFileSync(path.join(dir, "tools", "fn"), "#!/bin/sh\ncat\n", { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, "boot", "bootstrap.khook.yaml"), `${SPEC}hooks:\n  - {name: labels, on: [post-render], function: {exec: ../tools/fn}}\n`);
+  const args = { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } };
+  const refused = programInputs(URN, args, dir);
+  assert.deepEqual(refused.failures.map((f) => f.property), ["specFile"]);
+  assert.match(refused.failures[0]!.reason, /the hook function \.\.\/tools\/fn is outside the spec's directory \(through \.\.\/\).*allowFunctionsOutsideSpecDir: true/);
+  const allowed = programInputs(URN, { ...args, allowFunctionsOutsideSpecDir: true }, dir);
+  assert.deepEqual(allowed.failures, []);
+  assert.deepEqual((allowed.inputs[BUNDLE_KEY] as Bundle).executables, ["../tools/fn"]);
+  const capped = programInputs(URN, { ...args, allowFunctionsOutsideSpecDir: true, maxBundleBytes: 16 }, dir);
+  assert.match(capped.failures[0]?.reason ?? "", /over the bundle's limit of 0\.0 KiB .*largest: manifests\/config\.yaml \([\d.]+ KiB\), \.\.\/tools\/fn .*maxBundleBytes/);
+  assert.deepEqual(programInputs(URN, { ...args, maxBundleBytes: "4MiB" }, dir).failures.map((f) => f.property), ["maxBundleBytes", "specFile"]);
+  const schema = JSON.parse(khookSchema()) as { resources: Record<string, { inputProperties: Record<string, { type: string }> }> };
+  const inputs = schema.resources[KHOOK_TOKEN]!.inputProperties;
+  assert.deepEqual([inputs.allowFunctionsOutsideSpecDir?.type, inputs.maxBundleBytes?.type], ["boolean", "integer"]);
 });
 
 test("a missing spec file, a missing var file, or both spec and specFile are check failures naming the property", () => {
@@ -81,7 +102,7 @@ test("an unknown spec during preview plans nothing yet instead of failing", () =
   const { inputs, failures } = programInputs(URN, { spec: UNKNOWN }, os.tmpdir());
   assert.deepEqual(failures, []);
   assert.equal(inputs.spec, UNKNOWN);
-  assert.deepEqual(inputs.files, {});
+  assert.deepEqual((inputs[BUNDLE_KEY] as Bundle).files, {});
 });
 
 test("secrets: the handlers see plain values; kubeconfig, secretVars and whatever arrived secret leave wrapped", () => {

@@ -19,8 +19,9 @@ import { keyedSpec, newHashKey } from "../../provider/spec/keyed-hash.js";
 import { diff, isDone, targetIdentity } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import { loadFromInputs, pointerToPropertyPath } from "../../provider/pulumi/load.js";
+import { normalizeInputs } from "../../provider/pulumi/wire.js";
 import { runOutputs } from "../../provider/pulumi/outputs.js";
-import { UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
+import { BUNDLE_KEY, UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
 import type { RecordOwner } from "../../provider/state/record.js";
 import type { Session, SessionOptions } from "../../provider/session.js";
@@ -68,9 +69,7 @@ function inputsFor(dir: string, sources: { vars?: Record<string, string>; secret
     resourceName: "boot",
     spec: text,
     specFile: "./boot.khook.yaml",
-    baseDir: b.baseDir,
-    files: b.files,
-    binaryFiles: b.binaryFiles,
+    [BUNDLE_KEY]: b,
     ...(sources.vars ? { vars: sources.vars } : {}),
     ...(sources.secretVars ? { secretVars: sources.secretVars } : {}),
   };
@@ -197,7 +196,7 @@ describe("check", () => {
     const { dir, inputs } = project();
     fs.writeFileSync(path.join(dir, "manifests/config.yaml"), CM("app", "2"));
     const edited = inputsFor(dir);
-    assert.notDeepEqual(edited.files, inputs.files);
+    assert.notDeepEqual(edited[BUNDLE_KEY]?.files, inputs[BUNDLE_KEY]?.files);
     const before = checked(inputs).plan as string[];
     const after = checked(edited).plan as string[];
     assert.deepEqual(
@@ -359,7 +358,7 @@ describe("diff", () => {
 });
 
 describe("the file bundle", () => {
-  test("carries every referenced file relative to a root above the spec, and loads to the same hashes as the files on disk", () => {
+  test("bundle: entries are named by their path relative to the spec's directory (no machine paths), and load to the same hashes as the files on disk", () => {
     const dir = tempSpecDir({
       "proj/boot.khook.yaml": specText(`  - name: a
     apply:
@@ -388,23 +387,24 @@ describe("the file bundle", () => {
     const base = path.join(dir, "proj");
     const text = fs.readFileSync(path.join(base, "boot.khook.yaml"), "utf8");
     const b = collectBundle(text, base, { set: [["WHICH", "one"]] });
-    const name = path.basename(dir);
-    assert.equal(b.baseDir, `${name}/proj`);
+    // The spec climbs one level (../shared): its own directory's name is the only name above it kept.
+    assert.equal(b.baseDir, "proj");
     assert.deepEqual(Object.keys(b.files).sort(), [
-      `${name}/proj/charts/tiny/Chart.yaml`,
-      `${name}/proj/charts/tiny/templates/cm.yaml`,
-      `${name}/proj/kbase/base.yaml`,
-      `${name}/proj/kbase/kustomization.yaml`,
-      `${name}/proj/kust/cm.yaml`,
-      `${name}/proj/kust/kustomization.yaml`,
-      `${name}/proj/manifests/a.yaml`,
-      `${name}/shared/one.yaml`,
+      "../shared/one.yaml",
+      "charts/tiny/Chart.yaml",
+      "charts/tiny/templates/cm.yaml",
+      "kbase/base.yaml",
+      "kbase/kustomization.yaml",
+      "kust/cm.yaml",
+      "kust/kustomization.yaml",
+      "manifests/a.yaml",
     ]);
-    assert.deepEqual(Object.keys(b.binaryFiles), [`${name}/proj/charts/tiny/blob.bin`]);
-    for (const k of Object.keys(b.files)) assert.ok(!k.startsWith("/") && !k.includes(".."), k);
+    assert.deepEqual(Object.keys(b.binaryFiles), ["charts/tiny/blob.bin"]);
+    const machine = path.basename(dir);
+    for (const k of [...Object.keys(b.files), b.baseDir]) assert.ok(!k.startsWith("/") && !k.includes(machine), k);
 
     const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), set: [["WHICH", "one"]], env: {} });
-    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", ...b, vars: { WHICH: "one" } });
+    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", [BUNDLE_KEY]: b, vars: { WHICH: "one" } });
     assert.deepEqual(
       fromBundle.steps.map((s) => s.inputHash),
       onDisk.steps.map((s) => s.inputHash),
@@ -424,16 +424,57 @@ describe("the file bundle", () => {
     fs.chmodSync(path.join(base, "fn/add-labels"), 0o755);
     const text = fs.readFileSync(path.join(base, "boot.khook.yaml"), "utf8");
     const b = collectBundle(text, base, {});
-    const key = Object.keys(b.files).find((k) => k.endsWith("fn/add-labels"));
-    assert.ok(key !== undefined, JSON.stringify(Object.keys(b.files)));
-    assert.deepEqual(b.executables, [key]);
+    assert.deepEqual(Object.keys(b.files).sort(), ["a.yaml", "fn/add-labels"]);
+    assert.equal(b.baseDir, ".", "nothing leaves the spec's directory: no directory name is kept");
+    assert.deepEqual(b.executables, ["fn/add-labels"]);
     const m = materializeBundle(b);
     fs.accessSync(path.join(m.baseDir, "fn/add-labels"), fs.constants.X_OK);
     const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), env: {} });
-    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", ...b });
+    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", [BUNDLE_KEY]: b });
     assert.equal(fromBundle.steps[0]!.inputHash, onDisk.steps[0]!.inputHash);
     // The bit is part of the bundle: the same content without it is another bundle.
     assert.notEqual(bundleDigest(b), bundleDigest({ ...b, executables: [] }));
+  });
+
+  test("bundle: a directory's own name is kept where a hash covers it or a path walks back down through it, and nowhere else", () => {
+    const dir = tempSpecDir({
+      "proj/boot.khook.yaml": specText(`  - name: here
+    apply:
+      manifests:
+        - kustomize: ./
+  - name: down
+    apply:
+      manifests:
+        - file: ../proj/cm.yaml
+`),
+      "proj/kustomization.yaml": "resources:\n  - cm.yaml\n",
+      "proj/cm.yaml": CM("k"),
+    });
+    const base = path.join(dir, "proj");
+    const text = fs.readFileSync(path.join(base, "boot.khook.yaml"), "utf8");
+    const b = collectBundle(text, base, {});
+    assert.equal(b.baseDir, "proj");
+    assert.ok(!Object.keys(b.files).some((k) => k.includes(path.basename(dir))), JSON.stringify(b));
+    const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), env: {} });
+    const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", [BUNDLE_KEY]: b });
+    assert.deepEqual(fromBundle.steps.map((s) => s.inputHash), onDisk.steps.map((s) => s.inputHash));
+  });
+
+  test("bundle: a stack written by an earlier khook (keys relative to the bundle's top, in files/baseDir) loads to the same bundle layout and hashes", () => {
+    const { dir, inputs } = project();
+    const b = inputs[BUNDLE_KEY]!;
+    const top = path.basename(dir);
+    const legacy: Record<string, unknown> = { ...inputs, baseDir: top, files: Object.fromEntries(Object.entries(b.files).map(([k, v]) => [`${top}/${k}`, v])), binaryFiles: {}, executables: [] };
+    delete legacy[BUNDLE_KEY];
+    const normalized = normalizeInputs(legacy);
+    assert.deepEqual(normalized.problems, []);
+    assert.deepEqual(normalized.inputs[BUNDLE_KEY], { baseDir: top, files: b.files, binaryFiles: {} });
+    assert.deepEqual(loaded(normalized.inputs).steps.map((s) => s.inputHash), loaded(inputs).steps.map((s) => s.inputHash));
+    // And diff calls it no change: the first preview after the upgrade shows nothing to do.
+    const olds = appliedOutputs(inputs) as unknown as Record<string, unknown>;
+    const legacyOlds: Record<string, unknown> = { ...olds, baseDir: legacy.baseDir, files: legacy.files };
+    delete legacyOlds[BUNDLE_KEY];
+    assert.deepEqual(diff(legacyOlds, checked(inputs)).reasons, []);
   });
 
   test("an invalid spec still bundles what it can; a spec without files bundles nothing", () => {
@@ -464,6 +505,7 @@ describe("the file bundle", () => {
 
   test("refuses a bundle that escapes its root", () => {
     assert.throws(() => materializeBundle({ baseDir: ".", files: { "../../etc/x": "no" }, binaryFiles: {} }), /outside its root/);
+    assert.throws(() => materializeBundle({ baseDir: "proj", files: { "../../x": "no" }, binaryFiles: {} }), /outside its root/);
   });
 });
 
@@ -474,13 +516,14 @@ describe("handlers (with a fake operations layer)", () => {
     lines.length = 0;
   });
 
-  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined) {
-    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner }[] = [];
+  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined, alike: () => Set<string> = () => new Set()) {
+    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner; leave?: string[] }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
     const ops: handlers.Operations = {
       openSession: sessions.openSession,
       ownerOperation: async () => currentOwner(),
+      recordedAlikeOperation: async () => alike(),
       applyOperation: async (spec, o) => {
         calls.push({ op: "apply", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
         const r = run(spec, o.onEvent);
@@ -489,7 +532,7 @@ describe("handlers (with a fake operations layer)", () => {
         return r;
       },
       destroyOperation: async (spec, o) => {
-        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
+        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}), ...(o.withoutRecord ? { leave: [...o.withoutRecord.leave.keys()] } : {}) });
         return { ...run(spec), mode: "destroy" };
       },
       statusOperation: async (spec, o) => {
@@ -533,7 +576,7 @@ describe("handlers (with a fake operations layer)", () => {
     assert.equal(outs.recordName, "khook-state-test");
     assert.equal(outs.specName, "test");
     assert.equal(outs.spec, inputs.spec);
-    assert.deepEqual(outs.files, inputs.files);
+    assert.deepEqual(outs[BUNDLE_KEY], inputs[BUNDLE_KEY]);
     assert.deepEqual(
       outs.steps.map((s) => [s.name, s.status, s.when]),
       [["ns", "ok", "included"], ["config", "ok", "included"], ["flags", "ok", "included"]],
@@ -648,7 +691,7 @@ describe("handlers (with a fake operations layer)", () => {
     const { inputs } = project();
     const { outs } = await handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
     assert.equal(calls[0]!.op, "apply");
-    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "" });
+    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "", succeeds: previous.token });
     assert.notEqual(calls[0]!.owner!.token, previous.token, "a create mints its own token");
     assert.equal(outs.ownerToken, calls[0]!.owner!.token);
     assert.equal(lines.filter((l) => /took over the state record \(Secret "khook-state-test" in namespace "default"\) from this stack's previous Khook resource/.test(l)).length, 1, lines.join("\n"));
@@ -674,14 +717,55 @@ describe("handlers (with a fake operations layer)", () => {
     assert.deepEqual(calls, []);
   });
 
-  test("ownership: a delete whose record another resource took over tears nothing down and says so in one line", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource" }));
+  test("ownership: a delete whose record a rename or a replace took over (the owner's create succeeds its token) tears nothing down and says so in one line", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource", succeeds: "the-old-resource" }));
     const { inputs } = project();
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "the-old-resource" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.deepEqual(calls, []);
     assert.equal(lines.length, 1, lines.join("\n"));
     assert.match(lines[0]!, /^\[boot\] nothing torn down: the state record .* now belongs to another Khook resource of stack "dev" of project "infra" \(a rename or a replace took it over\); removing only this resource from the stack$/);
+  });
+
+  test("two Khook resources on one record (an earlier khook's stack): the delete of the one that does not hold the record tears down its own steps without the record, leaving the steps the record holds alike to the holder", async () => {
+    const holder: RecordOwner = { project: "infra", stack: "dev", token: "the-sibling" };
+    const calls = fakeOps((spec) => okResult(spec), () => holder, () => new Set(["config"]));
+    const { inputs } = project();
+    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(calls.map((c) => [c.op, c.owner, c.leave]), [["destroy", undefined, ["config"]]], "no owner (the record and its marker are the holder's), the alike step left");
+    assert.ok(lines.some((l) => /is held by another Khook resource of stack "dev" of project "infra" that shares it with this one .*tearing down this resource's own steps \(.*\) without touching the record; steps config are held alike/.test(l)), lines.join("\n"));
+    // Another stack's record is never torn down, not even in part.
+    const other = fakeOps((spec) => okResult(spec), () => ({ ...holder, stack: "prod" }));
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(other, []);
+  });
+
+  test("ownership: a create that takes the record over records whose claim it succeeds; an update keeps it", async () => {
+    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "old" }));
+    const { inputs } = project();
+    const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
+    await handlers.create(news);
+    assert.equal(calls[0]!.owner!.succeeds, "old");
+    const kept = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine", succeeds: "old" }));
+    await handlers.update("id", { ownerToken: "mine" }, news);
+    assert.equal(kept[0]!.owner!.succeeds, "old");
+    const sibling = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "theirs" }));
+    await handlers.update("id", { ownerToken: "mine" }, news);
+    assert.equal(sibling[0]!.owner!.succeeds, undefined, "an update that takes a sibling's record succeeds nobody");
+  });
+
+  test("two Khook resources of one program with one spec name: the provider's check refuses the second, naming the first and the fix, whatever the language (a rename, one resource, is never refused)", async () => {
+    fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const as = (name: string, vars: Record<string, string> = {}): Record<string, unknown> => ({ ...inputs, resourceName: name, vars: { ...inputs.vars, ...vars }, pulumiProject: "infra", pulumiStack: "dev", __provider: "code" });
+    assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, []);
+    assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, [], "the same resource checked again");
+    const second = await handlers.check({}, as("second", { LEVEL: "2" }));
+    assert.equal(second.failures.length, 1);
+    assert.match(second.failures[0]!.reason, /the Khook resource "first" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\).*distinct metadata\.name \(or state\.name\)/);
+    const elsewhere = await handlers.check({}, { ...as("second"), spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-other\nsteps:\n") });
+    assert.deepEqual(elsewhere.failures, [], "a distinct state.name is a distinct record");
   });
 
   test("ownership: a delete tears down its own record, and one nobody claimed (state from before owners)", async () => {
@@ -762,7 +846,7 @@ describe("the summary memo", () => {
     const key = memoKey(inputs);
     for (const changed of [
       { ...inputs, vars: { ...inputs.vars, LEVEL: "other" } },
-      { ...inputs, files: Object.fromEntries(Object.entries(inputs.files ?? {}).map(([k, v]) => [k, `${v}# edit\n`])) },
+      { ...inputs, [BUNDLE_KEY]: { ...inputs[BUNDLE_KEY]!, files: Object.fromEntries(Object.entries(inputs[BUNDLE_KEY]?.files ?? {}).map(([k, v]) => [k, `${v}# edit\n`])) } },
       { ...inputs, secretVars: { S: "rotated" } },
       { ...inputs, spec: `${inputs.spec}\n` },
     ]) assert.notEqual(memoKey(changed), key);

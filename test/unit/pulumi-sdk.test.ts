@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { before, describe, test } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import { specText, tempSpecDir } from "./support/spec-files.js";
+import { BUNDLE_KEY, type Bundle } from "../../provider/pulumi/wire.js";
 
 interface Registered {
   type: string;
@@ -77,8 +78,8 @@ describe("Khook (SDK)", () => {
     const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), vars: { WHICH: "b", N: 3 } });
     assert.equal(inputs.resourceName, "boot");
     assert.equal(inputs.spec, SPEC);
-    const files = await look(inputs.files as pulumi.Input<Record<string, string>>);
-    assert.deepEqual(Object.values(files.value ?? {}), ["kind: B\n"]);
+    const files = await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>);
+    assert.deepEqual(Object.values(files.value?.files ?? {}), ["kind: B\n"]);
     assert.equal(files.secret, false);
     assert.deepEqual((await look(inputs.vars as pulumi.Input<Record<string, string>>)).value, { WHICH: "b", N: "3" });
     assert.equal(inputs.secretVars, undefined);
@@ -93,16 +94,16 @@ describe("Khook (SDK)", () => {
     assert.deepEqual(sv, { value: { NS: "hush-hush" }, secret: true });
     assert.equal((await look(inputs.kubeconfig as pulumi.Input<string>)).secret, true);
     // The file bundle does not become secret just because secrets exist.
-    assert.equal((await look(inputs.files as pulumi.Input<Record<string, string>>)).secret, false);
+    assert.equal((await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>)).secret, false);
   });
 
   test("a file path built from a secret keeps the bundle secret", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/hidden-name.yaml": "kind: H\n" });
     const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), secretVars: { WHICH: "hidden-name" } });
-    const files = await look(inputs.files as pulumi.Input<Record<string, string>>);
+    const files = await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>);
     assert.equal(files.secret, true);
-    assert.deepEqual(Object.values(files.value ?? {}), ["kind: H\n"]);
+    assert.deepEqual(Object.values(files.value?.files ?? {}), ["kind: H\n"]);
   });
 
   test("the environment is read only when opted in, with the configured prefixes", async () => {
@@ -151,7 +152,7 @@ describe("Khook (SDK)", () => {
     const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/b.yaml": "kind: B\n", "vars.yaml": "WHICH: b\nN: 4\n" });
     const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), varFiles: [path.join(dir, "vars.yaml")] });
     assert.deepEqual((inputs.varFiles as { values: unknown }[])[0]!.values, { WHICH: "b", N: "4" });
-    assert.deepEqual(Object.values((await look(inputs.files as pulumi.Input<Record<string, string>>)).value ?? {}), ["kind: B\n"]);
+    assert.deepEqual(Object.values((await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>)).value?.files ?? {}), ["kind: B\n"]);
   });
 
   test("exactly one of spec and specFile; an unreadable spec file fails at program time", async () => {

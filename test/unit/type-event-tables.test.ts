@@ -67,7 +67,7 @@ describe("a step of every type", () => {
     }
     assert.deepEqual([...referenced].sort(), ["chart", "cm.yaml", "kust", "values.yaml"]);
     const bundle = collectBundle(text, dir, {});
-    assert.deepEqual(Object.keys(bundle.files).sort(), Object.keys(FILES).sort().map((f) => `${path.basename(dir)}/${f}`));
+    assert.deepEqual(Object.keys(bundle.files).sort(), Object.keys(FILES).sort(), "named by their paths relative to the spec's directory");
   });
 
   test("is recognized before substitution (a Pulumi preview names each step's type)", () => {

@@ -45,6 +45,14 @@ export class ClusterView {
     await this.kube.requestJson({ method: "DELETE", path: `/api/v1/namespaces/${namespace}/secrets/${name}` });
   }
 
+  /** Replaces a Secret's data with another Secret's (a record written elsewhere, moved as-is). */
+  async copySecretData(namespace: string, from: string, to: string): Promise<void> {
+    const source = await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${namespace}/secrets/${from}`);
+    const target = await this.get<Record<string, unknown>>(`/api/v1/namespaces/${namespace}/secrets/${to}`);
+    if (source === undefined || target === undefined) throw new Error(`copySecretData: ${from} or ${to} is missing in ${namespace}`);
+    await this.kube.requestJson({ method: "PUT", path: `/api/v1/namespaces/${namespace}/secrets/${to}`, body: { ...target, data: source.data } });
+  }
+
   /** The resourceVersion of each named ConfigMap (undefined when absent). */
   async versions(namespace: string, names: string[]): Promise<Record<string, string | undefined>> {
     const out: Record<string, string | undefined> = {};

@@ -24,6 +24,12 @@ export { openSession, recordLocation, Session, withSession, type JournalPolicy, 
 /** The session to work in (left open), or what to open one from (closed when the operation ends). */
 export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
 
+/** How long to wait for the API server's /readyz, and where the one line saying so goes. */
+export interface ClusterWait {
+  readonly timeoutMs: number;
+  readonly say: (line: string) => void;
+}
+
 /** What apply and destroy share. */
 interface RunOperationOptions {
   readonly parallelism?: number;
@@ -42,7 +48,7 @@ interface RunOperationOptions {
    * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
    * API server's /readyz, saying so in one line (kube/ready.ts).
    */
-  readonly waitForCluster?: { readonly timeoutMs: number; readonly say: (line: string) => void };
+  readonly waitForCluster?: ClusterWait;
   /** The key of keyed step hashes the caller keeps (the Pulumi state); it wins over the record's. */
   readonly hashKey?: string;
 }
@@ -95,7 +101,7 @@ export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSet
 function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply" | "destroy"): Promise<RunResult> {
   return inSession(spec, opts, async (session) => {
     const kube = session.kube;
-    if (opts.waitForCluster !== undefined) await waitForCluster(kube, { ...opts.waitForCluster, delayMs: (n) => transientDelayMs(n, {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (opts.waitForCluster !== undefined) await clusterReadyOperation(session, opts.waitForCluster, opts.signal);
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
     const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
@@ -189,6 +195,15 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
     const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, redactor: session.redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
     return { steps: planned.map(({ diff: _diff, ...step }) => step), diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))) };
   });
+}
+
+/**
+ * `--wait-for-cluster` / `waitForCluster`: waits until the session's API server answers /readyz,
+ * at most `wait.timeoutMs`, with the engine's transient backoff (kube/ready.ts). A caller that
+ * reads the cluster before its run (the Pulumi resource's owner check) waits with this first.
+ */
+export function clusterReadyOperation(session: Session, wait: ClusterWait, signal?: AbortSignal): Promise<void> {
+  return waitForCluster(session.kube, { ...wait, delayMs: (n) => transientDelayMs(n, {}), ...(signal ? { signal } : {}) });
 }
 
 /**

@@ -61,6 +61,9 @@ export function loadClusterTarget(target: ClusterTarget, load: (opts: ClusterTar
   return { ...target, loaded: load(target) };
 }
 
+/** Connection failures of a server that may simply not be up yet (a cluster still starting, its DNS name not published yet). */
+const NOT_UP_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT"]);
+
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
 const DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -77,6 +80,12 @@ export class KubeClient implements Transport, KubeApi {
   /** Requests sent, per `METHOD path` (bounded by the distinct paths): the benchmark counts API calls with it. */
   readonly requestCounts = new Map<string, number>();
   readonly openapi: OpenApiCache;
+  /**
+   * What to add when the server cannot be reached because it is not up yet (nothing listens,
+   * its name does not resolve yet, no route to it): the caller's way to wait for it, e.g.
+   * `khook apply --wait-for-cluster 10m`. Set by the commands that have such a way.
+   */
+  notUpAdvice: string | undefined;
 
   private readonly source: ConfigSource;
   /** The context's user, for 401 messages ("?" when the context names no defined user). */
@@ -169,7 +178,7 @@ export class KubeClient implements Transport, KubeApi {
     return res;
   }
 
-  private errorFrom(status: number, _headers: http.IncomingHttpHeaders, text: string, opts: RequestOptions): Error {
+  private errorFrom(status: number, headers: http.IncomingHttpHeaders, text: string, opts: RequestOptions): Error {
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -177,7 +186,7 @@ export class KubeClient implements Transport, KubeApi {
       body = undefined;
     }
     const target: ErrorTarget = opts.target ?? { what: `${opts.method ?? "GET"} ${opts.path}` };
-    const err = apiErrorFromResponse(status, body, text, target);
+    const err = apiErrorFromResponse(status, body, text, target, headers);
     if (status === 401) {
       return apiErrorFromResponse(
         status,
@@ -288,6 +297,7 @@ export class KubeClient implements Transport, KubeApi {
     } else {
       hint = `check that the cluster is running and that the kubeconfig/context point at it`;
     }
+    if (this.notUpAdvice !== undefined && NOT_UP_CODES.has(code)) hint += `; ${this.notUpAdvice}`;
     return new KubeConnectionError(`cannot reach ${where} (${what}): ${code ? code + " " : ""}${err.message ?? String(e)} — ${hint}`, this.server, e);
   }
 

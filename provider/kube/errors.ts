@@ -57,15 +57,30 @@ function formatApiError(status: number, reason: string, message: string, t: Erro
 }
 
 /** Builds a KubeApiError from a response body, which is usually a metav1.Status. */
-export function apiErrorFromResponse(status: number, body: unknown, rawText: string, target: ErrorTarget): KubeApiError {
-  if (isObject(body) && body["kind"] === "Status") {
+export function apiErrorFromResponse(status: number, body: unknown, rawText: string, target: ErrorTarget, headers: { readonly "retry-after"?: string | string[] | undefined } = {}): KubeApiError {
+  // The API server's own overload answers (APF, max-in-flight) are plain text with the pace only in
+  // the Retry-After header: it goes into the details as retryAfterSeconds, where a Status puts it.
+  const after = retryAfterHeader(headers["retry-after"]);
+  const pace = (details: Record<string, unknown> | undefined) =>
+    after !== undefined && details?.["retryAfterSeconds"] === undefined ? { ...details, retryAfterSeconds: after } : details;
+  // A Status, also without its kind: the API server's timeout filter writes one bare
+  // ({"metadata":{},"status":"Failure","message":"Timeout: ...","reason":"Timeout","code":504}).
+  if (isObject(body) && (body["kind"] === "Status" || (body["kind"] === undefined && body["status"] === "Failure" && typeof body["message"] === "string"))) {
     const reason = typeof body["reason"] === "string" ? body["reason"] : "";
     const message = typeof body["message"] === "string" ? body["message"] : rawText;
     const details = isObject(body["details"]) ? body["details"] : undefined;
-    return new KubeApiError(status, reason, message, target, details);
+    return new KubeApiError(status, reason, message, target, pace(details));
   }
   const text = rawText.trim().slice(0, 500) || httpStatusText(status);
-  return new KubeApiError(status, reasonForStatus(status), text, target);
+  return new KubeApiError(status, reasonForStatus(status), text, target, pace(undefined));
+}
+
+/** Retry-After in seconds (the API server sends seconds; an HTTP date is not used by it and is ignored). */
+function retryAfterHeader(v: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(v) ? v[0] : v;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  const n = Number(text);
+  return n > 0 ? n : undefined;
 }
 
 function reasonForStatus(status: number): string {

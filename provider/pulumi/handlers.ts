@@ -55,11 +55,10 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
 type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> &
-  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "recordedAlikeOperation">>;
+  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "recordedAlikeOperation" | "clusterReadyOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
 type RunResult = import("../engine/types.js").RunResult;
-type ApplyOptions = import("../operations.js").ApplyOptions;
 
 let operationsOverride: Operations | undefined;
 
@@ -273,6 +272,10 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
   let result: RunResult;
   let stopReason: () => string;
   try {
+    const stop = runSignal(inputs);
+    stopReason = stop.stopReason;
+    // The owner check reads the cluster: a cluster that is not up yet is waited for before it.
+    await awaitCluster(ops, session, inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`), stop.signal);
     const current = await ops.ownerOperation(spec, { session });
     const claim = decideClaim(current, owner, ownerPlace(spec, location), name);
     if (!claim.ok) throw new Error(claim.message);
@@ -280,14 +283,11 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
     const succeeds = existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
-    const stop = runSignal(inputs);
-    stopReason = stop.stopReason;
     result = await cancellation.track(ops.applyOperation(spec, {
       session,
       owner,
       onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-      ...clusterWait(inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`)),
       ...(hashKey !== undefined ? { hashKey } : {}),
       signal: stop.signal,
     }));
@@ -311,7 +311,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   const ops = operations();
   const where = target(inputs, "stack-config-first", kubeconfigs);
   // One session for the reachability probe, the owner check and the teardown: one client, one exec-plugin run.
-  const reached = await openReachable(ops, spec, where);
+  const reached = await openReachable(ops, spec, where, inputs, (text) => sink(`[${name}] ${spec.redactor.redact(text)}`));
   if ("unreachable" in reached) {
     const { kind, message } = reached.unreachable;
     const why = spec.redactor.redact(message);
@@ -341,7 +341,6 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       session,
       onEvent: progressPrinter(name, (s: string) => session.redactor.redact(s), sink),
       ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-      ...clusterWait(inputs, say),
       signal: stop.signal,
     };
     if (decision.teardown === "own-steps") {
@@ -394,12 +393,22 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
 
 type Unreachable = { kind: "unreachable" | "rejected"; message: string };
 
-/** A session whose cluster answers, or why there is none: a session that cannot be opened (no usable kubeconfig, a failing exec plugin) is "unreachable". */
-async function openReachable(ops: Operations, spec: LoadedSpec, where: ClusterTarget): Promise<{ session: Session } | { unreachable: Unreachable }> {
+/**
+ * A session whose cluster answers, or why there is none: a session that cannot be opened (no usable
+ * kubeconfig, a failing exec plugin) is "unreachable", and so is one whose API server did not
+ * become ready within `waitForCluster`.
+ */
+async function openReachable(ops: Operations, spec: LoadedSpec, where: ClusterTarget, inputs: KhookInputs, say: (text: string) => void): Promise<{ session: Session } | { unreachable: Unreachable }> {
   let session: Session;
   try {
     session = await ops.openSession(spec, { target: where, journal: "default-on" });
   } catch (e) {
+    return { unreachable: { kind: "unreachable", message: (e as Error).message } };
+  }
+  try {
+    await awaitCluster(ops, session, inputs, say, cancellation.signal, { advise: false });
+  } catch (e) {
+    session.close();
     return { unreachable: { kind: "unreachable", message: (e as Error).message } };
   }
   const unreachable = await ops.reachOperation?.(session);
@@ -511,10 +520,19 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
   };
 }
 
-/** The `waitForCluster` input, as the operations take it: wait for /readyz, one line through the resource's log. */
-function clusterWait(inputs: KhookInputs, say: (text: string) => void): Pick<ApplyOptions, "waitForCluster"> {
+/**
+ * The `waitForCluster` input: wait for the API server's /readyz, one line through the resource's
+ * log. Without it, an API server that is not up yet fails the update with an error that names the
+ * input (`advise`; delete has its own ways out, destroyBlockedMessage).
+ */
+async function awaitCluster(ops: Operations, session: Session, inputs: KhookInputs, say: (text: string) => void, signal: AbortSignal, opts: { advise?: boolean } = {}): Promise<void> {
   const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
-  return ms !== undefined && ms > 0 ? { waitForCluster: { timeoutMs: ms, say } } : {};
+  if (ms !== undefined && ms > 0) {
+    if (IN_PROVIDER_PROCESS) installCancellation(); // Ctrl-C ends the wait too
+    await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say }, signal);
+  } else if (opts.advise !== false) {
+    session.kube.notUpAdvice = 'if the cluster is still starting, set the Khook input waitForCluster (e.g. "10m") to wait until it answers';
+  }
 }
 
 /**

@@ -40,6 +40,11 @@ export interface ClusterState {
   nodes: string[];
   pids: Partial<Record<Component | "watchdog", number>>;
   commands: Partial<Record<Component, ComponentCommand>>;
+  /**
+   * The etcd members besides `etcd` (a private cluster started with `etcdMembers` > 1): the API
+   * server talks to `etcd` only, so a test that freezes these takes that member's quorum away.
+   */
+  etcdPeers?: { pid: number; command: ComponentCommand; dataDir: string }[];
   startedAt: string;
   startSeconds?: number;
 }
@@ -54,6 +59,21 @@ export interface StartClusterOptions {
   /** Stop the cluster automatically when this pid exits (a detached watchdog process). */
   watchPid?: number;
   timeoutMs?: number;
+  /**
+   * kube-apiserver flags (`--name=value`) that replace the harness's flag of the same name, or are
+   * added: a private cluster with API Priority and Fairness on, say. Never for the shared cluster.
+   */
+  apiserverFlags?: string[];
+  /** etcd members (default 1). With more, the API server is given the first only (see ClusterState.etcdPeers). */
+  etcdMembers?: number;
+}
+
+/** `flags` with each of `overrides` in place of the flag of the same name (`--name=`), or added. */
+export function withFlags(flags: string[], overrides: readonly string[]): string[] {
+  const nameOf = (f: string) => f.split("=")[0]!;
+  const out = flags.map((f) => overrides.find((o) => nameOf(o) === nameOf(f)) ?? f);
+  for (const o of overrides) if (!flags.some((f) => nameOf(f) === nameOf(o))) out.push(o);
+  return out;
 }
 
 const STATE_FILE = "cluster.json";
@@ -216,23 +236,38 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     throw new Error(`khook harness: the test cluster did not start: ${(e as Error).message}\n${logs}`);
   };
 
+  // Members beyond the first (a private cluster's), each with its own ports and data.
+  const peers = await Promise.all(
+    Array.from({ length: Math.max(1, opts.etcdMembers ?? 1) - 1 }, async (_, i) => ({
+      name: `khook-${i + 1}`,
+      client: await freePort(),
+      peer: await freePort(),
+      dataDir: fs.mkdtempSync(path.join(shm, "khook-etcd-")),
+    })),
+  );
+  const etcdArgs = (name: string, dataDir: string, client: number, peer: number): string[] => [
+    `--name=${name}`,
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=http://127.0.0.1:${client}`,
+    `--advertise-client-urls=http://127.0.0.1:${client}`,
+    `--listen-peer-urls=http://127.0.0.1:${peer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+    `--initial-cluster=${[`khook=http://127.0.0.1:${etcdPeer}`, ...peers.map((m) => `${m.name}=http://127.0.0.1:${m.peer}`)].join(",")}`,
+    ...(peers.length > 0 ? [`--initial-cluster-token=khook-${path.basename(dir)}`] : []),
+    "--unsafe-no-fsync",
+    "--log-level=warn",
+    "--quota-backend-bytes=2147483648",
+  ];
+
   try {
-    start("etcd", {
-      bin: bins.etcd,
-      args: [
-        "--name=khook",
-        `--data-dir=${etcdDataDir}`,
-        `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-        `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-cluster=khook=http://127.0.0.1:${etcdPeer}`,
-        "--unsafe-no-fsync",
-        "--log-level=warn",
-        "--quota-backend-bytes=2147483648",
-      ],
-      log: path.join(logsDir, "etcd.log"),
-    });
+    start("etcd", { bin: bins.etcd, args: etcdArgs("khook", etcdDataDir, etcdClient, etcdPeer), log: path.join(logsDir, "etcd.log") });
+    if (peers.length > 0) {
+      state.etcdPeers = peers.map((m) => {
+        const command = { bin: bins.etcd, args: etcdArgs(m.name, m.dataDir, m.client, m.peer), log: path.join(logsDir, `${m.name}.log`) };
+        return { pid: spawnComponent(command), command, dataDir: m.dataDir };
+      });
+      writeState(state);
+    }
     const certs = await certsP;
     fs.writeFileSync(state.kubeconfig, kubeconfigYaml(server, certs.caCrt, certs.adminCrt, certs.adminKey), {
       mode: 0o600,
@@ -240,7 +275,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
     start("kube-apiserver", {
       bin: bins.apiserver,
-      args: [
+      args: withFlags([
         `--etcd-servers=http://127.0.0.1:${etcdClient}`,
         "--bind-address=127.0.0.1",
         "--advertise-address=127.0.0.1",
@@ -260,7 +295,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
         "--profiling=false",
         "--event-ttl=30m",
         "--v=1",
-      ],
+      ], opts.apiserverFlags ?? []),
       log: path.join(logsDir, "kube-apiserver.log"),
     });
 
@@ -425,6 +460,17 @@ function signalComponent(s: ClusterState, c: Component, sig: NodeJS.Signals): vo
   process.kill(pid, sig);
 }
 
+/** SIGSTOP of every etcd member but the API server's: that member keeps running, without a quorum. */
+export function freezeEtcdPeers(s: ClusterState): void {
+  if ((s.etcdPeers ?? []).length === 0) throw new Error("khook harness: the cluster has one etcd member (start it with etcdMembers > 1)");
+  for (const m of s.etcdPeers!) process.kill(m.pid, "SIGSTOP");
+}
+
+/** SIGCONT: the quorum is back. */
+export function thawEtcdPeers(s: ClusterState): void {
+  for (const m of s.etcdPeers ?? []) if (isAlive(m.pid)) process.kill(m.pid, "SIGCONT");
+}
+
 /** The watchdog stops the cluster when `parentPid` exits without tearing it down (e.g. killed). */
 function startWatchdog(parentPid: number, dir: string): number {
   const script = path.join(__dirname, "watchdog.js");
@@ -437,13 +483,15 @@ export async function stopCluster(dirOrState: string | ClusterState, opts: { kee
   const s = readClusterState(dir);
   if (!s) return;
   const order: (Component | "watchdog")[] = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"];
-  await Promise.all(
-    order.map(async (c) => {
+  await Promise.all([
+    ...order.map(async (c) => {
       const pid = s.pids[c];
       if (pid !== undefined) await killGroup(pid, 3000);
     }),
-  );
+    ...(s.etcdPeers ?? []).map((m) => killGroup(m.pid, 3000)),
+  ]);
   fs.rmSync(s.etcdDataDir, { recursive: true, force: true });
+  for (const m of s.etcdPeers ?? []) fs.rmSync(m.dataDir, { recursive: true, force: true });
   // The watchdog last: it may be the caller (it exits right after).
   const wd = s.pids.watchdog;
   if (wd !== undefined && wd !== process.pid) await killGroup(wd, 1000);

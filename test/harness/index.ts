@@ -38,6 +38,8 @@ export {
   killComponent,
   restartComponent,
   freezeComponent,
+  freezeEtcdPeers,
+  thawEtcdPeers,
   thawComponent,
   waitApiReady,
   componentLogs,

@@ -36,6 +36,7 @@ export type ToolName =
   | "pulumi-resource-kubernetes"
   | "pulumi-language-go"
   | "pulumi-language-python"
+  | "pulumi-language-dotnet"
   | "khook-image";
 
 export const K8S_VERSION = "1.35.4";
@@ -65,6 +66,12 @@ export const PULUMI_YAML_VERSION = "1.25.0";
  */
 export const PULUMI_KUBERNETES_MODULE_VERSION = "v4.0.0-20260115033456-f47bc2d6f199";
 export const PULUMI_KUBERNETES_VERSION = "4.25.0";
+/**
+ * pulumi-dotnet's SDK generator (scripts/toolchain/pulumi-sdkgen/dotnet), and the pkg/v3 it is
+ * built with: the newest served version it compiles against (see main.go there).
+ */
+export const PULUMI_DOTNET_VERSION = "3.101.0";
+export const PULUMI_DOTNET_PKG_VERSION = "3.229.0";
 /** go-containerregistry, which khook-image (scripts/toolchain/khook-image) builds khook's image with. */
 export const GGCR_VERSION = "0.22.1";
 
@@ -272,12 +279,16 @@ const UNITS: Unit[] = [
   },
   {
     // `pulumi package gen-sdk` asks pulumi-language-<lang> for the SDK; the proxy refuses upstream's
-    // Go and Python hosts but serves their generators (scripts/toolchain/pulumi-sdkgen/main.go).
+    // Go, Python and .NET hosts but serves their generators (scripts/toolchain/pulumi-sdkgen/main.go;
+    // .NET's, at an older pkg/v3, in its own module under dotnet/).
     id: "pulumi-sdkgen",
     version: PULUMI_VERSION,
-    bins: ["pulumi-language-go", "pulumi-language-python"],
+    bins: ["pulumi-language-go", "pulumi-language-python", "pulumi-language-dotnet"],
     recipe: () => hashFiles(wrapperDir("pulumi-sdkgen")),
-    prefetch: wrapperPrefetch("pulumi-sdkgen"),
+    prefetch: async (ctx) => {
+      await wrapperPrefetch("pulumi-sdkgen")(ctx);
+      await goRun(ctx, ["mod", "download"], path.join(wrapperDir("pulumi-sdkgen"), "dotnet"));
+    },
     build: async (ctx) => {
       const go = path.join(ctx.binDir, "pulumi-language-go");
       await goBuild(ctx, {
@@ -286,9 +297,15 @@ const UNITS: Unit[] = [
         pkgs: ["."],
         out: go,
       });
-      // One binary; the name it runs as picks the language.
+      // One binary for Go and Python; the name it runs as picks the language.
       fs.copyFileSync(go, path.join(ctx.binDir, "pulumi-language-python"));
       fs.chmodSync(path.join(ctx.binDir, "pulumi-language-python"), 0o755);
+      await goBuild(ctx, {
+        cwd: path.join(wrapperDir("pulumi-sdkgen"), "dotnet"),
+        ldflags: `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v${PULUMI_DOTNET_VERSION}`,
+        pkgs: ["."],
+        out: path.join(ctx.binDir, "pulumi-language-dotnet"),
+      });
     },
   },
   {

@@ -4,9 +4,9 @@
  * makes from it, checked as far as this machine can: the Go SDK builds
  * against github.com/pulumi/pulumi/sdk/v3 (the toolchain's pinned version),
  * and the Python SDK installs and imports with pulumi 3.272.0 (from PyPI, into
- * a cached virtualenv). The generators are the toolchain's pulumi-sdkgen
- * (pkg/v3's codegen). .NET is not generated here: its generator lives in
- * pulumi-dotnet's language host, which the Go module proxy refuses.
+ * a cached virtualenv). The .NET SDK is generated and read, not built: this
+ * machine has no .NET SDK and cannot reach NuGet. The generators are the
+ * toolchain's pulumi-sdkgen (pkg/v3's codegen and pulumi-dotnet's).
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -36,7 +36,7 @@ async function pythonWithPulumi(): Promise<string> {
   return python;
 }
 
-test("get-schema prints the native provider's schema; gen-sdk's Go SDK builds against sdk/v3 and its Python SDK imports with pulumi 3.272.0", { timeout: 1_200_000 }, async () => {
+test("get-schema prints the native provider's schema; gen-sdk's Go SDK builds against sdk/v3, its Python SDK imports with pulumi 3.272.0, its .NET SDK declares the inputs with secrets as secrets", { timeout: 1_200_000 }, async () => {
   const tools = pulumiTools();
   const env = { ...tools.env, PULUMI_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "khook-gen-sdk-home-")), PULUMI_SKIP_UPDATE_CHECK: "true" };
   const launcher = path.join(khookRoot(), "bin", "pulumi-resource-khook");
@@ -45,8 +45,11 @@ test("get-schema prints the native provider's schema; gen-sdk's Go SDK builds ag
   assert.deepEqual(schema, JSON.parse(khookSchema()), "the CLI gets exactly the schema the provider declares");
 
   const out = fs.mkdtempSync(path.join(os.tmpdir(), "khook-gen-sdk-"));
-  for (const language of ["go", "python"]) {
-    await run(tools.pulumi, ["package", "gen-sdk", launcher, "--language", language, "--out", out], { env, maxBuffer: 1 << 24 });
+  // .NET's generator downloads the package logo (raw.githubusercontent.com here); it takes a local file instead.
+  const logo = path.join(out, "logo-input.png");
+  fs.writeFileSync(logo, "a logo\n");
+  for (const language of ["go", "python", "dotnet"]) {
+    await run(tools.pulumi, ["package", "gen-sdk", launcher, "--language", language, "--out", out], { env: { ...env, KHOOK_SDKGEN_LOGO_FILE: logo }, maxBuffer: 1 << 24 });
   }
 
   // Go: builds against sdk/v3 at the toolchain's version (go.sum from the toolchain's wrapper; the module cache it filled).
@@ -67,5 +70,16 @@ test("get-schema prints the native provider's schema; gen-sdk's Go SDK builds ag
   const probe = `import pulumi_khook, inspect\nsig = inspect.signature(pulumi_khook.Khook._internal_init)\nprint(" ".join(sorted(sig.parameters)))\n`;
   const py = await run(python, ["-c", probe], { cwd: out, env: { ...process.env, PYTHONPATH: site } });
   for (const input of ["spec_file", "vars", "secret_vars", "kubeconfig", "var_files", "preview_mode"]) assert.ok(py.stdout.split(/\s+/).includes(input), `python Khook takes ${input}: ${py.stdout}`);
+
+  // .NET: the resource and its args, with the schema's secret inputs wrapped as secrets and its secret outputs declared.
+  const csharp = fs.readFileSync(path.join(out, "dotnet", "Khook.cs"), "utf8");
+  assert.match(csharp, /public partial class Khook : global::Pulumi\.CustomResource/);
+  assert.match(csharp, /public sealed class KhookArgs : global::Pulumi\.ResourceArgs/);
+  for (const input of ["SpecFile", "Vars", "VarFiles", "PreviewMode"]) assert.match(csharp, new RegExp(`public Input(?:Map|List)?<[^>]+>\\?? ${input}\\b`), `C# KhookArgs takes ${input}`);
+  for (const secret of ["Kubeconfig", "SecretVars"]) {
+    assert.match(csharp, new RegExp(`public Input(?:Map)?<[^>]+>\\?? ${secret}\\s*\\{[\\s\\S]*?Output\\.CreateSecret`), `C# wraps ${secret} as a secret`);
+  }
+  assert.match(csharp, /AdditionalSecretOutputs =\s*\{[^}]*"secretVars"/, "secret outputs are declared");
+  assert.equal(fs.readFileSync(path.join(out, "dotnet", "logo.png"), "utf8"), "a logo\n", "the logo came from the local file, not the internet");
   fs.rmSync(out, { recursive: true, force: true });
 });

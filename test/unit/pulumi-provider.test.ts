@@ -587,6 +587,52 @@ describe("handlers (with a fake operations layer)", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(outs)), outs, "outputs are plain JSON");
   });
 
+  /** Operations that log the order they are called in; the wait says one line. */
+  function orderedOps(order: string[]): { sessions: ReturnType<typeof fakeSessions> } {
+    const sessions = fakeSessions();
+    handlers.setTestHooks({
+      sink: (l) => lines.push(l),
+      operations: {
+        openSession: sessions.openSession,
+        clusterReadyOperation: async (_session, wait) => {
+          order.push(`wait ${wait.timeoutMs}`);
+          wait.say("waiting for the API server");
+        },
+        ownerOperation: async () => (order.push("owner check"), undefined),
+        applyOperation: async (spec, o) => (order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"), okResult(spec)),
+        destroyOperation: async (spec) => (order.push("destroy"), { ...okResult(spec), mode: "destroy" }),
+        statusOperation: async () => undefined,
+      },
+    });
+    return { sessions };
+  }
+
+  test("waitForCluster: create waits for the API server before anything reads the cluster (the owner check), once", async () => {
+    const order: string[] = [];
+    orderedOps(order);
+    const { inputs } = project();
+    await handlers.create({ ...checked({ ...inputs, waitForCluster: "90s" }), __provider: "code" });
+    assert.deepEqual(order, ["wait 90000", "owner check", "apply"]);
+    assert.ok(lines.includes("[boot] waiting for the API server"), lines.join("\n"));
+  });
+
+  test("waitForCluster: without it, an API server that is not up yet fails the update with an error naming the input", async () => {
+    const order: string[] = [];
+    const { sessions } = orderedOps(order);
+    const { inputs } = project();
+    await handlers.create({ ...checked(inputs), __provider: "code" });
+    assert.deepEqual(order, ["owner check", "apply"]);
+    assert.match(sessions.opened[0]!.session.kube.notUpAdvice ?? "", /set the Khook input waitForCluster \(e\.g\. "10m"\)/);
+  });
+
+  test("waitForCluster: delete waits too, before its reachability probe and the owner check", async () => {
+    const order: string[] = [];
+    orderedOps(order);
+    const { inputs } = project();
+    await handlers.delete("default/khook-state-test", { ...checked({ ...inputs, waitForCluster: "2m" }), __provider: "code" });
+    assert.deepEqual(order, ["wait 120000", "owner check", "destroy"]);
+  });
+
   test("a failed step rejects with a partial state that includes __provider, and the step's error, redacted", async () => {
     fakeOps((spec) => ({ ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "denied for s3cr3t-value" } : {})), status: "failed" }));
     const { inputs } = project({}, { secretVars: { TOKEN: "s3cr3t-value" } });

@@ -12,7 +12,7 @@ import type { Transport } from "../../provider/kube/transport.js";
 import { waitForCluster } from "../../provider/kube/ready.js";
 import { stepOutput } from "../../provider/pulumi/outputs.js";
 import { beginRecord, entryFromOutcome, parseRecord, summarizeRecord, withEntry } from "../../provider/state/record.js";
-import { KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
+import { apiErrorFromResponse, KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import { FIRST_RETRY_MS, MAX_RETRY_MS, TransientDeadlineError, TransientRetries, transientDelayMs } from "../../provider/engine/transient.js";
 import { planOnline } from "../../provider/engine/plan.js";
@@ -54,6 +54,29 @@ describe("transient: the classification (provider/kube/transient.ts)", () => {
     assert.equal(transientCause(apiError(404, "NotFound", 'configmaps "x" not found')), undefined);
     assert.equal(transientCause(apiError(409, "AlreadyExists", 'configmaps "x" already exists')), undefined);
     assert.equal(transientCause(new Error("job/x failed: BackoffLimitExceeded; logs: connection reset by peer")), undefined, "a Job's own failure, whatever its logs say");
+  });
+
+  test("429 keeps the server's pace from its Retry-After header: the API server's own 429 (APF, max-in-flight) has a plain-text body and the pace only in the header", () => {
+    // What kube-apiserver's APF filter writes (test/integration/overload.test.ts sees it on the real one).
+    const apf = apiErrorFromResponse(429, undefined, "Too many requests, please try again later.\n", CM, { "retry-after": "4" });
+    assert.equal(transientCause(apf)!.retryAfterMs, 4000);
+    assert.equal(describeCause(transientCause(apf)!), "the API server (429 TooManyRequests)");
+    // A Status body's own retryAfterSeconds wins; a header that is not a number of seconds is ignored.
+    const status = { kind: "Status", reason: "TooManyRequests", message: "slow down", details: { retryAfterSeconds: 2 } };
+    assert.equal(transientCause(apiErrorFromResponse(429, status, JSON.stringify(status), CM, { "retry-after": "9" }))!.retryAfterMs, 2000);
+    assert.equal(transientCause(apiErrorFromResponse(429, undefined, "busy", CM, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" }))!.retryAfterMs, undefined);
+    assert.equal(transientCause(apiErrorFromResponse(429, undefined, "busy", CM))!.retryAfterMs, undefined);
+  });
+
+  test("the API server's 504 from its timeout filter, a Status without its kind, is read as a Status: the waiting line shows its message, not its JSON", () => {
+    // What kube-apiserver writes when a request outlives --request-timeout (test/integration/overload.test.ts: etcd without a quorum).
+    const body = { metadata: {}, status: "Failure", message: "Timeout: request did not complete within the allotted timeout", reason: "Timeout", details: {}, code: 504 };
+    const e = apiErrorFromResponse(504, body, JSON.stringify(body), CM);
+    assert.equal(e.apiMessage, "Timeout: request did not complete within the allotted timeout");
+    assert.equal(e.reason, "Timeout");
+    assert.equal(describeCause(transientCause(e)!), "the API server (Timeout: request did not complete within the allotted timeout)");
+    // Other JSON that is not a Status stays text.
+    assert.equal(apiErrorFromResponse(500, { error: "x" }, '{"error":"x"}', CM).apiMessage, '{"error":"x"}');
   });
 
   test("an unavailable aggregated API, etcd timeouts and leader changes, 429, conflicts and resets are transient", () => {

@@ -98,6 +98,7 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
     const run = name === "apply" ? applyOperation : destroyOperation;
     const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
     ({ result, cluster } = await inCommandSession(spec, values, out, async (session) => {
+      if (waitForCluster === undefined) session.kube.notUpAdvice = `if the cluster is still starting, run khook ${name} with --wait-for-cluster 10m to wait until it answers`;
       const ran = await run(spec, { session, parallelism, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
       return { result: ran, cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined };
     }));

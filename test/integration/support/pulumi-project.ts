@@ -131,15 +131,21 @@ export class PulumiProject {
   }
 
   /** Runs pulumi in the project. Never throws on a non-zero exit. */
-  run(args: string[], opts: { timeoutMs?: number; onSpawn?: (pid: number) => void; input?: string } = {}): Promise<PulumiRun> {
+  run(args: string[], opts: { timeoutMs?: number; onSpawn?: (pid: number) => void; input?: string; onOutput?: (sofar: string) => void } = {}): Promise<PulumiRun> {
     const full = [...args, "--color", "never"];
     return new Promise((resolve, reject) => {
       const child = spawn(this.pulumiBin, full, { cwd: this.dir, env: this.env, stdio: ["pipe", "pipe", "pipe"] });
       if (child.pid !== undefined) opts.onSpawn?.(child.pid);
       let stdout = "";
       let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        stdout += d;
+        opts.onOutput?.(stdout + stderr);
+      });
+      child.stderr.setEncoding("utf8").on("data", (d: string) => {
+        stderr += d;
+        opts.onOutput?.(stdout + stderr);
+      });
       child.stdin.end(opts.input ?? "");
       const timer = setTimeout(() => {
         stderr += `\n[pulumi ${args.join(" ")} timed out after ${opts.timeoutMs} ms; killed]\n`;

@@ -3,7 +3,7 @@
 //   --list   print every tool, its version, directory, whether cached and its build time
 //   --env    print `export PATH=...` putting the tools first
 import * as path from "node:path";
-import { defaultUnits, describeToolchain, ensureToolchain, toolBinDirs, unitIds } from "./toolchain";
+import { LATE_TOOLS, defaultUnits, describeToolchain, ensureToolchain, toolBinDirs, unitIds } from "./toolchain";
 
 async function main(argv: string[]): Promise<number> {
   let only: string[] | undefined;
@@ -31,7 +31,8 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const external = Boolean(process.env["KHOOK_TEST_KUBECONFIG"]);
-  const res = await ensureToolchain({ only: only ?? defaultUnits(external), force });
+  // Without --only: everything `./dev test` builds, the late tools included.
+  const res = await ensureToolchain({ only: only ?? [...defaultUnits(external), ...LATE_TOOLS], force });
   for (const b of res.built) console.log(`built   ${b.id}-${b.version} in ${b.seconds}s`);
   for (const c of res.cached) console.log(`cached  ${c.id}-${c.version}`);
   console.log(`\nexport PATH="${[...res.binDirs, "$PATH"].join(path.delimiter)}"`);

@@ -1,27 +1,31 @@
 /**
- * NOT IN THE SUITE YET (the file name does not end in .test.ts): it needs the toolchain's
- * pulumi-resource-kubernetes, which is built only on demand (`./dev toolchain --only
- * pulumi-kubernetes`) until its cold build is measured to fit CI's budget, and it has not yet
- * run green (issue 21 §3). Run it by hand with the tool built:
- *   node --test --test-global-setup=dist/test/harness/global-setup.js dist/test/integration/pulumi-kubernetes.interop.js
+ * Khook side by side with @pulumi/kubernetes, as real programs use them (issue 21 §3): the real
+ * pulumi-resource-kubernetes (built by the toolchain from the v4.25.0 commit, its schema matching
+ * the pinned npm package @pulumi/kubernetes 4.25.0) and the dynamic Khook in one program, against
+ * the same cluster, both from the same kubeconfig.
  *
- * Khook side by side with @pulumi/kubernetes, as real programs use them: the
- * real pulumi-resource-kubernetes (built by the toolchain, its schema matching
- * the pinned npm package) and the dynamic Khook against the same cluster, from
- * the same kubeconfig.
- *
- * Order is proved by the cluster, not by timing: the bootstrap creates the
- * namespace the @pulumi/kubernetes resources live in (so they could not exist
- * before it), and the engine's event log (`--event-log`) shows which operation
- * finished before which started.
+ * Order is proved by the cluster and by the engine's event log (`--event-log`, which operation
+ * finished before which started), never by timing: the bootstrap creates the namespace the
+ * @pulumi/kubernetes resources live in, so they could not exist before it.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { testChartPath } from "../harness/index.js";
+import { testChartPath, testCluster, toolPath } from "../harness/index.js";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_TYPE } from "./support/pulumi-specs.js";
+
+/**
+ * The toolchain's pulumi-resource-kubernetes, which global setup builds after the rest of the
+ * toolchain (LATE_TOOLS); its build failure, when it failed. The engine finds it on PATH: plugin
+ * acquisition is off and PULUMI_HOME is fresh, so no other copy can be used.
+ */
+function kubernetesProviderBuilt(): void {
+  const failed = process.env["KHOOK_TEST_LATE_TOOLS_ERROR"];
+  if (failed !== undefined) throw new Error(`pulumi-resource-kubernetes was not built by the test setup:\n${failed}`);
+  toolPath("pulumi-resource-kubernetes");
+}
 
 interface EngineEvent {
   resourcePreEvent?: { metadata: { op: string; urn: string } };
@@ -31,6 +35,11 @@ interface EngineEvent {
 /** The engine's events of one command, in order. */
 function events(file: string): EngineEvent[] {
   return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as EngineEvent);
+}
+
+/** `--event-log` is registered only when PULUMI_DEBUG_COMMANDS is set (pkg/cmd/pulumi/operations/up.go). */
+function withEventLog(project: { env: NodeJS.ProcessEnv }): void {
+  project.env.PULUMI_DEBUG_COMMANDS = "true";
 }
 
 /** Index of the first event of `kind` for the resource whose URN ends with `::name` and has the given type. */
@@ -62,6 +71,7 @@ steps:
 
 const ORDER_PROGRAM = `"use strict";
 const fs = require("fs");
+const pulumi = require("@pulumi/pulumi");
 const k8s = require("@pulumi/kubernetes");
 const { Khook } = require("khook");
 const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
@@ -78,16 +88,28 @@ const release = new k8s.helm.v3.Release("config-chart", {
   namespace: a.ns,
   values: { data: { from: "helm.v3.Release" } },
 }, { provider: k, dependsOn: [boot] });
+// No dependsOn: the dependency is the Khook's outputs flowing into the ConfigMap's inputs.
+const report = new k8s.core.v1.ConfigMap("boot-report", {
+  metadata: { name: "boot-report", namespace: a.ns },
+  data: {
+    spec: boot.specName,
+    runStatus: boot.runStatus,
+    steps: boot.steps.apply((steps) => steps.map((s) => s.name + "=" + s.status).join(",")),
+  },
+}, { provider: k });
 exports.configMap = cm.metadata.name;
 exports.release = release.status.status;
+exports.report = report.metadata.name;
 `;
 
-test("@pulumi/kubernetes resources that dependsOn a Khook: up creates them after the bootstrap; destroy removes them before it", { timeout: 900_000 }, async (t) => {
+test("@pulumi/kubernetes resources that dependsOn a Khook or read its outputs: up creates them after the bootstrap; destroy removes them before it", { timeout: 900_000 }, async (t) => {
+  kubernetesProviderBuilt();
   const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: ORDER_PROGRAM });
   const ns = `${namespace}-boot`;
   t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
   project.write("boot.khook.yaml", BOOT_NS_SPEC(ns));
   project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, chart: testChartPath("khook-test-config") }));
+  withEventLog(project);
   await project.init();
 
   const upLog = path.join(project.dir, "up-events.jsonl");
@@ -96,10 +118,14 @@ test("@pulumi/kubernetes resources that dependsOn a Khook: up creates them after
   const bootDone = at(upEvents, "resOutputsEvent", KHOOK_TYPE, "boot");
   assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "after-boot"), up.output);
   assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:helm.sh/v3:Release", "config-chart"), up.output);
+  assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "boot-report"), up.output);
   assert.equal((await cluster.configMap(ns, "after-boot"))?.data?.made, "by @pulumi/kubernetes");
-  const chartMap = await cluster.get<{ metadata: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${ns}/secrets/sh.helm.release.v1.config-chart.v1`);
-  assert.ok(chartMap, "the helm release is recorded in the namespace the bootstrap created");
+  assert.deepEqual((await cluster.configMap(ns, "boot-report"))?.data, { spec: "interop-boot", runStatus: "succeeded", steps: "namespace=ok" }, "the Khook's outputs reached the @pulumi/kubernetes resource");
+  const chartMap = await cluster.configMap(ns, "config-chart-config");
+  assert.equal(chartMap?.data?.from, "helm.v3.Release", "the chart's ConfigMap is in the namespace the bootstrap created");
   assert.equal((await project.outputs()).release, "deployed");
+
+  await project.ok(["preview", "--expect-no-changes"]);
 
   const downLog = path.join(project.dir, "destroy-events.jsonl");
   const down = await project.ok(["destroy", "--yes", "--event-log", downLog]);
@@ -107,6 +133,7 @@ test("@pulumi/kubernetes resources that dependsOn a Khook: up creates them after
   const bootGone = at(downEvents, "resourcePreEvent", KHOOK_TYPE, "boot");
   assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "after-boot") < bootGone, down.output);
   assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:helm.sh/v3:Release", "config-chart") < bootGone, down.output);
+  assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "boot-report") < bootGone, down.output);
   const left = await cluster.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${ns}`);
   assert.ok(left === undefined || left.status?.phase === "Terminating", "the bootstrap's namespace is torn down last");
 });
@@ -163,7 +190,8 @@ const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
 const kubeconfig = fs.readFileSync(a.kubeconfigFile, "utf8");
 const k = new k8s.Provider("k", { kubeconfig });
 const ns = new k8s.core.v1.Namespace("apps", { metadata: { name: a.ns } }, { provider: k });
-const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: ns.metadata.name }, kubeconfig }, { dependsOn: [ns] });
+// No dependsOn: the namespace's name, an output of @pulumi/kubernetes, is the Khook's input.
+const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: ns.metadata.name }, kubeconfig });
 const widget = new k8s.apiextensions.CustomResource("widget", {
   apiVersion: "interop.khook.io/v1",
   kind: "Widget",
@@ -174,10 +202,14 @@ exports.widget = widget.metadata.name;
 `;
 
 test("a Khook that depends on a namespace from @pulumi/kubernetes, and a custom resource of the CRD it installs, in one up", { timeout: 900_000 }, async (t) => {
+  kubernetesProviderBuilt();
   const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: CRD_PROGRAM, files: { "boot.khook.yaml": CRD_SPEC } });
   const ns = `${namespace}-apps`;
   t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
+  // A failed run must not leave the cluster-scoped CRD behind for the rest of the suite.
+  t.after(async () => void (await (await testCluster()).kubectl(["delete", "crd", "widgets.interop.khook.io", "--ignore-not-found", "--wait=false"])));
   project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig }));
+  withEventLog(project);
   await project.init();
 
   const upLog = path.join(project.dir, "up-events.jsonl");

@@ -11,10 +11,13 @@ import type * as SeaModule from "node:sea";
 export const SEA_ASSETS = {
   schema: "schema/v1/khook.json",
   bundle: "dist/sea/khook.bundle.js",
+  /** The Pulumi provider mode (pulumi/native-sea-entry.ts), loaded only under the plugin's name. */
+  providerBundle: "dist/sea/khook-provider.bundle.js",
 } as const;
 
 /**
- * The V8 code cache of the bundle for one CLI command (`validate`, `apply`, ...) or `other`:
+ * The V8 code cache of the bundle for one CLI command (`validate`, `apply`, ...) or `other`, or
+ * of the provider bundle (`pulumi-provider`):
  * one per command, like bin/khook's caches (launch.ts), since a cache holds what its run
  * compiled and V8 loads all of it on every start.
  */

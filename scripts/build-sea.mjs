@@ -4,7 +4,8 @@
 //
 // The blob holds the loader (dist/provider/cli/sea.js, which uses only Node's built-in modules)
 // and its assets (provider/sea-assets.ts names them): the CLI bundled with every package it
-// reaches, nothing loaded from disk; the JSON Schema; and per command the V8 code cache of the
+// reaches, nothing loaded from disk; the Pulumi provider mode bundled likewise (its own asset, so
+// the CLI's start-up does not carry @pulumi/pulumi); the JSON Schema; and per command the V8 code cache of the
 // bundle, made by a first build of the executable after it ran that command (provider/cli/launch.ts
 // says why a cache made after a run). V8 ties a cache to its version and flags: they are made by
 // the very Node binary they ship in.
@@ -23,7 +24,7 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const out = path.join(root, "dist", "sea");
 const cli = path.join(root, "dist", "provider", "cli");
 const SCHEMA = "schema/v1/khook.json";
-const ASSETS = { bundle: "dist/sea/khook.bundle.js", codeCache: (variant) => `dist/sea/khook.${variant}.v8cache` };
+const ASSETS = { bundle: "dist/sea/khook.bundle.js", providerBundle: "dist/sea/khook-provider.bundle.js", codeCache: (variant) => `dist/sea/khook.${variant}.v8cache` };
 // Node's SEA fuse: the string postject flips so the binary looks for its blob.
 const POSTJECT_CLI = path.join(root, "node_modules", "postject", "dist", "cli.js");
 const SENTINEL_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
@@ -85,6 +86,8 @@ function trainingRuns(dir) {
     status: [["status", ...online]],
     unlock: [["unlock", ...online]],
     other: [["--help"]],
+    // The Pulumi provider mode's bundle: its warm-up (native-sea-entry.ts), not CLI runs.
+    "pulumi-provider": "pulumi-provider",
   };
 }
 
@@ -114,13 +117,16 @@ async function bundle() {
     // No comments, no indentation: 3.6 MB instead of 5.2 to turn into a string on each start. Names stay (stack traces, error names).
     minifyWhitespace: true,
   });
+  // The Pulumi provider mode: the native provider with @pulumi/pulumi and grpc-js, an asset of its own.
+  const providerBundle = await esbuild.build({ ...common, entryPoints: [path.join(root, "dist", "provider", "pulumi", "native-sea-entry.js")], outfile: path.join(root, ASSETS.providerBundle), plugins: [kubeClientConfigOnly], minifyWhitespace: true });
   const loader = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea.js")], outfile: path.join(out, "main.js"), metafile: true });
-  const problems = [...cliBundle.errors, ...cliBundle.warnings, ...loader.errors, ...loader.warnings];
+  const problems = [...cliBundle.errors, ...cliBundle.warnings, ...providerBundle.errors, ...providerBundle.warnings, ...loader.errors, ...loader.warnings];
   if (problems.length > 0) {
     const text = await esbuild.formatMessages(problems, { kind: "warning" });
     throw new Error(`the single executable's bundle is not faithful to its modules:\n${text.join("")}`);
   }
   asciiOnly(path.join(root, ASSETS.bundle));
+  asciiOnly(path.join(root, ASSETS.providerBundle));
   // The loader must stay small: the bundle, not the loader, is what the code cache covers.
   const inLoader = Object.keys(loader.metafile.inputs).filter((f) => f.includes("node_modules"));
   if (inLoader.length > 0) throw new Error(`the SEA loader pulls in packages: ${inLoader.join(", ")}`);
@@ -142,7 +148,7 @@ function asciiOnly(file) {
 
 function inputsHash() {
   const h = createHash("sha256");
-  for (const f of [ASSETS.bundle, "dist/sea/main.js", SCHEMA]) h.update(f).update(fs.readFileSync(path.join(root, f)));
+  for (const f of [ASSETS.bundle, ASSETS.providerBundle, "dist/sea/main.js", SCHEMA]) h.update(f).update(fs.readFileSync(path.join(root, f)));
   h.update(process.version).update(fs.readFileSync(fileURLToPath(import.meta.url)));
   return h.digest("hex");
 }
@@ -159,7 +165,7 @@ function seaBlob(work, codeCaches) {
       disableExperimentalSEAWarning: true,
       // The loader's own cache (it is small); the bundle's is the asset, made after a run.
       useCodeCache: true,
-      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])) },
+      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), [ASSETS.providerBundle]: path.join(root, ASSETS.providerBundle), ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])) },
     }),
   );
   execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: ["ignore", "ignore", "pipe"] });

@@ -1,12 +1,6 @@
 /**
- * What the single executable's bundle exports to its loader (sea.ts): the CLI, and the Pulumi
- * provider mode. scripts/build-sea.mjs bundles this file with every package it reaches.
+ * What the single executable's bundle exports to its loader (sea.ts): the CLI.
+ * scripts/build-sea.mjs bundles this file with every package it reaches. The Pulumi provider
+ * mode is a bundle of its own (pulumi/native-sea-entry.ts).
  */
 export { main } from "./main.js";
-
-/**
- * The Pulumi provider mode: what the executable runs when the Pulumi engine starts it as the
- * plugin `pulumi-resource-khook` (sea.ts dispatches on that name). The native provider
- * (khook:index:Khook, issue 21) plugs its gRPC server in here; until it does, the mode says so.
- */
-export const providerMain: ((argv: string[]) => Promise<number>) | undefined = undefined;

@@ -8,7 +8,9 @@
  * One file, three roles, chosen by the name it is started under:
  * - `khook-post-renderer` (a symlink helm runs as its --post-renderer, post-renderer.ts): the
  *   post-renderer client, which needs no bundle and no shell;
- * - `pulumi-resource-khook*` (a Pulumi engine starting the provider plugin): the provider mode;
+ * - `pulumi-resource-khook*` (a Pulumi engine starting the provider plugin): the provider mode,
+ *   the native provider (khook:index:Khook) from its own asset `dist/sea/khook-provider.bundle.js`
+ *   (pulumi/native-sea-entry.ts), so the CLI's bundle stays without @pulumi/pulumi and gRPC;
  * - anything else: the CLI.
  */
 import { isAscii } from "node:buffer";
@@ -19,6 +21,7 @@ import { Writable } from "node:stream";
 import { forwardToKhook, POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "../hooks/post-renderer-client.js";
 import { codeCacheAsset, SEA_ASSETS } from "../sea-assets.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import type * as ProviderEntry from "../pulumi/native-sea-entry.js";
 import type * as SeaEntry from "./sea-entry.js";
 
 /** The plugin name a Pulumi engine starts a provider for package `khook` under. */
@@ -26,8 +29,9 @@ export const PROVIDER_PLUGIN_NAME = "pulumi-resource-khook";
 
 /**
  * Build time only (scripts/build-sea.mjs): run each argv of KHOOK_SEA_TRAIN_RUNS (a JSON array,
- * the runs of one command), output discarded, in this one process, then write the V8 code cache
- * of every function they compiled to the file KHOOK_SEA_TRAIN names.
+ * the runs of one command; or "pulumi-provider", the provider bundle's warm-up), output discarded, in
+ * this one process, then write the V8 code cache of every function they compiled to the file
+ * KHOOK_SEA_TRAIN names.
  */
 const TRAIN_CACHE_ENV = "KHOOK_SEA_TRAIN";
 const TRAIN_RUNS_ENV = "KHOOK_SEA_TRAIN_RUNS";
@@ -38,9 +42,17 @@ function rawAsset(sea: typeof SeaModule, name: string): Buffer {
   return Buffer.from(sea.getRawAsset(name));
 }
 
-/** The command's code cache, or `other`'s for anything that is not a command; empty when the build made none. */
-function codeCache(sea: typeof SeaModule, command: string | undefined): Buffer {
-  for (const variant of command !== undefined && /^[a-z]{1,20}$/.test(command) ? [command, "other"] : ["other"]) {
+/** The provider bundle's code cache: a name no CLI command can have. */
+const PROVIDER_CACHE = "pulumi-provider";
+
+/** The CLI command's code cache, or `other`'s for anything that is not a command. */
+function commandCaches(command: string | undefined): string[] {
+  return command !== undefined && /^[a-z]{1,20}$/.test(command) ? [command, "other"] : ["other"];
+}
+
+/** The first of these code caches the build made; empty when it made none. */
+function codeCache(sea: typeof SeaModule, variants: string[]): Buffer {
+  for (const variant of variants) {
     try {
       return rawAsset(sea, codeCacheAsset(variant));
     } catch {
@@ -50,37 +62,40 @@ function codeCache(sea: typeof SeaModule, command: string | undefined): Buffer {
   return Buffer.alloc(0);
 }
 
-function loadBundle(command: string | undefined): { entry: typeof SeaEntry; script: import("node:vm").Script } {
+function loadBundle<Entry = typeof SeaEntry>(caches: string[], asset: string = SEA_ASSETS.bundle): { entry: Entry; script: import("node:vm").Script } {
   const sea = require("node:sea") as typeof SeaModule;
-  const bytes = rawAsset(sea, SEA_ASSETS.bundle);
+  const bytes = rawAsset(sea, asset);
   // esbuild writes ASCII: a one-byte string without decoding megabytes of UTF-8.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
-  const cache = codeCache(sea, command);
-  const filename = path.join(path.dirname(process.execPath), "khook.bundle.js");
+  const cache = codeCache(sea, caches);
+  const filename = path.join(path.dirname(process.execPath), path.basename(asset));
   const script = compileCommonJs(source, filename, cache.length > 0 ? cache : undefined);
   if (process.env[REPORT_CACHE_ENV] === "1") process.stderr.write(`khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`);
   // The bundle requires nothing but Node's built-in modules, which this script's require serves.
-  return { entry: runCommonJs(script, filename, require) as typeof SeaEntry, script };
+  return { entry: runCommonJs(script, filename, require) as Entry, script };
 }
 
 async function train(cacheFile: string): Promise<void> {
-  const { entry, script } = loadBundle(undefined);
+  const runs = JSON.parse(process.env[TRAIN_RUNS_ENV] ?? "[]") as string[][] | typeof PROVIDER_CACHE;
+  if (runs === PROVIDER_CACHE) {
+    const { entry, script } = loadBundle<typeof ProviderEntry>([], SEA_ASSETS.providerBundle);
+    await entry.warmUp();
+    fs.writeFileSync(cacheFile, script.createCachedData());
+    return;
+  }
+  const { entry, script } = loadBundle([]);
   const sink = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
-  for (const argv of JSON.parse(process.env[TRAIN_RUNS_ENV] ?? "[]") as string[][]) {
+  for (const argv of runs) {
     await entry.main(argv, { stdout: sink(), stderr: sink(), env: process.env });
   }
   fs.writeFileSync(cacheFile, script.createCachedData());
 }
 
 async function run(argv: string[]): Promise<number> {
-  const provider = path.basename(process.argv0).startsWith(PROVIDER_PLUGIN_NAME);
-  const { entry } = loadBundle(provider ? undefined : argv[0]);
-  if (provider) {
-    if (entry.providerMain !== undefined) return entry.providerMain(argv);
-    process.stderr.write(`${PROVIDER_PLUGIN_NAME}: this khook executable has no Pulumi provider mode yet; use the Pulumi dynamic provider from the npm package (docs/pulumi.md)\n`);
-    return 2;
+  if (path.basename(process.argv0).startsWith(PROVIDER_PLUGIN_NAME)) {
+    return loadBundle<typeof ProviderEntry>([PROVIDER_CACHE], SEA_ASSETS.providerBundle).entry.providerMain(argv);
   }
-  return entry.main(argv);
+  return loadBundle(commandCaches(argv[0])).entry.main(argv);
 }
 
 function start(): void {

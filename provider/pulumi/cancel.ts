@@ -10,8 +10,9 @@
  *
  * Either way every apply and destroy in flight is aborted through one signal:
  * the engine stops starting steps, aborts running attempts (helm and other
- * children get SIGTERM), writes the journal `cancelled`, and the handler
- * rejects with a partial state, so the next `pulumi up` resumes. After a
+ * children get SIGTERM, then SIGKILL after 5 s), writes the journal
+ * `cancelled`, and once those children have exited the handler rejects with a
+ * partial state, so the next `pulumi up` resumes. After a
  * process signal, the process exits as soon as those runs have settled, well
  * inside the engine's grace; a second signal exits at once.
  *
@@ -24,6 +25,7 @@
  * resource (the second one still cancels it cleanly).
  */
 import { createRequire } from "node:module";
+import { toolsSettled } from "../tools/exec.js";
 
 const CANCEL_METHOD = "/pulumirpc.ResourceProvider/Cancel";
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
@@ -34,16 +36,24 @@ export class Cancellation {
   /** What stopped the runs, for messages: "SIGINT", "SIGTERM" or "Cancel". */
   reason: string | undefined;
 
+  /** `childrenSettled`: resolves once the processes the runs started have exited (tools/exec.ts). */
+  constructor(private readonly childrenSettled: () => Promise<void> = toolsSettled) {}
+
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  /** Runs `fn`, counted as in flight until it settles. */
+  /**
+   * The run, counted as in flight until it settles. After a cancellation it is over only once the
+   * tools it started (helm, kustomize) have exited too: the engine leaves an aborted attempt at
+   * once, and a helm finishing its own SIGTERM shutdown must not outlive the Ctrl-C that stopped it.
+   */
   track<T>(run: Promise<T>): Promise<T> {
-    this.inFlight.add(run);
-    const done = (): void => void this.inFlight.delete(run);
-    run.then(done, done);
-    return run;
+    const whole = run.finally(() => (this.controller.signal.aborted ? this.childrenSettled() : undefined));
+    this.inFlight.add(whole);
+    const done = (): void => void this.inFlight.delete(whole);
+    whole.then(done, done);
+    return whole;
   }
 
   /** Aborts every run in flight (and any started later: the command is being stopped). */

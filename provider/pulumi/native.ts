@@ -22,9 +22,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
 import * as path from "node:path";
-import type * as GrpcModule from "@grpc/grpc-js";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import type * as LoadModule from "../spec/load.js";
 import { prefixProblems, scanEnvironment } from "../spec/vars.js";
@@ -163,6 +161,23 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   return { inputs, failures, secret };
 }
 
+// ---- the gRPC modules under @pulumi/pulumi's provider server ----
+
+/**
+ * What the provider reaches past @pulumi/pulumi/provider's API: the grpc-js copy its server runs
+ * on (to read Configure requests) and the engine's log service. From source they are resolved from
+ * the installed @pulumi/pulumi (native-main.ts); the single executable's bundle, which has no
+ * node_modules to resolve from, passes the copies it bundled (native-sea-entry.ts).
+ */
+export interface PulumiRpc {
+  grpc: { credentials: { createInsecure(): unknown }; Server: { prototype: { register: (name: string, handler: (...a: unknown[]) => unknown, ...rest: unknown[]) => boolean } } };
+  engineGrpc: { EngineClient: new (addr: string, creds: unknown) => { log(req: unknown, cb: (e: Error | null) => void): void } };
+  engineProto: {
+    LogRequest: new () => { setSeverity(s: number): unknown; setMessage(m: string): unknown; setUrn(u: string): unknown; setEphemeral(e: boolean): unknown };
+    LogSeverity: { INFO: number; WARNING: number };
+  };
+}
+
 // ---- logs through the engine, under the resource ----
 
 interface EngineLog {
@@ -171,14 +186,7 @@ interface EngineLog {
 }
 
 /** The engine's log service (pulumirpc.Engine/Log), lines in order. */
-function engineLog(address: string): EngineLog {
-  const from = require.resolve("@pulumi/pulumi/proto/engine_grpc_pb");
-  const grpc = createRequire(from)("@grpc/grpc-js") as typeof GrpcModule;
-  const { EngineClient } = require(from) as { EngineClient: new (addr: string, creds: unknown) => { log(req: unknown, cb: (e: Error | null) => void): void } };
-  const engineProto = require("@pulumi/pulumi/proto/engine_pb") as {
-    LogRequest: new () => { setSeverity(s: number): unknown; setMessage(m: string): unknown; setUrn(u: string): unknown; setEphemeral(e: boolean): unknown };
-    LogSeverity: { INFO: number; WARNING: number };
-  };
+function engineLog(address: string, { grpc, engineGrpc: { EngineClient }, engineProto }: PulumiRpc): EngineLog {
   const client = new EngineClient(address, grpc.credentials.createInsecure());
   let queue = Promise.resolve();
   return {
@@ -222,9 +230,7 @@ export function configureSettings(variables: Record<string, string>, args: Bag):
  * through grpc-js's public `Server#register`, which its `addService` calls
  * for each method.
  */
-function watchConfigure(onRequest: (settings: Record<string, string>) => void): void {
-  const from = require.resolve("@pulumi/pulumi/provider");
-  const grpc = createRequire(from)("@grpc/grpc-js") as { Server: { prototype: { register: (name: string, handler: (...a: unknown[]) => unknown, ...rest: unknown[]) => boolean } } };
+function watchConfigure(grpc: PulumiRpc["grpc"], onRequest: (settings: Record<string, string>) => void): void {
   const proto = grpc.Server.prototype;
   const register = proto.register;
   proto.register = function (this: unknown, name: string, handler: (...a: unknown[]) => unknown, ...rest: unknown[]) {
@@ -243,10 +249,10 @@ function watchConfigure(onRequest: (settings: Record<string, string>) => void): 
 
 // ---- the provider ----
 
-/** The native provider. `engineAddress` is where its log lines go (the engine passes it as the first argument). */
-export function nativeProvider(engineAddress: string | undefined): pulumiProvider.Provider {
+/** The native provider. `engineAddress` is where its log lines go (the engine passes it as the first argument), through `rpc`; without them, to stderr. */
+export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRpc): pulumiProvider.Provider {
   const current = new AsyncLocalStorage<string>();
-  const log = engineAddress === undefined ? undefined : engineLog(engineAddress);
+  const log = engineAddress === undefined || rpc === undefined ? undefined : engineLog(engineAddress, rpc);
   handlers.setLineSink((line) => {
     const urn = current.getStore();
     if (log !== undefined && urn !== undefined) log.send(urn, line);
@@ -309,11 +315,14 @@ export function nativeProvider(engineAddress: string | undefined): pulumiProvide
   };
 }
 
-/** Serves the provider: the process the engine starts (`pulumi-resource-khook`, or PulumiPlugin.yaml through the Node language host). */
-export async function serve(args: string[]): Promise<void> {
+/**
+ * Serves the provider: the process the engine starts (`pulumi-resource-khook`, or PulumiPlugin.yaml
+ * through the Node language host). `server` is @pulumi/pulumi/provider and `rpc` the modules under
+ * it: the installed package's, or the single executable's bundled copies.
+ */
+export async function serve(args: string[], server: Pick<typeof pulumiProvider, "main">, rpc: PulumiRpc): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));
-  watchConfigure((settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }));
+  watchConfigure(rpc.grpc, (settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }));
   installCancellation();
-  const { main } = require("@pulumi/pulumi/provider") as typeof pulumiProvider;
-  await main(nativeProvider(engineAddress), args);
+  await server.main(nativeProvider(engineAddress, rpc), args);
 }

@@ -83,7 +83,29 @@ export function formatCommand(file: string, args: readonly string[]): string {
   return [file, ...args].map(quoteArg).join(" ");
 }
 
+/** The runTool calls in flight: a process being stopped waits for them (toolsSettled). */
+const running = new Set<Promise<ExecResult>>();
+
+/**
+ * Resolves once every tool started so far has exited: a stopped one within its kill grace (SIGTERM,
+ * then SIGKILL). The engine leaves an aborted attempt at once (engine/attempt.ts); a Pulumi provider
+ * that reported a cancelled run before its helm had finished stopping would let pulumi exit and the
+ * engine kill the provider with that helm still running, and the SIGKILL timer gone with it
+ * (pulumi/cancel.ts waits here).
+ */
+export async function toolsSettled(): Promise<void> {
+  while (running.size > 0) await Promise.allSettled([...running]);
+}
+
 export function runTool(file: string, opts: ExecOptions): Promise<ExecResult> {
+  const result = startTool(file, opts);
+  running.add(result);
+  const done = (): void => void running.delete(result);
+  result.then(done, done);
+  return result;
+}
+
+function startTool(file: string, opts: ExecOptions): Promise<ExecResult> {
   const redact = (s: string): string => opts.redactor.redact(s);
   const command = redact(formatCommand(file, opts.args));
   const maxOut = opts.maxStdoutBytes ?? DEFAULT_MAX_STDOUT;

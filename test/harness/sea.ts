@@ -11,6 +11,15 @@ export function seaPath(): string {
   return path.join(repoRoot(), "dist", "sea", "khook");
 }
 
+/** The executable global setup built (KHOOK_TEST_SEA, else dist/sea/khook); throws its build failure, or says it is missing. */
+export function builtSea(): string {
+  const failed = process.env["KHOOK_TEST_SEA_ERROR"];
+  if (failed !== undefined) throw new Error(failed);
+  const file = process.env["KHOOK_TEST_SEA"] ?? seaPath();
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run the tests with the global setup, or ./dev sea`);
+  return file;
+}
+
 /** Builds the executable unless it is current; rejects with the build's output. */
 export function ensureSea(log: (line: string) => void): Promise<string> {
   const t0 = Date.now();

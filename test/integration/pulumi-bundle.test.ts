@@ -10,11 +10,10 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { pulumiFixture } from "./support/pulumi-env.js";
-import { khookRoot, KHOOK_PROGRAM, programArgs, type PulumiProject } from "./support/pulumi-project.js";
-import { KHOOK_TYPE } from "./support/pulumi-specs.js";
+import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
+import { KHOOK_PROGRAM, programArgs, type PulumiProject } from "./support/pulumi-project.js";
+import { KHOOK_TYPE, NATIVE_TYPE } from "./support/pulumi-specs.js";
 
-const NATIVE_TYPE = "khook:index:Khook";
 /** Text that is only in the referenced files: wherever it shows, bundled content showed. */
 const MARKER = "bundled-content-c0ffee";
 
@@ -174,7 +173,7 @@ test("bundle (native provider): entries are named relative to the spec's directo
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: "", bare: true, files: { ...projectFiles("bundle-native"), "tools/fn": "#!/bin/sh\ncat\n" } });
   fs.chmodSync(path.join(project.dir, "tools", "fn"), 0o755);
   project.write("Pulumi.yaml", yamlProgram(ns, kubeconfig));
-  Object.assign(project.env, { PATH: `${path.join(khookRoot(), "bin")}${path.delimiter}${project.env.PATH ?? ""}` });
+  Object.assign(project.env, withLauncher(project.env));
   await project.init();
 
   const created = await project.ok(["preview", "--diff"]);

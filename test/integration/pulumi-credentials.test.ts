@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { pulumiFixture } from "./support/pulumi-env.js";
+import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
 import { configMapStep, spec } from "./support/pulumi-specs.js";
 
@@ -19,10 +19,11 @@ function deadCopy(kubeconfig: string): string {
   return fs.readFileSync(kubeconfig, "utf8").replace(/server: \S+/g, "server: https://127.0.0.1:1");
 }
 
-test("destroy: stale stored credentials fail with the ways out; khook:kubeconfig wins; khook:deleteUnreachable drops the resource and touches nothing", { timeout: 900_000 }, async (t) => {
+for (const shell of SHELLS) test(onShell(shell, "destroy: stale stored credentials fail with the ways out; khook:kubeconfig wins; khook:deleteUnreachable drops the resource and touches nothing"), { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, {
     program: KHOOK_PROGRAM,
     files: { "boot.khook.yaml": spec("creds", configMapStep("alpha", { a: "1" })) },
+    shell,
   });
   const live = fs.readFileSync(kubeconfig, "utf8");
   // The kubeconfig input is a path: what it points at changes under the stack, like an expired token would.

@@ -7,7 +7,10 @@
  *     `cancelled` and rejects with a partial state, so the CLI exits cleanly
  *     with no pending operation (provider/pulumi/cancel.ts);
  * and each time the next `up` resumes from the journal, which was written
- * after every completed step: nothing completed is applied again.
+ * after every completed step: nothing completed is applied again. On both
+ * shells, the dynamic resource and the native provider (whose `Cancel` is a
+ * method of its provider, native.ts), and with the native provider served by
+ * the single executable, where signals and Cancel reach a bundled server.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -16,7 +19,7 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import type { StepOutput } from "../../provider/pulumi/wire.js";
-import { pulumiFixture } from "./support/pulumi-env.js";
+import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";
 import { testChartPath } from "../harness/index.js";
 import { descendants, KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
 import { clearPendingOperations, gateStep, upUntil } from "./support/pulumi-runs.js";
@@ -68,14 +71,14 @@ const alive = (pid: number): boolean => {
 };
 const RECORD = "khook-state-killed";
 
-test("a killed provider, then one Ctrl-C mid-run: each time up resumes from the journal without repeating completed steps", { timeout: 900_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC, ...chartFiles() } });
+for (const shell of [...SHELLS, "sea"] as const) test(onShell(shell, "a killed provider, then one Ctrl-C mid-run: each time up resumes from the journal without repeating completed steps"), { timeout: 900_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC, ...chartFiles() }, shell });
   project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: kubeconfig }));
   await project.init();
 
   // 1. Kill the provider process while gate-one waits.
-  const first = await upUntil(project, cluster, ns, RECORD, (r) => r.steps.alpha?.status === "ok");
-  assert.equal(first.providers.length, 1, `one dynamic provider under pulumi ${first.pulumiPid}`);
+  const first = await upUntil(project, cluster, ns, RECORD, (r) => r.steps.alpha?.status === "ok", shell);
+  assert.equal(first.providers.length, 1, `one ${shell} provider under pulumi ${first.pulumiPid}`);
   process.kill(first.providers[0]!, "SIGKILL");
   const r1 = await first.done;
   assert.notEqual(r1.code, 0, r1.output);
@@ -86,7 +89,7 @@ test("a killed provider, then one Ctrl-C mid-run: each time up resumes from the 
 
   // 2. Open gate-one; up resumes alpha and now waits at gate-two while helm installs: press Ctrl-C once.
   await cluster.createConfigMap(ns, "gate-one", { open: "yes" });
-  const second = await upUntil(project, cluster, ns, RECORD, (r) => r.steps["gate-one"]?.status === "ok" && r.steps["gate-one"]!.finishedAt > rec1!.updatedAt);
+  const second = await upUntil(project, cluster, ns, RECORD, (r) => r.steps["gate-one"]?.status === "ok" && r.steps["gate-one"]!.finishedAt > rec1!.updatedAt, shell);
   assert.equal(second.providers.length, 1);
   const helm = await helmRunning(second.pulumiPid);
   process.kill(second.pulumiPid, "SIGINT");

@@ -9,38 +9,9 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
-import { pulumiFixture } from "./support/pulumi-env.js";
-import { khookRoot, PulumiProject } from "./support/pulumi-project.js";
-import { configMapStep, KHOOK_TYPE, spec } from "./support/pulumi-specs.js";
-
-const NATIVE_TYPE = "khook:index:Khook";
-
-/** PATH with bin/pulumi-resource-khook first: the executable way the native provider ships. */
-function withLauncher(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, PATH: `${path.join(khookRoot(), "bin")}${path.delimiter}${env.PATH ?? ""}` };
-}
-
-async function nativeResources(project: PulumiProject): Promise<{ urn: string; type: string; outputs: Record<string, unknown> }[]> {
-  const doc = JSON.parse(await project.exportText()) as { deployment?: { resources?: { urn: string; type: string; outputs: Record<string, unknown> }[] } };
-  return (doc.deployment?.resources ?? []).filter((r) => r.type === NATIVE_TYPE || r.type === KHOOK_TYPE);
-}
-
-const yamlProgram = (ns: string, kubeconfig: string): string => `name: khook-yaml
-runtime: yaml
-description: khook from a Pulumi YAML program
-resources:
-  boot:
-    type: khook:Khook
-    properties:
-      specFile: ./boot.khook.yaml
-      vars:
-        NS: ${ns}
-      kubeconfig:
-        fn::readFile: ${kubeconfig}
-outputs:
-  runStatus: \${boot.runStatus}
-  steps: \${boot.steps}
-`;
+import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
+import { khookRoot } from "./support/pulumi-project.js";
+import { configMapStep, KHOOK_TYPE, NATIVE_TYPE, spec, yamlProgram } from "./support/pulumi-specs.js";
 
 test("a Pulumi YAML program declaring khook:Khook: preview plans, up applies, preview --expect-no-changes, refresh, destroy tears down", { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: "", bare: true, files: { "boot.khook.yaml": spec("native-yaml", configMapStep("alpha", { a: "1" }) + configMapStep("beta", { b: "2" })) } });
@@ -103,7 +74,7 @@ test("the native provider run from source by the Node.js language host (PulumiPl
   const up = await project.ok(["up", "--yes"]);
   assert.match(up.output, /\[boot\] (apply|run)/, up.output);
   assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
-  assert.deepEqual((await nativeResources(project)).map((r) => r.type), [NATIVE_TYPE]);
+  assert.deepEqual((await project.khookResources()).map((r) => r.type), [NATIVE_TYPE]);
   await project.ok(["destroy", "--yes"]);
   assert.equal(await cluster.configMap(ns, "alpha"), undefined);
 });
@@ -116,13 +87,13 @@ test("migration from the dynamic Khook to the native one with aliases is a no-op
   await project.ok(["up", "--yes"]);
   const uid = async (name: string): Promise<string | undefined> => (await cluster.get<{ metadata: { uid: string } }>(`/api/v1/namespaces/${ns}/configmaps/${name}`))?.metadata.uid;
   const before = { uids: [await uid("alpha"), await uid("beta")], versions: await cluster.versions(ns, ["alpha", "beta"]) };
-  assert.deepEqual((await nativeResources(project)).map((r) => r.type), [KHOOK_TYPE]);
+  assert.deepEqual((await project.khookResources()).map((r) => r.type), [KHOOK_TYPE]);
 
   project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, opts: { aliases: [{ type: KHOOK_TYPE }] } }));
   const migrated = await project.ok(["up", "--yes"]);
   assert.deepEqual([await uid("alpha"), await uid("beta")], before.uids, "same objects");
   assert.deepEqual(await cluster.versions(ns, ["alpha", "beta"]), before.versions, `nothing re-applied:\n${migrated.output}`);
-  const resources = await nativeResources(project);
+  const resources = await project.khookResources();
   assert.deepEqual(resources.map((r) => r.type), [NATIVE_TYPE], migrated.output);
   assert.deepEqual((resources[0]!.outputs.steps as { name: string; status: string }[]).map((s) => `${s.name}=${s.status}`), ["alpha=ok", "beta=ok"]);
   assert.ok(await cluster.record(ns, "khook-state-migrate"), "the record stays");

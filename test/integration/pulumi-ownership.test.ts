@@ -4,13 +4,15 @@
  *
  * Pulumi renames and replaces create the new resource first and delete the
  * old one last; both point at the same record and the same objects. Each test
- * checks the objects in the cluster afterwards, not only exit codes.
+ * checks the objects in the cluster afterwards, not only exit codes. Renames
+ * and replaces run on both shells (the native provider takes the resource's
+ * name, project and stack from the URN).
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 import type { RecordOwner } from "../../provider/state/record.js";
 import { OWNER_MARKER_KEY, ownerMarkerLocation } from "../../provider/state/owner-marker.js";
-import { pulumiFixture, pulumiTools } from "./support/pulumi-env.js";
+import { onShell, pulumiFixture, pulumiTools, SHELLS, type KhookShell } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, PulumiProject, type ProgramArgs, type PulumiRun } from "./support/pulumi-project.js";
 import { configMapStep, spec } from "./support/pulumi-specs.js";
 import type { ClusterView } from "./support/pulumi-kube.js";
@@ -58,8 +60,8 @@ async function showObjects(t: TestContext, what: string, ns: string): Promise<vo
   t.diagnostic(`--- kubectl get configmaps,secrets -n ${ns} (${what}) ---\n${r.stdout}${r.stderr}`);
 }
 
-async function setUp(t: TestContext, specText: string, args: Omit<ProgramArgs, "args" | "kubeconfigFile"> = {}) {
-  const f = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": specText } });
+async function setUp(t: TestContext, specText: string, args: Omit<ProgramArgs, "args" | "kubeconfigFile"> = {}, shell: KhookShell = "dynamic") {
+  const f = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": specText }, shell });
   const write = (a: Omit<ProgramArgs, "args" | "kubeconfigFile">): void =>
     f.project.write("args.json", programArgs({ ...a, args: { specFile: "./boot.khook.yaml", vars: { NS: f.namespace } }, kubeconfigFile: f.kubeconfig }));
   write(args);
@@ -67,8 +69,8 @@ async function setUp(t: TestContext, specText: string, args: Omit<ProgramArgs, "
   return { ...f, write };
 }
 
-test("a rename (no alias) creates the new resource, takes the record over, and the old resource's delete tears nothing down", { timeout: 900_000 }, async (t) => {
-  const { project, namespace: ns, cluster, write } = await setUp(t, ownedSpec("owner-rename"), { name: "bootstrap" });
+for (const shell of SHELLS) test(onShell(shell, "a rename (no alias) creates the new resource, takes the record over, and the old resource's delete tears nothing down"), { timeout: 900_000 }, async (t) => {
+  const { project, namespace: ns, cluster, write } = await setUp(t, ownedSpec("owner-rename"), { name: "bootstrap" }, shell);
   const record = "khook-state-owner-rename";
   await project.ok(["up", "--yes", "--skip-preview"]);
   const before = await identities(cluster, ns);
@@ -104,11 +106,11 @@ test("a rename (no alias) creates the new resource, takes the record over, and t
   assert.equal(await cluster.record(ns, record), undefined);
 });
 
-test("pulumi up --replace keeps every object, with the journal on and with it off (the owner marker)", { timeout: 900_000 }, async (t) => {
+for (const shell of SHELLS) test(onShell(shell, "pulumi up --replace keeps every object, with the journal on and with it off (the owner marker)"), { timeout: 900_000 }, async (t) => {
   for (const journal of ["on", "off"] as const) {
     await t.test(`journal ${journal}`, async (t) => {
       const specName = `owner-replace-${journal}`;
-      const { project, namespace: ns, cluster } = await setUp(t, journal === "on" ? ownedSpec(specName) : journalOffSpec(specName));
+      const { project, namespace: ns, cluster } = await setUp(t, journal === "on" ? ownedSpec(specName) : journalOffSpec(specName), {}, shell);
       await project.ok(["up", "--yes", "--skip-preview"]);
       const before = await identities(cluster, ns);
       const [old] = await khookTokens(project);

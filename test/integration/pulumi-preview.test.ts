@@ -9,8 +9,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
-import { pulumiFixture } from "./support/pulumi-env.js";
-import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
+import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";
+import { DECLARE_KHOOK, KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
 import { configMapStep, INVALID_STEPS, secretStep, spec } from "./support/pulumi-specs.js";
 
 /**
@@ -21,7 +21,7 @@ import { configMapStep, INVALID_STEPS, secretStep, spec } from "./support/pulumi
 const CLUSTER_PROGRAM = `"use strict";
 const fs = require("fs");
 const pulumi = require("@pulumi/pulumi");
-const { Khook } = require("khook");
+${DECLARE_KHOOK}
 const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
 const clusterProvider = {
   async create(inputs) {
@@ -35,17 +35,18 @@ class FakeCluster extends pulumi.dynamic.Resource {
   }
 }
 const cluster = new FakeCluster("cluster", a.kubeconfigJson);
-const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: a.ns, REGION: cluster.region }, kubeconfig: cluster.kubeconfig }, a.deletedWith ? { deletedWith: cluster } : {});
+const boot = khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: a.ns, REGION: cluster.region }, kubeconfig: cluster.kubeconfig }, a.deletedWith ? { deletedWith: cluster } : {});
 exports.steps = boot.steps;
 exports.plan = boot.plan;
 `;
 
 const REGION_STEP = configMapStep("beta", { region: "${REGION}" });
 
-test("preview plans while the cluster is unknown: full validation, the plan printed, waiting steps named; invalid specs fail with every problem", { timeout: 900_000 }, async (t) => {
+for (const shell of SHELLS) test(onShell(shell, "preview plans while the cluster is unknown: full validation, the plan printed, waiting steps named; invalid specs fail with every problem"), { timeout: 900_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, {
     program: CLUSTER_PROGRAM,
     files: { "boot.khook.yaml": spec("unknown", configMapStep("alpha", { a: "1" }) + REGION_STEP) },
+    shell,
   });
   // The object the fake cluster outputs: the test cluster's kubeconfig, parsed, as @pulumi/eks outputs one.
   project.write("kubeconfig.json", JSON.stringify(parseYaml(fs.readFileSync(kubeconfig, "utf8"))));
@@ -55,7 +56,7 @@ test("preview plans while the cluster is unknown: full validation, the plan prin
 
   const preview = await project.ok(["preview", "--diff"]);
   t.diagnostic(`unknown-kubeconfig preview:\n${preview.stdout}`);
-  if (process.env.KHOOK_RECORD_OUTPUT) fs.writeFileSync(path.join(process.env.KHOOK_RECORD_OUTPUT, "unknown-kubeconfig-preview.txt"), preview.output);
+  if (process.env.KHOOK_RECORD_OUTPUT) fs.writeFileSync(path.join(process.env.KHOOK_RECORD_OUTPUT, `${shell === "native" ? "native-" : ""}unknown-kubeconfig-preview.txt`), preview.output);
   assert.match(preview.output, /\[boot\] plan: alpha: run apply \[inputs [0-9a-f]{12}, when included\] /, preview.output);
   assert.match(preview.output, /\[boot\] plan: beta: apply - known after the cluster\/values exist \(unknown: REGION\)/, preview.output);
   assert.doesNotMatch(preview.output, /04da6b54/, "the unknown placeholder never shows");

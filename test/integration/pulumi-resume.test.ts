@@ -1,13 +1,14 @@
 /**
  * Failure and resume: a failing step makes `pulumi up` exit non-zero with the
  * step's error and leaves a partial state; once the cause is fixed, the next
- * `up` resumes from the journal without re-running the completed steps.
+ * `up` resumes from the journal without re-running the completed steps. On
+ * both shells: the dynamic resource and the native provider.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import type { StepOutput } from "../../provider/pulumi/wire.js";
-import { pulumiFixture } from "./support/pulumi-env.js";
+import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
 import { configMapStep, spec } from "./support/pulumi-specs.js";
 
@@ -29,8 +30,8 @@ const SPEC = spec(
     configMapStep("omega", { o: "1" }, "    needs: [flip, beta]\n"),
 );
 
-test("failure and resume: up fails with the step's error and a partial state; after the fix, up resumes", { timeout: 900_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC } });
+for (const shell of SHELLS) test(onShell(shell, "failure and resume: up fails with the step's error and a partial state; after the fix, up resumes"), { timeout: 900_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC }, shell });
   project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: kubeconfig }));
   await project.init();
 

@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { pulumiFixture } from "./support/pulumi-env.js";
-import { khookRoot } from "./support/pulumi-project.js";
+import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
 import { configMapStep, KHOOK_TYPE } from "./support/pulumi-specs.js";
 
 /** One spec, two renderings: `mine` differs by WHO, `common` is the same for both; the record's name is a variable so the stack can first be built on two records. */
@@ -106,7 +105,7 @@ test("two khook:Khook resources with one spec name in a Pulumi YAML program (the
         fn::readFile: ${kubeconfig}
 `;
   project.write("Pulumi.yaml", `name: khook-twin-yaml\nruntime: yaml\nresources:\n${resource("first", "a")}${resource("second", "b")}`);
-  Object.assign(project.env, { PATH: `${path.join(khookRoot(), "bin")}${path.delimiter}${project.env.PATH ?? ""}` });
+  Object.assign(project.env, withLauncher(project.env));
   await project.init();
   const refused = await project.run(["preview"]);
   assert.notEqual(refused.code, 0);

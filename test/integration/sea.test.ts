@@ -4,7 +4,8 @@
  * minimal environment whose PATH holds helm and kustomize and nothing else (no Node, no
  * node_modules anywhere it could look). Every CLI command runs, against the real cluster where it
  * needs one; the helm post-renderer is the executable itself (a pre-apply webhook changes what a
- * release installs), and under the Pulumi plugin name it enters the provider mode.
+ * release installs), and under the Pulumi plugin name it is the native provider a Pulumi YAML
+ * program runs with (the real pulumi CLI and YAML language host; no Node anywhere).
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -15,17 +16,10 @@ import { COMMANDS } from "../../provider/cli/main.js";
 import { findOnPath } from "../../provider/tools/locate.js";
 import { HookServer } from "../harness/hook-server.js";
 import { testChartPath, testCluster, toolPath, withNamespace } from "../harness/index.js";
-import { seaPath, toolsOnlyDir } from "../harness/sea.js";
+import { builtSea, toolsOnlyDir } from "../harness/sea.js";
 import { run, type RunResult } from "../harness/util.js";
-
-/** The executable global setup built; its build failure, when it failed. */
-function builtExecutable(): string {
-  const failed = process.env["KHOOK_TEST_SEA_ERROR"];
-  if (failed !== undefined) throw new Error(failed);
-  const file = process.env["KHOOK_TEST_SEA"] ?? seaPath();
-  assert.ok(fs.existsSync(file), `${file} is missing: run the tests with the global setup, or ./dev sea`);
-  return file;
-}
+import { pulumiFixture } from "./support/pulumi-env.js";
+import { configMapStep, spec as pulumiSpec, yamlProgram } from "./support/pulumi-specs.js";
 
 describe("the single executable, alone", () => {
   let root: string;
@@ -40,7 +34,7 @@ describe("the single executable, alone", () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), "khook-sea-"));
     khook = path.join(root, "bin", "khook");
     fs.mkdirSync(path.dirname(khook));
-    fs.copyFileSync(builtExecutable(), khook);
+    fs.copyFileSync(builtSea(), khook);
     fs.chmodSync(khook, 0o755);
     cwd = path.join(root, "work");
     home = path.join(root, "home");
@@ -150,14 +144,27 @@ describe("the single executable, alone", () => {
     assert.deepEqual(fs.readdirSync(cwd), [], "nothing was written into the working directory");
   });
 
-  test("started as pulumi-resource-khook (how a Pulumi engine starts a provider plugin) it enters the provider mode", async () => {
-    const plugin = path.join(root, "plugin", "pulumi-resource-khook");
-    fs.mkdirSync(path.dirname(plugin));
-    fs.symlinkSync(khook, plugin);
-    const r = await sea([], { file: plugin });
-    assert.equal(r.code, 2, r.stdout + r.stderr);
-    assert.match(r.stderr, /^pulumi-resource-khook: this khook executable has no Pulumi provider mode yet/);
-    assert.equal(r.stdout, "");
+  test("as pulumi-resource-khook (a symlink on PATH, how the Pulumi engine finds a provider plugin) it is the native provider: a Pulumi YAML program previews, applies and destroys with no Node and no node_modules", { timeout: 900_000 }, async (t) => {
+    const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: "", bare: true, files: { "boot.khook.yaml": pulumiSpec("sea-native", configMapStep("alpha", { a: "1" }) + configMapStep("beta", { b: "2" })) } });
+    project.write("Pulumi.yaml", yamlProgram(ns, kubeconfig));
+    // What the engine can run: YAML's language host and the executable under the plugin's name; nothing else.
+    const pluginPath = toolsOnlyDir(path.join(root, "plugin-path"), { "pulumi-language-yaml": toolPath("pulumi-language-yaml"), "pulumi-resource-khook": khook });
+    assert.equal(findOnPath("node", pluginPath), undefined);
+    for (const k of Object.keys(project.env)) if (!/^PULUMI_|^NO_COLOR$/.test(k)) delete project.env[k];
+    Object.assign(project.env, { PATH: pluginPath, HOME: home });
+    assert.ok(!fs.existsSync(path.join(project.dir, "node_modules")));
+    await project.init();
+
+    const preview = await project.ok(["preview"]);
+    assert.match(preview.output, /\+ .*khook:index:Khook.*boot.*create/, preview.output);
+    assert.match(preview.output, /\[boot\] plan: alpha: run apply/, "the plan lines reach the user through the engine's log");
+    await project.ok(["up", "--yes", "--skip-preview"]);
+    assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
+    assert.equal((await cluster.configMap(ns, "beta"))?.data?.b, "2");
+    assert.deepEqual(((await project.outputs()).steps as { name: string; status: string }[]).map((s) => `${s.name}=${s.status}`), ["alpha=ok", "beta=ok"]);
+    await project.ok(["preview", "--expect-no-changes"]);
+    await project.ok(["destroy", "--yes", "--skip-preview"]);
+    assert.deepEqual(await cluster.versions(ns, ["alpha", "beta"]), { alpha: undefined, beta: undefined });
   });
 
   test("every command of the CLI ran from the executable", () => {

@@ -10,6 +10,9 @@ import * as path from "node:path";
 import { afterEach, test } from "node:test";
 import { Cancellation, cancellation, watchCancelCalls } from "../../provider/pulumi/cancel.js";
 import * as handlers from "../../provider/pulumi/handlers.js";
+import { Redactor } from "../../provider/redact.js";
+import { runTool } from "../../provider/tools/exec.js";
+import { isAlive } from "../harness/util.js";
 import { fakeSessions } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
@@ -55,6 +58,21 @@ test("cancellation aborts every run in flight, and settles once they are done", 
   await run;
   await waiting;
   assert.equal(settled, true);
+});
+
+test("after a cancellation, a run is over only once the tools it started have exited (helm's own SIGTERM shutdown outlived a Ctrl-C)", async () => {
+  const c = new Cancellation();
+  // A tool that takes its time to stop, as helm does (it writes the release's status before exiting).
+  let pid = 0;
+  const tool = runTool("sh", { args: ["-c", "trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done"], redactor: new Redactor(), signal: c.signal, processGroup: true, onSpawn: (p) => (pid = p) });
+  // The engine returns at once when its signal aborts, whether or not the executor has (engine/attempt.ts).
+  const run = c.track(new Promise<void>((resolve) => c.signal.addEventListener("abort", () => resolve(), { once: true })));
+  while (pid === 0) await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 200)); // the trap is set
+  c.cancel("Cancel");
+  await run;
+  assert.equal(isAlive(pid), false, "the tool exited before the run was over");
+  assert.equal((await tool).aborted, true);
 });
 
 test("a cancelled apply rejects with a partial state that resumes, naming what stopped it", async () => {

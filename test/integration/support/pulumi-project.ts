@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { KHOOK_TYPE, NATIVE_TYPE } from "./pulumi-specs.js";
 
 export interface PulumiTools {
   /** The pulumi binary. */
@@ -189,10 +190,10 @@ export class PulumiProject {
     return (await this.ok(["stack", "export"])).stdout;
   }
 
-  /** The Khook resources in the exported state. */
-  async khookResources(): Promise<{ urn: string; inputs: Record<string, unknown>; outputs: Record<string, unknown>; initErrors?: string[] }[]> {
+  /** The Khook resources in the exported state, dynamic and native. */
+  async khookResources(): Promise<{ urn: string; type: string; inputs: Record<string, unknown>; outputs: Record<string, unknown>; initErrors?: string[] }[]> {
     const doc = JSON.parse(await this.exportText()) as { deployment?: { resources?: { urn: string; type: string; inputs: Record<string, unknown>; outputs: Record<string, unknown>; initErrors?: string[] }[] } };
-    return (doc.deployment?.resources ?? []).filter((r) => r.type === "pulumi-nodejs:dynamic/khook:Khook");
+    return (doc.deployment?.resources ?? []).filter((r) => r.type === KHOOK_TYPE || r.type === NATIVE_TYPE);
   }
 
   /** Removes the stack and the project directory (the cluster objects are the test's business). */
@@ -202,6 +203,19 @@ export class PulumiProject {
   }
 }
 
+/** The outputs a program reads from its Khook (the native resource is declared with them unset, so the engine fills them in). */
+const KHOOK_OUTPUTS = ["specName", "steps", "runStatus", "recordNamespace", "recordName", "recordUpdatedAt", "engineVersion", "plan"];
+
+/**
+ * `khook(name, args, opts)` in a test program: the dynamic `Khook` of the npm package, or, when
+ * the pulumi command runs with KHOOK_TEST_SHELL=native (pulumi-env.ts `useShell`), the native
+ * provider's `khook:index:Khook` with the same arguments, so one test proves a behaviour on both.
+ */
+export const DECLARE_KHOOK = `const khook = (name, args, opts) =>
+  process.env.KHOOK_TEST_SHELL === "native"
+    ? new pulumi.CustomResource("${NATIVE_TYPE}", name, { ...args, ${KHOOK_OUTPUTS.map((o) => `${o}: undefined`).join(", ")} }, opts)
+    : new (require("khook").Khook)(name, args, opts);`;
+
 /**
  * A generic Khook program. Reads its arguments from args.json next to it at
  * program time, so a test edits arguments by rewriting that file. The
@@ -210,12 +224,12 @@ export class PulumiProject {
 export const KHOOK_PROGRAM = `"use strict";
 const fs = require("fs");
 const pulumi = require("@pulumi/pulumi");
-const { Khook } = require("khook");
+${DECLARE_KHOOK}
 const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
 const args = { ...a.args };
 if (a.kubeconfigFile) args.kubeconfig = fs.readFileSync(a.kubeconfigFile, "utf8");
 if (a.secretVars) args.secretVars = pulumi.secret(a.secretVars);
-const boot = new Khook(a.name || "boot", args, a.opts || {});
+const boot = khook(a.name || "boot", args, a.opts || {});
 exports.steps = boot.steps;
 exports.runStatus = boot.runStatus;
 exports.recordNamespace = boot.recordNamespace;

@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StateRecord } from "../../../provider/state/record.js";
+import type { KhookShell } from "./pulumi-env.js";
 import type { ClusterView } from "./pulumi-kube.js";
 import { descendants, type PulumiProject, type PulumiRun } from "./pulumi-project.js";
 
@@ -30,13 +31,16 @@ export async function journaled(cluster: ClusterView, ns: string, record: string
   }
 }
 
+/** The command line of each shell's provider process: @pulumi/pulumi's dynamic provider, khook's native one (bin/pulumi-resource-khook runs it), or the single executable under the plugin's name. */
+const PROVIDER_PROCESS: Record<KhookShell, RegExp> = { dynamic: /dynamic-provider/, native: /native-main\.js/, sea: /\/pulumi-resource-khook / };
+
 /** Starts `up`, waits until `ready` holds for the journal and the provider is running, then hands over the pulumi pid and the provider pids. */
-export async function upUntil(project: PulumiProject, cluster: ClusterView, ns: string, record: string, ready: (r: StateRecord) => boolean): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {
+export async function upUntil(project: PulumiProject, cluster: ClusterView, ns: string, record: string, ready: (r: StateRecord) => boolean, shell: KhookShell = "dynamic"): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {
   let pulumiPid = 0;
   const done = project.run(["up", "--yes", "--skip-preview"], { onSpawn: (pid) => (pulumiPid = pid) });
   await journaled(cluster, ns, record, ready);
   await sleep(500); // the gate step is now waiting
-  return { done, pulumiPid, providers: descendants(pulumiPid, /dynamic-provider/) };
+  return { done, pulumiPid, providers: descendants(pulumiPid, PROVIDER_PROCESS[shell]) };
 }
 
 /** Clears the stack's pending operations (what a killed provider leaves); returns how many there were. */

@@ -1,6 +1,8 @@
 /** Specs and preview parsing shared by the Pulumi integration tests. */
 
 export const KHOOK_TYPE = "pulumi-nodejs:dynamic/khook:Khook";
+/** The native provider's type token. */
+export const NATIVE_TYPE = "khook:index:Khook";
 
 /** An apply step that puts one ConfigMap into `${NS}`. */
 export function configMapStep(name: string, data: Record<string, string>, extra = ""): string {
@@ -44,6 +46,24 @@ export const INVALID_STEPS = `  - name: alpha
         - file: ./manifests/not-there.yaml
 `;
 
+/** A Pulumi YAML program declaring `khook:Khook` for ./boot.khook.yaml, with NS and the kubeconfig file's content. */
+export const yamlProgram = (ns: string, kubeconfig: string): string => `name: khook-yaml
+runtime: yaml
+description: khook from a Pulumi YAML program
+resources:
+  boot:
+    type: khook:Khook
+    properties:
+      specFile: ./boot.khook.yaml
+      vars:
+        NS: ${ns}
+      kubeconfig:
+        fn::readFile: ${kubeconfig}
+outputs:
+  runStatus: \${boot.runStatus}
+  steps: \${boot.steps}
+`;
+
 export function spec(name: string, steps: string, head = ""): string {
   return `apiVersion: khook.io/v1
 kind: Khook
@@ -77,7 +97,7 @@ export function parsePreview(stdout: string): PreviewJson {
 }
 
 export function khookStep(p: PreviewJson): PreviewStep | undefined {
-  return p.steps?.find((s) => s.urn.includes(`::${KHOOK_TYPE}::`) || s.type === KHOOK_TYPE);
+  return p.steps?.find((s) => [KHOOK_TYPE, NATIVE_TYPE].some((type) => s.urn.includes(`::${type}::`) || s.type === type));
 }
 
 /** Indexes of the plan lines that differ between the old and the new inputs of a preview step. */

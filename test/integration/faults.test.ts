@@ -14,54 +14,21 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { OWNED_BY, ownerValue } from "../../provider/ownership.js";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import {
-  clusterAt,
   freezeComponent,
   killComponent,
   restartComponent,
-  startCluster,
   testChartPath,
-  stopCluster,
   thawComponent,
   toolPath,
-  type ClusterState,
-  type TestCluster,
 } from "../harness/index.js";
+import { privateCluster } from "../harness/private-cluster.js";
 import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, recordShows, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded, type CliResult } from "./support/khook-cli.js";
 
-let private_: ClusterState | undefined;
-let cluster: TestCluster;
-let allPassed = true;
-
-before(async () => {
-  private_ = await startCluster({ name: `faults-${process.pid}`, watchPid: process.pid });
-  cluster = clusterAt(private_.kubeconfig);
-});
-
-afterEach((t) => {
-  if ((t as { passed?: boolean }).passed === false) allPassed = false;
-});
-
-after(async () => {
-  if (private_ === undefined) return;
-  // The logs of a failed run stay in the cluster's directory.
-  await stopCluster(private_);
-  if (allPassed) fs.rmSync(private_.dir, { recursive: true, force: true });
-});
-
-function state(): ClusterState {
-  assert.ok(private_, "the private cluster did not start");
-  return private_;
-}
-
-async function kubectl(args: string[]): Promise<string> {
-  const r = await cluster.kubectl(args);
-  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout.trim();
-}
+const { state, cluster, kubectl } = privateCluster("faults");
 
 let counter = 0;
 async function namespace(prefix: string): Promise<string> {
@@ -82,7 +49,7 @@ interface RecordJson {
 }
 
 async function record(ns: string, spec: string): Promise<RecordJson | undefined> {
-  const r = await cluster.kubectl(["get", "secret", `khook-state-${spec}`, "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
+  const r = await cluster().kubectl(["get", "secret", `khook-state-${spec}`, "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
   if (r.code !== 0) return undefined;
   return JSON.parse(Buffer.from(r.stdout, "base64").toString("utf8")) as RecordJson;
 }
@@ -298,7 +265,7 @@ describe("faults: the control plane breaks mid-run", { timeout: 600_000 }, () =>
     assert.equal(r.code, 1, failOn(t, r));
     assert.match(stepOf(parseRun(r), "last").error ?? "", new RegExp(`unable to create new content in namespace ${target} because it is being terminated`));
     await assertRecordFinal(ns, "terminating", "failed", { first: "ok", blocked: "ok", last: "failed" });
-    assert.notEqual((await cluster.kubectl(["get", "configmap", "last", "-n", target])).code, 0, "nothing was created in the terminating namespace");
+    assert.notEqual((await cluster().kubectl(["get", "configmap", "last", "-n", target])).code, 0, "nothing was created in the terminating namespace");
 
     await kubectl(["patch", "namespace", target, "--type", "json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]']);
     await kubectl(["wait", `namespace/${target}`, "--for=delete", "--timeout=120s"]);
@@ -350,8 +317,8 @@ describe("faults: helm killed during an upgrade", { timeout: 600_000 }, () => {
     const run = start(stuck.file, helm);
     await outputMatches(run, /\[web\] started/);
     const v2 = `secret/sh.helm.release.v1.web.v2`;
-    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
-    assert.equal((await cluster.kubectl(["wait", v2, "-n", ns, "--for=jsonpath={.metadata.labels.status}=pending-upgrade", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster().kubectl(["wait", v2, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster().kubectl(["wait", v2, "-n", ns, "--for=jsonpath={.metadata.labels.status}=pending-upgrade", "--timeout=120s"])).code, 0);
     const helmPid = childProcessNamed(run.child.pid!, "helm");
     process.kill(helmPid, "SIGKILL");
 
@@ -392,8 +359,8 @@ describe("helm-recovers-own-dead-run: a release khook's own dead run left pendin
   async function helmPending(ns: string, spec: string, revision: number, status: string): Promise<void> {
     await recordShows(state().kubeconfig, ns, `khook-state-${spec}`, "web's helm in flight", (r) => r.helmInFlight?.["web"]?.revision === revision);
     const secret = `secret/sh.helm.release.v1.web.v${revision}`;
-    assert.equal((await cluster.kubectl(["wait", secret, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
-    assert.equal((await cluster.kubectl(["wait", secret, "-n", ns, "--for=jsonpath={.metadata.labels.status}=" + status, "--timeout=120s"])).code, 0);
+    assert.equal((await cluster().kubectl(["wait", secret, "-n", ns, "--for=create", "--timeout=120s"])).code, 0);
+    assert.equal((await cluster().kubectl(["wait", secret, "-n", ns, "--for=jsonpath={.metadata.labels.status}=" + status, "--timeout=120s"])).code, 0);
   }
   async function history(ns: string): Promise<{ revision: number; status: string }[]> {
     const r = await runTool(toolPath("helm"), ["history", "web", "--namespace", ns, "-o", "json", "--kubeconfig", state().kubeconfig]);

@@ -16,10 +16,10 @@
  * The test acts when khook prints that it waits, never after a sleep.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import { after, afterEach, before, describe, test, type TestContext } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import type { StepOutput } from "../../provider/pulumi/wire.js";
-import { clusterAt, killComponent, restartComponent, startCluster, stopCluster, type ClusterState, type TestCluster } from "../harness/index.js";
+import { killComponent, restartComponent } from "../harness/index.js";
+import { privateCluster } from "../harness/private-cluster.js";
 import { isAlive } from "../harness/util.js";
 import { HostileWebhook, validatingWebhookConfiguration } from "../harness/webhook-server.js";
 import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
@@ -27,35 +27,7 @@ import { pulumiTools } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, PulumiProject, type PulumiRun } from "./support/pulumi-project.js";
 import { configMapStep, spec as pulumiSpec } from "./support/pulumi-specs.js";
 
-let private_: ClusterState | undefined;
-let cluster: TestCluster;
-let allPassed = true;
-
-before(async () => {
-  private_ = await startCluster({ name: `late-${process.pid}`, watchPid: process.pid });
-  cluster = clusterAt(private_.kubeconfig);
-});
-
-afterEach((t) => {
-  if ((t as { passed?: boolean }).passed === false) allPassed = false;
-});
-
-after(async () => {
-  if (private_ === undefined) return;
-  await stopCluster(private_);
-  if (allPassed) fs.rmSync(private_.dir, { recursive: true, force: true });
-});
-
-function state(): ClusterState {
-  assert.ok(private_, "the private cluster did not start");
-  return private_;
-}
-
-async function kubectl(args: string[], input?: string): Promise<string> {
-  const r = await cluster.kubectl(args, input !== undefined ? { input } : {});
-  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout.trim();
-}
+const { state, cluster, kubectl } = privateCluster("late");
 
 let counter = 0;
 async function namespace(prefix: string): Promise<string> {
@@ -189,7 +161,7 @@ describe("Pulumi: waitForCluster and the transient retries in the outputs", { ti
     const name = `pulumi-${ns}`;
     await kubectl(["apply", "-f", "-"], JSON.stringify(validatingWebhookConfiguration(hook, { name, namespace: ns })));
     t.after(async () => {
-      await cluster.kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found"]);
+      await cluster().kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found"]);
     });
     const project = await pulumiProject(t, pulumiSpec("latewebhook", configMapStep("guarded", { a: "1" }, "    timeout: 5m\n")), { vars: { NS: ns } });
     const waiting = new RegExp(`waiting for admission webhook ${escape(name)}\\.khook\\.test \\(connection refused\\); retrying until`);

@@ -33,46 +33,17 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as https from "node:https";
 import * as path from "node:path";
-import { after, afterEach, before, describe, test } from "node:test";
-import { clusterAt, freezeEtcdPeers, startCluster, stopCluster, thawEtcdPeers, type ClusterState, type TestCluster } from "../harness/index.js";
+import { describe, test } from "node:test";
+import { freezeEtcdPeers, thawEtcdPeers } from "../harness/index.js";
+import { privateCluster } from "../harness/private-cluster.js";
 import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, specDir, startKhook, stepOf } from "./support/khook-cli.js";
 
-let private_: ClusterState | undefined;
-let cluster: TestCluster;
-let allPassed = true;
-
-before(async () => {
-  private_ = await startCluster({
-    name: `overload-${process.pid}`,
-    watchPid: process.pid,
-    // APF on, with a server-wide concurrency small enough that a priority level of one share gets one seat.
-    apiserverFlags: ["--enable-priority-and-fairness=true", "--max-requests-inflight=100", "--max-mutating-requests-inflight=50"],
-    // Two etcd members, the API server talking to one: freezing the other takes the quorum away.
-    etcdMembers: 2,
-  });
-  cluster = clusterAt(private_.kubeconfig);
+const { state, kubectl } = privateCluster("overload", {
+  // APF on, with a server-wide concurrency small enough that a priority level of one share gets one seat.
+  apiserverFlags: ["--enable-priority-and-fairness=true", "--max-requests-inflight=100", "--max-mutating-requests-inflight=50"],
+  // Two etcd members, the API server talking to one: freezing the other takes the quorum away.
+  etcdMembers: 2,
 });
-
-afterEach((t) => {
-  if ((t as { passed?: boolean }).passed === false) allPassed = false;
-});
-
-after(async () => {
-  if (private_ === undefined) return;
-  await stopCluster(private_);
-  if (allPassed) fs.rmSync(private_.dir, { recursive: true, force: true });
-});
-
-function state(): ClusterState {
-  assert.ok(private_, "the private cluster did not start");
-  return private_;
-}
-
-async function kubectl(args: string[], input?: string): Promise<string> {
-  const r = await cluster.kubectl(args, input !== undefined ? { input } : {});
-  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout.trim();
-}
 
 /** A ServiceAccount with cluster-admin (not system:masters, which APF exempts), its token, and a kubeconfig for it. */
 async function tenant(ns: string, name: string): Promise<{ token: string; kubeconfig: string; ca: Buffer }> {

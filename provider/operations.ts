@@ -15,7 +15,7 @@ import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { keyedSpec } from "./spec/keyed-hash.js";
-import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary } from "./state/index.js";
+import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary, type StateRecord } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -132,11 +132,15 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
 export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<RecordOwner | undefined> {
   return inSession(spec, opts, async ({ kube, record: location }) => {
     if (location === undefined) return new OwnerMarkerStore(kube, spec.name).read(opts.signal);
-    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
-    if (stored?.json === undefined) return undefined;
-    const parsed = parseRecord(stored.json);
-    return parsed.ok ? parsed.record.owner : undefined;
+    return (await readableRecord(kube, location, spec.name, opts.signal))?.owner;
   });
+}
+
+/** The spec's record at `location`, or undefined when there is none or it cannot be parsed. */
+async function readableRecord(kube: KubeClient, location: StateSettings, specName: string, signal?: AbortSignal): Promise<StateRecord | undefined> {
+  const stored = await new SecretRecordStore(kube, location, specName).read(signal);
+  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+  return parsed?.ok ? parsed.record : undefined;
 }
 
 /**
@@ -146,11 +150,8 @@ export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Re
  */
 export function recordedAlikeOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Set<string>> {
   return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined) return new Set<string>();
-    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
-    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-    if (parsed === undefined || !parsed.ok) return new Set<string>();
-    const record = parsed.record;
+    const record = location === undefined ? undefined : await readableRecord(kube, location, spec.name, opts.signal);
+    if (record === undefined) return new Set<string>();
     const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
     return new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name));
   });

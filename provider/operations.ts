@@ -15,7 +15,7 @@ import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
 import { keyedSpec } from "./spec/keyed-hash.js";
-import { clearLease, currentRun, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary, type StateRecord } from "./state/index.js";
+import { clearLease, currentRun, deleteReleasedRecord, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, parseRecordPlace, releaseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary, type StateRecord } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -143,17 +143,51 @@ async function readableRecord(kube: KubeClient, location: StateSettings, specNam
   return parsed?.ok ? parsed.record : undefined;
 }
 
-/**
- * The steps of `spec` that the record holds alike (the same input hash, keyed under the record's
- * key), by name: what another resource sharing the record applied exactly as this spec would.
- * Empty without a record (the journal off, or none written).
- */
-export function recordedAlikeOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Set<string>> {
+/** Who holds the spec's record, and which of the spec's steps it holds alike: what a Pulumi delete decides on, from one read. */
+export interface HeldRecord {
+  readonly owner: RecordOwner | undefined;
+  /**
+   * The steps of the spec that the record holds alike (the same input hash, keyed under the
+   * record's key), by name: what another resource sharing the record applied exactly as this spec
+   * would. Empty without a record (the journal off, or none written).
+   */
+  readonly alike: ReadonlySet<string>;
+}
+
+export function heldRecordOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<HeldRecord> {
   return inSession(spec, opts, async ({ kube, record: location }) => {
-    const record = location === undefined ? undefined : await readableRecord(kube, location, spec.name, opts.signal);
-    if (record === undefined) return new Set<string>();
+    if (location === undefined) return { owner: await new OwnerMarkerStore(kube, spec.name).read(opts.signal), alike: new Set<string>() };
+    const record = await readableRecord(kube, location, spec.name, opts.signal);
+    if (record === undefined) return { owner: undefined, alike: new Set<string>() };
     const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
-    return new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name));
+    return { owner: record.owner, alike: new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name)) };
+  });
+}
+
+/** The records a Pulumi resource left (`RecordOwner.movedFrom`) and what to do with each (state/journal.ts). */
+export type MovedRecordsOptions = OwnerOptions & {
+  readonly places: readonly string[];
+  readonly token: string;
+};
+
+/** Marks each record in `places` that `token` still holds as left for `movedTo` (releaseRecord); returns the places released now. */
+export function releaseRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions & { readonly movedTo: string }): Promise<string[]> {
+  return onMovedRecords(spec, opts, (store) => releaseRecord(store, opts.token, opts.movedTo, opts.signal));
+}
+
+/** Removes each record in `places` that `token` left and nobody took up since (deleteReleasedRecord); returns the places removed. */
+export function dropReleasedRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions): Promise<string[]> {
+  return onMovedRecords(spec, opts, (store) => deleteReleasedRecord(store, opts.token, opts.signal));
+}
+
+function onMovedRecords(spec: LoadedSpec, opts: MovedRecordsOptions, act: (store: SecretRecordStore) => Promise<boolean>): Promise<string[]> {
+  return inSession(spec, opts, async ({ kube }) => {
+    const done: string[] = [];
+    for (const place of opts.places) {
+      const location = parseRecordPlace(place);
+      if (location !== undefined && (await act(new SecretRecordStore(kube, location, spec.name)))) done.push(place);
+    }
+    return done;
   });
 }
 

@@ -37,9 +37,9 @@ import { check as checkInputs, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
-import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote } from "./owner.js";
+import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote, withMovedFrom } from "./owner.js";
 import { recordKey } from "./bundle.js";
-import type { RecordOwner } from "../state/record.js";
+import { recordPlace, type RecordOwner } from "../state/record.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../spec/keyed-hash.js";
@@ -54,8 +54,8 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
-export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation"> &
-  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "recordedAlikeOperation" | "clusterReadyOperation">>;
+export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"> &
+  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
 type RunResult = import("../engine/types.js").RunResult;
@@ -249,11 +249,15 @@ export async function create(news: Record<string, unknown>): Promise<{ id: strin
 
 export async function update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ outs: KhookOutputs }> {
   // A resource created before owners existed gets its token now.
-  const { outs } = await applyRun(id, news, typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined, typeof olds?.hashKey === "string" ? olds.hashKey : undefined);
+  const token = typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined;
+  const hashKey = typeof olds?.hashKey === "string" ? olds.hashKey : undefined;
+  // The record the last run used: a `state:` that now names another one leaves it (owner.ts).
+  const lastRecord = typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string" ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName }) : undefined;
+  const { outs } = await applyRun(id, news, token, hashKey, lastRecord);
   return { outs };
 }
 
-async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined, oldHashKey: string | undefined): Promise<{ id: string; outs: KhookOutputs }> {
+async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined, oldHashKey: string | undefined, lastRecord?: string): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name, kubeconfigs } = prepare(news);
   // Steps whose inputs hold a secret are hashed under a key the resource keeps in its state (as a secret).
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
@@ -283,6 +287,8 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
     const succeeds = existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
+    const here = location !== undefined ? recordPlace(location) : undefined;
+    if (here !== undefined) owner = withMovedFrom(owner, current, lastRecord, here);
     result = await cancellation.track(ops.applyOperation(spec, {
       session,
       owner,
@@ -291,6 +297,11 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
       ...(hashKey !== undefined ? { hashKey } : {}),
       signal: stop.signal,
     }));
+    // The records this resource left are released once a run here succeeds (not before: a failed run resumes here, or its resource is destroyed from there).
+    if (result.status === "succeeded" && owner.movedFrom !== undefined) {
+      const released = await ops.releaseRecordsOperation(spec, { session, places: owner.movedFrom, token: owner.token, movedTo: ownerPlace(spec, location) });
+      for (const place of released) say(`left the state record ${place} for ${ownerPlace(spec, location)}: it is marked as left, and this resource's delete removes it`);
+    }
   } finally {
     session.close();
   }
@@ -328,7 +339,9 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   let stopReason: () => string;
   try {
     const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
-    const current = await ops.ownerOperation(spec, { session });
+    // One read of the record: who holds it, and which steps it holds alike (for "own-steps").
+    const held = await ops.heldRecordOperation(spec, { session });
+    const current = held.owner;
     const place = ownerPlace(spec, journalLocation(spec));
     const decision = decideDelete(current, token, place, stackOf(inputs));
     if (decision.teardown === "none") {
@@ -345,13 +358,22 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     };
     if (decision.teardown === "own-steps") {
       // Another resource of this stack holds the record: tear down what only this one made.
-      const alike = (await ops.recordedAlikeOperation?.(spec, { session })) ?? new Set<string>();
+      const alike = held.alike;
       const included = spec.steps.filter((s) => s.included).map((s) => s.name);
       say(ownStepsNote(place, decision.owner, included.filter((n) => !alike.has(n)), included.filter((n) => alike.has(n))));
       const leave = new Map([...alike].map((n) => [n, "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it"] as const));
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
+      // The owner left this record for another: nobody holds it now, so it goes with this resource.
+      const location = journalLocation(spec);
+      if (result.status === "succeeded" && decision.dropRecord && location !== undefined) {
+        await dropLeftRecords(ops, spec, session, [recordPlace(location)], decision.owner.token, say);
+      }
     } else {
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, owner: current ?? { ...stackOf(inputs), token: token ?? "" } }));
+      // The records this resource left on its way here go with it (unless another resource took one up since).
+      if (result.status === "succeeded" && current?.movedFrom !== undefined && token !== undefined && current.token === token) {
+        await dropLeftRecords(ops, spec, session, current.movedFrom, token, say);
+      }
     }
   } finally {
     session.close();
@@ -390,6 +412,11 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
 }
 
 // ---- helpers ----
+
+async function dropLeftRecords(ops: Operations, spec: LoadedSpec, session: Session, places: readonly string[], token: string, say: (text: string) => void): Promise<void> {
+  const dropped = await ops.dropReleasedRecordsOperation(spec, { session, places, token });
+  for (const place of dropped) say(`removed the state record ${place}, which its owner had left for another`);
+}
 
 type Unreachable = { kind: "unreachable" | "rejected"; message: string };
 

@@ -23,9 +23,15 @@
  *   versions let happen: the delete tears down the steps it does not hold
  *   alike with the record (the objects only its variables made) and leaves the
  *   record and the steps it shares to the owner, whose delete removes them.
+ * - An update whose `state:` names another record leaves the old one: once a run on
+ *   the new record succeeds, the old record is marked as left (`movedTo`), and the
+ *   new one lists it (`movedFrom`). The resource's delete removes the records it
+ *   left; a resource that shared a left record tears down its own steps and removes
+ *   it. So the fix khook advises for a shared record (a distinct `state.name`)
+ *   leaves nothing behind at destroy, in either order.
  */
 import { randomUUID } from "node:crypto";
-import type { RecordOwner } from "../state/record.js";
+import { MAX_MOVED_FROM, type RecordOwner } from "../state/record.js";
 import { UNKNOWN } from "./wire.js";
 
 export interface StackIdentity {
@@ -72,11 +78,28 @@ export function decideClaim(current: RecordOwner | undefined, claimant: RecordOw
   };
 }
 
+/**
+ * The owner a run stamps into the record at `here`: `owner` plus the records it has left
+ * (`movedFrom`): those its claim on `here` carries (its own, or the one's it succeeds) and `left`,
+ * the record this update leaves (its previous outputs named another). Returning to a record it
+ * left takes that one off the list: the record is its own again.
+ */
+export function withMovedFrom(owner: RecordOwner, current: RecordOwner | undefined, left: string | undefined, here: string): RecordOwner {
+  const { movedFrom: _drop, ...base } = owner;
+  const carried = current !== undefined && (current.token === owner.token || current.token === owner.succeeds) ? (current.movedFrom ?? []) : [];
+  const places = [...new Set([...carried, ...(left !== undefined ? [left] : [])])].filter((p) => p !== here).slice(-MAX_MOVED_FROM);
+  return places.length > 0 ? { ...base, movedFrom: places } : base;
+}
+
 export type DeleteDecision =
   | { readonly teardown: "all" }
   | { readonly teardown: "none"; readonly note: string }
-  /** Tear down the steps the record does not hold alike; leave the record (and those steps) to `owner`. */
-  | { readonly teardown: "own-steps"; readonly owner: RecordOwner };
+  /**
+   * Tear down the steps the record does not hold alike; leave those steps to `owner`. The record
+   * stays for `owner` too, unless `owner` has left it (`movedTo`): then nobody else holds it, and it
+   * goes (`dropRecord`).
+   */
+  | { readonly teardown: "own-steps"; readonly owner: RecordOwner; readonly dropRecord: boolean };
 
 /** What may the resource holding `token` (undefined: created before owners existed) tear down? */
 export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string, identity?: StackIdentity): DeleteDecision {
@@ -90,7 +113,7 @@ export function decideDelete(current: RecordOwner | undefined, token: string | u
       note: `nothing torn down: ${where} now belongs to another Khook resource of ${describeStack(current)} (a rename or a replace took it over); removing only this resource from the stack`,
     };
   }
-  return { teardown: "own-steps", owner: current };
+  return { teardown: "own-steps", owner: current, dropRecord: current.movedTo !== undefined };
 }
 
 /**
@@ -99,9 +122,10 @@ export function decideDelete(current: RecordOwner | undefined, token: string | u
  */
 export function ownStepsNote(where: string, owner: RecordOwner, own: readonly string[], shared: readonly string[]): string {
   const left = shared.length > 0 ? `; steps ${shared.join(", ")} are held alike by that resource and left to its delete` : "";
+  const record = owner.movedTo !== undefined ? `, then removing the record, which that resource has left for ${owner.movedTo}` : " without touching the record";
   return (
     `${where} is held by another Khook resource of ${describeStack(owner)} that shares it with this one (two resources with one spec name, made by an earlier khook): ` +
-    `tearing down this resource's own steps (${own.length > 0 ? own.join(", ") : "none"}) without touching the record${left}`
+    `tearing down this resource's own steps (${own.length > 0 ? own.join(", ") : "none"})${record}${left}`
   );
 }
 

@@ -50,6 +50,8 @@ import {
   isResumable,
   markDestroying,
   parseRecord,
+  releasedBy,
+  releasedOwner,
   serializeRecord,
   helmInFlightOf,
   withEntry,
@@ -657,6 +659,61 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
     }
   }
   throw new KhookError("execution", `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+}
+
+/**
+ * A Pulumi resource whose `state:` names another record now releases the one it left (record.ts
+ * `movedTo`): a conditional write that changes the owner and nothing else, and only while `token`
+ * holds the record. A run that holds the lease meanwhile keeps its own record (it treats a write
+ * that left its lease alone as noise), so a resource that takes the record over wins. True when
+ * this call released it.
+ */
+export async function releaseRecord(store: RecordStore, token: string, movedTo: string, signal?: AbortSignal): Promise<boolean> {
+  for (let i = 0; i < MAX_CONFLICTS; i++) {
+    const seen = await readOwned(store, signal);
+    const owner = seen === undefined ? undefined : releasedOwner(seen.record.owner, token, movedTo);
+    if (seen === undefined || owner === undefined) return false;
+    try {
+      await store.write(serializeRecord({ ...seen.record, owner }), seen.version, signal);
+      return true;
+    } catch (e) {
+      if (e instanceof RecordConflictError) continue;
+      throw new KhookError("execution", storeErrorText("write", store, e));
+    }
+  }
+  throw new KhookError("execution", `could not release the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+}
+
+/**
+ * Removes a record `token` released (`releaseRecord`) once that resource is destroyed: only while
+ * the release stands and no run holds the lease, so a record another resource or a CLI run has
+ * taken up since stays. True when this call removed it.
+ */
+export async function deleteReleasedRecord(store: RecordStore, token: string, signal?: AbortSignal): Promise<boolean> {
+  for (let i = 0; i < MAX_CONFLICTS; i++) {
+    const seen = await readOwned(store, signal);
+    if (seen === undefined || !releasedBy(seen.record.owner, token) || seen.record.lease !== undefined) return false;
+    try {
+      await store.delete(seen.version, signal);
+      return true;
+    } catch (e) {
+      if (e instanceof RecordConflictError) continue;
+      throw new KhookError("execution", storeErrorText("delete", store, e));
+    }
+  }
+  throw new KhookError("execution", `could not remove the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+}
+
+/** The record and its version; undefined when there is none or it cannot be parsed (nobody's to release or remove). */
+async function readOwned(store: RecordStore, signal?: AbortSignal): Promise<{ record: StateRecord; version: string } | undefined> {
+  let stored: StoredRecord | undefined;
+  try {
+    stored = await store.read(signal);
+  } catch (e) {
+    throw new KhookError("execution", storeErrorText("read", store, e));
+  }
+  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+  return parsed?.ok ? { record: parsed.record, version: stored!.version } : undefined;
 }
 
 function storeErrorText(verb: "read" | "write" | "delete", store: RecordStore, e: unknown): string {

@@ -101,7 +101,32 @@ export interface RecordOwner {
    * replace, whose old resource's delete must then leave the cluster alone (pulumi/owner.ts).
    */
   readonly succeeds?: string;
+  /**
+   * Set on a record its owner left: the resource's `state:` now names another record (this
+   * field says which, for people). The owner keeps its claim, so another resource of the stack
+   * does not mistake the record for its own; the owner's delete removes it (`movedFrom`).
+   */
+  readonly movedTo?: string;
+  /**
+   * The records ("namespace/name") this owner left for this one, oldest first: each is released
+   * (`movedTo`) once a run here succeeds, and removed when the owner is destroyed, unless another
+   * resource has claimed it since.
+   */
+  readonly movedFrom?: readonly string[];
 }
+
+/** The owner `token`'s record with the mark that it left for `movedTo`; undefined when `token` does not hold it or already left it. */
+export function releasedOwner(owner: RecordOwner | undefined, token: string, movedTo: string): RecordOwner | undefined {
+  return owner !== undefined && owner.token === token && owner.movedTo === undefined ? { ...owner, movedTo } : undefined;
+}
+
+/** Did `token` leave this record, and has nobody claimed it since? */
+export function releasedBy(owner: RecordOwner | undefined, token: string): boolean {
+  return owner !== undefined && owner.token === token && owner.movedTo !== undefined;
+}
+
+/** How many records one owner remembers having left (a bound on what a record can be made to hold). */
+export const MAX_MOVED_FROM = 16;
 
 export interface StateRecord {
   readonly format: typeof RECORD_FORMAT;
@@ -396,7 +421,25 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
 export function ownerField(v: unknown): { owner?: RecordOwner } {
   if (!isObject(v) || typeof v["project"] !== "string" || typeof v["stack"] !== "string" || typeof v["token"] !== "string" || v["token"] === "") return {};
   const succeeds = typeof v["succeeds"] === "string" && v["succeeds"] !== "" ? { succeeds: v["succeeds"] } : {};
-  return { owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds } };
+  const movedTo = typeof v["movedTo"] === "string" && v["movedTo"] !== "" ? { movedTo: v["movedTo"] } : {};
+  const places = Array.isArray(v["movedFrom"]) ? v["movedFrom"].filter((p): p is string => typeof p === "string" && isRecordPlace(p)).slice(-MAX_MOVED_FROM) : [];
+  const movedFrom = places.length > 0 ? { movedFrom: places } : {};
+  return { owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds, ...movedTo, ...movedFrom } };
+}
+
+/** A record's place as `movedFrom` keeps it: "namespace/name". */
+export function recordPlace(location: { readonly namespace: string; readonly name: string }): string {
+  return `${location.namespace}/${location.name}`;
+}
+
+/** The location a `movedFrom` entry names; undefined for anything that is not "namespace/name". */
+export function parseRecordPlace(place: string): { namespace: string; name: string } | undefined {
+  const [namespace, name, ...rest] = place.split("/");
+  return namespace && name && rest.length === 0 ? { namespace, name } : undefined;
+}
+
+function isRecordPlace(place: string): boolean {
+  return parseRecordPlace(place) !== undefined;
 }
 
 const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);

@@ -3,7 +3,10 @@
  * CLI, a file backend and the real cluster. khook now refuses the second at preview; an earlier
  * khook let both run on one state record, taking it from each other, and its `pulumi destroy`
  * left the objects of the resource that did not hold the record in the cluster. Such a stack is
- * rebuilt here exactly as that khook left it (the state and the record), then destroyed.
+ * rebuilt here exactly as that khook left it (the state and the record), then destroyed, as is,
+ * and after the fix khook advises (one resource moves to its own `state.name`), which left the
+ * shared record behind until records an owner leaves were marked and removed. A single resource
+ * that moves its record leaves nothing behind either.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -52,21 +55,18 @@ interface StateResource {
   outputs: Record<string, unknown>;
 }
 
-test("two Khook resources with one spec name: preview refuses the second naming the first and the fix; a stack an earlier khook left on one record is destroyed completely", { timeout: 900_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
-  const write = (secondRecord: string): void =>
-    project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "first", vars: { WHO: "a", REC: RECORD } }, { name: "second", vars: { WHO: "b", REC: secondRecord } }] }));
-  await project.init();
+type PulumiFixture = Awaited<ReturnType<typeof pulumiFixture>>;
 
-  // khook now: the second resource on the first's record fails the preview, naming the first and the fix.
-  write(RECORD);
-  const refused = await project.run(["preview"]);
-  assert.notEqual(refused.code, 0);
-  assert.match(refused.output, /Khook second: the Khook resource "first" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/, refused.output);
-  assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
-
-  // Build the stack an earlier khook left: both resources applied, then the second holding the one record.
-  write("twin-second");
+/**
+ * The stack an earlier khook left: both resources applied, then the second holding the one record
+ * (its steps' hashes and its owner token), as that khook's takeovers did. `write` sets the
+ * program's arguments: the record each resource names.
+ */
+async function earlierKhookStack(fixture: PulumiFixture): Promise<{ write: (first: string, second: string) => void; tokens: { first: string; second: string } }> {
+  const { project, kubeconfig, namespace: ns, cluster } = fixture;
+  const write = (firstRecord: string, secondRecord: string): void =>
+    project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "first", vars: { WHO: "a", REC: firstRecord } }, { name: "second", vars: { WHO: "b", REC: secondRecord } }] }));
+  write(RECORD, "twin-second");
   await project.ok(["up", "--yes", "--skip-preview"]);
   for (const n of ["common", "cm-a", "cm-b"]) assert.ok(await cluster.configMap(ns, n), `${n} exists`);
   const exported = JSON.parse(await project.exportText()) as { deployment: { resources: StateResource[] } };
@@ -77,18 +77,80 @@ test("two Khook resources with one spec name: preview refuses the second naming 
   const file = path.join(project.dir, "earlier-khook-state.json");
   fs.writeFileSync(file, JSON.stringify(exported));
   await project.ok(["stack", "import", "--file", file]);
-  // The second's last run wrote the shared record: its steps' hashes and its owner token.
   await cluster.copySecretData(ns, "twin-second", RECORD);
   await cluster.deleteSecret(ns, "twin-second");
+  const tokens = { first: String(khooks.find((r) => r.urn.endsWith("::first"))!.outputs["ownerToken"]), second: String(second.outputs["ownerToken"]) };
   const record = await cluster.record(ns, RECORD);
-  assert.equal(record?.owner?.token, second.outputs["ownerToken"], "the record names the second as its owner, as the earlier khook left it");
-  assert.notEqual(record?.owner?.token, khooks.find((r) => r.urn.endsWith("::first"))!.outputs["ownerToken"]);
+  assert.equal(record?.owner?.token, tokens.second, "the record names the second as its owner, as the earlier khook left it");
+  assert.notEqual(record?.owner?.token, tokens.first);
+  return { write, tokens };
+}
 
+test("two Khook resources with one spec name: preview refuses the second naming the first and the fix; a stack an earlier khook left on one record is destroyed completely", { timeout: 900_000 }, async (t) => {
+  const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+  const { project, kubeconfig, namespace: ns, cluster } = fixture;
+  await project.init();
+
+  // khook now: the second resource on the first's record fails the preview, naming the first and the fix.
+  project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "first", vars: { WHO: "a", REC: RECORD } }, { name: "second", vars: { WHO: "b", REC: RECORD } }] }));
+  const refused = await project.run(["preview"]);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.output, /Khook second: the Khook resource "first" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/, refused.output);
+  assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
+
+  await earlierKhookStack(fixture);
   const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
   assert.equal(destroyed.code, 0, destroyed.output);
   for (const n of ["common", "cm-a", "cm-b"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left in the cluster after destroy:\n${destroyed.output}`);
   assert.equal(await cluster.record(ns, RECORD), undefined, "the record is removed");
   assert.equal((await project.khookResources()).length, 0);
+});
+
+test("two Khook resources on one record, fixed as khook advises (the holder gets its own state.name): the move removes nothing and marks the old record as left; destroy then leaves no object and no record behind", { timeout: 900_000 }, async (t) => {
+  const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+  const { project, namespace: ns, cluster } = fixture;
+  await project.init();
+  const { write, tokens } = await earlierKhookStack(fixture);
+
+  // The fix: the resource that holds the shared record moves to a record of its own.
+  write(RECORD, "twin-second-own");
+  const moved = await project.run(["up", "--yes", "--skip-preview"]);
+  assert.equal(moved.code, 0, moved.output);
+  for (const n of ["common", "cm-a", "cm-b"]) assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move:\n${moved.output}`);
+  const left = (await cluster.record(ns, RECORD))?.owner;
+  const own = (await cluster.record(ns, "twin-second-own"))?.owner;
+
+  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+  assert.equal(destroyed.code, 0, destroyed.output);
+  for (const n of ["common", "cm-a", "cm-b"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left in the cluster after destroy:\n${destroyed.output}`);
+  assert.equal(await cluster.record(ns, "twin-second-own"), undefined, "the mover's record is removed");
+  assert.equal(await cluster.record(ns, RECORD), undefined, `the record both shared is removed:\n${destroyed.output}`);
+  assert.equal((await project.khookResources()).length, 0);
+
+  // What the move wrote: the old record stayed the mover's, marked as left; the new one remembers it.
+  assert.equal(left?.token, tokens.second);
+  assert.match(left?.movedTo ?? "", /Secret "twin-second-own"/);
+  assert.deepEqual(own?.movedFrom, [`${ns}/${RECORD}`]);
+  assert.match(moved.output, new RegExp(`left the state record ${ns}/${RECORD} for the state record \\(Secret "twin-second-own"`), moved.output);
+});
+
+test("a resource whose state.name changes: the move keeps every object, and destroy removes the new record and the one it left", { timeout: 600_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+  const write = (record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "only", vars: { WHO: "a", REC: record } }] }));
+  await project.init();
+  write("twin-before");
+  await project.ok(["up", "--yes", "--skip-preview"]);
+  write("twin-after");
+  const moved = await project.run(["up", "--yes", "--skip-preview"]);
+  assert.equal(moved.code, 0, moved.output);
+  for (const n of ["common", "cm-a"]) assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move`);
+  assert.ok(await cluster.record(ns, "twin-before"), "the left record stays until the resource is destroyed");
+  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+  assert.equal(destroyed.code, 0, destroyed.output);
+  for (const n of ["common", "cm-a"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
+  assert.equal(await cluster.record(ns, "twin-after"), undefined);
+  assert.equal(await cluster.record(ns, "twin-before"), undefined, `the record it left is removed:\n${destroyed.output}`);
+  assert.match(destroyed.output, new RegExp(`removed the state record ${ns}/twin-before, which its owner had left for another`), destroyed.output);
 });
 
 test("two khook:Khook resources with one spec name in a Pulumi YAML program (the native provider): preview refuses the second, naming the first and the fix", { timeout: 600_000 }, async (t) => {

@@ -13,7 +13,7 @@ import * as handlers from "../../provider/pulumi/handlers.js";
 import { Redactor } from "../../provider/redact.js";
 import { runTool } from "../../provider/tools/exec.js";
 import { isAlive } from "../harness/util.js";
-import { fakeSessions } from "./support/fake-sessions.js";
+import { fakeRecordOperations, fakeSessions } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 afterEach(() => {
@@ -83,7 +83,7 @@ test("a cancelled apply rejects with a partial state that resumes, naming what s
     sink: () => undefined,
     operations: {
       openSession: fakeSessions().openSession,
-      ownerOperation: async () => undefined,
+      ...fakeRecordOperations(),
       statusOperation: async () => undefined,
       destroyOperation: async () => {
         throw new Error("no");

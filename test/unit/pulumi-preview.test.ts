@@ -15,7 +15,7 @@ import * as handlers from "../../provider/pulumi/handlers.js";
 import { classifyUnknowns, KNOWN_AFTER, rawSteps } from "../../provider/pulumi/unknowns.js";
 import { normalizeInputs, UNKNOWN } from "../../provider/pulumi/wire.js";
 import type { Session } from "../../provider/session.js";
-import { fakeSessions } from "./support/fake-sessions.js";
+import { fakeRecordOperations, fakeSessions } from "./support/fake-sessions.js";
 import { specText } from "./support/spec-files.js";
 
 const HELM = `  - name: cert-manager
@@ -187,7 +187,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
         applyOperation: async (spec, o) => (calls.push({ op: "apply", target: targetOf(o) }), okRun(spec)),
         destroyOperation: async (spec, o) => (calls.push({ op: "destroy", target: targetOf(o) }), okRun(spec)),
         statusOperation: async (_spec, o) => (calls.push({ op: "status", target: targetOf(o) }), undefined),
-        ownerOperation: async () => undefined,
+        ...fakeRecordOperations(),
         ...extra,
       },
       sink: (l) => lines.push(l),
@@ -214,6 +214,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     fake({
       reachOperation: async (session) => (used.push({ op: "probe", session }), undefined),
       ownerOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), undefined),
+      heldRecordOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), { owner: undefined, alike: new Set<string>() }),
       destroyOperation: async (spec, o) => (used.push({ op: "destroy", session: o.session! }), okRun(spec)),
       applyOperation: async (spec, o) => (used.push({ op: "apply", session: o.session! }), { ...okRun(spec), mode: "apply" }),
     });

@@ -25,7 +25,7 @@ import { BUNDLE_KEY, UNKNOWN, type KhookInputs, type KhookOutputs } from "../../
 import { KHOOK_VERSION } from "../../provider/version.js";
 import type { RecordOwner } from "../../provider/state/record.js";
 import type { Session, SessionOptions } from "../../provider/session.js";
-import { fakeSessions } from "./support/fake-sessions.js";
+import { fakeRecordOperations, fakeSessions, type MovedRecordCalls } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 const CM = (name: string, value = "1"): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
@@ -104,6 +104,12 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
       ...status(s.name),
     })),
   };
+}
+
+/** A run in which the first included step failed. */
+function failedResult(spec: LoadedSpec): RunResult {
+  const first = spec.steps.find((s) => s.included)!.name;
+  return { ...okResult(spec, (n) => (n === first ? { status: "failed", reason: "failed", error: "denied" } : {})), status: "failed" };
 }
 
 const LOCATION = { namespace: "default", name: "khook-state-test" };
@@ -516,14 +522,17 @@ describe("handlers (with a fake operations layer)", () => {
     lines.length = 0;
   });
 
+  /** What the latest fakeOps layer was asked to do with records an owner left. */
+  let moved: MovedRecordCalls = { released: [], dropped: [] };
+
   function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined, alike: () => Set<string> = () => new Set()) {
     const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner; leave?: string[] }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
+    const records = fakeRecordOperations(currentOwner, alike);
     const ops: handlers.Operations = {
       openSession: sessions.openSession,
-      ownerOperation: async () => currentOwner(),
-      recordedAlikeOperation: async () => alike(),
+      ...records,
       applyOperation: async (spec, o) => {
         calls.push({ op: "apply", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
         const r = run(spec, o.onEvent);
@@ -559,6 +568,7 @@ describe("handlers (with a fake operations layer)", () => {
       },
     };
     handlers.setTestHooks({ operations: ops, sink: (l) => lines.push(l) });
+    moved = records.calls;
     return calls;
   }
 
@@ -598,7 +608,9 @@ describe("handlers (with a fake operations layer)", () => {
           order.push(`wait ${wait.timeoutMs}`);
           wait.say("waiting for the API server");
         },
+        ...fakeRecordOperations(),
         ownerOperation: async () => (order.push("owner check"), undefined),
+        heldRecordOperation: async () => (order.push("owner check"), { owner: undefined, alike: new Set<string>() }),
         applyOperation: async (spec, o) => (order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"), okResult(spec)),
         destroyOperation: async (spec) => (order.push("destroy"), { ...okResult(spec), mode: "destroy" }),
         statusOperation: async () => undefined,
@@ -690,6 +702,7 @@ describe("handlers (with a fake operations layer)", () => {
     handlers.setTestHooks({
       operations: {
         openSession: sessions.openSession,
+        ...fakeRecordOperations(),
         ownerOperation: async (_spec, o) => {
           targets.push({ op: "owner", target: sessions.optionsOf(o.session!).target });
           return undefined;
@@ -787,6 +800,65 @@ describe("handlers (with a fake operations layer)", () => {
     assert.deepEqual(other, []);
   });
 
+  test("a moved state record: an update whose state: names another record lists the one it left in its owner and releases it once the run succeeds", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
+    const olds = { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-before" };
+    await handlers.update("id", olds, news);
+    assert.deepEqual(calls[0]!.owner!.movedFrom, ["default/khook-state-before"]);
+    assert.deepEqual(moved.released, [{ places: ["default/khook-state-before"], token: "mine", movedTo: 'the state record (Secret "khook-state-test" in namespace "default")' }]);
+    assert.ok(lines.some((l) => /left the state record default\/khook-state-before for the state record \(Secret "khook-state-test"/.test(l)), lines.join("\n"));
+    // The same record as before: nothing left, nothing released.
+    const same = fakeOps((spec) => okResult(spec));
+    await handlers.update("id", { ...olds, recordName: "khook-state-test" }, news);
+    assert.equal(same[0]!.owner!.movedFrom, undefined);
+    assert.equal(moved.released.length, 0);
+  });
+
+  test("a moved state record: a failed run releases nothing; the next run here, which the record's owner carries, releases it", async () => {
+    const failed = fakeOps((spec) => failedResult(spec));
+    const { inputs } = project();
+    const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
+    await assert.rejects(handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-before" }, news));
+    assert.deepEqual(failed[0]!.owner!.movedFrom, ["default/khook-state-before"]);
+    assert.equal(moved.released.length, 0);
+    // The failed run's outputs name the new record; its owner, stamped into it, remembers the old one.
+    const retried = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine", movedFrom: ["default/khook-state-before"] }));
+    await handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" }, news);
+    assert.deepEqual(retried[0]!.owner!.movedFrom, ["default/khook-state-before"]);
+    assert.deepEqual(moved.released.map((r) => r.places), [["default/khook-state-before"]]);
+  });
+
+  test("a moved state record: the resource's delete removes the records it left, after its own teardown succeeds", async () => {
+    const mine: RecordOwner = { project: "infra", stack: "dev", token: "mine", movedFrom: ["default/khook-state-before"] };
+    const calls = fakeOps((spec) => okResult(spec), () => mine);
+    const { inputs } = project();
+    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(calls.map((c) => c.op), ["destroy"]);
+    assert.deepEqual(moved.dropped, [{ places: ["default/khook-state-before"], token: "mine" }]);
+    assert.ok(lines.some((l) => /removed the state record default\/khook-state-before, which its owner had left for another/.test(l)), lines.join("\n"));
+    fakeOps((spec) => failedResult(spec), () => mine);
+    await assert.rejects(handlers.delete("id", props as unknown as Record<string, unknown>));
+    assert.equal(moved.dropped.length, 0, "a failed teardown keeps the records it left");
+  });
+
+  test("two Khook resources on one record whose holder has left it: the other's delete tears down its own steps, then removes the record", async () => {
+    const holder: RecordOwner = { project: "infra", stack: "dev", token: "the-sibling", movedTo: 'the state record (Secret "elsewhere" in namespace "default")' };
+    const calls = fakeOps((spec) => okResult(spec), () => holder, () => new Set(["config"]));
+    const { inputs } = project();
+    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(calls.map((c) => [c.op, c.owner, c.leave]), [["destroy", undefined, ["config"]]]);
+    assert.deepEqual(moved.dropped, [{ places: ["default/khook-state-test"], token: "the-sibling" }]);
+    assert.ok(lines.some((l) => /tearing down this resource's own steps \(.*\), then removing the record, which that resource has left for the state record \(Secret "elsewhere"/.test(l)), lines.join("\n"));
+    // A holder that has not left keeps its record.
+    fakeOps((spec) => okResult(spec), () => ({ ...holder, movedTo: undefined }) as RecordOwner, () => new Set(["config"]));
+    await handlers.delete("id", props as unknown as Record<string, unknown>);
+    assert.equal(moved.dropped.length, 0);
+  });
+
   test("ownership: a create that takes the record over records whose claim it succeeds; an update keeps it", async () => {
     const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "old" }));
     const { inputs } = project();
@@ -854,7 +926,7 @@ describe("handlers (with a fake operations layer)", () => {
     const ops = fakeOps((spec) => okResult(spec));
     void ops;
     handlers.setTestHooks({
-      operations: { openSession: fakeSessions().openSession, applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ownerOperation: async () => undefined },
+      operations: { openSession: fakeSessions().openSession, applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ...fakeRecordOperations() },
       sink: () => undefined,
     });
     const { inputs } = project();

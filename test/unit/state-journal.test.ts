@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { Redactor } from "../../provider/redact.js";
-import { clearLease, currentRun, Journal, type JournalOptions } from "../../provider/state/journal.js";
+import { clearLease, currentRun, deleteReleasedRecord, Journal, releaseRecord, type JournalOptions } from "../../provider/state/journal.js";
 import { currentPidSpace, pidAlive, startTimeField } from "../../provider/state/process-identity.js";
 import { assessLease, describeLeaseHolder, leaseHolderState, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
 import { parseRecord, serializeRecord, type StateRecord } from "../../provider/state/record.js";
@@ -402,5 +402,64 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
     const malformed = parseRecord(JSON.stringify({ ...JSON.parse(store.json!), owner: { project: "infra", stack: 3, token: "x" } }));
     assert.ok(malformed.ok);
     assert.equal(malformed.record.owner, undefined);
+  });
+
+  test("a record its owner left: releaseRecord marks it (the owner kept, movedTo set) only while that owner holds it, and keeps the steps", async () => {
+    const store = new MemoryRecordStore();
+    const run = journal(store, { owner });
+    await run.open();
+    await run.beginRun();
+    run.recordStep({ name: "a", inputHash: "ha" }, ok);
+    await run.finish("succeeded");
+    assert.equal(await releaseRecord(store, "t-other", "elsewhere"), false, "a token that does not hold the record releases nothing");
+    assert.equal(recordIn(store).owner?.movedTo, undefined);
+    assert.equal(await releaseRecord(store, "t-1", "the state record (Secret \"b\" in namespace \"ns\")"), true);
+    assert.deepEqual(recordIn(store).owner, { ...owner, movedTo: 'the state record (Secret "b" in namespace "ns")' });
+    assert.deepEqual(Object.keys(recordIn(store).steps), ["a"]);
+    assert.equal(await releaseRecord(store, "t-1", "again"), false, "released once");
+    assert.equal(await releaseRecord(new MemoryRecordStore(), "t-1", "x"), false, "no record, nothing to release");
+  });
+
+  test("a record its owner left: a resource that takes it up again (a new claim) clears the mark", async () => {
+    const store = new MemoryRecordStore();
+    const first = journal(store, { owner });
+    await first.open();
+    await first.beginRun();
+    await first.finish("succeeded");
+    await releaseRecord(store, "t-1", "elsewhere");
+    const sibling = { ...owner, token: "t-2" };
+    const next = journal(store, { owner: sibling });
+    await next.open();
+    await next.beginRun();
+    await next.finish("succeeded");
+    assert.deepEqual(recordIn(store).owner, sibling);
+  });
+
+  test("deleteReleasedRecord removes a left record only while its owner's release stands and no run holds the lease", async () => {
+    const store = new MemoryRecordStore();
+    const first = journal(store, { owner });
+    await first.open();
+    await first.beginRun();
+    await first.finish("succeeded");
+    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "not released: the owner still holds it");
+    assert.ok(store.exists);
+    await releaseRecord(store, "t-1", "elsewhere");
+    assert.equal(await deleteReleasedRecord(store, "t-2"), false, "released by another token");
+    const leased = journal(store);
+    await leased.open();
+    await leased.beginRun();
+    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "a run (the CLI) holds the lease");
+    await leased.finish("succeeded");
+    assert.equal(recordIn(store).owner?.movedTo, "elsewhere", "a run that claims nothing keeps the release");
+    assert.equal(await deleteReleasedRecord(store, "t-1"), true);
+    assert.equal(store.exists, false);
+    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "gone already");
+  });
+
+  test("an owner's movedTo and movedFrom survive a write and a read; a movedFrom entry that is not namespace/name is dropped", () => {
+    const base = JSON.parse(serializeRecord({ format: 1, spec: "demo", specHash: "sha256:s", khookVersion: "1", command: "apply", runStatus: "succeeded", startedAt: T0.toISOString(), updatedAt: T0.toISOString(), steps: {} } as StateRecord)) as Record<string, unknown>;
+    const parsed = parseRecord(JSON.stringify({ ...base, owner: { ...owner, movedTo: "there", movedFrom: ["ns/a", "bad", "ns/b/c", 7, "ns/d"] } }));
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.record.owner, { ...owner, movedTo: "there", movedFrom: ["ns/a", "ns/d"] });
   });
 });

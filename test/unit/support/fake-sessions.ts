@@ -6,6 +6,8 @@
 import type { KubeClient } from "../../../provider/kube/index.js";
 import { Session, type SessionOptions } from "../../../provider/session.js";
 import type { LoadedSpec } from "../../../provider/spec/loaded.js";
+import type { Operations } from "../../../provider/pulumi/handlers.js";
+import type { RecordOwner } from "../../../provider/state/record.js";
 
 /** Stands in for a connected client: the fake operations never send a request. */
 const UNUSED_CLIENT = {
@@ -38,5 +40,30 @@ export function fakeSessions(): FakeSessions {
       if (options === undefined) throw new Error("not a session these fakes opened");
       return options;
     },
+  };
+}
+
+/** What the fake record operations were asked to do with the records an owner left. */
+export interface MovedRecordCalls {
+  readonly released: { places: readonly string[]; token: string; movedTo: string }[];
+  readonly dropped: { places: readonly string[]; token: string }[];
+}
+
+/**
+ * The record operations of a fake operations layer: the record is held by `owner()` and holds the
+ * steps `alike()` names alike; releases and drops are recorded in `calls` and report every place
+ * as done.
+ */
+export function fakeRecordOperations(
+  owner: () => RecordOwner | undefined = () => undefined,
+  alike: () => ReadonlySet<string> = () => new Set(),
+): Pick<Operations, "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"> & { calls: MovedRecordCalls } {
+  const calls: MovedRecordCalls = { released: [], dropped: [] };
+  return {
+    calls,
+    ownerOperation: async () => owner(),
+    heldRecordOperation: async () => ({ owner: owner(), alike: alike() }),
+    releaseRecordsOperation: async (_spec, o) => (calls.released.push({ places: o.places, token: o.token, movedTo: o.movedTo }), [...o.places]),
+    dropReleasedRecordsOperation: async (_spec, o) => (calls.dropped.push({ places: o.places, token: o.token }), [...o.places]),
   };
 }

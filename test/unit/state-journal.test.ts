@@ -404,13 +404,18 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
     assert.equal(malformed.record.owner, undefined);
   });
 
-  test("a record its owner left: releaseRecord marks it (the owner kept, movedTo set) only while that owner holds it, and keeps the steps", async () => {
-    const store = new MemoryRecordStore();
-    const run = journal(store, { owner });
+  /** One apply run by `claimant` that completes (with what `during` records). */
+  const completedRun = async (store: MemoryRecordStore, claimant: typeof owner, during: (run: Journal) => void = () => undefined): Promise<void> => {
+    const run = journal(store, { owner: claimant });
     await run.open();
     await run.beginRun();
-    run.recordStep({ name: "a", inputHash: "ha" }, ok);
+    during(run);
     await run.finish("succeeded");
+  };
+
+  test("a record its owner left: releaseRecord marks it (the owner kept, movedTo set) only while that owner holds it, and keeps the steps", async () => {
+    const store = new MemoryRecordStore();
+    await completedRun(store, owner, (run) => run.recordStep({ name: "a", inputHash: "ha" }, ok));
     assert.equal(await releaseRecord(store, "t-other", "elsewhere"), false, "a token that does not hold the record releases nothing");
     assert.equal(recordIn(store).owner?.movedTo, undefined);
     assert.equal(await releaseRecord(store, "t-1", "the state record (Secret \"b\" in namespace \"ns\")"), true);
@@ -422,25 +427,16 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
 
   test("a record its owner left: a resource that takes it up again (a new claim) clears the mark", async () => {
     const store = new MemoryRecordStore();
-    const first = journal(store, { owner });
-    await first.open();
-    await first.beginRun();
-    await first.finish("succeeded");
+    await completedRun(store, owner);
     await releaseRecord(store, "t-1", "elsewhere");
     const sibling = { ...owner, token: "t-2" };
-    const next = journal(store, { owner: sibling });
-    await next.open();
-    await next.beginRun();
-    await next.finish("succeeded");
+    await completedRun(store, sibling);
     assert.deepEqual(recordIn(store).owner, sibling);
   });
 
   test("deleteReleasedRecord removes a left record only while its owner's release stands and no run holds the lease", async () => {
     const store = new MemoryRecordStore();
-    const first = journal(store, { owner });
-    await first.open();
-    await first.beginRun();
-    await first.finish("succeeded");
+    await completedRun(store, owner);
     assert.equal(await deleteReleasedRecord(store, "t-1"), false, "not released: the owner still holds it");
     assert.ok(store.exists);
     await releaseRecord(store, "t-1", "elsewhere");

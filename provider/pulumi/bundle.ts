@@ -237,14 +237,62 @@ function substitutedDocument(specText: string, sources: VariableSources): unknow
  * with one key share one record and one set of objects. Undefined when the spec does not parse.
  */
 export function recordKey(specText: string, sources: VariableSources): { key: string; specName: string; where: string } | undefined {
-  const doc = substitutedDocument(specText, sources) as { metadata?: { name?: unknown }; state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null } | undefined;
+  // Only metadata: and state: decide it; parsing just those keeps a 100-step spec's key at a few
+  // milliseconds (it is computed at program time and in every check).
+  return recordKeyOfDocument(substitutedDocument(topLevelEntries(specText, ["metadata", "state"]) ?? specText, sources));
+}
+
+/** The record key of a parsed spec document (recordKey). */
+export function recordKeyOfDocument(parsed: unknown): { key: string; specName: string; where: string } | undefined {
+  const doc = parsed as { metadata?: { name?: unknown } | null; state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null } | null | undefined;
   const specName = doc?.metadata?.name;
   if (typeof specName !== "string" || specName === "") return undefined;
   const state = doc?.state ?? undefined;
-  if (state?.enabled === false) return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
+  if (state?.enabled === false) return recordKeyOf(specName, undefined);
   const namespace = typeof state?.namespace === "string" ? state.namespace : SPEC_DEFAULTS.stateNamespace;
   const name = typeof state?.name === "string" ? state.name : `${SPEC_DEFAULTS.stateNamePrefix}${specName}`;
-  return { key: `record/${namespace}/${name}`, specName, where: `the state record Secret "${name}" in namespace "${namespace}"` };
+  return recordKeyOf(specName, { namespace, name });
+}
+
+/** The record key of spec `specName` journaling at `location` (undefined: `state.enabled: false`, so the owner marker). */
+export function recordKeyOf(specName: string, location: { readonly namespace: string; readonly name: string } | undefined): { key: string; specName: string; where: string } {
+  if (location === undefined) return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
+  return { key: `record/${location.namespace}/${location.name}`, specName, where: `the state record Secret "${location.name}" in namespace "${location.namespace}"` };
+}
+
+/** A top-level key of a block-style mapping, at column 0: plain, or quoted without escapes. */
+const TOP_LEVEL_KEY = /^(?:"([^"\\]*)"|'([^']*)'|([A-Za-z_][A-Za-z0-9_.-]*))[ \t]*:(?:[ \t]|$)/;
+
+/**
+ * The lines of the top-level entries `keys` of a one-document, block-style YAML mapping, in
+ * document order; undefined when the text is anything else (flow style, several documents,
+ * directives, a top-level key in another form) or the entries use an alias or a merge key (their
+ * anchor may stand elsewhere): the caller then parses the whole text. In block style a top-level
+ * value's lines are indented, so each entry runs from its key to the next line at column 0.
+ */
+export function topLevelEntries(text: string, keys: readonly string[]): string | undefined {
+  const wanted = new Set(keys);
+  const kept: string[] = [];
+  let keeping = false;
+  let content = false;
+  for (const line of text.split(/\r?\n/)) {
+    const first = line[0];
+    if (first === undefined || first === " " || first === "\t" || first === "#") {
+      if (keeping) kept.push(line);
+      continue;
+    }
+    if (line.startsWith("---") && /^---(?:[ \t]*(?:#.*)?)$/.test(line)) {
+      if (content) return undefined; // a second document
+      continue;
+    }
+    const key = TOP_LEVEL_KEY.exec(line);
+    if (key === null) return undefined; // flow style, a directive, a complex key, a document end
+    content = true;
+    keeping = wanted.has(key[1] ?? key[2] ?? key[3]!);
+    if (keeping) kept.push(line);
+  }
+  const entries = kept.join("\n");
+  return /(?:^|[\s,[{])\*|<</.test(entries) ? undefined : entries;
 }
 
 function referencedPaths(specText: string, baseDir: string, sources: VariableSources): FileReference[] {

@@ -10,7 +10,7 @@
  * steps an edit touches.
  */
 import { parseDuration } from "../spec/duration.js";
-import { summaryFor, type RequiredTool } from "./summary.js";
+import { summaryFor, type RequiredTool, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, hiddenByUnknown, rawSteps, showUnknown, waitingLine, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as HelmModule from "../tools/helm.js";
@@ -31,14 +31,20 @@ export interface CheckOptions {
   toolMissing?: (tool: RequiredTool["tool"]) => string | undefined;
 }
 
-export function check(_olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): CheckResult {
+export function check(olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): CheckResult {
+  return checkSpec(olds, news, opts).result;
+}
+
+/** `check`, and when the spec loaded, its summary: what the caller needs of it next (the record key) without loading it again. */
+export function checkSpec(_olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): { result: CheckResult; summary?: SpecSummary } {
+  const result = (r: CheckResult, summary?: SpecSummary): { result: CheckResult; summary?: SpecSummary } => (summary !== undefined ? { result: r, summary } : { result: r });
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
   delete raw.plan;
 
   const unknown = classifyUnknowns(raw);
   // The spec itself is not known yet: there is nothing to read.
-  if (unknown.opaque.length > 0) return { inputs: { ...raw, plan: UNKNOWN }, failures: [] };
+  if (unknown.opaque.length > 0) return result({ inputs: { ...raw, plan: UNKNOWN }, failures: [] });
   // Unknown targeting inputs are passed through as they are and validated once known.
   const passThrough = Object.fromEntries(unknown.targeting.map((k) => [k, raw[k]]));
 
@@ -52,11 +58,11 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
     const ms = parseDuration(inputs.timeout);
     if (ms === undefined || ms <= 0) failures.push({ property: "timeout", reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"` });
   }
-  if (inputs.spec === undefined) return { inputs: raw, failures };
+  if (inputs.spec === undefined) return result({ inputs: raw, failures });
 
   // Steps that mention an unknown variable wait for it; every other step is validated and planned.
   const steps = unknown.variables.length > 0 ? rawSteps(inputs.spec, unknown.variables) : [];
-  if (steps === undefined) return { inputs: { ...raw, plan: UNKNOWN }, failures }; // not YAML as written: nothing to tell apart
+  if (steps === undefined) return result({ inputs: { ...raw, plan: UNKNOWN }, failures }); // not YAML as written: nothing to tell apart
   const waiting = new Map(steps.filter((s) => s.unknown.length > 0).map((s) => [s.index, s]));
 
   // The spec's problems: built from redacted diagnostics, never quoting a secret input.
@@ -64,23 +70,23 @@ export function check(_olds: Record<string, unknown>, news: Record<string, unkno
   if (!loaded.ok) {
     const shown = loaded.problems.filter((p: InputProblem) => !hiddenByUnknown(p, new Set(waiting.keys())));
     failures.push(...shown.map((p) => ({ property: p.property, reason: p.reason })));
-    if (failures.length > 0 || waiting.size === 0) return { inputs: raw, failures };
+    if (failures.length > 0 || waiting.size === 0) return result({ inputs: raw, failures });
     // Only steps that wait for values failed to load: name every step, none planned yet.
     const plan = steps.map((s) => (waiting.has(s.index) ? waitingLine(s) : `${s.name}: ${s.type} - planned once the values it waits for exist (${KNOWN_AFTER})`));
-    return { inputs: { ...inputs, ...passThrough, plan }, failures: [] };
+    return result({ inputs: { ...inputs, ...passThrough, plan }, failures: [] });
   }
   for (const need of loaded.summary.tools) {
     if (waiting.has(need.index)) continue;
     const why = (opts.toolMissing ?? defaultToolMissing)(need.tool);
     if (why !== undefined) failures.push({ property: `spec.steps[${need.index}]`, reason: `step ${need.step} needs ${need.tool}, and apply would fail: ${why}` });
   }
-  if (failures.length > 0) return { inputs: raw, failures };
+  if (failures.length > 0) return result({ inputs: raw, failures }, loaded.summary);
   const plan = loaded.summary.plan.map((line, i) => {
     const w = waiting.get(i);
     return w !== undefined ? waitingLine(w) : showUnknown(line);
   });
   const normalized: KhookInputs = { ...inputs, plan };
-  return { inputs: { ...normalized, ...passThrough }, failures: [] };
+  return result({ inputs: { ...normalized, ...passThrough }, failures: [] }, loaded.summary);
 }
 
 function defaultToolMissing(tool: RequiredTool["tool"]): string | undefined {

@@ -33,12 +33,13 @@ import * as path from "node:path";
 import type { LoadedSpec } from "../spec/loaded.js";
 import { parseDuration, formatDuration } from "../spec/duration.js";
 import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
-import { check as checkInputs, type CheckResult } from "./check.js";
+import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
 import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote, withMovedFrom } from "./owner.js";
-import { recordKey } from "./bundle.js";
+import { recordKey, recordKeyOf } from "./bundle.js";
+import type { SpecSummary } from "./summary.js";
 import { recordPlace, type RecordOwner } from "../state/record.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
@@ -128,8 +129,8 @@ export async function configure(req: ConfigureRequest): Promise<void> {
 const checkedRecords = new Map<string, string>();
 
 export async function check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult> {
-  const result = checkInputs(olds ?? {}, news ?? {});
-  const sibling = result.failures.length === 0 ? siblingFailure(result.inputs) : undefined;
+  const { result, summary } = checkSpec(olds ?? {}, news ?? {});
+  const sibling = result.failures.length === 0 ? siblingFailure(result.inputs, summary) : undefined;
   if (sibling !== undefined) return { inputs: result.inputs, failures: [sibling] };
   // A create has no diff call: the plan is printed here. An update prints it from diff, with the reasons.
   const isCreate = olds === undefined || olds === null || Object.keys(olds).length === 0;
@@ -145,10 +146,15 @@ export async function diff(_id: string, olds: Record<string, unknown>, news: Rec
 }
 
 /** A failure when another resource checked by this process uses the same record. */
-function siblingFailure(raw: Record<string, unknown>): CheckResult["failures"][number] | undefined {
+function siblingFailure(raw: Record<string, unknown>, summary: SpecSummary | undefined): CheckResult["failures"][number] | undefined {
   const { inputs } = normalizeInputs(raw);
   if (typeof inputs.spec !== "string" || inputs.spec === UNKNOWN || inputs.resourceName === undefined) return undefined;
-  const record = recordKey(inputs.spec, { set: Object.entries(inputs.vars ?? {}), varFiles: inputs.varFiles ?? [], secretVars: inputs.secretVars ?? {}, envVars: inputs.envVars ?? {} });
+  // The check loaded the spec (or found it in the memo): its name and journal location are the key.
+  // Without a summary (values still unknown) the key is read from the spec text.
+  const record =
+    summary !== undefined
+      ? recordKeyOf(summary.name, summary.location)
+      : recordKey(inputs.spec, { set: Object.entries(inputs.vars ?? {}), varFiles: inputs.varFiles ?? [], secretVars: inputs.secretVars ?? {}, envVars: inputs.envVars ?? {} });
   const scoped = record === undefined ? undefined : { ...record, key: `${inputs.pulumiProject ?? ""}/${inputs.pulumiStack ?? ""}/${record.key}` };
   const refused = claimRecord(checkedRecords, inputs.resourceName, scoped);
   return refused === undefined ? undefined : { property: "spec", reason: refused };

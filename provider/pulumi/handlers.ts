@@ -37,7 +37,7 @@ import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
-import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote, withMovedFrom } from "./owner.js";
+import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote, withMovedFrom, type StackIdentity, type Successor } from "./owner.js";
 import { recordKey, recordKeyOf } from "./bundle.js";
 import type { SpecSummary } from "./summary.js";
 import { recordPlace, type RecordOwner } from "../state/record.js";
@@ -71,6 +71,7 @@ function operations(): Operations {
 export function setTestHooks(hooks: { operations?: Operations; sink?: LineSink } = {}): void {
   operationsOverride = hooks.operations;
   checkedRecords.clear();
+  createdHere.clear();
   sink = hooks.sink ?? defaultSink;
 }
 
@@ -127,6 +128,18 @@ export async function configure(req: ConfigureRequest): Promise<void> {
  * built from an Output are told apart, as the TypeScript SDK does at program time.
  */
 const checkedRecords = new Map<string, string>();
+
+/**
+ * The resources this provider process created, by stack and spec name: where each journals. Pulumi
+ * creates a rename's or a replace's new resource before it deletes the old one, in the same process;
+ * when the new one journals elsewhere (its `state:` changed too), it has just applied the same spec
+ * there, and the old one's delete must leave the cluster alone (decideDelete's `successor`).
+ */
+const createdHere = new Map<string, Successor>();
+
+function createdKey(identity: StackIdentity, specName: string): string {
+  return JSON.stringify([identity.project, identity.stack, specName]);
+}
 
 export async function check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult> {
   const { result, summary } = checkSpec(olds ?? {}, news ?? {});
@@ -303,6 +316,10 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
       ...(hashKey !== undefined ? { hashKey } : {}),
       signal: stop.signal,
     }));
+    // A rename's or a replace's new resource: the old one's delete, in this process, must leave what this run applied.
+    if (result.status === "succeeded" && existingId === undefined) {
+      createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerPlace(spec, location) });
+    }
     // The records this resource left are released once a run here succeeds (not before: a failed run resumes here, or its resource is destroyed from there).
     if (result.status === "succeeded" && owner.movedFrom !== undefined) {
       const released = await ops.releaseRecordsOperation(spec, { session, places: owner.movedFrom, token: owner.token, movedTo: ownerPlace(spec, location) });
@@ -349,9 +366,17 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     const held = await ops.heldRecordOperation(spec, { session });
     const current = held.owner;
     const place = ownerPlace(spec, journalLocation(spec));
-    const decision = decideDelete(current, token, place, stackOf(inputs));
+    const created = createdHere.get(createdKey(stackOf(inputs), spec.name));
+    const successor = created !== undefined && created.where !== place ? created : undefined;
+    const decision = decideDelete(current, token, place, stackOf(inputs), successor);
     if (decision.teardown === "none") {
       say(decision.note);
+      const location = journalLocation(spec);
+      if (decision.dropRecord === true && location !== undefined && token !== undefined && successor !== undefined) {
+        const places = [recordPlace(location)];
+        await ops.releaseRecordsOperation(spec, { session, places, token, movedTo: successor.where });
+        await dropLeftRecords(ops, spec, session, places, token, say);
+      }
       return;
     }
     const stop = runSignal(inputs);

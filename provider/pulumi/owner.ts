@@ -29,6 +29,10 @@
  *   left; a resource that shared a left record tears down its own steps and removes
  *   it. So the fix khook advises for a shared record (a distinct `state.name`)
  *   leaves nothing behind at destroy, in either order.
+ * - A rename or a replace whose new resource journals on another record (its
+ *   `state:` changed in the same update) is told by the provider process that
+ *   created the new one: the old resource's delete tears nothing down (the new
+ *   one has just applied the same spec) and removes its own record.
  */
 import { randomUUID } from "node:crypto";
 import { MAX_MOVED_FROM, type RecordOwner } from "../state/record.js";
@@ -93,7 +97,8 @@ export function withMovedFrom(owner: RecordOwner, current: RecordOwner | undefin
 
 export type DeleteDecision =
   | { readonly teardown: "all" }
-  | { readonly teardown: "none"; readonly note: string }
+  /** `dropRecord`: the record is this resource's own and nothing else will use it (a successor journals elsewhere). */
+  | { readonly teardown: "none"; readonly note: string; readonly dropRecord?: boolean }
   /**
    * Tear down the steps the record does not hold alike; leave those steps to `owner`. The record
    * stays for `owner` too, unless `owner` has left it (`movedTo`): then nobody else holds it, and it
@@ -101,9 +106,27 @@ export type DeleteDecision =
    */
   | { readonly teardown: "own-steps"; readonly owner: RecordOwner; readonly dropRecord: boolean };
 
-/** What may the resource holding `token` (undefined: created before owners existed) tear down? */
-export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string, identity?: StackIdentity): DeleteDecision {
-  if (current === undefined || current.token === token) return { teardown: "all" };
+/** A resource of the stack that this update created with the same spec, journaling elsewhere: a rename's or a replace's new resource. */
+export interface Successor {
+  readonly resourceName: string;
+  readonly where: string;
+}
+
+/**
+ * What may the resource holding `token` (undefined: created before owners existed) tear down?
+ * `successor`: the resource this update created with the same spec on another record, if any.
+ */
+export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string, identity?: StackIdentity, successor?: Successor): DeleteDecision {
+  if (current === undefined || current.token === token) {
+    if (successor === undefined) return { teardown: "all" };
+    return {
+      teardown: "none",
+      note:
+        `nothing torn down: the Khook resource "${successor.resourceName}", created in this update with the same spec name, has just applied it on ${successor.where} ` +
+        `(a rename or a replace that also moved the record), so the objects are its own now; removing this resource and ${where}`,
+      dropRecord: current !== undefined && token !== undefined,
+    };
+  }
   if (identity === undefined || !sameStack(current, identity)) {
     return { teardown: "none", note: `nothing torn down: ${where} now belongs to the Khook resource of ${describeStack(current)}; removing only this resource from the stack` };
   }

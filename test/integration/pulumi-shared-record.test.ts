@@ -153,6 +153,25 @@ test("a resource whose state.name changes: the move keeps every object, and dest
   assert.match(destroyed.output, new RegExp(`removed the state record ${ns}/twin-before, which its owner had left for another`), destroyed.output);
 });
 
+test("a rename without an alias that also moves the state record: the old resource's delete leaves the objects the new one declares, and removes its record", { timeout: 600_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+  const write = (name: string, record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name, vars: { WHO: "a", REC: record } }] }));
+  await project.init();
+  write("before", "twin-before");
+  await project.ok(["up", "--yes", "--skip-preview"]);
+  // One update: Pulumi creates "after" (on its new record), then deletes "before" (on the old one).
+  write("after", "twin-after");
+  const renamed = await project.run(["up", "--yes", "--skip-preview"]);
+  assert.equal(renamed.code, 0, renamed.output);
+  for (const n of ["common", "cm-a"]) assert.ok(await cluster.configMap(ns, n), `${n}, which "after" declares, was removed by the delete of "before":\n${renamed.output}`);
+  assert.equal(await cluster.record(ns, "twin-before"), undefined, `the old resource's record is removed:\n${renamed.output}`);
+  assert.ok(await cluster.record(ns, "twin-after"));
+  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+  assert.equal(destroyed.code, 0, destroyed.output);
+  for (const n of ["common", "cm-a"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
+  assert.equal(await cluster.record(ns, "twin-after"), undefined);
+});
+
 test("two khook:Khook resources with one spec name in a Pulumi YAML program (the native provider): preview refuses the second, naming the first and the fix", { timeout: 600_000 }, async (t) => {
   const { project, kubeconfig, namespace: ns } = await pulumiFixture(t, { program: "", bare: true, files: { "twin.khook.yaml": TWIN } });
   const resource = (name: string, who: string): string => `  ${name}:

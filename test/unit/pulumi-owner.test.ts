@@ -54,6 +54,17 @@ describe("decideDelete: what a resource's delete may tear down", () => {
     assert.equal(decideDelete({ ...mine, stack: "prod" }, "other", where, stack).teardown, "none");
   });
 
+  test("a rename or a replace that also moved the record: with a successor created in this update on another record, its own record's delete tears nothing down and removes the record", () => {
+    const successor = { resourceName: "after", where: "the state record (Secret \"b\")" };
+    const decision = decideDelete(mine, "mine", where, stack, successor);
+    assert.equal(decision.teardown, "none");
+    assert.equal(decision.teardown === "none" && decision.dropRecord, true);
+    assert.match(decision.teardown === "none" ? decision.note : "", /the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "b"\)/);
+    const unowned = decideDelete(undefined, undefined, where, stack, successor);
+    assert.equal(unowned.teardown === "none" && unowned.dropRecord, false, "a record nobody claimed is not removed on a guess");
+    assert.equal(decideDelete({ ...stack, token: "new", succeeds: "mine" }, "mine", where, stack, successor).teardown, "none");
+  });
+
   test("a record a sibling of the stack holds: its own steps; the record goes only when that sibling has left it", () => {
     const sibling: RecordOwner = { ...stack, token: "sibling" };
     assert.deepEqual(decideDelete(sibling, "mine", where, stack), { teardown: "own-steps", owner: sibling, dropRecord: false });

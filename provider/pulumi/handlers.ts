@@ -306,8 +306,8 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
     const succeeds = existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
-    const here = location !== undefined ? recordPlace(location) : undefined;
-    if (here !== undefined) owner = withMovedFrom(owner, current, lastRecord, here);
+    // With the journal off the owner lives in the owner marker, which keeps what it left just as well.
+    owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? recordPlace(location) : "");
     result = await cancellation.track(ops.applyOperation(spec, {
       session,
       owner,

@@ -816,6 +816,16 @@ describe("handlers (with a fake operations layer)", () => {
     assert.equal(moved.released.length, 0);
   });
 
+  test("a moved state record: an update that turns the journal off leaves its record too, and the owner marker lists it", async () => {
+    fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const off = { ...inputs, spec: inputs.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n"), pulumiProject: "infra", pulumiStack: "dev" };
+    const calls = fakeOps((spec) => okResult(spec));
+    await handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" }, { ...checked(off), __provider: "code" });
+    assert.deepEqual(calls[0]!.owner!.movedFrom, ["default/khook-state-test"]);
+    assert.deepEqual(moved.released.map((r) => [r.places, r.movedTo]), [[["default/khook-state-test"], 'the owner marker (ConfigMap "khook-owner-test" in namespace "default")']]);
+  });
+
   test("a moved state record: a failed run releases nothing; the next run here, which the record's owner carries, releases it", async () => {
     const failed = fakeOps((spec) => failedResult(spec));
     const { inputs } = project();

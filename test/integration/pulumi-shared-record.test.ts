@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
+import { onShell, pulumiFixture, SHELLS, withLauncher } from "./support/pulumi-env.js";
+import { DECLARE_KHOOK } from "./support/pulumi-project.js";
 import { configMapStep, KHOOK_TYPE } from "./support/pulumi-specs.js";
 
 /** One spec, two renderings: `mine` differs by WHO, `common` is the same for both; the record's name is a variable so the stack can first be built on two records. */
@@ -39,10 +40,11 @@ ${configMapStep("common", { shared: "yes" })}  - name: mine
 
 const PROGRAM = `"use strict";
 const fs = require("fs");
-const { Khook } = require("khook");
+const pulumi = require("@pulumi/pulumi");
+${DECLARE_KHOOK}
 const a = JSON.parse(fs.readFileSync("args.json", "utf8"));
 const kubeconfig = fs.readFileSync(a.kubeconfigFile, "utf8");
-for (const r of a.resources) new Khook(r.name, { specFile: "./twin.khook.yaml", vars: { NS: a.ns, ...r.vars }, kubeconfig });
+for (const r of a.resources) khook(r.name, { specFile: "./twin.khook.yaml", vars: { NS: a.ns, ...r.vars }, kubeconfig }, {});
 `;
 
 const RECORD = "khook-state-twin";
@@ -134,8 +136,8 @@ test("two Khook resources on one record, fixed as khook advises (the holder gets
   assert.match(moved.output, new RegExp(`left the state record ${ns}/${RECORD} for the state record \\(Secret "twin-second-own"`), moved.output);
 });
 
-test("a resource whose state.name changes: the move keeps every object, and destroy removes the new record and the one it left", { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+for (const shell of SHELLS) test(onShell(shell, "a resource whose state.name changes: the move keeps every object, and destroy removes the new record and the one it left"), { timeout: 600_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
   const write = (record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "only", vars: { WHO: "a", REC: record } }] }));
   await project.init();
   write("twin-before");
@@ -153,8 +155,8 @@ test("a resource whose state.name changes: the move keeps every object, and dest
   assert.match(destroyed.output, new RegExp(`removed the state record ${ns}/twin-before, which its owner had left for another`), destroyed.output);
 });
 
-test("a rename without an alias that also moves the state record: the old resource's delete leaves the objects the new one declares, and removes its record", { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+for (const shell of SHELLS) test(onShell(shell, "a rename without an alias that also moves the state record: the old resource's delete leaves the objects the new one declares, and removes its record"), { timeout: 600_000 }, async (t) => {
+  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
   const write = (name: string, record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name, vars: { WHO: "a", REC: record } }] }));
   await project.init();
   write("before", "twin-before");

@@ -373,9 +373,10 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       say(decision.note);
       const location = journalLocation(spec);
       if (decision.dropRecord === true && location !== undefined && token !== undefined && successor !== undefined) {
-        const places = [recordPlace(location)];
-        await ops.releaseRecordsOperation(spec, { session, places, token, movedTo: successor.where });
-        await dropLeftRecords(ops, spec, session, places, token, say);
+        // Its record, and the records it had left on its way there (the successor's claim does not carry them).
+        const here = recordPlace(location);
+        await ops.releaseRecordsOperation(spec, { session, places: [here], token, movedTo: successor.where });
+        await dropLeftRecords(ops, spec, session, [here, ...(current?.movedFrom ?? [])], token, say);
       }
       return;
     }

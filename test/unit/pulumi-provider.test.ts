@@ -876,13 +876,13 @@ describe("handlers (with a fake operations layer)", () => {
     const after = { ...inputs, spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-moved\nsteps:\n"), resourceName: "after", pulumiProject: "infra", pulumiStack: "dev" };
     await handlers.create({ ...checked(after), __provider: "code" });
     assert.deepEqual(calls.map((c) => c.op), ["apply"]);
-    holder = { project: "infra", stack: "dev", token: "old" };
+    holder = { project: "infra", stack: "dev", token: "old", movedFrom: ["default/khook-state-older"] };
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "old" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.deepEqual(calls.map((c) => c.op), ["apply"], "the delete tears nothing down");
     assert.ok(lines.some((l) => /nothing torn down: the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "khook-state-moved"/.test(l)), lines.join("\n"));
     assert.deepEqual(moved.released.map((r) => r.places), [["default/khook-state-test"]]);
-    assert.deepEqual(moved.dropped.map((r) => r.places), [["default/khook-state-test"]]);
+    assert.deepEqual(moved.dropped.map((r) => r.places), [["default/khook-state-test", "default/khook-state-older"]], "its record and the ones it had left");
     // Without that create in this process (a removed resource, no successor), the delete tears down as before.
     const alone = fakeOps((spec) => okResult(spec), () => holder);
     await handlers.delete("id", props as unknown as Record<string, unknown>);

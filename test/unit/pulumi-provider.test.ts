@@ -817,7 +817,6 @@ describe("handlers (with a fake operations layer)", () => {
   });
 
   test("a moved state record: an update that turns the journal off leaves its record too, and the owner marker lists it", async () => {
-    fakeOps((spec) => okResult(spec));
     const { inputs } = project();
     const off = { ...inputs, spec: inputs.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n"), pulumiProject: "infra", pulumiStack: "dev" };
     const calls = fakeOps((spec) => okResult(spec));

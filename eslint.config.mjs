@@ -39,7 +39,7 @@ export default tseslint.config(
       "no-restricted-imports": ["error", {
         patterns: [
           { group: ["node:fs", "node:fs/*", "fs", "node:child_process", "node:net", "node:http", "node:https", "node:os", "node:process"], message: "provider/helm/ is pure: the executor (steps/helm.ts) does the I/O" },
-          { group: ["../kube/*", "../tools/*", "../steps/*", "../state/*", "../engine/*", "../hooks/*", "../spec/*", "yaml"], message: "provider/helm/ is a leaf room: only types from ../kubectl/ come in" },
+          { group: ["../kube/*", "../tools/*", "../steps/*", "../state/*", "../engine/*", "../hooks/*", "../dsl/*", "yaml"], message: "provider/helm/ is a leaf room: only types from ../kubectl/ come in" },
         ],
       }],
       "no-restricted-globals": ["error", { name: "process", message: "provider/helm/ is pure: pass what it needs from the environment in" }],

@@ -16,8 +16,8 @@
 import { KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import { credentialsToMask } from "./kube/kubeconfig.js";
 import { Redactor } from "./redact.js";
-import { SPEC_DEFAULTS } from "./spec/defaults.js";
-import type { LoadedSpec, StateSettings } from "./spec/loaded.js";
+import { SPEC_DEFAULTS } from "./dsl/defaults.js";
+import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
 
 /**
  * "spec": journal only when the spec has an enabled `state:` block (the CLI).

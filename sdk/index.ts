@@ -25,10 +25,10 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
-import { prefixProblems, scanEnvironment } from "../provider/spec/vars.js";
+import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
 import { claimRecord } from "../provider/pulumi/owner.js";
 import { khookProvider } from "./provider.js";
-import type * as LoadModule from "../provider/spec/load.js";
+import type * as LoadModule from "../provider/dsl/load.js";
 
 export { khookProvider };
 
@@ -193,7 +193,7 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
-    const { readVarFile } = require("../provider/spec/load.js") as typeof LoadModule;
+    const { readVarFile } = require("../provider/dsl/load.js") as typeof LoadModule;
     try {
       return readVarFile(f);
     } catch (e) {

@@ -1,7 +1,7 @@
 /** Flag parsing for every command, kubectl/helm style. Bad flags are invalid input (exit 2). */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { invalidInput } from "../errors.js";
-import { variableNameProblem } from "../spec/vars.js";
+import { variableNameProblem } from "../dsl/vars.js";
 
 export const COMMON_OPTIONS = {
   filename: { type: "string", short: "f" },

@@ -1,5 +1,5 @@
 /** Mermaid, DOT and JSON renderings of the step graph. Pure. */
-import type { LoadedSpec } from "../spec/loaded.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
 
 export type GraphFormat = "mermaid" | "dot";
 

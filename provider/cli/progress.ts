@@ -4,7 +4,7 @@
  * Every line passes through the Output, and so through the redactor.
  */
 import type { RunEvent, RunResult, StepResult } from "../engine/run.js";
-import { formatDuration } from "../spec/duration.js";
+import { formatDuration } from "../dsl/duration.js";
 import { table, type Output } from "./output.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];

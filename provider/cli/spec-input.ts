@@ -1,8 +1,8 @@
 /** Turns the common flags into a loaded spec. */
 import { invalidInput } from "../errors.js";
-import type { LoadedSpec } from "../spec/loaded.js";
-import { loadSpec } from "../spec/load.js";
-import { decodeUtf8 } from "../spec/source.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
+import { loadSpec } from "../dsl/load.js";
+import { decodeUtf8 } from "../dsl/source.js";
 import { parseSetFlags } from "./args.js";
 import type { Output } from "./output.js";
 

@@ -4,10 +4,10 @@
  * an executor that ignores its signal cannot hang the run.
  */
 import type { Redactor } from "../redact.js";
-import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
-import type { StepType } from "../spec/types.js";
+import type { LoadedSpec, LoadedStepBase } from "../dsl/loaded.js";
+import type { StepType } from "../dsl/types.js";
 import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
-import { formatDuration } from "../spec/duration.js";
+import { formatDuration } from "../dsl/duration.js";
 import type { StepHooks } from "../hooks/run.js";
 import type { StepRecord } from "../state/journal.js";
 import type { StepContextExtras } from "./types.js";

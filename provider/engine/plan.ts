@@ -5,14 +5,14 @@
  */
 import { setMaxListeners } from "node:events";
 import type { Redactor } from "../redact.js";
-import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
-import type { StepType } from "../spec/types.js";
+import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
+import type { StepType } from "../dsl/types.js";
 import type { Journal } from "../state/journal.js";
 import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
 import { stepHooksFor } from "../hooks/run.js";
-import { describeHook, firesIn, hooksFor } from "../spec/hooks.js";
-import { HOOK_EVENTS } from "../spec/types.js";
-import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
+import { describeHook, firesIn, hooksFor } from "../dsl/hooks.js";
+import { HOOK_EVENTS } from "../dsl/types.js";
+import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { transientCause, describeCause } from "../kube/transient.js";

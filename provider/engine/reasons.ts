@@ -1,5 +1,5 @@
 /** The reason texts the engine and the planner report, in one place. */
-import type { LoadedStep } from "../spec/loaded.js";
+import type { LoadedStep } from "../dsl/loaded.js";
 import { RESUME_REASON } from "../state/record.js";
 
 export { RESUME_REASON };

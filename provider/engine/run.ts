@@ -30,12 +30,12 @@
  * see provider/session.ts, or a new one) before it goes into an event, the result, or the journal.
  */
 import type { Redactor } from "../redact.js";
-import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { DestroyOutcome, StepOutcome } from "../steps/types.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
-import { hasKeyedSteps, keyedSpec } from "../spec/keyed-hash.js";
+import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason, LEASE_LOST_REASON } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
@@ -92,7 +92,7 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     } catch (e) {
       return refuse(errorText(e, redact), "the state record could not be read");
     }
-    // Steps whose hash digests a secret are hashed under the record's key (spec/keyed-hash.ts).
+    // Steps whose hash digests a secret are hashed under the record's key (dsl/keyed-hash.ts).
     if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));

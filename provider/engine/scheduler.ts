@@ -16,7 +16,7 @@
  * Also here: the bounded concurrency the run's steps and the planner's assess
  * calls share (one rule for what `parallelism` means).
  */
-import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import { blockedReason, excludedReason, notStartedReason, RESUME_REASON } from "./reasons.js";
 import { DEFAULT_PARALLELISM, type RunMode, type StepResult } from "./types.js";
 

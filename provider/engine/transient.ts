@@ -18,7 +18,7 @@
  * cause clearing); a 429 keeps the server's pace. Said once: a line when khook starts waiting on a cause (and on each
  * new one), a line when it clears, and the last error when the deadline comes.
  */
-import { formatDuration } from "../spec/duration.js";
+import { formatDuration } from "../dsl/duration.js";
 import { describeCause, transientCause, type TransientCause } from "../kube/transient.js";
 import type { SleepFn } from "./types.js";
 

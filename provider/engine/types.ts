@@ -3,7 +3,7 @@
  * reports while it goes (RunEvent) and what it returns (RunResult). Nothing
  * here knows about terminals or Pulumi.
  */
-import type { StepType } from "../spec/types.js";
+import type { StepType } from "../dsl/types.js";
 import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
 import type { Journal } from "../state/journal.js";
 import type { Redactor } from "../redact.js";
@@ -31,7 +31,7 @@ export interface RunOptions {
   /** Max steps executing at once (default 8). Resumed and excluded steps take no slot. */
   readonly parallelism?: number;
   /**
-   * The key of keyed step hashes when no record holds one (spec/keyed-hash.ts): the Pulumi
+   * The key of keyed step hashes when no record holds one (dsl/keyed-hash.ts): the Pulumi
    * resource keeps it in its state. With a journal, the journal's key wins.
    */
   readonly hashKey?: string;

@@ -1,11 +1,11 @@
 /**
  * Chart sources: the shape of `chart:` implies where the chart comes from.
- * Pure: classification, the spec's rules (the loader checks them: spec/rules.ts), a
+ * Pure: classification, the spec's rules (the loader checks them: dsl/rules.ts), a
  * credential-free description, and the facts helm needs of a source: how to name the chart
  * on its command line, and which chart and version the source pins without asking helm.
  */
 
-/** Basic-auth credentials of a chart repository or registry (spec/types.ts `auth:`). */
+/** Basic-auth credentials of a chart repository or registry (dsl/types.ts `auth:`). */
 export interface BasicAuth {
   username: string;
   password: string;

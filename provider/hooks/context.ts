@@ -6,7 +6,7 @@
  * `withheld`; functions see every object as applied (docs/hooks.md).
  */
 import type { Redactor } from "../redact.js";
-import type { HookEvent, StepType } from "../spec/types.js";
+import type { HookEvent, StepType } from "../dsl/types.js";
 
 export interface HookChart {
   readonly name: string;

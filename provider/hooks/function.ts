@@ -15,9 +15,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { formatDuration } from "../spec/duration.js";
-import { yamlLibrary } from "../spec/yaml.js";
-import type { LoadedFunctionHandler } from "../spec/hooks.js";
+import { formatDuration } from "../dsl/duration.js";
+import { yamlLibrary } from "../dsl/yaml.js";
+import type { LoadedFunctionHandler } from "../dsl/hooks.js";
 import type { Redactor } from "../redact.js";
 import { lastLines, runTool } from "../tools/exec.js";
 

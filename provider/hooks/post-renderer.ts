@@ -17,7 +17,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { inSingleExecutable } from "../sea-assets.js";
-import { yamlLibrary } from "../spec/yaml.js";
+import { yamlLibrary } from "../dsl/yaml.js";
 import { POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "./post-renderer-client.js";
 
 export type ManifestTransform = (manifest: string) => Promise<string>;

@@ -4,7 +4,7 @@
  * The engine makes a StepHooks per step (shared by its attempts) and hands
  * every attempt a view bound to that attempt's signal and log. Which event
  * fires where, in which runs, is the lifecycle table (HOOK_LIFECYCLE in
- * spec/hooks.ts); StepHooks fires the events of each point of it. Executors call
+ * dsl/hooks.ts); StepHooks fires the events of each point of it. Executors call
  * `render` where their objects exist (apply and delete sources, helm's
  * post-renderer): the `render` events, then the `send` ones when the objects are
  * about to be sent. The engine calls `afterStep` when the step's attempts are
@@ -31,9 +31,9 @@
  */
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { eventsAt, hooksFor, lifecycleOf, type HookRun, type LoadedHook, type LoadedWebhookHandler } from "../spec/hooks.js";
-import type { LoadedSpec, LoadedStep } from "../spec/loaded.js";
-import type { HookEvent } from "../spec/types.js";
+import { eventsAt, hooksFor, lifecycleOf, type HookRun, type LoadedHook, type LoadedWebhookHandler } from "../dsl/hooks.js";
+import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
+import type { HookEvent } from "../dsl/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
 import type * as FunctionRunner from "./function.js";
 import type { FunctionResult } from "./function.js";

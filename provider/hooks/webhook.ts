@@ -13,9 +13,9 @@
  * - Header values and everything the hook answers pass through the redactor
  *   before anyone sees them.
  */
-import type { LoadedWebhookHandler } from "../spec/hooks.js";
-import { webhookUrlProblem } from "../spec/hooks.js";
-import { formatDuration } from "../spec/duration.js";
+import type { LoadedWebhookHandler } from "../dsl/hooks.js";
+import { webhookUrlProblem } from "../dsl/hooks.js";
+import { formatDuration } from "../dsl/duration.js";
 import type { Redactor } from "../redact.js";
 
 /** A webhook's answer may not exceed this. */

@@ -29,18 +29,18 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { FileReference } from "../spec/hash.js";
-import { SPEC_DEFAULTS } from "../spec/defaults.js";
-import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../spec/types.js";
-import type { VariableSources } from "../spec/vars.js";
+import type { FileReference } from "../dsl/hash.js";
+import { SPEC_DEFAULTS } from "../dsl/defaults.js";
+import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../dsl/types.js";
+import type { VariableSources } from "../dsl/vars.js";
 import { UNKNOWN, type Bundle } from "./wire.js";
-import type * as HashModule from "../spec/hash.js";
-import type * as VarsModule from "../spec/vars.js";
-import type * as SourceModule from "../spec/source.js";
+import type * as HashModule from "../dsl/hash.js";
+import type * as VarsModule from "../dsl/vars.js";
+import type * as SourceModule from "../dsl/source.js";
 import type * as YamlModule from "yaml";
 
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
-const hash = (): typeof HashModule => require("../spec/hash.js") as typeof HashModule;
+const hash = (): typeof HashModule => require("../dsl/hash.js") as typeof HashModule;
 
 /** How each key that may name a local file looks in spec text: `chart:` names one only when its value is a path. */
 const LOCAL_KEY_PATTERNS = {
@@ -221,8 +221,8 @@ function isExecutable(file: string): boolean {
 /** The spec as a plain document after substitution; undefined when it does not parse (check reports why). */
 function substitutedDocument(specText: string, sources: VariableSources): unknown {
   try {
-    const { mergeVariables, substitute } = require("../spec/vars.js") as typeof VarsModule;
-    const { SourceText } = require("../spec/source.js") as typeof SourceModule;
+    const { mergeVariables, substitute } = require("../dsl/vars.js") as typeof VarsModule;
+    const { SourceText } = require("../dsl/source.js") as typeof SourceModule;
     const { parse: parseYaml } = require("yaml") as typeof YamlModule;
     const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
     return parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false }) as unknown;

@@ -9,7 +9,7 @@
  * reason), which is how `pulumi preview --diff` shows what will run and which
  * steps an edit touches.
  */
-import { parseDuration } from "../spec/duration.js";
+import { parseDuration } from "../dsl/duration.js";
 import { summaryFor, type RequiredTool, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, hiddenByUnknown, rawSteps, showUnknown, waitingLine, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";

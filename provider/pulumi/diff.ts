@@ -22,7 +22,7 @@
  */
 import { createHash } from "node:crypto";
 import { RESUME_REASON } from "../state/record.js";
-import { UNKEYED_HASH } from "../spec/keyed-hash.js";
+import { UNKEYED_HASH } from "../dsl/keyed-hash.js";
 import { keyedStepHashes, summaryFor, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, rawSteps, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";

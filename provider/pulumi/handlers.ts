@@ -30,8 +30,8 @@
 // First, so the modules below and the ones required lazily come from V8's compile cache.
 import "../compile-cache.js";
 import * as path from "node:path";
-import type { LoadedSpec } from "../spec/loaded.js";
-import { parseDuration, formatDuration } from "../spec/duration.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
+import { parseDuration, formatDuration } from "../dsl/duration.js";
 import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
@@ -43,7 +43,7 @@ import type { SpecSummary } from "./summary.js";
 import { recordPlace, type RecordOwner } from "../state/record.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
-import { hasKeyedSteps, newHashKey } from "../spec/keyed-hash.js";
+import { hasKeyedSteps, newHashKey } from "../dsl/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, UNKNOWN, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";

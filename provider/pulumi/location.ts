@@ -7,8 +7,8 @@
  * (a unit test keeps them equal), restated here so that check and diff — which
  * run in every preview — never load the cluster-facing code.
  */
-import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
-import { SPEC_DEFAULTS } from "../spec/defaults.js";
+import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
+import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 
 export function journalLocation(spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">): StateSettings | undefined {
   if (spec.state !== undefined) return spec.state;

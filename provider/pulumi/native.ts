@@ -24,8 +24,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
-import type * as LoadModule from "../spec/load.js";
-import { prefixProblems, scanEnvironment } from "../spec/vars.js";
+import type * as LoadModule from "../dsl/load.js";
+import { prefixProblems, scanEnvironment } from "../dsl/vars.js";
 import { KHOOK_VERSION } from "../version.js";
 import { bundleInput, bundleOptions } from "./bundle.js";
 import { cancellation, installCancellation } from "./cancel.js";
@@ -113,7 +113,7 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   }
   const varFiles: { file: string; values: Record<string, string> }[] = [];
   if (Array.isArray(raw.varFiles)) {
-    const { readVarFile } = require("../spec/load.js") as typeof LoadModule;
+    const { readVarFile } = require("../dsl/load.js") as typeof LoadModule;
     raw.varFiles.forEach((f: unknown, i) => {
       if (typeof f !== "string") return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });
       try {

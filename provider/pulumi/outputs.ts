@@ -5,7 +5,7 @@
  */
 import type { RunResult, StepResult } from "../engine/types.js";
 import type { StatusReport } from "../operations.js";
-import type { LoadedSpec } from "../spec/loaded.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
 import type { KhookInputs, KhookOutputs, StepOutput, StepOutputStatus } from "./wire.js";
 

@@ -1,7 +1,7 @@
 /** The plan property: one line per step, from the offline plan. */
 import { planOffline } from "../engine/plan.js";
-import { shortHash } from "../spec/keyed-hash.js";
-import type { LoadedSpec } from "../spec/loaded.js";
+import { shortHash } from "../dsl/keyed-hash.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
 
 /** The number of hex digits of a step's input hash shown in the plan. */
 export const PLAN_HASH_DIGITS = 12;

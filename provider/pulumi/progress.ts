@@ -4,7 +4,7 @@
  * Resumed and `when:`-excluded steps are counted, not listed: a re-run of a
  * 100-step spec that changes one step prints that step, not 99 skips.
  */
-import { formatDuration } from "../spec/duration.js";
+import { formatDuration } from "../dsl/duration.js";
 import type { RunEvent, RunMode } from "../engine/types.js";
 import { RESUME_REASON } from "../engine/reasons.js";
 

@@ -9,7 +9,7 @@
  * for the same inputs. The summary is a pure function of the inputs and
  * khook's code, so it is keyed by both: the spec inputs (text, files,
  * variables) and a fingerprint of the loader's code (version, and the size
- * and mtime of every file under provider/spec, the planner and this
+ * and mtime of every file under provider/dsl, the planner and this
  * directory). It holds nothing secret: hashes, names, outcomes and the
  * redacted plan. Only successful loads are memoized, and never for a spec that
  * reads files live (absolute paths), whose content the key cannot see.
@@ -21,15 +21,15 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { LoadedSpec, StateSettings } from "../spec/loaded.js";
-import type { StepType } from "../spec/types.js";
+import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
+import type { StepType } from "../dsl/types.js";
 import { KHOOK_VERSION } from "../version.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "./location.js";
-import type * as KeyedHashModule from "../spec/keyed-hash.js";
-import type * as HashModule from "../spec/hash.js";
+import type * as KeyedHashModule from "../dsl/keyed-hash.js";
+import type * as HashModule from "../dsl/hash.js";
 
 export interface StepSummary {
   name: string;
@@ -76,12 +76,12 @@ export function summaryFor(inputs: KhookInputs): SummaryOutcome {
 }
 
 /**
- * The hashes of the spec's steps with keyed ones computed under `key` (spec/keyed-hash.ts).
+ * The hashes of the spec's steps with keyed ones computed under `key` (dsl/keyed-hash.ts).
  * Always a fresh load: a summary, and so the memo, never holds a key's output.
  */
 export function keyedStepHashes(inputs: KhookInputs, key: string): Map<string, string> | undefined {
   const { loadFromInputs } = require("./load.js") as typeof LoadModule;
-  const { keyedSpec } = require("../spec/keyed-hash.js") as typeof KeyedHashModule;
+  const { keyedSpec } = require("../dsl/keyed-hash.js") as typeof KeyedHashModule;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) return undefined;
   return new Map(keyedSpec(loaded.spec, key).steps.map((s) => [s.name, s.inputHash]));
@@ -127,7 +127,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const { fileReferences } = require("../spec/hash.js") as typeof HashModule;
+  const { fileReferences } = require("../dsl/hash.js") as typeof HashModule;
   return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
 }
 
@@ -152,7 +152,7 @@ function codeFingerprint(): string {
       for (const e of fs.readdirSync(p).sort()) if (!e.endsWith(".map") && !e.endsWith(".d.ts")) visit(path.join(p, e));
     } else h.update(`${p} ${st.size} ${st.mtimeMs}\n`);
   };
-  for (const p of [path.join(__dirname, "..", "spec"), path.join(__dirname, "..", "engine", "plan.js"), path.join(__dirname, "..", "engine", "reasons.js"), __dirname, path.join(__dirname, "..", "..", "..", "schema")]) visit(p);
+  for (const p of [path.join(__dirname, "..", "dsl"), path.join(__dirname, "..", "engine", "plan.js"), path.join(__dirname, "..", "engine", "reasons.js"), __dirname, path.join(__dirname, "..", "..", "..", "schema")]) visit(p);
   fingerprint = h.digest("hex");
   return fingerprint;
 }

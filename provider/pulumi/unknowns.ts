@@ -13,7 +13,7 @@
  *  - the spec text, its files, var files, or a whole variable map: everything
  *    (there is no spec to read yet).
  */
-import { STEP_TYPES } from "../spec/types.js";
+import { STEP_TYPES } from "../dsl/types.js";
 import { SPEC_INPUT_KEYS, TARGETING_KEYS, UNKNOWN, containsUnknown } from "./wire.js";
 import type * as YamlModule from "yaml";
 

@@ -121,7 +121,7 @@ export interface KhookOutputs extends KhookInputs {
   engineVersion: string;
   /** Minted by `create`, kept by every update: tells this resource's claim on the record from a successor's (provider/pulumi/owner.ts). */
   ownerToken?: string;
-  /** The key of keyed step hashes (spec/keyed-hash.ts), for a spec with secret-bearing steps; a Pulumi secret (the SDK's additionalSecretOutputs). */
+  /** The key of keyed step hashes (dsl/keyed-hash.ts), for a spec with secret-bearing steps; a Pulumi secret (the SDK's additionalSecretOutputs). */
   hashKey?: string;
 }
 

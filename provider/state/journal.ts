@@ -39,9 +39,9 @@
 import { randomUUID } from "node:crypto";
 import * as os from "node:os";
 import { KhookError } from "../errors.js";
-import type { LoadedSpec } from "../spec/loaded.js";
+import type { LoadedSpec } from "../dsl/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
-import { newHashKey } from "../spec/keyed-hash.js";
+import { newHashKey } from "../dsl/keyed-hash.js";
 import {
   beginRecord,
   entryFromOutcome,
@@ -271,7 +271,7 @@ export class Journal {
   }
 
   /**
-   * The key of keyed step hashes (spec/keyed-hash.ts): the one the caller keeps (the Pulumi
+   * The key of keyed step hashes (dsl/keyed-hash.ts): the one the caller keeps (the Pulumi
    * resource's: its state is what its next diff compares against), else the record's, else
    * a new one. Every record this journal writes from now on carries it. Call after `open`, and only
    * for a spec that has keyed steps: a record of a spec without secrets gets no key.

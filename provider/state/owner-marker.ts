@@ -10,7 +10,7 @@
  * no marker is written.
  */
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
-import { SPEC_DEFAULTS } from "../spec/defaults.js";
+import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 import { ownerField, type RecordOwner } from "./record.js";
 import type { KubeClient } from "../kube/client.js";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";

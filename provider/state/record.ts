@@ -144,7 +144,7 @@ export interface StateRecord {
   readonly lease?: Lease;
   readonly owner?: RecordOwner;
   /**
-   * The key of keyed step hashes (spec/keyed-hash.ts), base64: present once a spec with
+   * The key of keyed step hashes (dsl/keyed-hash.ts), base64: present once a spec with
    * secret-bearing steps ran. The record lives in a Secret; the key never leaves it (nor
    * the Pulumi state, where it is a secret). Added in format 1 without a bump.
    */

@@ -6,7 +6,7 @@ import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { ApplyAllError, type ApplyResult, type KubeApi } from "../kube/index.js";
 import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
-import type { LoadedStepBase } from "../spec/loaded.js";
+import type { LoadedStepBase } from "../dsl/loaded.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";

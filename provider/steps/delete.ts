@@ -7,7 +7,7 @@
  */
 import { executionError } from "../errors.js";
 import type { ApiResource, KubeObject } from "../kube/index.js";
-import type { LoadedStepBase } from "../spec/loaded.js";
+import type { LoadedStepBase } from "../dsl/loaded.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
 import { isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";

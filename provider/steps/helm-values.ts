@@ -14,8 +14,8 @@ import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import { describeChartText } from "../helm/chart.js";
 import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../helm/values.js";
-import type { HelmAction } from "../spec/types.js";
-import { parseValuesDocument } from "../spec/values-file.js";
+import type { HelmAction } from "../dsl/types.js";
+import { parseValuesDocument } from "../dsl/values-file.js";
 import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "./sources.js";
 
 /** A values document (see parseValuesDocument); a problem is an execution error, redacted. */

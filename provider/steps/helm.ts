@@ -26,15 +26,15 @@ import { chartLabel, describeRevision, historyState, pendingMessage, type HelmRe
 import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
-import type { LoadedStep } from "../spec/loaded.js";
+import type { LoadedStep } from "../dsl/loaded.js";
 import { pidAlive } from "../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
 import type { ResourceType } from "../kubectl/types.js";
 import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
-import { sha256Hex } from "../spec/hash.js";
-import { objectHooksFor } from "../spec/hooks.js";
+import { sha256Hex } from "../dsl/hash.js";
+import { objectHooksFor } from "../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
 import { maskSecretData } from "./helm-diff.js";

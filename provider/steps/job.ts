@@ -13,7 +13,7 @@ import { executionError } from "../errors.js";
 import { JOBS, type KubeObject } from "../kube/index.js";
 import { transientCause } from "../kube/transient.js";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
-import type { LoadedStepBase } from "../spec/loaded.js";
+import type { LoadedStepBase } from "../dsl/loaded.js";
 import { ensureNamespace } from "./namespace.js";
 import { explainedWait, subjectOf } from "./stall.js";
 import type { StepContext, StepExecutor } from "./types.js";

@@ -5,7 +5,7 @@
 import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
-import type { LoadedStepBase } from "../spec/loaded.js";
+import type { LoadedStepBase } from "../dsl/loaded.js";
 import { forDiff, maskSecretPair } from "./objects.js";
 import type { StepContext, StepExecutor } from "./types.js";
 

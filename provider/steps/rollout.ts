@@ -14,7 +14,7 @@ import { executionError, invalidInput } from "../errors.js";
 import type { KubeApi } from "../kube/api.js";
 import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kubectl/rollout.js";
 import type { ApiResource, KubeObject } from "../kubectl/types.js";
-import type { LoadedStep } from "../spec/loaded.js";
+import type { LoadedStep } from "../dsl/loaded.js";
 import { explainedWait, subjectOf } from "./stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 

@@ -2,8 +2,8 @@
  * The one interface every step type implements. A new step type is one file
  * in this directory plus its schema entry; the engine does not change.
  */
-import type { LoadedSpec, LoadedStepBase } from "../spec/loaded.js";
-import type { StepType } from "../spec/types.js";
+import type { LoadedSpec, LoadedStepBase } from "../dsl/loaded.js";
+import type { StepType } from "../dsl/types.js";
 import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";

@@ -20,7 +20,7 @@ import { UnknownResourceError } from "../kube/discovery.js";
 import type { WaitScope } from "../kube/watch.js";
 import { checkObjects } from "../kubectl/conditions.js";
 import type { KubeObject } from "../kubectl/types.js";
-import type { LoadedStep } from "../spec/loaded.js";
+import type { LoadedStep } from "../dsl/loaded.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../kubectl/waitfor.js";
 import { explainedWait, subjectOf, type StallSubject } from "./stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";

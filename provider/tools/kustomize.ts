@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { findRemoteKustomizeBases, readKustomization } from "../spec/hash.js";
+import { findRemoteKustomizeBases, readKustomization } from "../dsl/hash.js";
 import { describeFailure, runTool } from "./exec.js";
 import { locateTool } from "./locate.js";
 

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import { packagedTestCharts, startChartRepo, startOciRegistry, testChartPath, testCluster, toolEnv, toolPath, withNamespace, type ChartRepoFixture, type OciRegistryFixture } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import { assessDiff, executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
 

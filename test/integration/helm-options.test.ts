@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
 import { executorContext, specFromSteps } from "./support/executors.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
-import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import { executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { startChartRepo, startOciRegistry, testCluster, withNamespace, type ChartRepoFixture } from "../harness/index.js";
-import type { LoadedSpec, LoadedStep } from "../../provider/spec/loaded.js";
+import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import type { StepContext } from "../../provider/steps/types.js";
 import { assessDiff, executorContext, specFromSteps } from "./support/executors.js";

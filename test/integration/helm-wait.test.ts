@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { startChartRepo, testChartPath, testCluster, toolPath, withNamespace, type ChartRepoFixture } from "../harness/index.js";
-import type { LoadedStep } from "../../provider/spec/loaded.js";
+import type { LoadedStep } from "../../provider/dsl/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
 import { cliEnv, khookSpec, runKhook, specDir } from "./support/khook-cli.js";

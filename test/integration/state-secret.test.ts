@@ -14,7 +14,7 @@ import { KubeClient } from "../../provider/kube/index.js";
 import { Journal } from "../../provider/state/journal.js";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import { SecretRecordStore } from "../../provider/state/secret-store.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { specFixture, StubExecutors, type StepFixture } from "../unit/support/engine-fixtures.js";
 

@@ -1,5 +1,5 @@
 /**
- * The defaults table (provider/spec/defaults.ts) is the only place defaults live: it covers every
+ * The defaults table (provider/dsl/defaults.ts) is the only place defaults live: it covers every
  * `default` of the JSON Schema, the loader applies it once, and the input hash and the executors
  * read the same normalized action.
  */
@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { ACTION_DEFAULTS, SPEC_DEFAULTS, withActionDefaults, typedActionOf } from "../../provider/spec/defaults.js";
-import { loadSpec } from "../../provider/spec/load.js";
-import type { StepSpec } from "../../provider/spec/types.js";
+import { ACTION_DEFAULTS, SPEC_DEFAULTS, withActionDefaults, typedActionOf } from "../../provider/dsl/defaults.js";
+import { loadSpec } from "../../provider/dsl/load.js";
+import type { StepSpec } from "../../provider/dsl/types.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 type Node = { [key: string]: unknown };

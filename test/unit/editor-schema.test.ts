@@ -9,8 +9,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/spec/load.js";
-import { loadLoaderSchema } from "../../provider/spec/schema.js";
+import { loadSpec } from "../../provider/dsl/load.js";
+import { loadLoaderSchema } from "../../provider/dsl/schema.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 import { YamlLanguageServer, withLocalSchema, type LspCompletionItem, type LspDiagnostic } from "./support/yaml-language-server.js";
 

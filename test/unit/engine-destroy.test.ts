@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
 import { RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";

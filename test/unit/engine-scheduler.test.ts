@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { formatDuration } from "../../provider/spec/duration.js";
+import { formatDuration } from "../../provider/dsl/duration.js";
 import { PermanentHookError } from "../../provider/hooks/run.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
 import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engine/scheduler.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import type { ExecutorRegistry } from "../../provider/steps/types.js";
 import { CHAIN, deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
 

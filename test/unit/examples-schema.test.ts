@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { LineCounter, parse as parseYaml, parseDocument } from "yaml";
 import type { PositionLookup } from "../../provider/errors.js";
-import { validateSchema } from "../../provider/spec/schema.js";
+import { validateSchema } from "../../provider/dsl/schema.js";
 import { repoRoot } from "../harness/util.js";
 
 const examplesDir = path.join(repoRoot(), "examples");

@@ -5,9 +5,9 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planOffline } from "../../provider/engine/plan.js";
-import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/spec/keyed-hash.js";
-import { loadSpec } from "../../provider/spec/load.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/dsl/keyed-hash.js";
+import { loadSpec } from "../../provider/dsl/load.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 const FUNCTIONS = path.join(repoRoot(), "examples", "functions");

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import type { RunResult } from "../../provider/engine/types.js";
 import { check } from "../../provider/pulumi/check.js";
 import { diff } from "../../provider/pulumi/diff.js";

@@ -8,9 +8,9 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { parse } from "yaml";
 import { recordKey, recordKeyOfDocument, topLevelEntries } from "../../provider/pulumi/bundle.js";
-import { SPEC_DEFAULTS } from "../../provider/spec/defaults.js";
-import { SourceText } from "../../provider/spec/source.js";
-import { mergeVariables, substitute, type VariableSources } from "../../provider/spec/vars.js";
+import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
+import { SourceText } from "../../provider/dsl/source.js";
+import { mergeVariables, substitute, type VariableSources } from "../../provider/dsl/vars.js";
 
 const SOURCES: VariableSources = { set: [["ENV", "dev"], ["NS", "boot-ns"]], varFiles: [], secretVars: {}, envVars: {} };
 

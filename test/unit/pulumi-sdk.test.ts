@@ -132,7 +132,7 @@ describe("Khook (SDK)", () => {
 
   test("the SDK reads the environment with the loader's own scan: the same prefixes, and a name under both is a secret", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
-    const { scanEnvironment } = await import("../../provider/spec/vars.js");
+    const { scanEnvironment } = await import("../../provider/dsl/vars.js");
     const keys = ["KHOOK_VAR_SCAN_A", "KHOOK_SECRET_SCAN_B"];
     process.env["KHOOK_VAR_SCAN_A"] = "a";
     process.env["KHOOK_SECRET_SCAN_B"] = "b";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { runSpec } from "../../provider/engine/run.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { noExtras, recordingSleep, specFixture, StubExecutors, storedRecord } from "./support/engine-fixtures.js";

@@ -1,5 +1,5 @@
 /**
- * Drift guard: provider/spec/types.ts (the TypeScript model) and
+ * Drift guard: provider/dsl/types.ts (the TypeScript model) and
  * schema/v1/khook.json (the JSON Schema) describe the same document. This test
  * reads the interfaces with the TypeScript compiler API and compares, for each
  * one, the property names and their required/optional-ness with the schema's
@@ -9,9 +9,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import ts from "typescript";
-import { loadLoaderSchema } from "../../provider/spec/schema.js";
-import { SPEC_DEFAULTS } from "../../provider/spec/defaults.js";
-import { API_VERSION, KIND, SKIP_IF_BY_TYPE, STEP_TYPES } from "../../provider/spec/types.js";
+import { loadLoaderSchema } from "../../provider/dsl/schema.js";
+import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
+import { API_VERSION, KIND, SKIP_IF_BY_TYPE, STEP_TYPES } from "../../provider/dsl/types.js";
 import { repoRoot } from "../harness/util.js";
 
 type Node = { [key: string]: unknown };
@@ -44,7 +44,7 @@ function schemaShape(node: Node, omit: readonly string[] = []): Record<string, b
 
 // --- TypeScript side --------------------------------------------------------
 
-const typesFile = path.join(root, "provider", "spec", "types.ts");
+const typesFile = path.join(root, "provider", "dsl", "types.ts");
 const program = ts.createProgram([typesFile], { strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, types: [] });
 const checker = program.getTypeChecker();
 const source = program.getSourceFile(typesFile)!;

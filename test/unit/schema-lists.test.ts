@@ -1,7 +1,7 @@
 /**
  * Drift guard for the lists of step types and hook events in the JSON Schema
  * (schema/v1/khook.json, the editor's schema as committed): every one of them
- * equals STEP_TYPES or HOOK_EVENTS (provider/spec/types.ts). The compiler asks
+ * equals STEP_TYPES or HOOK_EVENTS (provider/dsl/types.ts). The compiler asks
  * for a new type's or event's entry in every TypeScript table; the schema is
  * JSON, so these tests ask for it there: the step's exactly-one group and action
  * keys, the editor's "one action key" branches, exclusion lists and completions,
@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { HOOK_EVENTS, STEP_TYPES } from "../../provider/spec/types.js";
+import { HOOK_EVENTS, STEP_TYPES } from "../../provider/dsl/types.js";
 import { repoRoot } from "./support/spec-files.js";
 
 type Node = { [key: string]: unknown };

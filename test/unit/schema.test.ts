@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../../provider/errors.js";
-import { loadSchema, validateSchema } from "../../provider/spec/schema.js";
+import { loadSchema, validateSchema } from "../../provider/dsl/schema.js";
 
 // --- helpers ----------------------------------------------------------------
 

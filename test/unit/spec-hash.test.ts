@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { HASH_FORMAT, canonicalJson } from "../../provider/spec/hash.js";
-import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/spec/keyed-hash.js";
-import { loadSpec, type LoadOptions } from "../../provider/spec/load.js";
+import { HASH_FORMAT, canonicalJson } from "../../provider/dsl/hash.js";
+import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/dsl/keyed-hash.js";
+import { loadSpec, type LoadOptions } from "../../provider/dsl/load.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 function hashes(stepsYaml: string, files: Record<string, string> = {}, opts: Partial<LoadOptions> = {}): Record<string, string> {

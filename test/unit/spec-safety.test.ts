@@ -9,9 +9,9 @@ import { describe, test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
-import { loadSpec, parseVarFile, type LoadOptions } from "../../provider/spec/load.js";
-import { MAX_SPEC_BYTES } from "../../provider/spec/yaml.js";
-import { parseYamlStream } from "../../provider/spec/yaml-stream.js";
+import { loadSpec, parseVarFile, type LoadOptions } from "../../provider/dsl/load.js";
+import { MAX_SPEC_BYTES } from "../../provider/dsl/yaml.js";
+import { parseYamlStream } from "../../provider/dsl/yaml-stream.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 function load(stepsYaml: string, opts: Partial<LoadOptions> & { files?: Record<string, string>; text?: string } = {}) {
@@ -147,7 +147,7 @@ describe("YAML resource limits", () => {
 
   test("ordinary anchors and aliases still work", () => {
     const spec = load("  - name: a\n    job: &j { image: busybox, args: [a] }\n  - name: b\n    job: *j\n");
-    // The loaded action carries the defaults table's values too (provider/spec/defaults.ts).
+    // The loaded action carries the defaults table's values too (provider/dsl/defaults.ts).
     assert.deepEqual(spec.steps[1]!.action, { image: "busybox", args: ["a"], namespace: "default", createNamespace: false });
   });
 

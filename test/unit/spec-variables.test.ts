@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { KhookError } from "../../provider/errors.js";
-import { loadSpec, parseVarFile } from "../../provider/spec/load.js";
-import { SourceText } from "../../provider/spec/source.js";
-import { mergeVariables, substitute } from "../../provider/spec/vars.js";
+import { loadSpec, parseVarFile } from "../../provider/dsl/load.js";
+import { SourceText } from "../../provider/dsl/source.js";
+import { mergeVariables, substitute } from "../../provider/dsl/vars.js";
 import { specText } from "./support/spec-files.js";
 
 const sub = (text: string, sources: Parameters<typeof mergeVariables>[0] = {}) => {

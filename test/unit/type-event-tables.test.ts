@@ -1,6 +1,6 @@
 /**
  * Every step type and every hook event answers to one source: STEP_TYPES and
- * HOOK_EVENTS (provider/spec/types.ts). The per-type and per-event tables are
+ * HOOK_EVENTS (provider/dsl/types.ts). The per-type and per-event tables are
  * typed against them, so the compiler asks for a new entry; these tests ask for
  * what it cannot see. A step of every type (the fixture below is typed against
  * STEP_TYPES, so a new type must add one) loads, summarizes, is bundled and is
@@ -15,11 +15,11 @@ import { planOnline } from "../../provider/engine/plan.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { collectBundle } from "../../provider/pulumi/bundle.js";
 import { rawSteps } from "../../provider/pulumi/unknowns.js";
-import { fileReferences } from "../../provider/spec/hash.js";
-import { eventApplies, HOOK_LIFECYCLE, lifecycleOf, type HookRun } from "../../provider/spec/hooks.js";
-import { loadSpec } from "../../provider/spec/load.js";
-import type { LoadedSpec } from "../../provider/spec/loaded.js";
-import { HOOK_EVENTS, LOCAL_FILE_KEYS, STEP_TYPES, type HookEvent, type StepType } from "../../provider/spec/types.js";
+import { fileReferences } from "../../provider/dsl/hash.js";
+import { eventApplies, HOOK_LIFECYCLE, lifecycleOf, type HookRun } from "../../provider/dsl/hooks.js";
+import { loadSpec } from "../../provider/dsl/load.js";
+import type { LoadedSpec } from "../../provider/dsl/loaded.js";
+import { HOOK_EVENTS, LOCAL_FILE_KEYS, STEP_TYPES, type HookEvent, type StepType } from "../../provider/dsl/types.js";
 import { HookServer } from "../harness/hook-server.js";
 import { noExtras, StubExecutors } from "./support/engine-fixtures.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";

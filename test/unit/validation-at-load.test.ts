@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/spec/load.js";
-import { validateSchema } from "../../provider/spec/schema.js";
+import { loadSpec } from "../../provider/dsl/load.js";
+import { validateSchema } from "../../provider/dsl/schema.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 function problems(stepsYaml: string, opts: { extra?: string; files?: Record<string, string>; set?: [string, string][] } = {}): Diagnostic[] {

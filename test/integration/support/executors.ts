@@ -13,10 +13,10 @@ import { run } from "../../harness/util.js";
 import { KubeClient } from "../../../provider/kube/index.js";
 import { Redactor } from "../../../provider/redact.js";
 import { releaseOwnershipLabels } from "../../../provider/ownership.js";
-import { loadSpec } from "../../../provider/spec/load.js";
-import { withActionDefaults, type TypedAction } from "../../../provider/spec/defaults.js";
-import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/spec/loaded.js";
-import type { ActionByType, StepType } from "../../../provider/spec/types.js";
+import { loadSpec } from "../../../provider/dsl/load.js";
+import { withActionDefaults, type TypedAction } from "../../../provider/dsl/defaults.js";
+import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/dsl/loaded.js";
+import type { ActionByType, StepType } from "../../../provider/dsl/types.js";
 import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/types.js";
 
 let shared: KubeClient | undefined;
@@ -57,7 +57,7 @@ export function specFromSteps(stepsYaml: string, opts: { name?: string; env?: Re
 
 /** A step built directly (no spec), for executors that only read their action. */
 export function loadedStep<T extends StepType>(type: T, action: ActionByType[T], name: string = type): Extract<LoadedStep, { type: T }> {
-  // What the loader does: the defaults table applied once (provider/spec/defaults.ts).
+  // What the loader does: the defaults table applied once (provider/dsl/defaults.ts).
   const typed = withActionDefaults({ type, action } as TypedAction, name);
   const step = {
     name,

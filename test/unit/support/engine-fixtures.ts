@@ -8,8 +8,8 @@ import type { RunResult, StepContextExtras, StepResult } from "../../../provider
 import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
-import type { LoadedSpec, LoadedStep } from "../../../provider/spec/loaded.js";
-import { STEP_TYPES, type OnError, type StepType } from "../../../provider/spec/types.js";
+import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
+import { STEP_TYPES, type OnError, type StepType } from "../../../provider/dsl/types.js";
 import type { Assessment, DestroyOutcome, ExecutorRegistry, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
 
 export interface StepFixture {

@@ -1,8 +1,8 @@
 /** Loaded steps and step contexts for executor unit tests (the cluster is a FakeKube). */
 import * as path from "node:path";
-import { loadSpec } from "../../../provider/spec/load.js";
-import type { LoadedSpec, LoadedStepBase } from "../../../provider/spec/loaded.js";
-import type { StepType } from "../../../provider/spec/types.js";
+import { loadSpec } from "../../../provider/dsl/load.js";
+import type { LoadedSpec, LoadedStepBase } from "../../../provider/dsl/loaded.js";
+import type { StepType } from "../../../provider/dsl/types.js";
 import type { StepContext } from "../../../provider/steps/types.js";
 import type { FakeKube } from "./fake-kube.js";
 import { specText, tempSpecDir } from "./spec-files.js";

@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from "../../../provider/kube/index.js";
 import { Session, type SessionOptions } from "../../../provider/session.js";
-import type { LoadedSpec } from "../../../provider/spec/loaded.js";
+import type { LoadedSpec } from "../../../provider/dsl/loaded.js";
 import type { Operations } from "../../../provider/pulumi/handlers.js";
 import type { RecordOwner } from "../../../provider/state/record.js";
 

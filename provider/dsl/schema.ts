@@ -21,7 +21,7 @@
  *   namespace vs allNamespaces, patch body vs type) carry their own wording,
  *   which editors that understand the keyword show as well.
  *
- * Division of labour with the loader's semantic rules (provider/spec/rules.ts):
+ * Division of labour with the loader's semantic rules (provider/dsl/rules.ts):
  * the schema spells out every rule it can, for editors. Subschemas that also
  * have a semantic rule in the loader — with a richer, field-specific message —
  * are tagged `"x-khook-rule": "<rule id>"` (chart-source, chart-auth,
@@ -62,7 +62,7 @@ let schemaCache: SchemaNode | undefined;
 let validatorCache: ValidateFunction | undefined;
 let indexCache: SchemaIndex | undefined;
 
-/** Finds schema/v1/khook.json by walking up from this file (works from provider/spec/ and dist/provider/spec/). */
+/** Finds schema/v1/khook.json by walking up from this file (works from provider/dsl/ and dist/provider/dsl/). */
 function schemaFile(): string {
   const tried: string[] = [];
   let dir = __dirname;

@@ -21,7 +21,7 @@ export function parseYamlStream(text: string): readonly StreamDocument[] {
   return docs;
 }
 
-/** js-yaml's core schema when the stream is valid (see provider/spec/yaml.ts for why). */
+/** js-yaml's core schema when the stream is valid (see provider/dsl/yaml.ts for why). */
 function fastStream(text: string): StreamDocument[] | undefined {
   if (mayHoldAlias(text)) return undefined;
   try {

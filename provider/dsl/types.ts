@@ -238,7 +238,7 @@ export const SKIP_IF_BY_TYPE = {
 export type LocalFileKey = "file" | "kustomize" | "chart";
 
 /**
- * Which keys of each step type's action may name local files: spec/hash.ts's
+ * Which keys of each step type's action may name local files: dsl/hash.ts's
  * fileReferences reads exactly those (a unit test holds it to this), and the Pulumi
  * bundle's quick scan for local files looks for them (pulumi/bundle.ts).
  */

@@ -7,7 +7,17 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "**/node_modules/**", "examples/**/node_modules/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
+  {
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "**/node_modules/**",
+      "examples/**/node_modules/**",
+      "**/*.js",
+      "**/*.mjs",
+      "**/*.cjs",
+    ],
+  },
   {
     files: ["**/*.ts"],
     languageOptions: {
@@ -18,9 +28,23 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: "error" },
     rules: {
       // node:test's test() and describe() return promises the runner itself awaits.
-      "@typescript-eslint/no-floating-promises": ["error", { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["test", "describe", "it", "suite", "before", "after", "beforeEach", "afterEach"] }] }],
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: "package",
+              package: "node:test",
+              name: ["test", "describe", "it", "suite", "before", "after", "beforeEach", "afterEach"],
+            },
+          ],
+        },
+      ],
       "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -29,20 +53,59 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unsafe-return": "error",
-      "@typescript-eslint/explicit-module-boundary-types": ["error", { allowArgumentsExplicitlyTypedAsAny: false, allowTypedFunctionExpressions: true, allowHigherOrderFunctions: true, allowDirectConstAssertionInArrowFunctions: true }],
+      "@typescript-eslint/explicit-module-boundary-types": [
+        "error",
+        {
+          allowArgumentsExplicitlyTypedAsAny: false,
+          allowTypedFunctionExpressions: true,
+          allowHigherOrderFunctions: true,
+          allowDirectConstAssertionInArrowFunctions: true,
+        },
+      ],
     },
   },
   {
     // provider/helm/ is pure helm knowledge (its README): no file system, network, process or cluster.
     files: ["provider/helm/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", {
-        patterns: [
-          { group: ["node:fs", "node:fs/*", "fs", "node:child_process", "node:net", "node:http", "node:https", "node:os", "node:process"], message: "provider/helm/ is pure: the executor (steps/helm.ts) does the I/O" },
-          { group: ["../kube/*", "../tools/*", "../steps/*", "../state/*", "../engine/*", "../hooks/*", "../dsl/*", "yaml"], message: "provider/helm/ is a leaf room: only types from ../kubectl/ come in" },
-        ],
-      }],
-      "no-restricted-globals": ["error", { name: "process", message: "provider/helm/ is pure: pass what it needs from the environment in" }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: [
+                "node:fs",
+                "node:fs/*",
+                "fs",
+                "node:child_process",
+                "node:net",
+                "node:http",
+                "node:https",
+                "node:os",
+                "node:process",
+              ],
+              message: "provider/helm/ is pure: the executor (steps/helm.ts) does the I/O",
+            },
+            {
+              group: [
+                "../kube/*",
+                "../tools/*",
+                "../steps/*",
+                "../state/*",
+                "../engine/*",
+                "../hooks/*",
+                "../dsl/*",
+                "yaml",
+              ],
+              message: "provider/helm/ is a leaf room: only types from ../kubectl/ come in",
+            },
+          ],
+        },
+      ],
+      "no-restricted-globals": [
+        "error",
+        { name: "process", message: "provider/helm/ is pure: pass what it needs from the environment in" },
+      ],
     },
   },
 );

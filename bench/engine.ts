@@ -26,7 +26,11 @@ function configMap(ns: string, i: number): string {
 }
 
 function applySpec(ns: string, withState: boolean): string {
-  const steps = Array.from({ length: STEPS }, (_, i) => `  - name: cm-${i}\n    apply:\n      manifests:\n        - inline: |\n${configMap(ns, i).replace(/^/gm, "            ")}`);
+  const steps = Array.from(
+    { length: STEPS },
+    (_, i) =>
+      `  - name: cm-${i}\n    apply:\n      manifests:\n        - inline: |\n${configMap(ns, i).replace(/^/gm, "            ")}`,
+  );
   return `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: bench-${ns}\n${withState ? `state:\n  namespace: ${ns}\n` : ""}steps:\n${steps.join("\n")}\n`;
 }
 
@@ -50,10 +54,12 @@ export async function benchEngine(): Promise<void> {
   }
   const kubectl = toolPath("kubectl");
   const env = { ...process.env, KUBECONFIG: kubeconfig };
-  const k = (args: string[], input?: string) => execFileSync(kubectl, args, { env, input, stdio: ["pipe", "pipe", "pipe"] }).toString();
+  const k = (args: string[], input?: string) =>
+    execFileSync(kubectl, args, { env, input, stdio: ["pipe", "pipe", "pipe"] }).toString();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-bench-engine-"));
   const bin = path.resolve(__dirname, "../../bin/khook");
-  const khook = (args: string[]) => execFileSync(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const khook = (args: string[]) =>
+    execFileSync(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   try {
     console.log(`== engine against a real cluster (${STEPS} ConfigMaps) ==`);
     // 1. khook apply of 200 independent steps vs one kubectl apply of the same objects, each into a fresh namespace.
@@ -86,7 +92,9 @@ export async function benchEngine(): Promise<void> {
     kubectlReapply.sort((a, b) => a - b);
     khookReapply.sort((a, b) => a - b);
     const reapply = khookReapply[1]! / kubectlReapply[1]!;
-    console.log(`  re-apply of the 200 unchanged objects: khook ${khookReapply[1]!.toFixed(0)} ms, kubectl apply -f ${kubectlReapply[1]!.toFixed(0)} ms (medians of 3, whole processes); khook/kubectl ${reapply.toFixed(2)}x  (target <= 1.5x: ${reapply <= 1.5 ? "met" : "NOT met"})`);
+    console.log(
+      `  re-apply of the 200 unchanged objects: khook ${khookReapply[1]!.toFixed(0)} ms, kubectl apply -f ${kubectlReapply[1]!.toFixed(0)} ms (medians of 3, whole processes); khook/kubectl ${reapply.toFixed(2)}x  (target <= 1.5x: ${reapply <= 1.5 ? "met" : "NOT met"})`,
+    );
 
     // 2. A resumed re-run of the unchanged spec with state: — in-process to count API calls, and as a process for wall time.
     const ns = `bench-resume-${process.pid}`;
@@ -104,7 +112,9 @@ export async function benchEngine(): Promise<void> {
     const resumed = result.steps.filter((s) => s.reason.startsWith("unchanged since it succeeded")).length;
     const bare = Math.min(...[0, 1, 2].map(() => timed(() => execFileSync(process.execPath, ["-e", ""]))));
     const proc = [0, 1, 2].map(() => timed(() => khook(["apply", "-f", specFile]))).sort((a, b) => a - b)[1]!;
-    console.log(`  resumed re-run, ${resumed}/${STEPS} steps resumed: ${inProcess.toFixed(0)} ms in-process; ${proc.toFixed(0)} ms as a process, ${(proc - bare).toFixed(0)} ms beyond bare node start  (target <= 1000 ms: ${proc - bare <= 1000 ? "met" : "NOT met"})`);
+    console.log(
+      `  resumed re-run, ${resumed}/${STEPS} steps resumed: ${inProcess.toFixed(0)} ms in-process; ${proc.toFixed(0)} ms as a process, ${(proc - bare).toFixed(0)} ms beyond bare node start  (target <= 1000 ms: ${proc - bare <= 1000 ? "met" : "NOT met"})`,
+    );
     console.log(`  API calls during the resumed run: ${calls.join(", ")}`);
 
     // 3. Wait latency: the wait step is running; the test flips the condition and times the step's end.
@@ -146,7 +156,9 @@ export async function benchEngine(): Promise<void> {
     waiter.close();
     latencies.sort((a, b) => a - b);
     const p50 = percentile(latencies, 50);
-    console.log(`  wait latency over ${latencies.length} runs (condition true -> step done): p50 ${p50.toFixed(1)} ms, p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms  (target p50 <= 100 ms: ${p50 <= 100 ? "met" : "NOT met"})`);
+    console.log(
+      `  wait latency over ${latencies.length} runs (condition true -> step done): p50 ${p50.toFixed(1)} ms, p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms  (target p50 <= 100 ms: ${p50 <= 100 ? "met" : "NOT met"})`,
+    );
     k(["delete", "namespace", ns, "--wait=false"]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -39,7 +39,10 @@ function configMaps(n: number): Record<string, unknown>[] {
 
 function stepHooks(dir: string, hooksYaml: string): StepHooks {
   const file = path.join(dir, `spec-${Math.random().toString(36).slice(2)}.yaml`);
-  fs.writeFileSync(file, `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: bench\nhooks:\n${hooksYaml}steps:\n  - name: cms\n    apply:\n      manifests:\n        - inline: "{apiVersion: v1, kind: ConfigMap, metadata: {name: x}}"\n`);
+  fs.writeFileSync(
+    file,
+    `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: bench\nhooks:\n${hooksYaml}steps:\n  - name: cms\n    apply:\n      manifests:\n        - inline: "{apiVersion: v1, kind: ConfigMap, metadata: {name: x}}"\n`,
+  );
   const spec = loadSpec({ file, env: {} });
   return new StepHooks(spec, spec.steps[0]!, "apply", spec.redactor);
 }
@@ -80,19 +83,35 @@ export async function benchHooks(): Promise<void> {
     const none = stepHooks(dir, "  - {name: unused, on: [finalize], webhook: {url: 'https://x.example'}}\n");
     const baseMany = await timeRender(none, many);
     const baseFew = await timeRender(none, few);
-    const labels = await timeRender(stepHooks(dir, "  - {name: labels, on: [post-render], function: {exec: ./add-labels, config: {data: {team: bench}}}}\n"), many);
-    const identity = await timeRender(stepHooks(dir, "  - {name: identity, on: [post-render], function: {exec: ./identity}}\n"), many);
+    const labels = await timeRender(
+      stepHooks(
+        dir,
+        "  - {name: labels, on: [post-render], function: {exec: ./add-labels, config: {data: {team: bench}}}}\n",
+      ),
+      many,
+    );
+    const identity = await timeRender(
+      stepHooks(dir, "  - {name: identity, on: [post-render], function: {exec: ./identity}}\n"),
+      many,
+    );
     server.on("pre-apply", { kind: "ok" });
-    const webhook = await timeRender(stepHooks(dir, `  - {name: audit, on: [pre-apply], webhook: {url: '${server.url}'}}\n`), few);
+    const webhook = await timeRender(
+      stepHooks(dir, `  - {name: audit, on: [pre-apply], webhook: {url: '${server.url}'}}\n`),
+      few,
+    );
     const row = (label: string, f: Figure, base: Figure, target?: number): string => {
       const wall = f.wallMs - base.wallMs;
       const cpu = f.cpuMs - base.cpuMs;
       return `  ${label.padEnd(66)} ${wall.toFixed(1).padStart(6)} ms wall ${cpu.toFixed(1).padStart(6)} ms cpu${target !== undefined ? `  (target <= ${target} ms wall: ${wall <= target ? "met" : "NOT met"})` : ""}`;
     };
-    console.log(`== hooks: overhead per step (median wall and mean cpu of ${RUNS} runs after ten warm-up runs, minus the same render without hooks) ==`);
+    console.log(
+      `== hooks: overhead per step (median wall and mean cpu of ${RUNS} runs after ten warm-up runs, minus the same render without hooks) ==`,
+    );
     console.log(row("one exec function over 200 objects (add-labels, node)", labels, baseMany, FUNCTION_TARGET_MS));
     console.log(row("one exec function over 200 objects (cat: the process floor)", identity, baseMany));
-    console.log(row("one webhook round trip per step (pre-apply, loopback, 10 objects)", webhook, baseFew, WEBHOOK_TARGET_MS));
+    console.log(
+      row("one webhook round trip per step (pre-apply, loopback, 10 objects)", webhook, baseFew, WEBHOOK_TARGET_MS),
+    );
   } finally {
     await server.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -16,8 +16,13 @@ export async function benchImage(): Promise<void> {
   const registry = await startOciRegistry({ username: "bench", password: "bench-only", push: false });
   try {
     const t0 = Date.now();
-    const image = await buildImage(`${registry.host}/khook:bench`, { login: { username: registry.username, password: registry.password }, plainHttp: true });
-    console.log(`== image: assembled and pushed without a container runtime in ${((Date.now() - t0) / 1000).toFixed(1)}s ==`);
+    const image = await buildImage(`${registry.host}/khook:bench`, {
+      login: { username: registry.username, password: registry.password },
+      plainHttp: true,
+    });
+    console.log(
+      `== image: assembled and pushed without a container runtime in ${((Date.now() - t0) / 1000).toFixed(1)}s ==`,
+    );
     console.log(`  digest ${image.digest}`);
     console.log(`  pull size ${mb(image.compressedSize)} (compressed layers), root filesystem ${mb(image.rootfsSize)}`);
     for (const l of image.layers) console.log(`  layer ${l.name.padEnd(8)} ${mb(l.size).padStart(9)}  ${l.digest}`);

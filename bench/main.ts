@@ -20,7 +20,11 @@ async function loadBenches(): Promise<Record<string, Bench>> {
       if (typeof m[fn] === "function") benches[name] = m[fn];
     } catch (e) {
       // Only a benchmark that is not part of this build is optional; a broken one must fail loudly.
-      if ((e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" || !String((e as Error).message).includes(mod.slice(2))) throw e;
+      if (
+        (e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" ||
+        !String((e as Error).message).includes(mod.slice(2))
+      )
+        throw e;
     }
   }
   return benches;

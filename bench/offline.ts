@@ -35,7 +35,9 @@ export async function benchOffline(): Promise<void> {
     for (let i = 0; i < 3; i++) run();
     const ms = timeIt(run, n >= 5000 ? 5 : 15);
     const target = n === 1000 ? `  (target <= 150 ms: ${ms <= 150 ? "met" : "NOT met"})` : "";
-    console.log(`  ${String(n).padStart(5)} steps: ${ms.toFixed(1).padStart(7)} ms  ${((ms * 1000) / n).toFixed(1).padStart(6)} µs/step${target}`);
+    console.log(
+      `  ${String(n).padStart(5)} steps: ${ms.toFixed(1).padStart(7)} ms  ${((ms * 1000) / n).toFixed(1).padStart(6)} µs/step${target}`,
+    );
   }
   const bin = path.resolve(__dirname, "../../bin/khook");
   const file1000 = path.join(dir, "spec-1000.yaml");
@@ -45,6 +47,8 @@ export async function benchOffline(): Promise<void> {
   const bare = timeIt(() => {
     execFileSync(process.execPath, ["-e", ""], { stdio: "ignore" });
   }, 7);
-  console.log(`  khook validate process, 1000 steps: ${proc.toFixed(0)} ms wall (bare node start: ${bare.toFixed(0)} ms)  (target <= 500 ms: ${proc <= 500 ? "met" : "NOT met"})`);
+  console.log(
+    `  khook validate process, 1000 steps: ${proc.toFixed(0)} ms wall (bare node start: ${bare.toFixed(0)} ms)  (target <= 500 ms: ${proc <= 500 ? "met" : "NOT met"})`,
+  );
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -88,7 +88,12 @@ async function measure(projects: PulumiProject[]): Promise<Figures[]> {
     for (const [j, p] of projects.entries()) preview[j]!.push(await timed(p, ["preview", "--expect-no-changes"]));
     for (const [j, p] of projects.entries()) up[j]!.push(await timed(p, ["up", "--yes", "--expect-no-changes"]));
   }
-  return projects.map((_, j) => ({ preview: median(preview[j]!), up: median(up[j]!), previewMin: Math.min(...preview[j]!), upMin: Math.min(...up[j]!) }));
+  return projects.map((_, j) => ({
+    preview: median(preview[j]!),
+    up: median(up[j]!),
+    previewMin: Math.min(...preview[j]!),
+    upMin: Math.min(...up[j]!),
+  }));
 }
 
 /** khook's previews with the summary memo off: every provider process loads the spec. */
@@ -129,7 +134,10 @@ async function providerWork(project: PulumiProject): Promise<{ coldMs: number; w
       await h.diff("id", outputs, { ...c.inputs, __provider: "x" });
       process.stdout.write(JSON.stringify({ coldMs: cold, warmMs: t() - t1, failures: c.failures.length }));
     })();`;
-  const out = execFileSync(process.execPath, ["-e", script], { env: { ...process.env, KHOOK_PULUMI_MEMO: "off" }, encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["-e", script], {
+    env: { ...process.env, KHOOK_PULUMI_MEMO: "off" },
+    encoding: "utf8",
+  });
   const r = JSON.parse(out) as { coldMs: number; warmMs: number; failures: number };
   if (r.failures > 0) throw new Error("check failed on the benchmark spec");
   return r;
@@ -158,18 +166,40 @@ export async function benchPulumi(): Promise<void> {
   const cluster = await ClusterView.open(kubeconfig);
   const ns = `khook-bench-${process.pid}`;
   const baseline = new PulumiProject(tools, { name: "khook-bench-baseline", program: BASELINE_PROGRAM });
-  const khook = new PulumiProject(tools, { name: "khook-bench", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
-  const native = new PulumiProject(tools, { name: "khook-bench-native", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
+  const khook = new PulumiProject(tools, {
+    name: "khook-bench",
+    program: KHOOK_PROGRAM,
+    files: { "boot.khook.yaml": hundredStepSpec() },
+  });
+  const native = new PulumiProject(tools, {
+    name: "khook-bench-native",
+    program: KHOOK_PROGRAM,
+    files: { "boot.khook.yaml": hundredStepSpec() },
+  });
   useShell(native, "native");
   process.env.KHOOK_TEST_SEA = await ensureSea(() => undefined);
-  const sea = new PulumiProject(tools, { name: "khook-bench-sea", program: KHOOK_PROGRAM, files: { "boot.khook.yaml": hundredStepSpec() } });
+  const sea = new PulumiProject(tools, {
+    name: "khook-bench-sea",
+    program: KHOOK_PROGRAM,
+    files: { "boot.khook.yaml": hundredStepSpec() },
+  });
   useShell(sea, "sea");
-  const projects: [PulumiProject, string][] = [[khook, ns], [native, `${ns}-native`], [sea, `${ns}-sea`]];
+  const projects: [PulumiProject, string][] = [
+    [khook, ns],
+    [native, `${ns}-native`],
+    [sea, `${ns}-sea`],
+  ];
   try {
     for (const [project, namespace] of projects) {
       // Each its own namespace: another project's stack may not take a bootstrap over (provider/pulumi/owner.ts).
       await cluster.createNamespace(namespace);
-      project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: namespace }, parallelism: 16 }, kubeconfigFile: kubeconfig }));
+      project.write(
+        "args.json",
+        programArgs({
+          args: { specFile: "./boot.khook.yaml", vars: { NS: namespace }, parallelism: 16 },
+          kubeconfigFile: kubeconfig,
+        }),
+      );
       await project.init();
     }
     await baseline.init();
@@ -195,7 +225,9 @@ export async function benchPulumi(): Promise<void> {
       `\npulumi: ${STEPS}-step Khook vs one trivial dynamic resource (${RUNS} interleaved rounds): dynamic (target: at most ${s(TARGET_EXTRA_MS)} extra), ` +
         `native khook:index:Khook from source and as the single executable (target: no worse than the dynamic resource's ${signed(NATIVE_TARGET_MS.preview)} preview / ${signed(NATIVE_TARGET_MS.up)} no-op up)\n`,
     );
-    process.stdout.write(`  ${"command".padEnd(20)} ${"baseline".padStart(9)} ${"dynamic".padStart(9)} ${"extra".padStart(9)}      ${"native".padStart(9)} ${"extra".padStart(9)} ${"sea".padStart(15)} ${"extra".padStart(9)} ${"target".padStart(15)}\n`);
+    process.stdout.write(
+      `  ${"command".padEnd(20)} ${"baseline".padStart(9)} ${"dynamic".padStart(9)} ${"extra".padStart(9)}      ${"native".padStart(9)} ${"extra".padStart(9)} ${"sea".padStart(15)} ${"extra".padStart(9)} ${"target".padStart(15)}\n`,
+    );
     const verdict = (extra: number, target: number): string => (extra <= target ? "ok" : "OVER").padEnd(4);
     for (const [name, target, base, kh, nat, exe] of rows) {
       const extra = kh - base;
@@ -205,9 +237,13 @@ export async function benchPulumi(): Promise<void> {
           ` ${s(exe).padStart(9)} ${signed(exe - base).padStart(9)}  ${verdict(exe - base, target)} ${signed(target).padStart(9)}\n`,
       );
     }
-    process.stdout.write(`  pulumi preview, summary memo off: ${s(cold)} (${signed(cold - b.preview)} over the baseline)\n`);
+    process.stdout.write(
+      `  pulumi preview, summary memo off: ${s(cold)} (${signed(cold - b.preview)} over the baseline)\n`,
+    );
     process.stdout.write(`  first apply of ${STEPS} steps: ${s(firstUp)}\n`);
-    process.stdout.write(`  the provider's own work (fresh process, memo off): ${(p.coldMs).toFixed(0)}ms for module loading + check + diff, then ${(p.warmMs).toFixed(0)}ms per check + diff\n`);
+    process.stdout.write(
+      `  the provider's own work (fresh process, memo off): ${p.coldMs.toFixed(0)}ms for module loading + check + diff, then ${p.warmMs.toFixed(0)}ms per check + diff\n`,
+    );
     process.stdout.write(`  state size (stack export): ${(stateBytes / 1024).toFixed(0)} KiB\n`);
     for (const [project] of projects) await project.ok(["destroy", "--yes", "--skip-preview"]);
   } finally {

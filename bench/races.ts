@@ -38,7 +38,9 @@ interface Outcome {
   trace: string[];
 }
 
-const CONFIGMAPS = ["a", "b", "c"].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${n}\ndata:\n  k: "${n}"\n`).join("---\n");
+const CONFIGMAPS = ["a", "b", "c"]
+  .map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-${n}\ndata:\n  k: "${n}"\n`)
+  .join("---\n");
 
 const SCRIPT = `set -euo pipefail
 kubectl apply -f webhook.json
@@ -80,21 +82,37 @@ steps:
 export async function benchRaces(): Promise<void> {
   let cluster: ClusterState | undefined;
   let kubeconfig = process.env.KHOOK_TEST_KUBECONFIG;
-  await ensureToolchain({ only: [...CONTROL_PLANE, ...CLIENT_TOOLS.filter((t) => t === "helm" || t === "kubectl")], log: () => undefined });
+  await ensureToolchain({
+    only: [...CONTROL_PLANE, ...CLIENT_TOOLS.filter((t) => t === "helm" || t === "kubectl")],
+    log: () => undefined,
+  });
   if (kubeconfig === undefined) {
     cluster = await startCluster({ name: `bench-races-${process.pid}`, watchPid: process.pid, log: () => undefined });
     kubeconfig = cluster.kubeconfig;
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-bench-races-"));
   const bin = path.resolve(__dirname, "../../bin/khook");
-  const base = { ...helmEnv(dir), PATH: toolPathVar(), KUBECONFIG: kubeconfig, KHOOK_HELM: toolPath("helm"), CI: "1", NO_COLOR: "1" };
-  const kubectl = (args: string[], input?: string) => spawnSync(toolPath("kubectl"), args, { env: base, encoding: "utf8", ...(input !== undefined ? { input } : {}) });
+  const base = {
+    ...helmEnv(dir),
+    PATH: toolPathVar(),
+    KUBECONFIG: kubeconfig,
+    KHOOK_HELM: toolPath("helm"),
+    CI: "1",
+    NO_COLOR: "1",
+  };
+  const kubectl = (args: string[], input?: string) =>
+    spawnSync(toolPath("kubectl"), args, { env: base, encoding: "utf8", ...(input !== undefined ? { input } : {}) });
   const namespaces: string[] = [];
   const configs: string[] = [];
   const hook = await HostileWebhook.start("down");
 
   /** One contestant in a fresh namespace, while the webhook goes down → serving (untrusted) → trusted. */
-  const contest = async (label: string, command: string, args: (work: string) => string[], round: number): Promise<Outcome> => {
+  const contest = async (
+    label: string,
+    command: string,
+    args: (work: string) => string[],
+    round: number,
+  ): Promise<Outcome> => {
     const ns = `races-${label.replace(/[^a-z]/g, "")}-${process.pid.toString(36)}${round}`;
     namespaces.push(ns);
     configs.push(ns);
@@ -102,12 +120,21 @@ export async function benchRaces(): Promise<void> {
     fs.mkdirSync(work);
     await hook.set("down");
     // Registered with a CA that did not sign the webhook's certificate: the right one is injected later.
-    const config = validatingWebhookConfiguration(hook, { name: ns, namespace: ns, caBundle: hook.wrongCaBundle, timeoutSeconds: 2 });
+    const config = validatingWebhookConfiguration(hook, {
+      name: ns,
+      namespace: ns,
+      caBundle: hook.wrongCaBundle,
+      timeoutSeconds: 2,
+    });
     fs.writeFileSync(path.join(work, "webhook.json"), JSON.stringify(config));
     fs.writeFileSync(path.join(work, "configmaps.yaml"), CONFIGMAPS);
     fs.writeFileSync(path.join(work, "spec.yaml"), SPEC(ns, testChartPath("khook-test-config")));
     kubectl(["create", "namespace", ns]);
-    const child = spawn(command, args(work), { cwd: work, env: { ...base, NS: ns, CHART: testChartPath("khook-test-config") }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args(work), {
+      cwd: work,
+      env: { ...base, NS: ns, CHART: testChartPath("khook-test-config") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     const chunks: { at: number; text: string }[] = [];
     const onData = (d: Buffer): void => {
@@ -116,7 +143,9 @@ export async function benchRaces(): Promise<void> {
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
-    const ended = new Promise<{ code: number | null; at: number }>((resolve) => child.on("close", (code) => resolve({ code, at: Date.now() })));
+    const ended = new Promise<{ code: number | null; at: number }>((resolve) =>
+      child.on("close", (code) => resolve({ code, at: Date.now() })),
+    );
     let exited = false;
     void ended.then(() => (exited = true));
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -127,17 +156,41 @@ export async function benchRaces(): Promise<void> {
       await hook.set("allow");
       await pause(CA_AFTER_MS - SERVES_AFTER_MS);
       // The cainjector: the operator created the configuration (unless the run already ended); patch the right CA in.
-      while (!exited && kubectl(["get", "validatingwebhookconfiguration", ns, "-o", "name"]).status !== 0) await pause(100);
+      while (!exited && kubectl(["get", "validatingwebhookconfiguration", ns, "-o", "name"]).status !== 0)
+        await pause(100);
       if (exited) return;
-      kubectl(["patch", "validatingwebhookconfiguration", ns, "--type", "json", "-p", JSON.stringify([{ op: "replace", path: "/webhooks/0/clientConfig/caBundle", value: hook.caBundle }])]);
+      kubectl([
+        "patch",
+        "validatingwebhookconfiguration",
+        ns,
+        "--type",
+        "json",
+        "-p",
+        JSON.stringify([{ op: "replace", path: "/webhooks/0/clientConfig/caBundle", value: hook.caBundle }]),
+      ]);
       admittingAt = Date.now();
     })();
     const end = await ended;
     await timeline;
     const converged = end.code === 0 && kubectl(["get", "configmap", "app-a", "-n", ns, "-o", "name"]).status === 0;
     const admitted = admittingAt;
-    const trace = admitted === undefined ? [] : chunks.filter((c) => c.at >= admitted).flatMap((c) => c.text.split("\n").filter(Boolean).map((l) => `+${((c.at - admitted) / 1000).toFixed(2)} s ${l.slice(0, 110)}`));
-    return { converged, afterServingMs: admitted !== undefined && end.at >= admitted ? end.at - admitted : undefined, output, trace };
+    const trace =
+      admitted === undefined
+        ? []
+        : chunks
+            .filter((c) => c.at >= admitted)
+            .flatMap((c) =>
+              c.text
+                .split("\n")
+                .filter(Boolean)
+                .map((l) => `+${((c.at - admitted) / 1000).toFixed(2)} s ${l.slice(0, 110)}`),
+            );
+    return {
+      converged,
+      afterServingMs: admitted !== undefined && end.at >= admitted ? end.at - admitted : undefined,
+      output,
+      trace,
+    };
   };
 
   const script = (text: string) => (work: string) => {
@@ -146,15 +199,22 @@ export async function benchRaces(): Promise<void> {
   };
   const show = (label: string, outcomes: Outcome[]): void => {
     const converged = outcomes.filter((o) => o.converged).length;
-    const times = outcomes.flatMap((o) => (o.converged && o.afterServingMs !== undefined ? [o.afterServingMs] : [])).sort((a, b) => a - b);
+    const times = outcomes
+      .flatMap((o) => (o.converged && o.afterServingMs !== undefined ? [o.afterServingMs] : []))
+      .sort((a, b) => a - b);
     const median = times.length > 0 ? times[Math.floor(times.length / 2)]! : undefined;
     const time = median !== undefined ? `${(median / 1000).toFixed(2)} s after the webhook admits (median)` : "—";
-    const target = label === "khook" ? `  (target: one run, <= ${TARGET_MS / 1000} s: ${converged === outcomes.length && median !== undefined && median <= TARGET_MS ? "met" : "NOT met"})` : "";
+    const target =
+      label === "khook"
+        ? `  (target: one run, <= ${TARGET_MS / 1000} s: ${converged === outcomes.length && median !== undefined && median <= TARGET_MS ? "met" : "NOT met"})`
+        : "";
     console.log(`  ${label.padEnd(28)} one run converged: ${converged}/${outcomes.length}   ${time}${target}`);
   };
 
   try {
-    console.log(`== races: the webhook serves ${SERVES_AFTER_MS / 1000} s after the run starts, its CA is injected at ${CA_AFTER_MS / 1000} s (${ROUNDS} rounds) ==`);
+    console.log(
+      `== races: the webhook serves ${SERVES_AFTER_MS / 1000} s after the run starts, its CA is injected at ${CA_AFTER_MS / 1000} s (${ROUNDS} rounds) ==`,
+    );
     const results: Record<string, Outcome[]> = { "script (as written)": [], "script with a retry loop": [], khook: [] };
     for (let round = 0; round < ROUNDS; round++) {
       results["script (as written)"]!.push(await contest("script", "bash", script(SCRIPT), round));
@@ -163,14 +223,25 @@ export async function benchRaces(): Promise<void> {
     }
     for (const [label, outcomes] of Object.entries(results)) show(label, outcomes);
     const failed = results["script (as written)"]![0]!;
-    if (!failed.converged) console.log(`  (the script as written stops at: ${failed.output.trim().split("\n").filter((l) => /error|Error/.test(l))[0] ?? "?"})`);
+    if (!failed.converged)
+      console.log(
+        `  (the script as written stops at: ${
+          failed.output
+            .trim()
+            .split("\n")
+            .filter((l) => /error|Error/.test(l))[0] ?? "?"
+        })`,
+      );
     const k = results["khook"]![0]!;
     const lines = k.output.split("\n").filter((l) => /waiting for|cleared after/.test(l));
     if (lines.length > 0) console.log(`  (khook said:\n${lines.map((l) => `     ${l}`).join("\n")})`);
-    if (process.env["KHOOK_BENCH_TRACE"] !== undefined) for (const o of results["khook"]!) console.log(`  khook after the webhook admitted:\n${o.trace.map((l) => `     ${l}`).join("\n")}`);
+    if (process.env["KHOOK_BENCH_TRACE"] !== undefined)
+      for (const o of results["khook"]!)
+        console.log(`  khook after the webhook admitted:\n${o.trace.map((l) => `     ${l}`).join("\n")}`);
   } finally {
     await hook.close();
-    for (const name of configs) kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found", "--wait=false"]);
+    for (const name of configs)
+      kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found", "--wait=false"]);
     if (namespaces.length > 0) kubectl(["delete", "namespace", ...namespaces, "--wait=false", "--ignore-not-found"]);
     fs.rmSync(dir, { recursive: true, force: true });
     if (cluster !== undefined) await stopCluster(cluster);

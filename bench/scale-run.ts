@@ -21,7 +21,8 @@ export interface ScaleRunReport {
 
 async function main(): Promise<void> {
   const [kubeconfig, file, operation] = process.argv.slice(2);
-  if (kubeconfig === undefined || file === undefined || (operation !== "apply" && operation !== "destroy")) throw new Error("usage: scale-run KUBECONFIG SPEC apply|destroy");
+  if (kubeconfig === undefined || file === undefined || (operation !== "apply" && operation !== "destroy"))
+    throw new Error("usage: scale-run KUBECONFIG SPEC apply|destroy");
   const t0 = performance.now();
   const spec = loadSpec({ file, env: {} });
   const client = await KubeClient.connect({ kubeconfigPath: kubeconfig });
@@ -29,11 +30,20 @@ async function main(): Promise<void> {
   const result = await run(spec, { target: {}, client, journal: "spec" });
   const ms = performance.now() - t0;
   client.close();
-  const report: ScaleRunReport = { ms, maxRssMb: process.resourceUsage().maxRSS / 1024, status: result.status, failures: result.steps.filter((s) => s.status === "failed").slice(0, 3).map((s) => `${s.name}: ${s.reason}`), requests: Object.fromEntries(client.requestCounts) };
+  const report: ScaleRunReport = {
+    ms,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    status: result.status,
+    failures: result.steps
+      .filter((s) => s.status === "failed")
+      .slice(0, 3)
+      .map((s) => `${s.name}: ${s.reason}`),
+    requests: Object.fromEntries(client.requestCounts),
+  };
   process.stdout.write(JSON.stringify(report));
 }
 
 void main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exitCode = 1;
 });

@@ -27,11 +27,17 @@ export function scaleSpec(ns: string, withState: boolean): string {
     const needs = patchOrWait ? `    needs: [s${cm}]\n` : i >= 50 ? `    needs: [s${i - 50}]\n` : "";
     const head = `  - name: s${i}\n${needs}`;
     if (patchOrWait && i % 10 === 8) {
-      steps.push(`${head}    patch:\n      target: configmap/cm-${cm}\n      namespace: ${ns}\n      type: merge\n      patch: {data: {patched: "yes"}}\n`);
+      steps.push(
+        `${head}    patch:\n      target: configmap/cm-${cm}\n      namespace: ${ns}\n      type: merge\n      patch: {data: {patched: "yes"}}\n`,
+      );
     } else if (patchOrWait) {
-      steps.push(`${head}    wait:\n      for: jsonpath={.data.index}=${cm}\n      on: configmap/cm-${cm}\n      namespace: ${ns}\n`);
+      steps.push(
+        `${head}    wait:\n      for: jsonpath={.data.index}=${cm}\n      on: configmap/cm-${cm}\n      namespace: ${ns}\n`,
+      );
     } else {
-      steps.push(`${head}    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm-${i}}\n            data: {index: "${i}"}\n`);
+      steps.push(
+        `${head}    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm-${i}}\n            data: {index: "${i}"}\n`,
+      );
     }
   }
   return `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: scale-${ns}\n${withState ? `state:\n  namespace: ${ns}\n` : ""}steps:\n${steps.join("")}`;
@@ -39,11 +45,17 @@ export function scaleSpec(ns: string, withState: boolean): string {
 
 function runOperation(kubeconfig: string, specFile: string, operation: "apply" | "destroy"): Promise<ScaleRunReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, "scale-run.js"), kubeconfig, specFile, operation], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [path.join(__dirname, "scale-run.js"), kubeconfig, specFile, operation], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as ScaleRunReport) : reject(new Error(`scale-run ${operation} exited ${code}: ${out}`))));
+    child.on("close", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as ScaleRunReport)
+        : reject(new Error(`scale-run ${operation} exited ${code}: ${out}`)),
+    );
   });
 }
 
@@ -57,13 +69,20 @@ export async function benchScale(): Promise<void> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-bench-scale-"));
   const kubectl = (args: string[]): Promise<void> =>
-    new Promise((resolve) => spawn(toolPath("kubectl"), args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: "ignore" }).on("close", () => resolve()));
+    new Promise((resolve) =>
+      spawn(toolPath("kubectl"), args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: "ignore" }).on(
+        "close",
+        () => resolve(),
+      ),
+    );
   const namespaces: string[] = [];
   try {
     console.log(`== scale: a ${STEPS}-step spec (ConfigMaps, patches, waits), whole processes ==`);
     const row = (what: string, r: ScaleRunReport): void => {
       const requests = Object.values(r.requests).reduce((a, b) => a + b, 0);
-      console.log(`  ${what.padEnd(34)} ${(r.ms / 1000).toFixed(2).padStart(6)} s  peak RSS ${r.maxRssMb.toFixed(0).padStart(4)} MB  ${requests} API requests (${(requests / STEPS).toFixed(2)} per step)  ${r.status}${r.failures.length > 0 ? `\n    ${r.failures.join("\n    ")}` : ""}`);
+      console.log(
+        `  ${what.padEnd(34)} ${(r.ms / 1000).toFixed(2).padStart(6)} s  peak RSS ${r.maxRssMb.toFixed(0).padStart(4)} MB  ${requests} API requests (${(requests / STEPS).toFixed(2)} per step)  ${r.status}${r.failures.length > 0 ? `\n    ${r.failures.join("\n    ")}` : ""}`,
+      );
     };
     for (const withState of [false, true]) {
       const ns = `bench-scale-${withState ? "state" : "plain"}-${process.pid}`;
@@ -81,7 +100,9 @@ export async function benchScale(): Promise<void> {
         const writes = record.filter(([k]) => /^(PUT|POST|PATCH) /.test(k)).reduce((a, [, n]) => a + n, 0);
         const other = Object.values(rerun.requests).reduce((a, b) => a + b, 0) - reads - writes;
         const met = reads === 1 && writes === 1 && other === 0;
-        console.log(`  resumed re-run: ${reads} read, ${writes} write of the record, ${other} other requests  (target 1 read, 1 write, nothing else: ${met ? "met" : "NOT met"})`);
+        console.log(
+          `  resumed re-run: ${reads} read, ${writes} write of the record, ${other} other requests  (target 1 read, 1 write, nothing else: ${met ? "met" : "NOT met"})`,
+        );
       }
       row(`destroy${withState ? " (state:)" : ""}`, await runOperation(kubeconfig, file, "destroy"));
     }

@@ -47,7 +47,9 @@ function median(values: number[]): number {
 }
 
 /** Runs the commands in turn (A B C A B C ...) after one warm-up each; wall is the median, CPU the mean. */
-function measureInTurn(commands: Record<string, { file?: string; args: string[]; env?: NodeJS.ProcessEnv }>): Record<string, Figure> {
+function measureInTurn(
+  commands: Record<string, { file?: string; args: string[]; env?: NodeJS.ProcessEnv }>,
+): Record<string, Figure> {
   const names = Object.keys(commands);
   const walls = new Map<string, number[]>(names.map((n) => [n, []]));
   const ticks = new Map<string, number>(names.map((n) => [n, 0]));
@@ -65,7 +67,9 @@ function measureInTurn(commands: Record<string, { file?: string; args: string[];
       ticks.set(n, ticks.get(n)! + childTicks() - before);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, { wallMs: median(walls.get(n)!), cpuMs: (ticks.get(n)! / RUNS / TICKS_PER_SECOND) * 1000 }]));
+  return Object.fromEntries(
+    names.map((n) => [n, { wallMs: median(walls.get(n)!), cpuMs: (ticks.get(n)! / RUNS / TICKS_PER_SECOND) * 1000 }]),
+  );
 }
 
 const SPEC = `apiVersion: khook.io/v1
@@ -134,11 +138,16 @@ export async function benchStartup(): Promise<void> {
       uncached: { args: [bin, "validate", "-f", file], env: cacheOff },
       provider: { args: ["-e", providerCheck] },
     });
-    const row = (label: string, x: Figure): string => `  ${label.padEnd(44)} ${x.wallMs.toFixed(0).padStart(4)} ms wall  ${x.cpuMs.toFixed(0).padStart(4)} ms cpu`;
+    const row = (label: string, x: Figure): string =>
+      `  ${label.padEnd(44)} ${x.wallMs.toFixed(0).padStart(4)} ms wall  ${x.cpuMs.toFixed(0).padStart(4)} ms cpu`;
     console.log(`== start-up: whole processes, in turn (median wall, mean cpu of ${RUNS} runs after a warm-up) ==`);
-    console.log(`${row("khook validate, one-step spec", f.khook!)}  (target <= ${TARGET_MS} ms wall: ${f.khook!.wallMs <= TARGET_MS ? "met" : "NOT met"})`);
+    console.log(
+      `${row("khook validate, one-step spec", f.khook!)}  (target <= ${TARGET_MS} ms wall: ${f.khook!.wallMs <= TARGET_MS ? "met" : "NOT met"})`,
+    );
     console.log(row("bare node -e 0 (the floor)", f.bare!));
-    console.log(`${row("khook validate without the compile cache", f.uncached!)}  (the cache saves ${(f.uncached!.cpuMs - f.khook!.cpuMs).toFixed(0)} ms cpu)`);
+    console.log(
+      `${row("khook validate without the compile cache", f.uncached!)}  (the cache saves ${(f.uncached!.cpuMs - f.khook!.cpuMs).toFixed(0)} ms cpu)`,
+    );
     console.log(row("Pulumi provider: load handlers + check", f.provider!));
     const seaVsBin = f.sea!.wallMs <= f.khook!.wallMs ? "met" : "NOT met";
     console.log(`${row("single executable: khook validate", f.sea!)}  (target: no slower than bin/khook: ${seaVsBin})`);

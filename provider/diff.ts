@@ -17,7 +17,8 @@ function myers(a: readonly string[], b: readonly string[]): Edit[] {
   for (let d = 0; d <= max && !found; d++) {
     trace.push(v.slice());
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+      let x =
+        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
       while (x < n && y < m && a[x] === b[y]) {
         x++;
@@ -60,7 +61,12 @@ function splitLines(text: string): string[] {
 }
 
 /** A unified diff (`--- a`, `+++ b`, `@@` hunks), or "" when the texts are equal. */
-export function unifiedDiff(oldText: string, newText: string, labels: { old: string; new: string }, context = 3): string {
+export function unifiedDiff(
+  oldText: string,
+  newText: string,
+  labels: { old: string; new: string },
+  context = 3,
+): string {
   if (oldText === newText) return "";
   const a = splitLines(oldText);
   const b = splitLines(newText);

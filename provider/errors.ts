@@ -71,7 +71,8 @@ export function errorsOnly(ds: readonly Diagnostic[]): Diagnostic[] {
 
 /** Source order: line, then column; problems without a position go last. */
 export function sortByPosition(ds: readonly Diagnostic[]): Diagnostic[] {
-  const key = (d: Diagnostic): number => (d.position ? d.position.line * 100_000 + d.position.column : Number.MAX_SAFE_INTEGER);
+  const key = (d: Diagnostic): number =>
+    d.position ? d.position.line * 100_000 + d.position.column : Number.MAX_SAFE_INTEGER;
   return [...ds].sort((a, b) => key(a) - key(b));
 }
 

@@ -15,11 +15,36 @@ import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
 import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
 import { keyedSpec } from "./dsl/keyed-hash.js";
-import { clearLease, currentRun, deleteReleasedRecord, Journal, leaseHolderState, OwnerMarkerStore, pidAlive, parseRecord, parseRecordPlace, releaseRecord, SecretRecordStore, summarizeRecord, type Lease, type LeaseHolderState, type RecordOwner, type RecordSummary, type StateRecord } from "./state/index.js";
+import {
+  clearLease,
+  currentRun,
+  deleteReleasedRecord,
+  Journal,
+  leaseHolderState,
+  OwnerMarkerStore,
+  pidAlive,
+  parseRecord,
+  parseRecordPlace,
+  releaseRecord,
+  SecretRecordStore,
+  summarizeRecord,
+  type Lease,
+  type LeaseHolderState,
+  type RecordOwner,
+  type RecordSummary,
+  type StateRecord,
+} from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
-export { openSession, recordLocation, Session, withSession, type JournalPolicy, type SessionOptions } from "./session.js";
+export {
+  openSession,
+  recordLocation,
+  Session,
+  withSession,
+  type JournalPolicy,
+  type SessionOptions,
+} from "./session.js";
 
 /** The session to work in (left open), or what to open one from (closed when the operation ends). */
 export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
@@ -78,12 +103,20 @@ export type UnlockOptions = SessionRef & { readonly signal?: AbortSignal };
 function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (session: Session) => Promise<T>): Promise<T> {
   if (ref.session === undefined) return withSession(spec, ref, fn);
   if (spec !== undefined && ref.session.spec !== undefined && ref.session.spec !== spec) {
-    return Promise.reject(new Error(`internal error: an operation on spec "${spec.name}" was handed the session of spec "${ref.session.spec.name}"`));
+    return Promise.reject(
+      new Error(
+        `internal error: an operation on spec "${spec.name}" was handed the session of spec "${ref.session.spec.name}"`,
+      ),
+    );
   }
   return fn(ref.session);
 }
 
-function journalFor(spec: LoadedSpec, session: Session, opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {}): Journal | undefined {
+function journalFor(
+  spec: LoadedSpec,
+  session: Session,
+  opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {},
+): Journal | undefined {
   const location = session.record;
   if (location === undefined) return undefined;
   return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
@@ -95,7 +128,9 @@ function journalFor(spec: LoadedSpec, session: Session, opts: Pick<RunOperationO
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
 export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSettings): string {
-  return spec.file !== undefined ? `khook unlock -f ${spec.file}` : `khook unlock --record ${location.namespace}/${location.name}`;
+  return spec.file !== undefined
+    ? `khook unlock -f ${spec.file}`
+    : `khook unlock --record ${location.namespace}/${location.name}`;
 }
 
 function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply" | "destroy"): Promise<RunResult> {
@@ -105,7 +140,10 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
     const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
-    const marker = opts.owner !== undefined && journal === undefined && withoutRecord === undefined ? new OwnerMarkerStore(kube, spec.name) : undefined;
+    const marker =
+      opts.owner !== undefined && journal === undefined && withoutRecord === undefined
+        ? new OwnerMarkerStore(kube, spec.name)
+        : undefined;
     if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
@@ -137,7 +175,12 @@ export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<Re
 }
 
 /** The spec's record at `location`, or undefined when there is none or it cannot be parsed. */
-async function readableRecord(kube: KubeClient, location: StateSettings, specName: string, signal?: AbortSignal): Promise<StateRecord | undefined> {
+async function readableRecord(
+  kube: KubeClient,
+  location: StateSettings,
+  specName: string,
+  signal?: AbortSignal,
+): Promise<StateRecord | undefined> {
   const stored = await new SecretRecordStore(kube, location, specName).read(signal);
   const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
   return parsed?.ok ? parsed.record : undefined;
@@ -156,11 +199,15 @@ export interface HeldRecord {
 
 export function heldRecordOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<HeldRecord> {
   return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined) return { owner: await new OwnerMarkerStore(kube, spec.name).read(opts.signal), alike: new Set<string>() };
+    if (location === undefined)
+      return { owner: await new OwnerMarkerStore(kube, spec.name).read(opts.signal), alike: new Set<string>() };
     const record = await readableRecord(kube, location, spec.name, opts.signal);
     if (record === undefined) return { owner: undefined, alike: new Set<string>() };
     const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
-    return { owner: record.owner, alike: new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name)) };
+    return {
+      owner: record.owner,
+      alike: new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name)),
+    };
   });
 }
 
@@ -171,7 +218,10 @@ export type MovedRecordsOptions = OwnerOptions & {
 };
 
 /** Marks each record in `places` that `token` still holds as left for `movedTo` (releaseRecord); returns the places released now. */
-export function releaseRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions & { readonly movedTo: string }): Promise<string[]> {
+export function releaseRecordsOperation(
+  spec: LoadedSpec,
+  opts: MovedRecordsOptions & { readonly movedTo: string },
+): Promise<string[]> {
   return onMovedRecords(spec, opts, (store) => releaseRecord(store, opts.token, opts.movedTo, opts.signal));
 }
 
@@ -180,7 +230,11 @@ export function dropReleasedRecordsOperation(spec: LoadedSpec, opts: MovedRecord
   return onMovedRecords(spec, opts, (store) => deleteReleasedRecord(store, opts.token, opts.signal));
 }
 
-function onMovedRecords(spec: LoadedSpec, opts: MovedRecordsOptions, act: (store: SecretRecordStore) => Promise<boolean>): Promise<string[]> {
+function onMovedRecords(
+  spec: LoadedSpec,
+  opts: MovedRecordsOptions,
+  act: (store: SecretRecordStore) => Promise<boolean>,
+): Promise<string[]> {
   return inSession(spec, opts, async ({ kube }) => {
     const done: string[] = [];
     for (const place of opts.places) {
@@ -227,8 +281,16 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
     const executors = opts.executors ?? EXECUTORS;
     const context = { kube, connection: session.target, ...(opts.tools ? { tools: opts.tools } : {}) };
     const journal = journalFor(spec, session);
-    const planned = await planOnline(spec, executors, context, journal, { diff: opts.diff === true, redactor: session.redactor, ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
-    return { steps: planned.map(({ diff: _diff, ...step }) => step), diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))) };
+    const planned = await planOnline(spec, executors, context, journal, {
+      diff: opts.diff === true,
+      redactor: session.redactor,
+      ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    return {
+      steps: planned.map(({ diff: _diff, ...step }) => step),
+      diffs: new Map(planned.flatMap((s) => (s.diff !== undefined ? [[s.name, s.diff] as const] : []))),
+    };
   });
 }
 
@@ -238,7 +300,11 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
  * reads the cluster before its run (the Pulumi resource's owner check) waits with this first.
  */
 export function clusterReadyOperation(session: Session, wait: ClusterWait, signal?: AbortSignal): Promise<void> {
-  return waitForCluster(session.kube, { ...wait, delayMs: (n) => transientDelayMs(n, {}), ...(signal ? { signal } : {}) });
+  return waitForCluster(session.kube, {
+    ...wait,
+    delayMs: (n) => transientDelayMs(n, {}),
+    ...(signal ? { signal } : {}),
+  });
 }
 
 /**
@@ -248,7 +314,9 @@ export function clusterReadyOperation(session: Session, wait: ClusterWait, signa
  * opened, e.g. for want of a usable kubeconfig, is "unreachable" too: the caller
  * tells that from the error of opening it.)
  */
-export async function reachOperation(session: Session): Promise<{ kind: "unreachable" | "rejected"; message: string } | undefined> {
+export async function reachOperation(
+  session: Session,
+): Promise<{ kind: "unreachable" | "rejected"; message: string } | undefined> {
   try {
     await probeServer(session.kube);
     return undefined;
@@ -276,7 +344,13 @@ export function statusOperation(spec: LoadedSpec, opts: StatusOptions): Promise<
     // Keyed step hashes compare under the record's key; without one, a keyed step reads as changed.
     const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
     const summary = summarizeRecord(record, { specHash: spec.specHash, steps });
-    return { ...location, summary, ...(record.lease !== undefined ? { leaseHolder: leaseHolderState(record.lease, currentRun(), new Date(), pidAlive) } : {}) };
+    return {
+      ...location,
+      summary,
+      ...(record.lease !== undefined
+        ? { leaseHolder: leaseHolderState(record.lease, currentRun(), new Date(), pidAlive) }
+        : {}),
+    };
   });
 }
 
@@ -288,7 +362,11 @@ export interface UnlockReport {
 }
 
 /** Clears the lease on a record by hand (`khook unlock`). The record's steps are kept. */
-export function unlockOperation(location: StateSettings, specName: string | undefined, opts: UnlockOptions): Promise<UnlockReport> {
+export function unlockOperation(
+  location: StateSettings,
+  specName: string | undefined,
+  opts: UnlockOptions,
+): Promise<UnlockReport> {
   return inSession(undefined, opts, async ({ kube }) => {
     const cleared = await clearLease(new SecretRecordStore(kube, location, specName), opts.signal);
     return { ...location, cleared };
@@ -315,7 +393,12 @@ export async function clusterIdentityOperation(opts: IdentityOptions): Promise<C
   try {
     return await inSession(undefined, opts, async ({ kube }) => {
       try {
-        const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({ method: "GET", path: "/api/v1/namespaces/kube-system", timeoutMs: IDENTITY_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
+        const ns = await kube.requestJson<{ metadata?: { uid?: string } }>({
+          method: "GET",
+          path: "/api/v1/namespaces/kube-system",
+          timeoutMs: IDENTITY_TIMEOUT_MS,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         return { server: kube.server, kubeSystemUid: ns.metadata?.uid ?? null };
       } catch {
         return { server: kube.server, kubeSystemUid: null };

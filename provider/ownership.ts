@@ -43,7 +43,9 @@ export type LabelledOwner = { owner: "this-spec" } | { owner: "other-spec"; spec
 export function labelledOwner(obj: KubeObject, spec: string): LabelledOwner {
   if (!isManagedByKhook(obj)) return { owner: "not-khook" };
   const label = obj.metadata?.labels?.[SPEC_LABEL];
-  return label === labelValue(spec) ? { owner: "this-spec" } : { owner: "other-spec", spec: label ?? "(no khook.io/spec label)" };
+  return label === labelValue(spec)
+    ? { owner: "this-spec" }
+    : { owner: "other-spec", spec: label ?? "(no khook.io/spec label)" };
 }
 
 /** A valid label value: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. */

@@ -94,7 +94,9 @@ export function encodedForms(value: string): string[] {
 
 /** Go's url.QueryEscape, which sprig's `urlquery` uses (space becomes '+'). */
 function escapeUrlQuery(s: string): string {
-  return encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(s)
+    .replace(/%20/g, "+")
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** Masks `user:pass@` (and a lone `user@` is left alone) in anything URL-shaped. */

@@ -26,7 +26,10 @@ import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
 export type JournalPolicy = "spec" | "default-on";
 
 /** Where the record lives under a policy; undefined when there is no journal. */
-export function recordLocation(spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">, policy: JournalPolicy = "spec"): StateSettings | undefined {
+export function recordLocation(
+  spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">,
+  policy: JournalPolicy = "spec",
+): StateSettings | undefined {
   if (spec.state !== undefined) return spec.state;
   if (policy === "default-on" && spec.stateDeclared === "absent") {
     return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
@@ -69,7 +72,8 @@ export class Session {
     // A caller's own client needs no kubeconfig: the target then only goes to helm, as given.
     const target = opts.client !== undefined ? opts.target : loadClusterTarget(opts.target);
     const redactor = (spec?.redactor ?? new Redactor()).child();
-    if (target.loaded !== undefined) for (const credential of credentialsToMask(target.loaded.config)) redactor.add(credential);
+    if (target.loaded !== undefined)
+      for (const credential of credentialsToMask(target.loaded.config)) redactor.add(credential);
     const record = opts.record ?? (spec !== undefined ? recordLocation(spec, opts.journal) : undefined);
     const kube = opts.client ?? (await KubeClient.connect(target));
     return new Session(spec, target, kube, record, redactor, opts.client === undefined);
@@ -88,7 +92,11 @@ export function openSession(spec: LoadedSpec | undefined, opts: SessionOptions):
 }
 
 /** Opens a session for `fn` and closes it after. */
-export async function withSession<T>(spec: LoadedSpec | undefined, opts: SessionOptions, fn: (session: Session) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  spec: LoadedSpec | undefined,
+  opts: SessionOptions,
+  fn: (session: Session) => Promise<T>,
+): Promise<T> {
   const session = await Session.open(spec, opts);
   try {
     return await fn(session);

@@ -24,7 +24,11 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const out = path.join(root, "dist", "sea");
 const cli = path.join(root, "dist", "provider", "cli");
 const SCHEMA = "schema/v1/khook.json";
-const ASSETS = { bundle: "dist/sea/khook.bundle.js", providerBundle: "dist/sea/khook-provider.bundle.js", codeCache: (variant) => `dist/sea/khook.${variant}.v8cache` };
+const ASSETS = {
+  bundle: "dist/sea/khook.bundle.js",
+  providerBundle: "dist/sea/khook-provider.bundle.js",
+  codeCache: (variant) => `dist/sea/khook.${variant}.v8cache`,
+};
 // Node's SEA fuse: the string postject flips so the binary looks for its blob.
 const POSTJECT_CLI = path.join(root, "node_modules", "postject", "dist", "cli.js");
 const SENTINEL_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
@@ -77,11 +81,20 @@ function trainingRuns(dir) {
   const online = ["-f", spec, "--kubeconfig", kubeconfig];
   return {
     version: [["version"]],
-    validate: [["validate", "-f", spec], ["validate", "-f", spec, "-o", "json"]],
-    plan: [["plan", "--offline", "-f", spec], ["plan", ...online]],
+    validate: [
+      ["validate", "-f", spec],
+      ["validate", "-f", spec, "-o", "json"],
+    ],
+    plan: [
+      ["plan", "--offline", "-f", spec],
+      ["plan", ...online],
+    ],
     graph: [["graph", "-f", spec]],
     schema: [["schema"]],
-    apply: [["apply", ...online], ["apply", ...online, "-o", "json"]],
+    apply: [
+      ["apply", ...online],
+      ["apply", ...online, "-o", "json"],
+    ],
     destroy: [["destroy", ...online]],
     status: [["status", ...online]],
     unlock: [["unlock", ...online]],
@@ -100,7 +113,10 @@ function trainingRuns(dir) {
 const kubeClientConfigOnly = {
   name: "kube-client-config-only",
   setup(build) {
-    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: "client-node", namespace: "kube-client-config-only" }));
+    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({
+      path: "client-node",
+      namespace: "kube-client-config-only",
+    }));
     build.onLoad({ filter: /.*/, namespace: "kube-client-config-only" }, () => ({
       contents: 'export { KubeConfig } from "@kubernetes/client-node/dist/config.js";',
       resolveDir: root,
@@ -111,16 +127,45 @@ const kubeClientConfigOnly = {
 
 async function bundle() {
   fs.mkdirSync(out, { recursive: true });
-  const common = { bundle: true, platform: "node", format: "cjs", target: "node24", logLevel: "silent", legalComments: "eof" };
+  const common = {
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node24",
+    logLevel: "silent",
+    legalComments: "eof",
+  };
   // The CLI with every package inside: nothing is required from node_modules at run time.
-  const cliBundle = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea-entry.js")], outfile: path.join(root, ASSETS.bundle), plugins: [kubeClientConfigOnly],
+  const cliBundle = await esbuild.build({
+    ...common,
+    entryPoints: [path.join(cli, "sea-entry.js")],
+    outfile: path.join(root, ASSETS.bundle),
+    plugins: [kubeClientConfigOnly],
     // No comments, no indentation: 3.6 MB instead of 5.2 to turn into a string on each start. Names stay (stack traces, error names).
     minifyWhitespace: true,
   });
   // The Pulumi provider mode: the native provider with @pulumi/pulumi and grpc-js, an asset of its own.
-  const providerBundle = await esbuild.build({ ...common, entryPoints: [path.join(root, "dist", "provider", "pulumi", "native-sea-entry.js")], outfile: path.join(root, ASSETS.providerBundle), plugins: [kubeClientConfigOnly], minifyWhitespace: true });
-  const loader = await esbuild.build({ ...common, entryPoints: [path.join(cli, "sea.js")], outfile: path.join(out, "main.js"), metafile: true });
-  const problems = [...cliBundle.errors, ...cliBundle.warnings, ...providerBundle.errors, ...providerBundle.warnings, ...loader.errors, ...loader.warnings];
+  const providerBundle = await esbuild.build({
+    ...common,
+    entryPoints: [path.join(root, "dist", "provider", "pulumi", "native-sea-entry.js")],
+    outfile: path.join(root, ASSETS.providerBundle),
+    plugins: [kubeClientConfigOnly],
+    minifyWhitespace: true,
+  });
+  const loader = await esbuild.build({
+    ...common,
+    entryPoints: [path.join(cli, "sea.js")],
+    outfile: path.join(out, "main.js"),
+    metafile: true,
+  });
+  const problems = [
+    ...cliBundle.errors,
+    ...cliBundle.warnings,
+    ...providerBundle.errors,
+    ...providerBundle.warnings,
+    ...loader.errors,
+    ...loader.warnings,
+  ];
   if (problems.length > 0) {
     const text = await esbuild.formatMessages(problems, { kind: "warning" });
     throw new Error(`the single executable's bundle is not faithful to its modules:\n${text.join("")}`);
@@ -142,13 +187,16 @@ async function bundle() {
  */
 function asciiOnly(file) {
   const text = fs.readFileSync(file, "utf8");
-  const escaped = text.replace(/[^\x00-\x7f]/gu, (c) => [...c.split("")].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""));
+  const escaped = text.replace(/[^\x00-\x7f]/gu, (c) =>
+    [...c.split("")].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
+  );
   fs.writeFileSync(file, escaped);
 }
 
 function inputsHash() {
   const h = createHash("sha256");
-  for (const f of [ASSETS.bundle, ASSETS.providerBundle, "dist/sea/main.js", SCHEMA]) h.update(f).update(fs.readFileSync(path.join(root, f)));
+  for (const f of [ASSETS.bundle, ASSETS.providerBundle, "dist/sea/main.js", SCHEMA])
+    h.update(f).update(fs.readFileSync(path.join(root, f)));
   h.update(process.version).update(fs.readFileSync(fileURLToPath(import.meta.url)));
   return h.digest("hex");
 }
@@ -165,7 +213,12 @@ function seaBlob(work, codeCaches) {
       disableExperimentalSEAWarning: true,
       // The loader's own cache (it is small); the bundle's is the asset, made after a run.
       useCodeCache: true,
-      assets: { [SCHEMA]: path.join(root, SCHEMA), [ASSETS.bundle]: path.join(root, ASSETS.bundle), [ASSETS.providerBundle]: path.join(root, ASSETS.providerBundle), ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])) },
+      assets: {
+        [SCHEMA]: path.join(root, SCHEMA),
+        [ASSETS.bundle]: path.join(root, ASSETS.bundle),
+        [ASSETS.providerBundle]: path.join(root, ASSETS.providerBundle),
+        ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])),
+      },
     }),
   );
   execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: ["ignore", "ignore", "pipe"] });
@@ -179,7 +232,9 @@ async function executable(base, blob, file) {
   fs.writeFileSync(blobFile, blob);
   // postject's own CLI, in a child: its ELF library prints a warning per note section it cannot name.
   try {
-    execFileSync(process.execPath, [POSTJECT_CLI, file, "NODE_SEA_BLOB", blobFile, "--sentinel-fuse", SENTINEL_FUSE], { stdio: ["ignore", "pipe", "pipe"] });
+    execFileSync(process.execPath, [POSTJECT_CLI, file, "NODE_SEA_BLOB", blobFile, "--sentinel-fuse", SENTINEL_FUSE], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } catch (e) {
     throw new Error(`postject could not inject the blob into ${file}:\n${e.stderr}`);
   } finally {
@@ -218,7 +273,15 @@ async function main() {
     const caches = {};
     for (const [variant, runs] of Object.entries(trainingRuns(fs.mkdtempSync(path.join(work, "train-"))))) {
       const cacheFile = path.join(root, ASSETS.codeCache(variant));
-      execFileSync(first, [], { env: { PATH: process.env.PATH, HOME: work, KHOOK_SEA_TRAIN: cacheFile, KHOOK_SEA_TRAIN_RUNS: JSON.stringify(runs) }, stdio: ["ignore", "ignore", "inherit"] });
+      execFileSync(first, [], {
+        env: {
+          PATH: process.env.PATH,
+          HOME: work,
+          KHOOK_SEA_TRAIN: cacheFile,
+          KHOOK_SEA_TRAIN_RUNS: JSON.stringify(runs),
+        },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
       caches[variant] = cacheFile;
     }
     const cacheBytes = Object.values(caches).reduce((n, f) => n + fs.statSync(f).size, 0);
@@ -230,7 +293,9 @@ async function main() {
     fs.writeFileSync(path.join(out, "khook.sha256"), `${sha}  khook\n`);
     fs.writeFileSync(stampFile, hash);
     const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
-    log(`built ${path.relative(root, target)} (${mb(fs.statSync(target).size)}; bundle ${mb(fs.statSync(path.join(root, ASSETS.bundle)).size)}, code caches ${mb(cacheBytes)}) in ${((Date.now() - t0) / 1000).toFixed(1)}s; sha256 ${sha}`);
+    log(
+      `built ${path.relative(root, target)} (${mb(fs.statSync(target).size)}; bundle ${mb(fs.statSync(path.join(root, ASSETS.bundle)).size)}, code caches ${mb(cacheBytes)}) in ${((Date.now() - t0) / 1000).toFixed(1)}s; sha256 ${sha}`,
+    );
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

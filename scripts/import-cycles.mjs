@@ -28,7 +28,8 @@ for (const f of files) {
     if (!fileName.startsWith(".")) continue;
     const target = path.normalize(path.join(path.dirname(f), fileName)).replace(/\.js$/, ".ts");
     if (fs.existsSync(path.join(root, target))) out.add(target);
-    else if (fs.existsSync(path.join(root, target.replace(/\.ts$/, ""), "index.ts"))) out.add(path.join(target.replace(/\.ts$/, ""), "index.ts"));
+    else if (fs.existsSync(path.join(root, target.replace(/\.ts$/, ""), "index.ts")))
+      out.add(path.join(target.replace(/\.ts$/, ""), "index.ts"));
   }
   edges.set(f, out);
 }
@@ -36,17 +37,31 @@ for (const f of files) {
 /** Tarjan's strongly connected components: every component with more than one node is a cycle. */
 function cycles(graph) {
   let index = 0;
-  const idx = new Map(), low = new Map(), stack = [], on = new Set(), out = [];
+  const idx = new Map(),
+    low = new Map(),
+    stack = [],
+    on = new Set(),
+    out = [];
   const visit = (v) => {
-    idx.set(v, index); low.set(v, index); index++; stack.push(v); on.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
     for (const w of graph.get(v) ?? []) {
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-      else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
     }
     if (low.get(v) === idx.get(v)) {
       const comp = [];
       let w;
-      do { w = stack.pop(); on.delete(w); comp.push(w); } while (w !== v);
+      do {
+        w = stack.pop();
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
       if (comp.length > 1 || graph.get(v)?.has(v)) out.push(comp.sort());
     }
   };
@@ -80,5 +95,7 @@ for (const c of roomCycles) {
   for (const a of c) for (const b of c) if (why.has(`${a} ${b}`)) console.log(`  ${why.get(`${a} ${b}`)}`);
 }
 const edgeCount = [...edges.values()].reduce((n, s) => n + s.size, 0);
-console.log(`import cycles: ${files.length} files, ${edgeCount} imports, ${rooms.size} rooms: ${fileCycles.length} file cycles, ${roomCycles.length} room cycles`);
+console.log(
+  `import cycles: ${files.length} files, ${edgeCount} imports, ${rooms.size} rooms: ${fileCycles.length} file cycles, ${roomCycles.length} room cycles`,
+);
 process.exit(fileCycles.length + roomCycles.length === 0 ? 0 : 1);

@@ -133,7 +133,12 @@ export class Khook extends pulumi.dynamic.Resource {
         plan: undefined,
         specName: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig", "hashKey"])] },
+      {
+        ...opts,
+        additionalSecretOutputs: [
+          ...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig", "hashKey"]),
+        ],
+      },
       "khook",
       "Khook",
     );
@@ -166,7 +171,11 @@ function programRecords(): Map<string, string> {
  * The provider inputs for the given arguments; exported for tests. `records` (the program's
  * registry) refuses a second resource on a record another resource of the program uses.
  */
-export function khookInputs(name: string, args: KhookArgs, records?: Map<string, string>): Record<string, pulumi.Input<unknown> | undefined> {
+export function khookInputs(
+  name: string,
+  args: KhookArgs,
+  records?: Map<string, string>,
+): Record<string, pulumi.Input<unknown> | undefined> {
   if ((args.spec === undefined) === (args.specFile === undefined)) {
     throw new Error(`Khook ${name}: give exactly one of spec and specFile`);
   }
@@ -177,7 +186,9 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     try {
       specText = fs.readFileSync(file, "utf8");
     } catch (e) {
-      throw new Error(`Khook ${name}: cannot read the spec ${args.specFile}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+      throw new Error(
+        `Khook ${name}: cannot read the spec ${args.specFile}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`,
+      );
     }
     baseDir = path.dirname(file);
   } else {
@@ -189,7 +200,9 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   if (args.varPrefix === "" || args.secretPrefix === "") {
     throw new Error(`Khook ${name}: ${prefixProblems(args).join("; ")}`);
   }
-  const { vars: envVars, secrets: envSecrets } = readEnv ? scanEnvironment(process.env, args) : { vars: {}, secrets: {} };
+  const { vars: envVars, secrets: envSecrets } = readEnv
+    ? scanEnvironment(process.env, args)
+    : { vars: {}, secrets: {} };
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
@@ -205,8 +218,26 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   // value only an Output holds stands in as unknown: a record key built from it is not checked.
   if (records !== undefined && typeof specText === "string") {
     const plain = (m: unknown): Record<string, string> =>
-      m === null || typeof m !== "object" || pulumi.Output.isInstance(m) ? {} : Object.fromEntries(Object.entries(m as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : UNKNOWN_PLACEHOLDER]));
-    const refused = claimRecord(records, name, recordKey(specText, { set: Object.entries(plain(args.vars)), varFiles, secretVars: { ...envSecrets, ...plain(args.secretVars) }, envVars }));
+      m === null || typeof m !== "object" || pulumi.Output.isInstance(m)
+        ? {}
+        : Object.fromEntries(
+            Object.entries(m as Record<string, unknown>).map(([k, v]) => [
+              k,
+              typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+                ? String(v)
+                : UNKNOWN_PLACEHOLDER,
+            ]),
+          );
+    const refused = claimRecord(
+      records,
+      name,
+      recordKey(specText, {
+        set: Object.entries(plain(args.vars)),
+        varFiles,
+        secretVars: { ...envSecrets, ...plain(args.secretVars) },
+        envVars,
+      }),
+    );
     if (refused !== undefined) throw new Error(`Khook ${name}: ${refused}`);
   }
 
@@ -219,18 +250,28 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
   const hasSecrets = args.secretVars !== undefined || Object.keys(envSecrets).length > 0;
 
   const { options: bundling, problems: bundlingProblems } = bundleOptions(args);
-  if (bundlingProblems.length > 0) throw new Error(`Khook ${name}: ${bundlingProblems.map((p) => p.reason).join("; ")}`);
+  if (bundlingProblems.length > 0)
+    throw new Error(`Khook ${name}: ${bundlingProblems.map((p) => p.reason).join("; ")}`);
   // The local files the spec references. File paths can use variables, so this
   // needs their values; a path built from a secret keeps the bundle secret. It
   // is computed during a preview too: an unknown variable takes the protocol's
   // unknown placeholder, a file path built from it is not found, and the
   // provider names the steps that use the variable as waiting for it.
   const bundle = applyWithUnknowns<{ text: unknown; v: unknown; secrets: unknown }, Bundle>(
-    pulumi.unsecret(pulumi.output({ text: specText, v: vars, secrets: secretVars })) as pulumi.Output<{ text: unknown; v: unknown; secrets: unknown }>,
+    pulumi.unsecret(pulumi.output({ text: specText, v: vars, secrets: secretVars })) as pulumi.Output<{
+      text: unknown;
+      v: unknown;
+      secrets: unknown;
+    }>,
     ({ text, v, secrets }) => {
       if (pulumi.isUnknown(text) || typeof text !== "string") return { baseDir: ".", files: {}, binaryFiles: {} };
       const known = { v: knownOrPlaceholder(v), secrets: knownOrPlaceholder(secrets) };
-      const { bundle: b, secret } = bundleInput(text, baseDir, { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars }, bundling);
+      const { bundle: b, secret } = bundleInput(
+        text,
+        baseDir,
+        { set: Object.entries(known.v), varFiles, secretVars: known.secrets, envVars },
+        bundling,
+      );
       return secret ? pulumi.secret(b) : pulumi.output(b);
     },
   );
@@ -248,7 +289,9 @@ export function khookInputs(name: string, args: KhookArgs, records?: Map<string,
     ...(varFiles.length > 0 ? { varFiles } : {}),
     ...(hasSecrets ? { secretVars: secretMap(secretVars) } : {}),
     ...(Object.keys(envVars).length > 0 ? { envVars } : {}),
-    ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(pulumi.output(args.kubeconfig).apply(kubeconfigText)) } : {}),
+    ...(args.kubeconfig !== undefined
+      ? { kubeconfig: pulumi.secret(pulumi.output(args.kubeconfig).apply(kubeconfigText)) }
+      : {}),
     ...(args.context !== undefined ? { context: args.context } : {}),
     ...(args.parallelism !== undefined ? { parallelism: args.parallelism } : {}),
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
@@ -269,14 +312,21 @@ export function kubeconfigText(k: string | Record<string, unknown>): string {
  * `output` use it); it is not in the type declarations.
  */
 function applyWithUnknowns<T, U>(o: pulumi.Output<T>, fn: (t: T) => pulumi.Input<U>): pulumi.Output<U> {
-  return (o.apply as unknown as (this: pulumi.Output<T>, f: (t: T) => pulumi.Input<U>, runWithUnknowns: boolean) => pulumi.Output<U>).call(o, fn, true);
+  return (
+    o.apply as unknown as (
+      this: pulumi.Output<T>,
+      f: (t: T) => pulumi.Input<U>,
+      runWithUnknowns: boolean,
+    ) => pulumi.Output<U>
+  ).call(o, fn, true);
 }
 
 /** The values, with every unknown one as the provider protocol's unknown placeholder text. */
 function knownOrPlaceholder(m: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (pulumi.isUnknown(m) || m === null || typeof m !== "object") return out;
-  for (const [k, v] of Object.entries(m as Record<string, unknown>)) out[k] = pulumi.isUnknown(v) ? UNKNOWN_PLACEHOLDER : String(v);
+  for (const [k, v] of Object.entries(m as Record<string, unknown>))
+    out[k] = pulumi.isUnknown(v) ? UNKNOWN_PLACEHOLDER : String(v);
   return out;
 }
 
@@ -294,7 +344,9 @@ function perVariable(
   }
   const out: Record<string, pulumi.Output<string>> = {};
   for (const [k, v] of Object.entries(extra)) out[k] = pulumi.output(v);
-  for (const [k, v] of Object.entries(given as Record<string, pulumi.Input<string | number | boolean>>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [k, v] of Object.entries(given as Record<string, pulumi.Input<string | number | boolean>>).sort(
+    ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0),
+  )) {
     if (v === undefined || v === null) continue;
     out[k] = pulumi.output(v).apply((x) => String(x));
   }
@@ -302,7 +354,9 @@ function perVariable(
 }
 
 /** Every secret variable a Pulumi secret, key by key (a map of Outputs) or as a whole. */
-function secretMap(m: Record<string, pulumi.Output<string>> | pulumi.Output<Record<string, string>>): pulumi.Output<unknown> | Record<string, pulumi.Output<string>> {
+function secretMap(
+  m: Record<string, pulumi.Output<string>> | pulumi.Output<Record<string, string>>,
+): pulumi.Output<unknown> | Record<string, pulumi.Output<string>> {
   if (pulumi.Output.isInstance(m)) return pulumi.secret(m);
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, pulumi.secret(v)]));
 }
@@ -312,4 +366,3 @@ function stringMap(m: Record<string, unknown>): Record<string, string> {
   for (const [k, v] of Object.entries(m)) if (v !== undefined && v !== null) out[k] = String(v);
   return out;
 }
-

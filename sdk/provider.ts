@@ -32,7 +32,8 @@ const PROGRAM_TIME_HANDLERS = path.join(__dirname, "..", "provider", "pulumi", "
 
 function loaderFor(fallback: string): () => Handlers {
   return () => {
-    const missing = (e: unknown, id: string): boolean => (e as { code?: string } | null)?.code === "MODULE_NOT_FOUND" && String((e as Error).message).includes(id);
+    const missing = (e: unknown, id: string): boolean =>
+      (e as { code?: string } | null)?.code === "MODULE_NOT_FOUND" && String((e as Error).message).includes(id);
     const tried: string[] = [];
     for (const id of ["khook/provider/pulumi/handlers", process.env.KHOOK_PULUMI_HANDLERS, fallback]) {
       if (id === undefined || id === "") continue;

@@ -65,7 +65,9 @@ class UsageError extends Error {}
 /** bootstrap.khook.yaml next to the program; in this repository the program runs from dist/, the spec stays in examples/. */
 function defaultSpec(): string {
   const here = path.join(__dirname, "bootstrap.khook.yaml");
-  return fs.existsSync(here) ? here : path.resolve(__dirname, "..", "..", "..", "examples", "fleet", "bootstrap.khook.yaml");
+  return fs.existsSync(here)
+    ? here
+    : path.resolve(__dirname, "..", "..", "..", "examples", "fleet", "bootstrap.khook.yaml");
 }
 
 function parseArgs(argv: string[]): Options {
@@ -94,7 +96,8 @@ function parseArgs(argv: string[]): Options {
     } else if (flag === "--spec") spec = path.resolve(value(i));
     else if (flag === "--concurrency") {
       concurrency = Number(value(i));
-      if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency ${value(i)}: expected a whole number of at least 1`);
+      if (!Number.isInteger(concurrency) || concurrency < 1)
+        throw new UsageError(`--concurrency ${value(i)}: expected a whole number of at least 1`);
     } else if (flag === "--work") work = path.resolve(value(i));
     else if (flag === "--json") json = path.resolve(value(i));
     else throw new UsageError(`unknown option ${flag}`);
@@ -104,7 +107,8 @@ function parseArgs(argv: string[]): Options {
   const seen = new Set<string>();
   for (const c of clusters) {
     // A stack name is the cluster's name, so it must be one.
-    if (!/^[A-Za-z0-9_.-]+$/.test(c.name)) problems.push(`cluster "${c.name}": a stack name allows letters, digits, "_", "." and "-" only`);
+    if (!/^[A-Za-z0-9_.-]+$/.test(c.name))
+      problems.push(`cluster "${c.name}": a stack name allows letters, digits, "_", "." and "-" only`);
     if (seen.has(c.name)) problems.push(`cluster "${c.name}" is given twice`);
     seen.add(c.name);
     if (!fs.existsSync(c.kubeconfig)) problems.push(`cluster "${c.name}": kubeconfig ${c.kubeconfig} does not exist`);
@@ -162,10 +166,18 @@ async function stackFor(o: Options, cluster: { name: string; kubeconfig: string 
 
 /** The first line worth showing of a failed update: the provider's own message, not Pulumi's summary of it. */
 function firstErrorLine(diagnostics: readonly string[], e: unknown): string {
-  const lines = diagnostics.flatMap((d) => d.split("\n")).map((l) => l.trim()).filter((l) => l !== "");
+  const lines = diagnostics
+    .flatMap((d) => d.split("\n"))
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
   const first = lines.find((l) => !/^(update failed|one or more errors occurred)/i.test(l));
   if (first !== undefined) return first;
-  return (e instanceof Error ? e.message : String(e)).split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "unknown error";
+  return (
+    (e instanceof Error ? e.message : String(e))
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? "unknown error"
+  );
 }
 
 async function bootstrap(o: Options, cluster: { name: string; kubeconfig: string }): Promise<ClusterReport> {
@@ -201,15 +213,36 @@ async function bootstrap(o: Options, cluster: { name: string; kubeconfig: string
   } catch (e) {
     const error = firstErrorLine(diagnostics, e);
     say(cluster.name, `failed: ${error}`);
-    return { cluster: cluster.name, stack: cluster.name, result: "failed", durationMs: Date.now() - t0, operation, applied: 0, resumed: 0, error };
+    return {
+      cluster: cluster.name,
+      stack: cluster.name,
+      result: "failed",
+      durationMs: Date.now() - t0,
+      operation,
+      applied: 0,
+      resumed: 0,
+      error,
+    };
   }
 }
 
 function table(rows: readonly ClusterReport[]): string {
   const head = ["CLUSTER", "RESULT", "TIME", "PULUMI", "APPLIED", "RESUMED", "ERROR"];
-  const cells = rows.map((r) => [r.cluster, r.result, `${(r.durationMs / 1000).toFixed(1)}s`, r.operation, String(r.applied), String(r.resumed), r.error ?? ""]);
+  const cells = rows.map((r) => [
+    r.cluster,
+    r.result,
+    `${(r.durationMs / 1000).toFixed(1)}s`,
+    r.operation,
+    String(r.applied),
+    String(r.resumed),
+    r.error ?? "",
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const fmt = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join("  ").trimEnd();
+  const fmt = (c: string[]): string =>
+    c
+      .map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [fmt(head), ...cells.map(fmt)].join("\n");
 }
 
@@ -224,8 +257,14 @@ async function main(argv: string[]): Promise<number> {
   }
   const reports = await mapLimited(o.clusters, o.concurrency, (c) => bootstrap(o, c));
   const failed = reports.filter((r) => r.result === "failed");
-  process.stdout.write(`${table(reports)}\n\n${reports.length - failed.length} of ${reports.length} clusters ok${failed.length > 0 ? `; failed: ${failed.map((r) => r.cluster).join(", ")} (run again: it resumes)` : ""}\n`);
-  if (o.json !== undefined) fs.writeFileSync(o.json, `${JSON.stringify({ clusters: reports, ok: reports.length - failed.length, failed: failed.length }, null, 2)}\n`);
+  process.stdout.write(
+    `${table(reports)}\n\n${reports.length - failed.length} of ${reports.length} clusters ok${failed.length > 0 ? `; failed: ${failed.map((r) => r.cluster).join(", ")} (run again: it resumes)` : ""}\n`,
+  );
+  if (o.json !== undefined)
+    fs.writeFileSync(
+      o.json,
+      `${JSON.stringify({ clusters: reports, ok: reports.length - failed.length, failed: failed.length }, null, 2)}\n`,
+    );
   return failed.length > 0 ? 1 : 0;
 }
 

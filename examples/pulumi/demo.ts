@@ -14,7 +14,14 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { clusterAlive, clusterDir, readClusterState, startCluster, stopCluster, type ClusterState } from "../../test/harness/cluster";
+import {
+  clusterAlive,
+  clusterDir,
+  readClusterState,
+  startCluster,
+  stopCluster,
+  type ClusterState,
+} from "../../test/harness/cluster";
 import { ensureToolchain, toolBinDirs, toolPath } from "../../test/harness/toolchain";
 import { cacheDir } from "../../test/harness/util";
 import type { KhookStep } from "../../sdk/index.js";
@@ -50,7 +57,11 @@ function pulumiEnv(): NodeJS.ProcessEnv {
 /** Runs pulumi in the demo project; `show` streams its output to the terminal. */
 function pulumi(args: string[], show = true): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(toolPath("pulumi"), args, { cwd: PROJECT, env: pulumiEnv(), stdio: ["inherit", "pipe", show ? "inherit" : "pipe"] });
+    const child = spawn(toolPath("pulumi"), args, {
+      cwd: PROJECT,
+      env: pulumiEnv(),
+      stdio: ["inherit", "pipe", show ? "inherit" : "pipe"],
+    });
     let stdout = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
       stdout += d;
@@ -99,7 +110,14 @@ function writeProject(): void {
 
 function table(rows: StepRow[]): string {
   const head = ["STEP", "TYPE", "STATUS", "TRIES", "TIME", "REASON"];
-  const cells = rows.map((r) => [r.name, r.type, r.status, String(r.attempts), `${(r.durationMs / 1000).toFixed(1)}s`, r.reason]);
+  const cells = rows.map((r) => [
+    r.name,
+    r.type,
+    r.status,
+    String(r.attempts),
+    `${(r.durationMs / 1000).toFixed(1)}s`,
+    r.reason,
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const fmt = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join("  ");
   return [fmt(head), ...cells.map(fmt)].join("\n");
@@ -121,7 +139,10 @@ function cleanupText(): string {
 
 async function up(): Promise<void> {
   say("1/6 building or reusing the toolchain (pulumi, kube-apiserver, etcd, kwok) under ~/.cache/khook/tools");
-  await ensureToolchain({ only: ["etcd", "kubernetes", "kwok", "pulumi"], log: (l) => process.stdout.write(`    ${l}\n`) });
+  await ensureToolchain({
+    only: ["etcd", "kubernetes", "kwok", "pulumi"],
+    log: (l) => process.stdout.write(`    ${l}\n`),
+  });
   const c = await cluster();
 
   say(`3/6 logging in to the local file backend ${STATE}`);
@@ -146,7 +167,9 @@ async function up(): Promise<void> {
   }
   process.stdout.write(`${cleanupText()}\n`);
   if (r.code !== 0) {
-    process.stdout.write("\npulumi up failed: fix the cause and run `npm run demo` again; it resumes from the journal.\n");
+    process.stdout.write(
+      "\npulumi up failed: fix the cause and run `npm run demo` again; it resumes from the journal.\n",
+    );
     process.exitCode = r.code;
   }
 }

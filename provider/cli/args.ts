@@ -22,20 +22,32 @@ export const CLUSTER_OPTIONS = {
 export type OutputFormat = "text" | "json";
 
 /** What parseCommandArgs returns for a command's options. */
-export type ParsedCommand<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+export type ParsedCommand<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
 
 /** Parses a command's flags; no command takes positional arguments (the spec comes with -f). */
-export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(command: string, argv: string[], options: O): ParsedCommand<O> {
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(
+  command: string,
+  argv: string[],
+  options: O,
+): ParsedCommand<O> {
   let parsed: ParsedCommand<O>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw invalidInput(`khook ${command}: ${(e as Error).message.replace(/\. To specify a positional.*$/s, "")}\nRun 'khook ${command} --help' for usage.`, []);
+    throw invalidInput(
+      `khook ${command}: ${(e as Error).message.replace(/\. To specify a positional.*$/s, "")}\nRun 'khook ${command} --help' for usage.`,
+      [],
+    );
   }
   const stray = parsed.positionals[0];
   if (stray !== undefined) {
     const hint = "filename" in options ? "; pass the spec with -f FILE" : "";
-    throw invalidInput(`khook ${command}: unexpected argument "${stray}"${hint}\nRun 'khook ${command} --help' for usage.`, []);
+    throw invalidInput(
+      `khook ${command}: unexpected argument "${stray}"${hint}\nRun 'khook ${command} --help' for usage.`,
+      [],
+    );
   }
   return parsed;
 }
@@ -50,7 +62,11 @@ export function outputFormat(value: string | undefined, command: string): Output
 export function parseSetFlags(values: readonly string[] | undefined, command: string): [string, string][] {
   return (values ?? []).map((kv) => {
     const eq = kv.indexOf("=");
-    if (eq <= 0) throw invalidInput(`khook ${command}: --set expects NAME=value, got "${kv.length > 40 ? `${kv.slice(0, 40)}...` : kv}"`, []);
+    if (eq <= 0)
+      throw invalidInput(
+        `khook ${command}: --set expects NAME=value, got "${kv.length > 40 ? `${kv.slice(0, 40)}...` : kv}"`,
+        [],
+      );
     const name = kv.slice(0, eq);
     const problem = variableNameProblem(name);
     if (problem !== undefined) throw invalidInput(`khook ${command}: --set ${name}=...: ${problem}`, []);
@@ -61,6 +77,7 @@ export function parseSetFlags(values: readonly string[] | undefined, command: st
 export function parsePositiveInt(value: string | undefined, flag: string, command: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw invalidInput(`khook ${command}: ${flag} must be a positive integer, got "${value}"`, []);
+  if (!Number.isInteger(n) || n < 1)
+    throw invalidInput(`khook ${command}: ${flag} must be a positive integer, got "${value}"`, []);
   return n;
 }

@@ -8,7 +8,12 @@ import * as path from "node:path";
 import * as vm from "node:vm";
 
 /** Compiles `source` as the module at `filename`; V8 sets `cachedDataRejected` when it cannot use `cachedData`. */
-export function compileCommonJs(source: string, filename: string, cachedData: Buffer | undefined, options: Pick<vm.ScriptOptions, "importModuleDynamically"> = {}): vm.Script {
+export function compileCommonJs(
+  source: string,
+  filename: string,
+  cachedData: Buffer | undefined,
+  options: Pick<vm.ScriptOptions, "importModuleDynamically"> = {},
+): vm.Script {
   return new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename,
     ...(cachedData !== undefined ? { cachedData } : {}),
@@ -19,7 +24,13 @@ export function compileCommonJs(source: string, filename: string, cachedData: Bu
 /** Runs a compiled module with `require` as its require; returns its exports. */
 export function runCommonJs(script: vm.Script, filename: string, require: NodeJS.Require): unknown {
   const module = { exports: {} as unknown };
-  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
+  const wrapper = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: { exports: unknown },
+    filename: string,
+    dirname: string,
+  ) => void;
   wrapper.call(module.exports, module.exports, require, module, filename, path.dirname(filename));
   return module.exports;
 }

@@ -17,7 +17,13 @@ export interface GraphJson {
 export function graphJson(spec: LoadedSpec): GraphJson {
   return {
     name: spec.name,
-    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, level: s.level, included: s.included, needs: s.needs })),
+    steps: spec.steps.map((s) => ({
+      name: s.name,
+      type: s.type,
+      level: s.level,
+      included: s.included,
+      needs: s.needs,
+    })),
     edges: spec.steps.flatMap((s) => s.needs.map((n) => ({ from: n, to: s.name }))),
   };
 }
@@ -46,7 +52,7 @@ function dot(spec: LoadedSpec): string {
   const q = (s: string): string => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
   const lines = [`digraph ${q(spec.name)} {`, "  rankdir=TB;", "  node [shape=box, style=rounded];"];
   for (const s of spec.steps) {
-    const style = s.included ? "" : ", style=\"rounded,dashed\"";
+    const style = s.included ? "" : ', style="rounded,dashed"';
     lines.push(`  ${q(s.name)} [label=${q(`${s.name}\n${s.type}`)}${style}];`);
   }
   for (const s of spec.steps) for (const n of s.needs) lines.push(`  ${q(n)} -> ${q(s.name)};`);

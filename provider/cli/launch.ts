@@ -36,7 +36,10 @@ const TSC_BUILD_INFO = path.join(__dirname, "..", "..", ".tsbuildinfo");
 export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = process.env): CliModule {
   if (!bundleIsCurrent(CLI_BUNDLE, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
   const cacheDir = env["NODE_DISABLE_COMPILE_CACHE"] === "1" ? undefined : compileCacheDir(env);
-  return runCachedScript(CLI_BUNDLE, { cacheDir, variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other" }).exports as CliModule;
+  return runCachedScript(CLI_BUNDLE, {
+    cacheDir,
+    variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other",
+  }).exports as CliModule;
 }
 
 /**
@@ -71,12 +74,23 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
   // esbuild writes ASCII, and a one-byte string is made without decoding a megabyte of UTF-8.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
   const prefix = cachePrefix(file, options.variant);
-  const cacheFile = options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(prefix, bytes));
+  const cacheFile =
+    options.cacheDir === undefined ? undefined : path.join(options.cacheDir, cacheFileName(prefix, bytes));
   const stored = cacheFile === undefined ? undefined : readCache(cacheFile);
   const cachedData = stored === "damaged" ? undefined : stored;
-  const script = compileCommonJs(source, file, cachedData, { importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
-  const cache: CodeCacheUse = cacheFile === undefined ? "off" : stored === undefined ? "missing" : stored === "damaged" || script.cachedDataRejected === true ? "rejected" : "accepted";
-  if (cacheFile !== undefined && cache !== "accepted") process.once("exit", () => writeCache(cacheFile, prefix, script));
+  const script = compileCommonJs(source, file, cachedData, {
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const cache: CodeCacheUse =
+    cacheFile === undefined
+      ? "off"
+      : stored === undefined
+        ? "missing"
+        : stored === "damaged" || script.cachedDataRejected === true
+          ? "rejected"
+          : "accepted";
+  if (cacheFile !== undefined && cache !== "accepted")
+    process.once("exit", () => writeCache(cacheFile, prefix, script));
   return { exports: runCommonJs(script, file, createRequire(file)), cache };
 }
 
@@ -124,7 +138,9 @@ function writeCache(cacheFile: string, prefix: string, script: vm.Script): void 
     fs.writeFileSync(partial, cacheFileContent(script.createCachedData()), { mode: 0o600 });
     fs.renameSync(partial, cacheFile);
     const name = path.basename(cacheFile);
-    for (const other of fs.readdirSync(dir)) if (other.startsWith(prefix) && other !== name && other.endsWith(".v8cache")) fs.rmSync(path.join(dir, other), { force: true });
+    for (const other of fs.readdirSync(dir))
+      if (other.startsWith(prefix) && other !== name && other.endsWith(".v8cache"))
+        fs.rmSync(path.join(dir, other), { force: true });
   } catch {
     // A cache that cannot be written costs the next start its speed-up, nothing else.
   }

@@ -5,7 +5,13 @@
 import { DEFAULT_PARALLELISM } from "../engine/types.js";
 import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
 import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
-import { graphCommand, offlinePlanCommand, schemaCommand, validateCommand, versionCommand } from "./commands/offline.js";
+import {
+  graphCommand,
+  offlinePlanCommand,
+  schemaCommand,
+  validateCommand,
+  versionCommand,
+} from "./commands/offline.js";
 import { Output, type Streams } from "./output.js";
 
 type Command = (argv: string[], out: Output) => Promise<number>;
@@ -45,16 +51,30 @@ instead of a spec, e.g. for a Pulumi resource's record).
 Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a literal \${.`;
 
 async function planCommand(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs("plan", argv, { ...COMMON_OPTIONS, offline: { type: "boolean" }, diff: { type: "boolean" }, kubeconfig: { type: "string" }, context: { type: "string" }, parallelism: { type: "string" } });
+  const { values } = parseCommandArgs("plan", argv, {
+    ...COMMON_OPTIONS,
+    offline: { type: "boolean" },
+    diff: { type: "boolean" },
+    kubeconfig: { type: "string" },
+    context: { type: "string" },
+    parallelism: { type: "string" },
+  });
   if (values.offline && values.diff) {
-    throw invalidInput("khook plan: --diff compares with the live cluster (a server-side dry run), so it cannot be combined with --offline; drop --offline to see the diff, or drop --diff", []);
+    throw invalidInput(
+      "khook plan: --diff compares with the live cluster (a server-side dry run), so it cannot be combined with --offline; drop --offline to see the diff, or drop --diff",
+      [],
+    );
   }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
   return online.onlinePlanCommand(argv, out);
 }
 
-async function clusterCommand(name: "apply" | "destroy" | "status" | "unlock", argv: string[], out: Output): Promise<number> {
+async function clusterCommand(
+  name: "apply" | "destroy" | "status" | "unlock",
+  argv: string[],
+  out: Output,
+): Promise<number> {
   const cluster = await import("./commands/cluster.js");
   return cluster.clusterCommands[name](argv, out);
 }

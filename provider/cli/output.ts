@@ -54,13 +54,19 @@ export class Output {
   }
 
   get color(): boolean {
-    return Boolean(this.streams.stdout.isTTY) && this.streams.env.NO_COLOR === undefined && this.streams.env.TERM !== "dumb";
+    return (
+      Boolean(this.streams.stdout.isTTY) && this.streams.env.NO_COLOR === undefined && this.streams.env.TERM !== "dumb"
+    );
   }
 }
 
 /** Left-aligned columns, like kubectl's tables. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("   ").trimEnd();
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("   ")
+      .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }

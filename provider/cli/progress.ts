@@ -24,8 +24,19 @@ export interface ProgressView {
   finish(): void;
 }
 
-export function createProgressView(out: Output, steps: readonly { name: string; type: string }[], verb: string, mode: "auto" | "lines" = "auto"): ProgressView {
-  if (mode === "auto" && out.streams.stderr.isTTY && out.streams.env.CI === undefined && out.streams.env.TERM !== "dumb") return new LiveView(out, steps);
+export function createProgressView(
+  out: Output,
+  steps: readonly { name: string; type: string }[],
+  verb: string,
+  mode: "auto" | "lines" = "auto",
+): ProgressView {
+  if (
+    mode === "auto" &&
+    out.streams.stderr.isTTY &&
+    out.streams.env.CI === undefined &&
+    out.streams.env.TERM !== "dumb"
+  )
+    return new LiveView(out, steps);
   return new LineView(out, verb);
 }
 
@@ -45,13 +56,17 @@ class LineView implements ProgressView {
         this.out.err(`[${e.step}] started (${e.stepType})`);
         break;
       case "attempt-failed":
-        this.out.err(`[${e.step}] attempt ${e.attempt}/${e.of} failed: ${e.error}${e.willRetry ? `; retrying in ${formatDuration(e.retryInMs)}` : ""}`);
+        this.out.err(
+          `[${e.step}] attempt ${e.attempt}/${e.of} failed: ${e.error}${e.willRetry ? `; retrying in ${formatDuration(e.retryInMs)}` : ""}`,
+        );
         break;
       case "step-log":
         this.out.err(`[${e.step}] ${e.message}`);
         break;
       case "step-finished":
-        this.out.err(`[${e.result.name}] ${e.result.status} (${formatDuration(e.result.durationMs)}): ${e.result.reason}`);
+        this.out.err(
+          `[${e.result.name}] ${e.result.status} (${formatDuration(e.result.durationMs)}): ${e.result.reason}`,
+        );
         break;
       case "journal-warning":
       case "cluster-warning":
@@ -86,7 +101,8 @@ class LiveView implements ProgressView {
   }
 
   onEvent(e: RunEvent): void {
-    const row = "step" in e ? this.byName.get(e.step) : e.type === "step-finished" ? this.byName.get(e.result.name) : undefined;
+    const row =
+      "step" in e ? this.byName.get(e.step) : e.type === "step-finished" ? this.byName.get(e.result.name) : undefined;
     switch (e.type) {
       case "step-started":
         if (row) Object.assign(row, { state: "running", startedAt: Date.now(), detail: "" });
@@ -101,7 +117,8 @@ class LiveView implements ProgressView {
         if (row) row.detail = e.message;
         break;
       case "step-finished":
-        if (row) Object.assign(row, { state: e.result.status, durationMs: e.result.durationMs, detail: e.result.reason });
+        if (row)
+          Object.assign(row, { state: e.result.status, durationMs: e.result.durationMs, detail: e.result.reason });
         break;
       case "journal-warning":
       case "cluster-warning":
@@ -121,12 +138,21 @@ class LiveView implements ProgressView {
   private line(r: Row): string {
     const width = Math.max(...this.rows.map((x) => x.name.length));
     const icon =
-      r.state === "running" ? this.paint("36", SPINNER[this.frame % SPINNER.length]!)
-      : r.state === "ok" ? this.paint("32", "✓")
-      : r.state === "failed" ? this.paint("31", "✗")
-      : r.state === "skipped" ? this.paint("33", "-")
-      : this.paint("2", "·");
-    const elapsed = r.state === "running" && r.startedAt !== undefined ? formatDuration(Date.now() - r.startedAt) : r.durationMs !== undefined ? formatDuration(r.durationMs) : "";
+      r.state === "running"
+        ? this.paint("36", SPINNER[this.frame % SPINNER.length]!)
+        : r.state === "ok"
+          ? this.paint("32", "✓")
+          : r.state === "failed"
+            ? this.paint("31", "✗")
+            : r.state === "skipped"
+              ? this.paint("33", "-")
+              : this.paint("2", "·");
+    const elapsed =
+      r.state === "running" && r.startedAt !== undefined
+        ? formatDuration(Date.now() - r.startedAt)
+        : r.durationMs !== undefined
+          ? formatDuration(r.durationMs)
+          : "";
     const cols = (this.out.streams.stdout.columns ?? 120) - 2;
     const text = `${icon} ${r.name.padEnd(width)}  ${r.type.padEnd(7)}  ${r.state.padEnd(7)}  ${elapsed.padStart(6)}  ${r.attempt ?? ""} ${r.detail.split("\n")[0] ?? ""}`;
     return text.length > cols + 20 ? `${text.slice(0, cols + 17)}...` : text;
@@ -154,7 +180,14 @@ class LiveView implements ProgressView {
 export function summaryTable(result: RunResult): string {
   return table(
     ["STEP", "TYPE", "STATUS", "ATTEMPTS", "DURATION", "REASON"],
-    result.steps.map((s: StepResult) => [s.name, s.type, s.status, String(s.attempts), formatDuration(s.durationMs), (s.error ?? s.reason).split("\n")[0] ?? ""]),
+    result.steps.map((s: StepResult) => [
+      s.name,
+      s.type,
+      s.status,
+      String(s.attempts),
+      formatDuration(s.durationMs),
+      (s.error ?? s.reason).split("\n")[0] ?? "",
+    ]),
   );
 }
 
@@ -170,6 +203,16 @@ export function runJson(result: RunResult, specName: string): Record<string, unk
     status: result.status,
     durationMs: result.durationMs,
     ...(result.journalError !== undefined ? { journalError: result.journalError } : {}),
-    steps: result.steps.map((s) => ({ name: s.name, type: s.type, status: s.status, reason: s.reason, attempts: s.attempts, transientRetries: transientRetries(s), durationMs: s.durationMs, inputHash: s.inputHash, ...(s.error !== undefined ? { error: s.error } : {}) })),
+    steps: result.steps.map((s) => ({
+      name: s.name,
+      type: s.type,
+      status: s.status,
+      reason: s.reason,
+      attempts: s.attempts,
+      transientRetries: transientRetries(s),
+      durationMs: s.durationMs,
+      inputHash: s.inputHash,
+      ...(s.error !== undefined ? { error: s.error } : {}),
+    })),
   };
 }

@@ -62,7 +62,10 @@ function codeCache(sea: typeof SeaModule, variants: string[]): Buffer {
   return Buffer.alloc(0);
 }
 
-function loadBundle<Entry = typeof SeaEntry>(caches: string[], asset: string = SEA_ASSETS.bundle): { entry: Entry; script: import("node:vm").Script } {
+function loadBundle<Entry = typeof SeaEntry>(
+  caches: string[],
+  asset: string = SEA_ASSETS.bundle,
+): { entry: Entry; script: import("node:vm").Script } {
   const sea = require("node:sea") as typeof SeaModule;
   const bytes = rawAsset(sea, asset);
   // esbuild writes ASCII: a one-byte string without decoding megabytes of UTF-8.
@@ -70,7 +73,10 @@ function loadBundle<Entry = typeof SeaEntry>(caches: string[], asset: string = S
   const cache = codeCache(sea, caches);
   const filename = path.join(path.dirname(process.execPath), path.basename(asset));
   const script = compileCommonJs(source, filename, cache.length > 0 ? cache : undefined);
-  if (process.env[REPORT_CACHE_ENV] === "1") process.stderr.write(`khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`);
+  if (process.env[REPORT_CACHE_ENV] === "1")
+    process.stderr.write(
+      `khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`,
+    );
   // The bundle requires nothing but Node's built-in modules, which this script's require serves.
   return { entry: runCommonJs(script, filename, require) as Entry, script };
 }
@@ -106,7 +112,8 @@ function start(): void {
   }
   const trainCache = process.env[TRAIN_CACHE_ENV];
   // In a single executable, argv[1] repeats the executable's path; the arguments follow it.
-  const work = trainCache !== undefined && trainCache !== "" ? train(trainCache).then(() => 0) : run(process.argv.slice(2));
+  const work =
+    trainCache !== undefined && trainCache !== "" ? train(trainCache).then(() => 0) : run(process.argv.slice(2));
   work.then(
     (code) => {
       process.exitCode = code;

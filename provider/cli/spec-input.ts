@@ -16,7 +16,8 @@ export interface SpecFlags {
 
 export async function loadFromFlags(command: string, flags: SpecFlags, out: Output): Promise<LoadedSpec> {
   const file = flags.filename;
-  if (file === undefined) throw invalidInput(`khook ${command}: no spec given; pass -f FILE (or -f - to read stdin)`, []);
+  if (file === undefined)
+    throw invalidInput(`khook ${command}: no spec given; pass -f FILE (or -f - to read stdin)`, []);
   const common = {
     set: parseSetFlags(flags.set, command),
     varFiles: flags["var-file"] ?? [],
@@ -26,7 +27,11 @@ export async function loadFromFlags(command: string, flags: SpecFlags, out: Outp
   };
   const spec =
     file === "-"
-      ? loadSpec({ ...common, text: decodeUtf8(await readAll(out.streams.stdin ?? process.stdin), "<stdin>", "the spec"), baseDir: process.cwd() })
+      ? loadSpec({
+          ...common,
+          text: decodeUtf8(await readAll(out.streams.stdin ?? process.stdin), "<stdin>", "the spec"),
+          baseDir: process.cwd(),
+        })
       : loadSpec({ ...common, file });
   out.redactor = spec.redactor;
   return spec;

@@ -98,7 +98,9 @@ export interface NormalizedActionByType {
 export type TypedAction = { [T in StepType]: { readonly type: T; readonly action: ActionByType[T] } }[StepType];
 
 /** A step's type with its normalized action block. */
-export type NormalizedTypedAction = { [T in StepType]: { readonly type: T; readonly action: NormalizedActionByType[T] } }[StepType];
+export type NormalizedTypedAction = {
+  [T in StepType]: { readonly type: T; readonly action: NormalizedActionByType[T] };
+}[StepType];
 
 /** The step's type and action block (a valid step has exactly one action key). */
 export function typedActionOf(step: StepSpec): TypedAction {

@@ -70,8 +70,20 @@ type FileReferenceReader<T extends StepType> = (action: ActionByType[T], baseDir
 function manifestReferences(manifests: readonly ManifestSource[] | undefined, baseDir: string): FileReference[] {
   const refs: FileReference[] = [];
   manifests?.forEach((m, i) => {
-    if ("file" in m) refs.push({ role: "manifest", written: m.file, resolved: path.resolve(baseDir, m.file), field: `/manifests/${i}/file` });
-    if ("kustomize" in m) refs.push({ role: "kustomize", written: m.kustomize, resolved: path.resolve(baseDir, m.kustomize), field: `/manifests/${i}/kustomize` });
+    if ("file" in m)
+      refs.push({
+        role: "manifest",
+        written: m.file,
+        resolved: path.resolve(baseDir, m.file),
+        field: `/manifests/${i}/file`,
+      });
+    if ("kustomize" in m)
+      refs.push({
+        role: "kustomize",
+        written: m.kustomize,
+        resolved: path.resolve(baseDir, m.kustomize),
+        field: `/manifests/${i}/kustomize`,
+      });
   });
   return refs;
 }
@@ -83,10 +95,17 @@ const FILE_REFERENCES = {
   helm: (helm, baseDir) => {
     const refs: FileReference[] = [];
     helm.valuesFrom?.forEach((v, i) => {
-      if ("file" in v) refs.push({ role: "values", written: v.file, resolved: path.resolve(baseDir, v.file), field: `/valuesFrom/${i}/file` });
+      if ("file" in v)
+        refs.push({
+          role: "values",
+          written: v.file,
+          resolved: path.resolve(baseDir, v.file),
+          field: `/valuesFrom/${i}/file`,
+        });
     });
     const chart = classifyChart(helm).source;
-    if (chart?.form === "local") refs.push({ role: "chart", written: chart.path, resolved: path.resolve(baseDir, chart.path), field: "/chart" });
+    if (chart?.form === "local")
+      refs.push({ role: "chart", written: chart.path, resolved: path.resolve(baseDir, chart.path), field: "/chart" });
     return refs;
   },
   apply: (apply, baseDir) => manifestReferences(apply.manifests, baseDir),
@@ -139,7 +158,9 @@ function directoryDigest(roots: readonly string[]): string {
 export function walkFiles(root: string): string[] {
   const out: string[] = [];
   const visit = (dir: string, rel: string): void => {
-    const entries = fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = fs
+      .readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       if (e.name === ".git") continue;
       const full = path.join(dir, e.name);
@@ -217,7 +238,12 @@ function localKustomizeReferences(dir: string): string[] {
 
 /** URL or git references: kustomize would shell out to git for these. */
 export function isRemoteKustomizeReference(ref: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) || /^git(@|::)/.test(ref) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) || /\?(ref|version|submodules|timeout)=/.test(ref);
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) ||
+    /^git(@|::)/.test(ref) ||
+    /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(ref) ||
+    /\?(ref|version|submodules|timeout)=/.test(ref)
+  );
 }
 
 /** A remote reference in a local kustomize tree: the directory whose kustomization names it, and the reference as written. */
@@ -271,7 +297,11 @@ export function canonicalAction(t: TypedAction, stepName: string): Record<string
 function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
   if (out.release === stepName) delete out.release;
   const chart = String(out.chart);
-  const classified = classifyChart({ chart, repo: out.repo as string | undefined, version: out.version as string | undefined });
+  const classified = classifyChart({
+    chart,
+    repo: out.repo as string | undefined,
+    version: out.version as string | undefined,
+  });
   const source = classified.source;
   if (source?.form === "repo" && chart.includes(":")) {
     out.chart = source.name;
@@ -287,7 +317,11 @@ function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
 
 function normalizeManifestSource(m: ManifestSource): unknown {
   if ("inline" in m) {
-    return { inline: parseYamlStream(m.inline).map((d) => d.value).filter((v) => v !== null && v !== undefined) };
+    return {
+      inline: parseYamlStream(m.inline)
+        .map((d) => d.value)
+        .filter((v) => v !== null && v !== undefined),
+    };
   }
   return m;
 }
@@ -299,7 +333,11 @@ export type StepHashInput = { name: string } & TypedAction;
  * `hooks` are the hooks that can reshape the step's objects (`reshapingHooks`), in run order: each adds a line
  * `hook <name> <digest>`, so a step without hooks keeps the hash it always had.
  */
-export function stepInputHash(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string }[] = []): string {
+export function stepInputHash(
+  step: StepHashInput,
+  files: readonly { ref: FileReference; digest: string }[],
+  hooks: readonly { name: string; digest: string }[] = [],
+): string {
   return `sha256:${sha256Hex(stepHashPreimage(step, files, hooks))}`;
 }
 
@@ -307,12 +345,17 @@ export function stepInputHash(step: StepHashInput, files: readonly { ref: FileRe
  * The text `stepInputHash` digests. It holds the step's rendered action, so it may hold
  * secret values: it is never printed or stored, only digested (see keyed-hash.ts).
  */
-export function stepHashPreimage(step: StepHashInput, files: readonly { ref: FileReference; digest: string }[], hooks: readonly { name: string; digest: string; secretDefinition?: string | undefined }[] = []): string {
+export function stepHashPreimage(
+  step: StepHashInput,
+  files: readonly { ref: FileReference; digest: string }[],
+  hooks: readonly { name: string; digest: string; secretDefinition?: string | undefined }[] = [],
+): string {
   let text = `${HASH_FORMAT}\n${canonicalJson({ name: step.name, type: step.type, action: canonicalAction(step, step.name) })}`;
   for (const { ref, digest } of files) text += `\n${ref.role} ${ref.written} ${digest}`;
   for (const hook of hooks) text += `\nhook ${hook.name} ${hook.digest}`;
   // A hook whose definition holds a secret has a digest of the masked text: its real text is an input
   // here, so rotating the secret re-runs the step (whose hash is then keyed: the text holds a secret).
-  for (const hook of hooks) if (hook.secretDefinition !== undefined) text += `\nhook-definition ${hook.name} ${hook.secretDefinition}`;
+  for (const hook of hooks)
+    if (hook.secretDefinition !== undefined) text += `\nhook-definition ${hook.name} ${hook.secretDefinition}`;
   return text;
 }

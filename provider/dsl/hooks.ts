@@ -213,9 +213,13 @@ export function webhookUrlProblem(text: string): string | undefined {
   } catch {
     return "is not a valid URL";
   }
-  if (url.username !== "" || url.password !== "") return "must not carry credentials; put them in headers: (e.g. Authorization: \"Bearer ${HOOK_TOKEN}\")";
+  if (url.username !== "" || url.password !== "")
+    return 'must not carry credentials; put them in headers: (e.g. Authorization: "Bearer ${HOOK_TOKEN}")';
   if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:") return isLoopbackHost(url.hostname) ? undefined : `uses plain http to ${url.hostname}: use https:// (plain http is allowed only to loopback addresses)`;
+  if (url.protocol === "http:")
+    return isLoopbackHost(url.hostname)
+      ? undefined
+      : `uses plain http to ${url.hostname}: use https:// (plain http is allowed only to loopback addresses)`;
   return `has scheme ${url.protocol.replace(/:$/, "")}: use https://`;
 }
 
@@ -243,7 +247,8 @@ export function headerValueProblem(value: string): string | undefined {
     const c = value.charCodeAt(i);
     if (c === 0x09 || (c >= 0x20 && c <= 0x7e)) continue;
     const at = `at character ${i + 1}`;
-    if (c === 0x0a || c === 0x0d) return `the value has a line break (${c === 0x0a ? "LF" : "CR"}) ${at}, which would end the header; a header value is one line`;
+    if (c === 0x0a || c === 0x0d)
+      return `the value has a line break (${c === 0x0a ? "LF" : "CR"}) ${at}, which would end the header; a header value is one line`;
     const code = `U+${(value.codePointAt(i) ?? c).toString(16).toUpperCase().padStart(4, "0")}`;
     return `the value has ${code} ${at}, which an HTTP header cannot carry: use visible ASCII, spaces and tabs (percent-encode or base64 other text)`;
   }
@@ -251,18 +256,29 @@ export function headerValueProblem(value: string): string | undefined {
 }
 
 /** The rules of the hooks: block. Needs a schema-valid document. */
-export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionOf: PositionLookup; schemaInvalidHooks: ReadonlySet<number> }): Diagnostic[] {
+export function checkHooks(
+  doc: KhookDocument,
+  ctx: { baseDir: string; positionOf: PositionLookup; schemaInvalidHooks: ReadonlySet<number> },
+): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const report: Report = (p, message, rule, severity = "error") => out.push({ severity, path: p, message, rule, position: ctx.positionOf(p) });
+  const report: Report = (p, message, rule, severity = "error") =>
+    out.push({ severity, path: p, message, rule, position: ctx.positionOf(p) });
   const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
-  const steps = Array.isArray(doc.steps) ? doc.steps.filter((s) => s !== null && typeof s === "object" && STEP_TYPES.filter((t) => t in s).length === 1) : [];
+  const steps = Array.isArray(doc.steps)
+    ? doc.steps.filter((s) => s !== null && typeof s === "object" && STEP_TYPES.filter((t) => t in s).length === 1)
+    : [];
   const stepByName = new Map(steps.map((s) => [s.name, s]));
   const firstName = new Map<string, number>();
   hooks.forEach((hook, i) => {
     if (ctx.schemaInvalidHooks.has(i)) return;
     const at = (...rest: (string | number)[]): string => pointer("hooks", i, ...rest);
     const prev = firstName.get(hook.name);
-    if (prev !== undefined) report(at("name"), `hook name "${hook.name}" is already used by hook ${prev + 1}; hook names must be unique`, "hook-name-unique");
+    if (prev !== undefined)
+      report(
+        at("name"),
+        `hook name "${hook.name}" is already used by hook ${prev + 1}; hook names must be unique`,
+        "hook-name-unique",
+      );
     else firstName.set(hook.name, i);
 
     hook.on.forEach((event, e) => {
@@ -282,37 +298,74 @@ export function checkHooks(doc: KhookDocument, ctx: { baseDir: string; positionO
     hook.match?.steps?.forEach((name, j) => {
       const step = stepByName.get(name);
       if (step === undefined) {
-        report(at("match", "steps", j), `match names step "${name}", which this spec does not have`, "hook-match-steps");
+        report(
+          at("match", "steps", j),
+          `match names step "${name}", which this spec does not have`,
+          "hook-match-steps",
+        );
         return;
       }
       const type = stepTypeOf(step);
       const action = (step as unknown as Record<string, unknown>)[type];
       if (hook.match?.types !== undefined && !hook.match.types.includes(type)) {
-        report(at("match", "steps", j), `match names step "${name}", a ${type} step, but match.types does not include ${type}: the hook would never run on it`, "hook-event-type");
+        report(
+          at("match", "steps", j),
+          `match names step "${name}", a ${type} step, but match.types does not include ${type}: the hook would never run on it`,
+          "hook-event-type",
+        );
       }
       for (const event of hook.on) {
-        if (!eventApplies(event, type, action)) report(at("match", "steps", j), `${event} does not happen on step "${name}" (${describeType(type, action)}); it happens on ${describeEventTypes(event)}`, "hook-event-type");
+        if (!eventApplies(event, type, action))
+          report(
+            at("match", "steps", j),
+            `${event} does not happen on step "${name}" (${describeType(type, action)}); it happens on ${describeEventTypes(event)}`,
+            "hook-event-type",
+          );
       }
     });
     hook.match?.types?.forEach((type, j) => {
       for (const event of hook.on) {
-        if (formOf(event, type) === undefined) report(at("match", "types", j), `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`, "hook-event-type");
+        if (formOf(event, type) === undefined)
+          report(
+            at("match", "types", j),
+            `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`,
+            "hook-event-type",
+          );
       }
     });
     if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
-      report(at(), `hook "${hook.name}" matches no step of this spec, so it never runs`, "hook-matches-nothing", "warning");
+      report(
+        at(),
+        `hook "${hook.name}" matches no step of this spec, so it never runs`,
+        "hook-matches-nothing",
+        "warning",
+      );
     }
 
     if (hook.allow !== undefined) {
-      if (!hook.on.includes("pre-apply")) report(at("allow"), `allow: says what a pre-apply webhook may add; hook "${hook.name}" does not handle pre-apply`, "hook-allow");
+      if (!hook.on.includes("pre-apply"))
+        report(
+          at("allow"),
+          `allow: says what a pre-apply webhook may add; hook "${hook.name}" does not handle pre-apply`,
+          "hook-allow",
+        );
       else if (hook.allow.add !== true) {
         for (const field of ["clusterScoped", "namespaces"] as const) {
-          if (hook.allow[field] !== undefined) report(at("allow", field), `allow.${field} has no effect without allow.add: true (by default a webhook adds nothing)`, "hook-allow");
+          if (hook.allow[field] !== undefined)
+            report(
+              at("allow", field),
+              `allow.${field} has no effect without allow.add: true (by default a webhook adds nothing)`,
+              "hook-allow",
+            );
         }
       } else if (doc.state === undefined || doc.state === null || doc.state.enabled === false) {
         // What a webhook added is known only from the record: without one, destroy would leave it behind.
         const why = doc.state?.enabled === false ? "state.enabled is false" : "the spec has no state:";
-        report(at("allow", "add"), `hook "${hook.name}" may add objects the spec does not declare, and only the state record lists them for destroy, but ${why}: declare state: (state: {} keeps the defaults), or drop allow.add`, "hook-allow-add-state");
+        report(
+          at("allow", "add"),
+          `hook "${hook.name}" may add objects the spec does not declare, and only the state record lists them for destroy, but ${why}: declare state: (state: {} keeps the defaults), or drop allow.add`,
+          "hook-allow-add-state",
+        );
       }
     }
     if (hook.function !== undefined) checkFunction(hook, i, ctx.baseDir, report);
@@ -346,10 +399,19 @@ function checkFunction(hook: HookSpec, i: number, baseDir: string, report: Repor
   const fn = hook.function as unknown as Record<string, unknown>;
   const at = (...rest: string[]): string => pointer("hooks", i, "function", ...rest);
   if ("image" in fn) {
-    report(at("image"), `container functions (image: ${String(fn.image)}) need a container runtime, which khook does not use: build the function as a local executable and point exec: at it (container functions are on the roadmap, see ROADMAP.md)`, "hook-function-exec");
+    report(
+      at("image"),
+      `container functions (image: ${String(fn.image)}) need a container runtime, which khook does not use: build the function as a local executable and point exec: at it (container functions are on the roadmap, see ROADMAP.md)`,
+      "hook-function-exec",
+    );
   }
   if (typeof fn.exec !== "string") {
-    if (!("image" in fn)) report(at(), "a function needs exec: the path of a local executable, relative to the spec file", "hook-function-exec");
+    if (!("image" in fn))
+      report(
+        at(),
+        "a function needs exec: the path of a local executable, relative to the spec file",
+        "hook-function-exec",
+      );
     return;
   }
   const problem = execFileProblem(path.resolve(baseDir, fn.exec));
@@ -374,10 +436,18 @@ export function execFileProblem(file: string): string | undefined {
   return undefined;
 }
 
-function checkHeaders(headers: Readonly<Record<string, unknown>> | undefined, at: (name: string) => string, report: Report): void {
+function checkHeaders(
+  headers: Readonly<Record<string, unknown>> | undefined,
+  at: (name: string) => string,
+  report: Report,
+): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (!HTTP_TOKEN.test(name)) {
-      report(at(name), `${JSON.stringify(name)} is not an HTTP header name: a name is letters, digits and !#$%&'*+-.^_\`|~, without spaces or colons`, "hook-header-name");
+      report(
+        at(name),
+        `${JSON.stringify(name)} is not an HTTP header name: a name is letters, digits and !#$%&'*+-.^_\`|~, without spaces or colons`,
+        "hook-header-name",
+      );
     }
     const problem = typeof value === "string" ? headerValueProblem(value) : undefined;
     if (problem !== undefined) report(at(name), `header ${name}: ${problem}`, "hook-header-value");
@@ -390,8 +460,14 @@ function checkTimeout(value: unknown, p: string, maxMs: number | undefined, repo
   const ms = parseDuration(value);
   if (ms === undefined) return; // the schema reported it
   if (ms <= 0) report(p, "timeout must be greater than zero", "hook-timeout");
-  else if (maxMs !== undefined && ms > maxMs) report(p, `timeout ${value} is longer than the ${maxMs / 1000}s a webhook may take`, "hook-timeout");
-  else if (ms > MAX_TIMER_MS) report(p, `timeout ${value} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`, "hook-timeout");
+  else if (maxMs !== undefined && ms > maxMs)
+    report(p, `timeout ${value} is longer than the ${maxMs / 1000}s a webhook may take`, "hook-timeout");
+  else if (ms > MAX_TIMER_MS)
+    report(
+      p,
+      `timeout ${value} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`,
+      "hook-timeout",
+    );
 }
 
 /**
@@ -399,23 +475,29 @@ function checkTimeout(value: unknown, p: string, maxMs: number | undefined, repo
  * matches and its digest. Needs a document that passed checkHooks; an unreadable
  * exec file (reported there) digests as empty.
  */
-export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: PositionLookup, redactor?: Redactor): LoadedHook[] {
+export function loadHooks(
+  doc: KhookDocument,
+  baseDir: string,
+  positionOf: PositionLookup,
+  redactor?: Redactor,
+): LoadedHook[] {
   const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
   const loaded = hooks.map((hook, index): LoadedHook => {
-    const handler = hook.function !== undefined
-      ? {
-          kind: "function" as const,
-          exec: hook.function.exec,
-          path: path.resolve(baseDir, hook.function.exec),
-          config: hook.function.config,
-          timeoutMs: parseDuration(hook.function.timeout ?? SPEC_DEFAULTS.functionTimeout) ?? 0,
-        }
-      : {
-          kind: "webhook" as const,
-          url: hook.webhook!.url,
-          timeoutMs: parseDuration(hook.webhook!.timeout ?? SPEC_DEFAULTS.webhookTimeout) ?? 0,
-          headers: hook.webhook!.headers ?? {},
-        };
+    const handler =
+      hook.function !== undefined
+        ? {
+            kind: "function" as const,
+            exec: hook.function.exec,
+            path: path.resolve(baseDir, hook.function.exec),
+            config: hook.function.config,
+            timeoutMs: parseDuration(hook.function.timeout ?? SPEC_DEFAULTS.functionTimeout) ?? 0,
+          }
+        : {
+            kind: "webhook" as const,
+            url: hook.webhook!.url,
+            timeoutMs: parseDuration(hook.webhook!.timeout ?? SPEC_DEFAULTS.webhookTimeout) ?? 0,
+            headers: hook.webhook!.headers ?? {},
+          };
     const digested = hookDigest(hook, handler, redactor);
     const h = {
       name: hook.name,
@@ -434,7 +516,8 @@ export function loadHooks(doc: KhookDocument, baseDir: string, positionOf: Posit
     };
     // Positions are only wanted for messages; asking for one parses the positioned Document.
     Object.defineProperty(h, "position", { enumerable: true, get: () => positionOf(pointer("hooks", index)) });
-    if (digested.secretDefinition !== undefined) secretHookDefinitions.set(h as unknown as LoadedHook, digested.secretDefinition);
+    if (digested.secretDefinition !== undefined)
+      secretHookDefinitions.set(h as unknown as LoadedHook, digested.secretDefinition);
     return h as unknown as LoadedHook;
   });
   return orderHooks(loaded);
@@ -453,8 +536,15 @@ export function orderHooks<T extends { priority: number; index: number }>(hooks:
  * timeouts and failurePolicy are not in it: only the reshaping events put a hook in a step's
  * hash at all (see `reshapingHooks`), and their order there is the run order.
  */
-function hookDigest(hook: HookSpec, handler: LoadedFunctionHandler | LoadedWebhookHandler, redactor: Redactor | undefined): { digest: string; secretDefinition?: string } {
-  const definition = handler.kind === "function" ? { name: hook.name, function: { exec: handler.exec, config: handler.config ?? null } } : { name: hook.name, webhook: { url: handler.url }, ...(hook.allow !== undefined ? { allow: hook.allow } : {}) };
+function hookDigest(
+  hook: HookSpec,
+  handler: LoadedFunctionHandler | LoadedWebhookHandler,
+  redactor: Redactor | undefined,
+): { digest: string; secretDefinition?: string } {
+  const definition =
+    handler.kind === "function"
+      ? { name: hook.name, function: { exec: handler.exec, config: handler.config ?? null } }
+      : { name: hook.name, webhook: { url: handler.url }, ...(hook.allow !== undefined ? { allow: hook.allow } : {}) };
   let content = "";
   if (handler.kind === "function") {
     try {
@@ -490,12 +580,18 @@ export function objectHooksFor(step: { type: StepType; action: unknown; hooks: r
 }
 
 /** The hooks of `step` that handle `event`, in run order. */
-export function hooksFor(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }, event: HookEvent): LoadedHook[] {
+export function hooksFor(
+  step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] },
+  event: HookEvent,
+): LoadedHook[] {
   return step.hooks.filter((h) => h.events.includes(event) && eventApplies(event, step.type, step.action));
 }
 
 /** `require-limits (post-render function ./fn/require-limits)`, for plan lines. */
 export function describeHook(hook: LoadedHook, events: readonly HookEvent[] = hook.events): string {
-  const handler = hook.handler.kind === "function" ? `function ${hook.handler.exec}` : `webhook ${new URL(hook.handler.url).origin}${new URL(hook.handler.url).pathname}`;
+  const handler =
+    hook.handler.kind === "function"
+      ? `function ${hook.handler.exec}`
+      : `webhook ${new URL(hook.handler.url).origin}${new URL(hook.handler.url).pathname}`;
   return `${events.join(",")} ${hook.name} (${handler})`;
 }

@@ -6,7 +6,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Document } from "yaml";
-import { diagnosticsError, errorsOnly, invalidInput, type Diagnostic, type PositionLookup, type SourcePosition } from "../errors.js";
+import {
+  diagnosticsError,
+  errorsOnly,
+  invalidInput,
+  type Diagnostic,
+  type PositionLookup,
+  type SourcePosition,
+} from "../errors.js";
 import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
@@ -14,7 +21,14 @@ import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreim
 import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
-import { checkHooks, isCredentialHeader, loadHooks, reshapingHooks, secretDefinitionOf, type LoadedHook } from "./hooks.js";
+import {
+  checkHooks,
+  isCredentialHeader,
+  loadHooks,
+  reshapingHooks,
+  secretDefinitionOf,
+  type LoadedHook,
+} from "./hooks.js";
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { decodeUtf8, SourceText } from "./source.js";
@@ -49,11 +63,21 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   };
 
   const tooBig = specSizeProblem(source.text, "the spec");
-  if (tooBig !== undefined) fail([{ severity: "error", path: "", message: tooBig, position: { line: 1, column: 1 }, rule: "spec-size-limit" }]);
+  if (tooBig !== undefined)
+    fail([{ severity: "error", path: "", message: tooBig, position: { line: 1, column: 1 }, rule: "spec-size-limit" }]);
   const substituted = substitute(source, vars);
   if (errorsOnly(substituted.diagnostics).length > 0) fail(substituted.diagnostics);
   const tooBigSubstituted = specSizeProblem(substituted.text, "the spec after variable substitution");
-  if (tooBigSubstituted !== undefined) fail([{ severity: "error", path: "", message: tooBigSubstituted, position: { line: 1, column: 1 }, rule: "spec-size-limit" }]);
+  if (tooBigSubstituted !== undefined)
+    fail([
+      {
+        severity: "error",
+        path: "",
+        message: tooBigSubstituted,
+        position: { line: 1, column: 1 },
+        rule: "spec-size-limit",
+      },
+    ]);
 
   const parsed = parseSpecYaml(substituted.text, source, substituted.offsets);
   if (errorsOnly(parsed.diagnostics).length > 0) fail(parsed.diagnostics);
@@ -65,13 +89,15 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   const doc = parsed.value as KhookDocument;
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail(diagnostics);
 
-  const baseDir = options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
+  const baseDir =
+    options.file !== undefined ? path.dirname(path.resolve(options.file)) : path.resolve(options.baseDir ?? ".");
   // A step's action rules assume the action's shape: they are skipped only for a step whose action
   // (or the step object itself) failed the schema. A bad name or timeout hides nothing else.
   const schemaInvalidSteps = new Set<number>();
   for (const d of diagnostics) {
     const m = /^\/steps\/(\d+)(?:\/([^/]+))?/.exec(d.path);
-    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2]))) schemaInvalidSteps.add(Number(m[1]));
+    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2])))
+      schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
 
@@ -84,11 +110,19 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
       if (typeof step?.when !== "string") return;
       const r = evaluateWhen(step.when, plainVars);
       if (r.ok) included.set(i, r.value);
-      else diagnostics.push({ severity: "error", path: pointer("steps", i, "when"), message: r.message, rule: "when-cel", position: parsed.positionOf(pointer("steps", i, "when")) });
+      else
+        diagnostics.push({
+          severity: "error",
+          path: pointer("steps", i, "when"),
+          message: r.message,
+          rule: "when-cel",
+          position: parsed.positionOf(pointer("steps", i, "when")),
+        });
     });
   }
   const excludedSteps = new Set([...included].filter(([, v]) => !v).map(([i]) => i));
-  if (stepsValid) diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }));
+  if (stepsValid)
+    diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }));
   if (stepsValid && Array.isArray(doc.hooks)) {
     const schemaInvalidHooks = new Set<number>();
     for (const d of diagnostics) {
@@ -117,11 +151,15 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
     levels,
     hooks,
     state,
-    stateDeclared: doc.state === undefined || doc.state === null ? "absent" : doc.state.enabled === false ? "disabled" : "enabled",
+    stateDeclared:
+      doc.state === undefined || doc.state === null ? "absent" : doc.state.enabled === false ? "disabled" : "enabled",
     specHash: specHash(doc.metadata.name, steps, state),
     vars: plainVars,
     redactor: vars.redactor,
-    warnings: redactDiagnostics(diagnostics.filter((d) => d.severity === "warning"), vars),
+    warnings: redactDiagnostics(
+      diagnostics.filter((d) => d.severity === "warning"),
+      vars,
+    ),
   });
 }
 
@@ -132,7 +170,10 @@ function readSource(options: LoadOptions): SourceText {
   try {
     bytes = fs.readFileSync(options.file);
   } catch (e) {
-    throw invalidInput(`cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
+    throw invalidInput(
+      `cannot read the spec ${options.file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`,
+      [],
+    );
   }
   return new SourceText(decodeUtf8(bytes, options.file, "the spec"), options.file);
 }
@@ -143,7 +184,10 @@ export function readVarFile(file: string): { file: string; values: Record<string
   try {
     bytes = fs.readFileSync(file);
   } catch (e) {
-    throw invalidInput(`cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`, []);
+    throw invalidInput(
+      `cannot read the var file ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`,
+      [],
+    );
   }
   return { file, values: parseVarFile(decodeUtf8(bytes, file, "the var file"), file) };
 }
@@ -158,9 +202,13 @@ export function parseVarFile(text: string, file: string): Record<string, string>
   const doc = parseDocument(text, { prettyErrors: false, logLevel: "error" });
   if (doc.errors.some((e) => e.code === "MULTIPLE_DOCS")) {
     const count = yamlLibrary().parseAllDocuments(text).length;
-    throw invalidInput(`the var file ${file} holds ${count} YAML documents (separated by ---); a var file is one flat NAME: value map: merge them into one, or pass each with its own --var-file`, []);
+    throw invalidInput(
+      `the var file ${file} holds ${count} YAML documents (separated by ---); a var file is one flat NAME: value map: merge them into one, or pass each with its own --var-file`,
+      [],
+    );
   }
-  if (doc.errors.length > 0) throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
+  if (doc.errors.length > 0)
+    throw invalidInput(`the var file ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`, []);
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return {};
   if (!isMap(root)) throw invalidInput(`the var file ${file} must be a flat map of NAME: value`, []);
@@ -175,8 +223,16 @@ export function parseVarFile(text: string, file: string): Record<string, string>
     };
     const node = yamlLibrary().isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
     const badName = variableNameProblem(k);
-    if (badName !== undefined) problems.push({ severity: "error", path: `/${k}`, message: badName, rule: "var-file", ...at(pair.key) });
-    else if (node !== null && node !== undefined && !isScalar(node)) problems.push({ severity: "error", path: `/${k}`, message: `${k} must be a scalar (a var file is a flat NAME: value map)`, rule: "var-file", ...at(pair.value) });
+    if (badName !== undefined)
+      problems.push({ severity: "error", path: `/${k}`, message: badName, rule: "var-file", ...at(pair.key) });
+    else if (node !== null && node !== undefined && !isScalar(node))
+      problems.push({
+        severity: "error",
+        path: `/${k}`,
+        message: `${k} must be a scalar (a var file is a flat NAME: value map)`,
+        rule: "var-file",
+        ...at(pair.value),
+      });
     else out[k] = scalarText(node, doc);
   }
   if (problems.length > 0) throw diagnosticsError(problems, file);
@@ -202,7 +258,8 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
     const info = splitUserinfo(u);
     if (info.password) vars.redactor.add(info.password);
   };
-  const entries = (list: unknown): Record<string, unknown>[] => (Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => x !== null && typeof x === "object") : []);
+  const entries = (list: unknown): Record<string, unknown>[] =>
+    Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => x !== null && typeof x === "object") : [];
   for (const step of entries(steps)) {
     const helm = step.helm as Record<string, unknown> | undefined;
     if (helm !== null && typeof helm === "object") {
@@ -258,7 +315,13 @@ function buildSteps(
       const digest = digests.digest(ref);
       if (digest instanceof Error) {
         const p = pointer("steps", index, type) + ref.field;
-        diagnostics.push({ severity: "error", path: p, message: `cannot read ${ref.written}: ${digest.message}`, rule: "local-file-exists", position: positionOf(p) });
+        diagnostics.push({
+          severity: "error",
+          path: p,
+          message: `cannot read ${ref.written}: ${digest.message}`,
+          rule: "local-file-exists",
+          position: positionOf(p),
+        });
         return { ref, digest: "" };
       }
       return { ref, digest };
@@ -266,7 +329,11 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
-    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({ name: h.name, digest: h.digest, secretDefinition: secretDefinitionOf(h) }));
+    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({
+      name: h.name,
+      digest: h.digest,
+      secretDefinition: secretDefinitionOf(h),
+    }));
     const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshaping);
     // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
     const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
@@ -311,7 +378,16 @@ function specHash(name: string, steps: readonly LoadedStep[], state: StateSettin
   const body = canonicalJson({
     name,
     state: state ?? null,
-    steps: steps.map((s) => ({ name: s.name, hash: s.inputHash, needs: s.needs, when: s.when ?? null, timeoutMs: s.timeoutMs, retries: s.retries, retryDelayMs: s.retryDelayMs, onError: s.onError })),
+    steps: steps.map((s) => ({
+      name: s.name,
+      hash: s.inputHash,
+      needs: s.needs,
+      when: s.when ?? null,
+      timeoutMs: s.timeoutMs,
+      retries: s.retries,
+      retryDelayMs: s.retryDelayMs,
+      onError: s.onError,
+    })),
   });
   return `sha256:${sha256Hex(body)}`;
 }

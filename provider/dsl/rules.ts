@@ -45,7 +45,15 @@ import { pointer } from "./yaml.js";
 import { parseYamlStream } from "./yaml-stream.js";
 import { parseValuesDocument } from "./values-file.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
-import type { ActionByType, DeleteResourceAction, JsonPatchOperation, KhookDocument, ManifestSource, StepSpec, StepType } from "./types.js";
+import type {
+  ActionByType,
+  DeleteResourceAction,
+  JsonPatchOperation,
+  KhookDocument,
+  ManifestSource,
+  StepSpec,
+  StepType,
+} from "./types.js";
 import { ACTION_DEFAULTS, SPEC_DEFAULTS } from "./defaults.js";
 import { STEP_TYPES, stepTypeOf } from "./types.js";
 
@@ -90,7 +98,12 @@ function checkNames(steps: readonly StepSpec[], report: Report): void {
   steps.forEach((s, i) => {
     if (typeof s?.name !== "string") return;
     const prev = first.get(s.name);
-    if (prev !== undefined) report(pointer("steps", i, "name"), `step name "${s.name}" is already used by step ${prev + 1}; step names must be unique (they key the state record and default the helm release)`, "step-name-unique");
+    if (prev !== undefined)
+      report(
+        pointer("steps", i, "name"),
+        `step name "${s.name}" is already used by step ${prev + 1}; step names must be unique (they key the state record and default the helm release)`,
+        "step-name-unique",
+      );
     else first.set(s.name, i);
   });
 }
@@ -109,14 +122,26 @@ function checkNeeds(steps: readonly StepSpec[], report: Report): void {
       if (need === s.name) report(at, `step "${s.name}" needs itself`, "needs-not-self");
       else if (!names.has(need)) {
         const hint = closest(need, [...names]);
-        report(at, `step "${s.name}" needs "${need}", which is not a step in this spec${hint ? ` (did you mean "${hint}"?)` : ""}`, "needs-exist");
-      } else if (seen.has(need)) report(at, `step "${s.name}" lists "${need}" in needs more than once`, "needs-no-duplicates", "warning");
+        report(
+          at,
+          `step "${s.name}" needs "${need}", which is not a step in this spec${hint ? ` (did you mean "${hint}"?)` : ""}`,
+          "needs-exist",
+        );
+      } else if (seen.has(need))
+        report(at, `step "${s.name}" lists "${need}" in needs more than once`, "needs-no-duplicates", "warning");
       seen.add(need);
     });
   }
-  const nodes = named.map(({ s }) => ({ name: s.name, needs: Array.isArray(s.needs) ? s.needs.filter((n): n is string => typeof n === "string") : [] }));
+  const nodes = named.map(({ s }) => ({
+    name: s.name,
+    needs: Array.isArray(s.needs) ? s.needs.filter((n): n is string => typeof n === "string") : [],
+  }));
   for (const path of findCycles(nodes)) {
-    report(pointer("steps", firstIndex.get(path[0]!)!, "needs"), `needs form a cycle: ${path.join(" -> ")}; steps run in dependency order, so a cycle can never start`, "needs-acyclic");
+    report(
+      pointer("steps", firstIndex.get(path[0]!)!, "needs"),
+      `needs form a cycle: ${path.join(" -> ")}; steps run in dependency order, so a cycle can never start`,
+      "needs-acyclic",
+    );
   }
 }
 
@@ -138,16 +163,25 @@ function checkState(doc: KhookDocument, report: Report): void {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** timeout and retryDelay of a step or of defaults: (the schema already checked the syntax). */
-function checkDurations(block: { timeout?: unknown; retryDelay?: unknown } | null | undefined, at: readonly (string | number)[], report: Report): void {
+function checkDurations(
+  block: { timeout?: unknown; retryDelay?: unknown } | null | undefined,
+  at: readonly (string | number)[],
+  report: Report,
+): void {
   if (block === null || typeof block !== "object") return;
   for (const field of ["timeout", "retryDelay"] as const) {
     const text = block[field];
     if (typeof text !== "string") continue;
     const ms = parseDuration(text);
     if (ms === undefined) continue;
-    if (field === "timeout" && ms === 0) report(pointer(...at, field), "timeout must be greater than 0", "duration-positive");
+    if (field === "timeout" && ms === 0)
+      report(pointer(...at, field), "timeout must be greater than 0", "duration-positive");
     if (ms > MAX_TIMER_MS) {
-      report(pointer(...at, field), `${field} ${text} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`, "duration-timer-range");
+      report(
+        pointer(...at, field),
+        `${field} ${text} is longer than khook can wait; the limit is ${formatDuration(MAX_TIMER_MS)} (about 24.8 days)`,
+        "duration-timer-range",
+      );
     }
   }
 }
@@ -168,7 +202,12 @@ function checkDefaultReleaseName(step: StepSpec, helm: { release?: unknown }, i:
 type ActionPointer = (...rest: (string | number)[]) => string;
 
 /** One step type's rules over its (schema-valid) action block. */
-type ActionRules<T extends StepType> = (action: ActionByType[T], at: ActionPointer, ctx: StepRuleContext, report: Report) => void;
+type ActionRules<T extends StepType> = (
+  action: ActionByType[T],
+  at: ActionPointer,
+  ctx: StepRuleContext,
+  report: Report,
+) => void;
 
 /** Per step type, the rules of its action block. */
 const ACTION_RULES = {
@@ -183,7 +222,8 @@ const ACTION_RULES = {
       if ("url" in v) checkUrl(v.url, at("valuesFrom", j, "url"), report);
       if ("file" in v) {
         const resolved = checkLocalPath(v.file, at("valuesFrom", j, "file"), ctx, report, "file", false);
-        const parsed = resolved === undefined ? undefined : parseValuesDocument(fs.readFileSync(resolved, "utf8"), v.file);
+        const parsed =
+          resolved === undefined ? undefined : parseValuesDocument(fs.readFileSync(resolved, "utf8"), v.file);
         if (parsed?.ok === false) report(at("valuesFrom", j, "file"), parsed.message, "values-file-shape");
       }
     });
@@ -195,7 +235,11 @@ const ACTION_RULES = {
       if (!r.ok) report(at("waitFor"), `waitFor: ${r.message}`, "apply-wait-for-grammar");
     }
     if (apply.createNamespace === true && apply.namespace === undefined) {
-      report(at("createNamespace"), "createNamespace: true needs namespace: (which namespace should be created?)", "create-namespace-needs-namespace");
+      report(
+        at("createNamespace"),
+        "createNamespace: true needs namespace: (which namespace should be created?)",
+        "create-namespace-needs-namespace",
+      );
     }
   },
   delete: (del, at, ctx, report) => {
@@ -225,7 +269,11 @@ const ACTION_RULES = {
     } else if (typeof target === "string") {
       const kind = checkResourceRef(target, at(which), "name", report);
       if (kind !== undefined && !ROLLOUT_KINDS.has(kind.toLowerCase())) {
-        report(at(which), `rollout ${which} works on deployment/<name>, daemonset/<name> or statefulset/<name>, not ${kind}`, "rollout-kind");
+        report(
+          at(which),
+          `rollout ${which} works on deployment/<name>, daemonset/<name> or statefulset/<name>, not ${kind}`,
+          "rollout-kind",
+        );
       }
     }
   },
@@ -240,7 +288,23 @@ function checkAction(step: StepSpec, i: number, ctx: StepRuleContext, report: Re
   (ACTION_RULES[type] as ActionRules<StepType>)((step as unknown as ActionByType)[type], at, ctx, report);
 }
 
-const ROLLOUT_KINDS = new Set(["deployment", "deployments", "deploy", "deployment.apps", "deployments.apps", "daemonset", "daemonsets", "ds", "daemonset.apps", "daemonsets.apps", "statefulset", "statefulsets", "sts", "statefulset.apps", "statefulsets.apps"]);
+const ROLLOUT_KINDS = new Set([
+  "deployment",
+  "deployments",
+  "deploy",
+  "deployment.apps",
+  "deployments.apps",
+  "daemonset",
+  "daemonsets",
+  "ds",
+  "daemonset.apps",
+  "daemonsets.apps",
+  "statefulset",
+  "statefulsets",
+  "sts",
+  "statefulset.apps",
+  "statefulsets.apps",
+]);
 
 /**
  * A kind/name target names one object in one namespace, so, as in kubectl ("name cannot be
@@ -259,17 +323,33 @@ function checkNamedTargetSelection(
   const type = target.slice(0, slash);
   for (const selector of ["selector", "fieldSelector"] as const) {
     if (block[selector] !== undefined) {
-      report(at(selector), `${field}: ${target} names one object; ${selector}: cannot be combined with a name (kubectl refuses it too). To select objects, write ${field}: ${type} with ${selector}:, or drop ${selector}:`, rule);
+      report(
+        at(selector),
+        `${field}: ${target} names one object; ${selector}: cannot be combined with a name (kubectl refuses it too). To select objects, write ${field}: ${type} with ${selector}:, or drop ${selector}:`,
+        rule,
+      );
     }
   }
   if (block.allNamespaces === true) {
-    report(at("allNamespaces"), `${field}: ${target} names one object, and a name is looked up in one namespace; set namespace: instead of allNamespaces: true`, rule);
+    report(
+      at("allNamespaces"),
+      `${field}: ${target} names one object, and a name is looked up in one namespace; set namespace: instead of allNamespaces: true`,
+      rule,
+    );
   }
 }
 
-function checkNamespaceOrAll(block: { namespace?: string; allNamespaces?: boolean }, at: (...r: (string | number)[]) => string, report: Report): void {
+function checkNamespaceOrAll(
+  block: { namespace?: string; allNamespaces?: boolean },
+  at: (...r: (string | number)[]) => string,
+  report: Report,
+): void {
   if (block.namespace !== undefined && block.allNamespaces === true) {
-    report(at("allNamespaces"), "namespace: and allNamespaces: true are mutually exclusive; keep one", "namespace-or-all");
+    report(
+      at("allNamespaces"),
+      "namespace: and allNamespaces: true are mutually exclusive; keep one",
+      "namespace-or-all",
+    );
   }
 }
 
@@ -278,7 +358,11 @@ function checkNamespaceOrAll(block: { namespace?: string; allNamespaces?: boolea
  * provided when a selector is specified"), and a bare type deletes nothing unless a selector narrows
  * it (kubectl demands --all; khook has no --all, so deleting every object of a type is not expressible).
  */
-function checkDeleteSelection(del: DeleteResourceAction, at: (...r: (string | number)[]) => string, report: Report): void {
+function checkDeleteSelection(
+  del: DeleteResourceAction,
+  at: (...r: (string | number)[]) => string,
+  report: Report,
+): void {
   if (del.resource.includes("/")) {
     checkNamedTargetSelection(del.resource, "resource", del, at, "delete-name-or-selector", report);
     return;
@@ -294,12 +378,25 @@ function checkDeleteSelection(del: DeleteResourceAction, at: (...r: (string | nu
 }
 
 /** Checks `type` or `kind/name`; returns the type part. */
-function checkResourceRef(ref: string, p: string, allowed: "name" | "type-or-name", report: Report): string | undefined {
+function checkResourceRef(
+  ref: string,
+  p: string,
+  allowed: "name" | "type-or-name",
+  report: Report,
+): string | undefined {
   const parts = ref.split("/");
   const typePart = parts[0] ?? "";
   const okType = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9-]+)*$/.test(typePart);
-  if (parts.length > 2 || !okType || (parts.length === 2 && !/^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/.test(parts[1] ?? ""))) {
-    report(p, `"${ref}" is not a resource reference; write ${allowed === "name" ? "kind/name, e.g. daemonset/aws-node" : "a type (pods) or kind/name (deployment/argocd-server)"}`, "resource-reference");
+  if (
+    parts.length > 2 ||
+    !okType ||
+    (parts.length === 2 && !/^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$/.test(parts[1] ?? ""))
+  ) {
+    report(
+      p,
+      `"${ref}" is not a resource reference; write ${allowed === "name" ? "kind/name, e.g. daemonset/aws-node" : "a type (pods) or kind/name (deployment/argocd-server)"}`,
+      "resource-reference",
+    );
     return undefined;
   }
   if (allowed === "name" && parts.length !== 2) {
@@ -309,13 +406,19 @@ function checkResourceRef(ref: string, p: string, allowed: "name" | "type-or-nam
   return typePart;
 }
 
-function checkManifests(manifests: readonly ManifestSource[] | undefined, at: (...r: (string | number)[]) => string, ctx: StepRuleContext, report: Report): void {
+function checkManifests(
+  manifests: readonly ManifestSource[] | undefined,
+  at: (...r: (string | number)[]) => string,
+  ctx: StepRuleContext,
+  report: Report,
+): void {
   manifests?.forEach((m, j) => {
     if ("inline" in m) checkManifestText(m.inline, at("manifests", j, "inline"), report);
     if ("url" in m) checkUrl(m.url, at("manifests", j, "url"), report);
     if ("file" in m) {
       const resolved = checkLocalPath(m.file, at("manifests", j, "file"), ctx, report, "file", false);
-      if (resolved !== undefined) checkManifestText(fs.readFileSync(resolved, "utf8"), at("manifests", j, "file"), report, m.file);
+      if (resolved !== undefined)
+        checkManifestText(fs.readFileSync(resolved, "utf8"), at("manifests", j, "file"), report, m.file);
     }
     if ("kustomize" in m) {
       const resolved = checkLocalPath(m.kustomize, at("manifests", j, "kustomize"), ctx, report, "directory");
@@ -352,13 +455,15 @@ function checkManifestText(text: string, p: string, report: Report, file?: strin
       typeof o.kind !== "string" ? "kind" : undefined,
       typeof o.metadata?.name !== "string" && o.kind !== "List" ? "metadata.name" : undefined,
     ].filter((x): x is string => x !== undefined);
-    if (missing.length > 0) report(p, `manifest document ${k + 1}${where} has no ${missing.join(", ")}`, "manifest-shape");
+    if (missing.length > 0)
+      report(p, `manifest document ${k + 1}${where} has no ${missing.join(", ")}`, "manifest-shape");
   });
 }
 
 function checkUrl(url: string, p: string, report: Report): void {
   const { url: bare } = splitUserinfo(url);
-  if (!/^https?:\/\/[^/]/.test(bare)) report(p, `"${describeChartText(url)}" is not an http:// or https:// URL`, "source-url");
+  if (!/^https?:\/\/[^/]/.test(bare))
+    report(p, `"${describeChartText(url)}" is not an http:// or https:// URL`, "source-url");
 }
 
 /** Returns the resolved path when it exists with the expected kind. */
@@ -380,7 +485,11 @@ function checkLocalPath(
   try {
     st = fs.statSync(resolved);
   } catch {
-    report(p, `${written} does not exist (looked for ${resolved}; relative paths resolve against the spec file's directory)`, "local-file-exists");
+    report(
+      p,
+      `${written} does not exist (looked for ${resolved}; relative paths resolve against the spec file's directory)`,
+      "local-file-exists",
+    );
     return undefined;
   }
   if (kind === "file" && !st.isFile()) {
@@ -397,7 +506,11 @@ function checkLocalPath(
 function checkPatchBody(type: string, body: unknown, at: (...r: (string | number)[]) => string, report: Report): void {
   if (type === "json") {
     if (!Array.isArray(body)) {
-      report(at("patch"), `a json patch (RFC 6902) is a list of operations like - {op: replace, path: /spec/replicas, value: 2}; got a ${body === null ? "null" : typeof body}. For a mapping use type: merge or strategic`, "patch-body-shape");
+      report(
+        at("patch"),
+        `a json patch (RFC 6902) is a list of operations like - {op: replace, path: /spec/replicas, value: 2}; got a ${body === null ? "null" : typeof body}. For a mapping use type: merge or strategic`,
+        "patch-body-shape",
+      );
       return;
     }
     (body as JsonPatchOperation[]).forEach((op, k) => {
@@ -405,24 +518,44 @@ function checkPatchBody(type: string, body: unknown, at: (...r: (string | number
         report(at("patch", k), "each json patch operation needs op: and path:", "patch-body-shape");
         return;
       }
-      if ((op.op === "move" || op.op === "copy") && typeof op.from !== "string") report(at("patch", k), `a json patch ${op.op} needs from:`, "patch-body-shape");
+      if ((op.op === "move" || op.op === "copy") && typeof op.from !== "string")
+        report(at("patch", k), `a json patch ${op.op} needs from:`, "patch-body-shape");
       for (const field of ["path", "from"] as const) {
         const pointerText = op[field];
         if (typeof pointerText === "string" && !pointerText.startsWith("/")) {
-          report(at("patch", k, field), `${field}: "${pointerText}" is not a JSON pointer; write /${pointerText.replace(/^\.?\/*/, "")} (JSON patch paths start with /, like /spec/replicas)`, "patch-json-pointer");
+          report(
+            at("patch", k, field),
+            `${field}: "${pointerText}" is not a JSON pointer; write /${pointerText.replace(/^\.?\/*/, "")} (JSON patch paths start with /, like /spec/replicas)`,
+            "patch-json-pointer",
+          );
         }
       }
-      if ((op.op === "add" || op.op === "replace" || op.op === "test") && !("value" in op)) report(at("patch", k), `a json patch ${op.op} needs value:`, "patch-body-shape");
+      if ((op.op === "add" || op.op === "replace" || op.op === "test") && !("value" in op))
+        report(at("patch", k), `a json patch ${op.op} needs value:`, "patch-body-shape");
       if (op.op === "remove") {
-        report(at("patch", k), `the json patch removes ${op.path}; re-running the step fails once the path is gone. Prefer a merge patch with null, or order it so it runs once`, "patch-json-idempotency", "warning");
+        report(
+          at("patch", k),
+          `the json patch removes ${op.path}; re-running the step fails once the path is gone. Prefer a merge patch with null, or order it so it runs once`,
+          "patch-json-idempotency",
+          "warning",
+        );
       } else if (op.op === "add" && /\/[0-9]+$/.test(op.path)) {
-        report(at("patch", k), `the json patch adds at list index ${op.path}; every re-run inserts again. Prefer - (append) with a guard, or a strategic/merge patch`, "patch-json-idempotency", "warning");
+        report(
+          at("patch", k),
+          `the json patch adds at list index ${op.path}; every re-run inserts again. Prefer - (append) with a guard, or a strategic/merge patch`,
+          "patch-json-idempotency",
+          "warning",
+        );
       }
     });
     return;
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    report(at("patch"), `a ${type} patch body is a mapping of the fields to change; a list of operations needs type: json`, "patch-body-shape");
+    report(
+      at("patch"),
+      `a ${type} patch body is a mapping of the fields to change; a list of operations needs type: json`,
+      "patch-body-shape",
+    );
   }
 }
 

@@ -43,7 +43,14 @@ import type * as Ajv2020Module from "ajv/dist/2020.js";
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
 
 /** Annotation keywords the schema uses for editors (VS Code / yaml-language-server). */
-const EDITOR_KEYWORDS = ["patternErrorMessage", "errorMessage", "enumDescriptions", "markdownDescription", "defaultSnippets", "doNotSuggest"];
+const EDITOR_KEYWORDS = [
+  "patternErrorMessage",
+  "errorMessage",
+  "enumDescriptions",
+  "markdownDescription",
+  "defaultSnippets",
+  "doNotSuggest",
+];
 
 /** Marks a subschema whose rule the loader's semantic pass owns (see the header). */
 const SEMANTIC_RULE_KEYWORD = "x-khook-rule";
@@ -282,7 +289,11 @@ function indexSchema(root: SchemaNode): SchemaIndex {
     if (!isNode(node)) return;
     const oneOf = node["oneOf"];
     if (Array.isArray(oneOf) && oneOf.length > 0) {
-      const keys = oneOf.map((b): unknown => (isNode(b) && Array.isArray(b["required"]) && b["required"].length === 1 && b["$ref"] === undefined ? b["required"][0] : undefined));
+      const keys = oneOf.map((b): unknown =>
+        isNode(b) && Array.isArray(b["required"]) && b["required"].length === 1 && b["$ref"] === undefined
+          ? b["required"][0]
+          : undefined,
+      );
       if (keys.every((k): k is string => typeof k === "string")) {
         index.exactlyOne.set(node, { keys });
         for (const b of oneOf) index.exactlyOneBranches.add(b as object);
@@ -295,7 +306,12 @@ function indexSchema(root: SchemaNode): SchemaIndex {
             const own = (requiredSets[i] ?? []).filter((k) => requiredSets.every((r, j) => j === i || !r.includes(k)));
             const key = own[0];
             if (key !== undefined) {
-              branches.push({ def, defName: index.defName.get(def) ?? "", key, properties: Object.keys(isNode(def["properties"]) ? def["properties"] : {}) });
+              branches.push({
+                def,
+                defName: index.defName.get(def) ?? "",
+                key,
+                properties: Object.keys(isNode(def["properties"]) ? def["properties"] : {}),
+              });
             }
           });
           if (branches.length === defsOf.length) {
@@ -411,7 +427,9 @@ const TYPE_WORDS: Record<string, string> = {
 function expectedTypeWords(t: unknown): string {
   const list = Array.isArray(t) ? t : [t];
   const words = list.map((x) => TYPE_WORDS[String(x)] ?? String(x));
-  return words.length <= 1 ? (words[0] ?? "another type") : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+  return words.length <= 1
+    ? (words[0] ?? "another type")
+    : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
 }
 
 function quoteList(values: readonly unknown[]): string {
@@ -454,12 +472,17 @@ function suggest(word: string, candidates: readonly string[]): string | undefine
 
 // Name rules, by the $def a pattern/length error came from.
 const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
-const SUBDOMAIN_RULE = "dot-separated parts of lowercase letters, digits and '-', each starting and ending with a letter or digit";
+const SUBDOMAIN_RULE =
+  "dot-separated parts of lowercase letters, digits and '-', each starting and ending with a letter or digit";
 const NAME_DEFS: Record<string, { noun: string; rule: string; limitNote?: string }> = {
   stepName: { noun: "step name", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
   namespace: { noun: "namespace", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
   subdomain: { noun: "name", rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 253 characters` },
-  specName: { noun: "metadata.name", rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 241 characters`, limitNote: "so that khook-state-<name> fits in 253" },
+  specName: {
+    noun: "metadata.name",
+    rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 241 characters`,
+    limitNote: "so that khook-state-<name> fits in 253",
+  },
   releaseName: { noun: "Helm release name", rule: `${SUBDOMAIN_RULE}, at most 53 characters` },
 };
 
@@ -494,7 +517,9 @@ function patternMessage(defName: string | undefined, value: unknown, label: stri
     case "applyWaitCondition":
       return `${label}: ${v} is not a wait condition; use condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (delete is for wait: steps)`;
     default:
-      return typeof hint === "string" ? `${label}: ${v} is not valid. ${hint}` : `${label}: ${v} is not in the expected format`;
+      return typeof hint === "string"
+        ? `${label}: ${v} is not valid. ${hint}`
+        : `${label}: ${v} is not in the expected format`;
   }
 }
 
@@ -515,21 +540,33 @@ interface UnionFailure {
 const SKIP_IF_SUMMARY = STEP_TYPES.flatMap((type): string[] => {
   const word: string | undefined = SKIP_IF_BY_TYPE[type];
   return word === undefined ? [] : [`${type} (${word})`];
-})
-  .join(", ");
+}).join(", ");
 
-function exactlyOneMessage(segs: readonly string[], doc: unknown, keys: readonly string[], present: readonly string[]): string {
+function exactlyOneMessage(
+  segs: readonly string[],
+  doc: unknown,
+  keys: readonly string[],
+  present: readonly string[],
+): string {
   const found = present.length === 0 ? "found none" : `found ${present.length}: ${present.join(", ")}`;
   const list = keys.join(", ");
   const type = stepTypeAt(segs);
-  if (segs.length === 2 && segs[0] === "steps") return `${stepLabel(doc, segs[1]!)} must have exactly one action key (${list}); ${found}`;
+  if (segs.length === 2 && segs[0] === "steps")
+    return `${stepLabel(doc, segs[1]!)} must have exactly one action key (${list}); ${found}`;
   const what = contextOf(segs, doc);
-  if (what === "manifest entry" || what === "valuesFrom entry") return `${what} must have exactly one source (${list}); ${found}`;
-  if (segs.length === 3 && type === "delete") return `delete step must use exactly one of its forms (${list}); ${found}`;
+  if (what === "manifest entry" || what === "valuesFrom entry")
+    return `${what} must have exactly one source (${list}); ${found}`;
+  if (segs.length === 3 && type === "delete")
+    return `delete step must use exactly one of its forms (${list}); ${found}`;
   return `${what} must have exactly one of ${list}; ${found}`;
 }
 
-function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map<string, UnionFailure>): Raw | undefined {
+function translate(
+  e: ErrorObject,
+  index: SchemaIndex,
+  doc: unknown,
+  unions: Map<string, UnionFailure>,
+): Raw | undefined {
   const at = e.instancePath;
   const segs = segmentsOf(at);
   const label = fieldLabel(segs);
@@ -543,8 +580,18 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
     const inBranch = index.unionBranchDefs.get(parent) === failure.union;
     if (at === unionPath && e.keyword === "oneOf" && index.unions.get(parent) === failure.union) {
       if (failure.chosen !== undefined || !failure.isObject) return undefined;
-      const present = failure.union.branches.map((b) => b.key).filter((k) => isNode(valueAt(doc, segs)) && k in (valueAt(doc, segs) as object));
-      return { path: at, message: exactlyOneMessage(segs, doc, failure.union.branches.map((b) => b.key), present) };
+      const present = failure.union.branches
+        .map((b) => b.key)
+        .filter((k) => isNode(valueAt(doc, segs)) && k in (valueAt(doc, segs) as object));
+      return {
+        path: at,
+        message: exactlyOneMessage(
+          segs,
+          doc,
+          failure.union.branches.map((b) => b.key),
+          present,
+        ),
+      };
     }
     if (at === unionPath && inBranch) {
       if (failure.chosen === undefined) {
@@ -563,7 +610,15 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
     const data = e.data;
     if (!isNode(data)) return undefined;
     const keys = index.exactlyOne.get(parent)!.keys;
-    return { path: at, message: exactlyOneMessage(segs, doc, keys, keys.filter((k) => k in data)) };
+    return {
+      path: at,
+      message: exactlyOneMessage(
+        segs,
+        doc,
+        keys,
+        keys.filter((k) => k in data),
+      ),
+    };
   }
 
   const custom = typeof parent["errorMessage"] === "string" ? (parent["errorMessage"] as string) : undefined;
@@ -608,7 +663,10 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       const type = stepTypeAt(segs);
       const fieldPath = join(at, field);
       if (field === "skipIf" && segs.length === 3 && type !== undefined) {
-        return { path: fieldPath, message: `skipIf is not supported by ${type} steps; only ${SKIP_IF_SUMMARY} have a skip policy` };
+        return {
+          path: fieldPath,
+          message: `skipIf is not supported by ${type} steps; only ${SKIP_IF_SUMMARY} have a skip policy`,
+        };
       }
       const allowed = Object.keys(isNode(parent["properties"]) ? parent["properties"] : {});
       let message = `unknown field "${field}" in ${where}`;
@@ -616,38 +674,60 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       const branch = union?.branches.find((b) => b.def === parent);
       if (union !== undefined && branch !== undefined) {
         message = `unknown field "${field}" in ${where} (by ${branch.key})`;
-        const owners = union.branches.filter((b) => b !== branch && b.properties.includes(field)).map((b) => `delete by ${b.key}`);
-        if (owners.length > 0) return { path: fieldPath, message: `${message}: ${field} only applies to ${owners.join(" and ")}` };
+        const owners = union.branches
+          .filter((b) => b !== branch && b.properties.includes(field))
+          .map((b) => `delete by ${b.key}`);
+        if (owners.length > 0)
+          return { path: fieldPath, message: `${message}: ${field} only applies to ${owners.join(" and ")}` };
       }
       const guess = suggest(field, allowed);
-      return { path: fieldPath, message: guess !== undefined ? `${message} (did you mean "${guess}"?)` : `${message}; allowed: ${allowed.join(", ")}` };
+      return {
+        path: fieldPath,
+        message:
+          guess !== undefined ? `${message} (did you mean "${guess}"?)` : `${message}; allowed: ${allowed.join(", ")}`,
+      };
     }
 
     case "type": {
       const expected = params["type"];
       const data = e.data;
-      if (defName === "duration") return { path: at, message: `${label} must be a duration string like 90s, 5m, 1h30m; found ${describeValue(data)}` };
+      if (defName === "duration")
+        return {
+          path: at,
+          message: `${label} must be a duration string like 90s, 5m, 1h30m; found ${describeValue(data)}`,
+        };
       let message = `${label} must be ${expectedTypeWords(expected)}; found ${describeValue(data)}`;
       if (custom !== undefined) message = `${custom}; found ${describeValue(data)}`;
-      if (at === "/state" && typeof data === "boolean") message += " (write state: {} to turn the state record on, or leave it out)";
+      if (at === "/state" && typeof data === "boolean")
+        message += " (write state: {} to turn the state record on, or leave it out)";
       if (expected === "string" && (typeof data === "number" || typeof data === "boolean")) {
         message += ` (quote it in YAML; unquoted, it is read as a ${typeof data})`;
       } else if (expected === "boolean" && typeof data === "string" && /^(true|false|yes|no|on|off)$/i.test(data)) {
         message += " (write true or false without quotes)";
-      } else if ((expected === "integer" || expected === "number") && typeof data === "string" && /^-?[0-9]+(\.[0-9]+)?$/.test(data)) {
+      } else if (
+        (expected === "integer" || expected === "number") &&
+        typeof data === "string" &&
+        /^-?[0-9]+(\.[0-9]+)?$/.test(data)
+      ) {
         message += " (remove the quotes)";
       }
       return { path: at, message };
     }
 
     case "const":
-      return { path: at, message: `${label} must be ${JSON.stringify(params["allowedValue"])}; found ${describeValue(e.data)}` };
+      return {
+        path: at,
+        message: `${label} must be ${JSON.stringify(params["allowedValue"])}; found ${describeValue(e.data)}`,
+      };
 
     case "enum": {
       const allowed = (params["allowedValues"] as unknown[]) ?? [];
       const type = stepTypeAt(segs);
       if (segs[segs.length - 1] === "skipIf" && segs.length === 4 && type !== undefined) {
-        return { path: at, message: `skipIf: ${shortJson(e.data)} is not valid for ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} step; use ${quoteList(allowed)}` };
+        return {
+          path: at,
+          message: `skipIf: ${shortJson(e.data)} is not valid for ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} step; use ${quoteList(allowed)}`,
+        };
       }
       let message = `${label} must be one of ${quoteList(allowed)}; found ${describeValue(e.data)}`;
       if (typeof e.data === "string") {
@@ -662,12 +742,16 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       if (propertyName !== undefined) {
         return {
           path: join(at, propertyName),
-          message: `${JSON.stringify(propertyName)} is not a valid ${label === "env" || label.endsWith(".env") ? "environment variable" : "key"} name. ${String(parent["patternErrorMessage"] ?? "")}`.trim(),
+          message:
+            `${JSON.stringify(propertyName)} is not a valid ${label === "env" || label.endsWith(".env") ? "environment variable" : "key"} name. ${String(parent["patternErrorMessage"] ?? "")}`.trim(),
         };
       }
       if (defName !== undefined && NAME_DEFS[defName] !== undefined) {
         const rule = NAME_DEFS[defName]!;
-        return { path: at, message: `${JSON.stringify(e.data)} is not a valid ${nameNoun(defName, segs)}: use ${rule.rule}` };
+        return {
+          path: at,
+          message: `${JSON.stringify(e.data)} is not a valid ${nameNoun(defName, segs)}: use ${rule.rule}`,
+        };
       }
       return { path: at, message: patternMessage(defName, e.data, label, parent["patternErrorMessage"]) };
     }
@@ -678,7 +762,10 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
       if (defName !== undefined && NAME_DEFS[defName] !== undefined) {
         const note = NAME_DEFS[defName]!.limitNote;
         const shown = data.length > 70 ? `${data.slice(0, 67)}...` : data;
-        return { path: at, message: `${nameNoun(defName, segs)} "${shown}" is ${data.length} characters; the limit is ${limit}${note ? ` (${note})` : ""}` };
+        return {
+          path: at,
+          message: `${nameNoun(defName, segs)} "${shown}" is ${data.length} characters; the limit is ${limit}${note ? ` (${note})` : ""}`,
+        };
       }
       return { path: at, message: `${label} is ${data.length} characters; the limit is ${limit}` };
     }
@@ -689,7 +776,8 @@ function translate(e: ErrorObject, index: SchemaIndex, doc: unknown, unions: Map
     case "minItems": {
       const limit = Number(params["limit"]);
       if (segs.length === 1 && segs[0] === "steps") return { path: at, message: "steps must list at least one step" };
-      if (segs[segs.length - 1] === "manifests") return { path: at, message: `${label} must list at least one source (inline, file, url or kustomize)` };
+      if (segs[segs.length - 1] === "manifests")
+        return { path: at, message: `${label} must list at least one source (inline, file, url or kustomize)` };
       return { path: at, message: `${label} must have at least ${limit} item${limit === 1 ? "" : "s"}` };
     }
 
@@ -759,19 +847,28 @@ function withThenSchemas(errors: ErrorObject[]): ErrorObject[] {
     const m = /^(.*)then\/properties\/[^/]+\/false schema$/.exec(e.schemaPath);
     if (m === null) return e;
     const objectPath = e.instancePath.slice(0, e.instancePath.lastIndexOf("/"));
-    const owner = errors.find((f) => f.keyword === "if" && f.instancePath === objectPath && f.schemaPath === `${m[1]}if`);
+    const owner = errors.find(
+      (f) => f.keyword === "if" && f.instancePath === objectPath && f.schemaPath === `${m[1]}if`,
+    );
     const then = owner !== undefined && isNode(owner.parentSchema) ? owner.parentSchema["then"] : undefined;
     return isNode(then) ? { ...e, parentSchema: then } : e;
   });
 }
 
-export function validateSchema(doc: unknown, positionOf: PositionLookup, options: ValidateSchemaOptions = {}): Diagnostic[] {
+export function validateSchema(
+  doc: unknown,
+  positionOf: PositionLookup,
+  options: ValidateSchemaOptions = {},
+): Diagnostic[] {
   const validate = validator();
   if (validate(doc)) return [];
   const index = schemaIndex();
   // A wrong type is the schema's to report: the semantic rules read the value as the type the schema promises.
-  const deferred = (e: ErrorObject): boolean => e.keyword !== "type" && isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
-  const errors = withThenSchemas((validate.errors ?? []).map(withCanonicalParent)).filter((e) => options.semanticRules === true || !deferred(e));
+  const deferred = (e: ErrorObject): boolean =>
+    e.keyword !== "type" && isNode(e.parentSchema) && typeof e.parentSchema[SEMANTIC_RULE_KEYWORD] === "string";
+  const errors = withThenSchemas((validate.errors ?? []).map(withCanonicalParent)).filter(
+    (e) => options.semanticRules === true || !deferred(e),
+  );
 
   // Unions that failed, and which branch (if any) the author meant.
   const unions = new Map<string, UnionFailure>();
@@ -780,7 +877,11 @@ export function validateSchema(doc: unknown, positionOf: PositionLookup, options
     if (e.keyword !== "oneOf" || union === undefined) continue;
     const data = e.data;
     const present = isNode(data) ? union.branches.filter((b) => b.key in data) : [];
-    unions.set(e.instancePath, { union, chosen: present.length === 1 ? present[0] : undefined, isObject: isNode(data) });
+    unions.set(e.instancePath, {
+      union,
+      chosen: present.length === 1 ? present[0] : undefined,
+      isObject: isNode(data),
+    });
   }
 
   const seen = new Set<string>();

@@ -24,7 +24,18 @@ export function decodeUtf8(bytes: Buffer, file: string, what: string): string {
       while (good < text.length && isUtf8(text.subarray(0, good + 1))) good++;
       while (good > 0 && !isUtf8(text.subarray(0, good))) good--;
       const column = text.subarray(0, good).toString("utf8").length + 1;
-      throw diagnosticsError([{ severity: "error", path: "", message: `${what} is not valid UTF-8 (byte 0x${text[good]!.toString(16).padStart(2, "0")} on this line); save it as UTF-8`, position: { line, column }, rule: "utf8" }], file);
+      throw diagnosticsError(
+        [
+          {
+            severity: "error",
+            path: "",
+            message: `${what} is not valid UTF-8 (byte 0x${text[good]!.toString(16).padStart(2, "0")} on this line); save it as UTF-8`,
+            position: { line, column },
+            rule: "utf8",
+          },
+        ],
+        file,
+      );
     }
     if (nl === -1) return bytes.toString("utf8");
     start = nl + 1;
@@ -74,8 +85,22 @@ interface Replacement {
 export class OffsetMap {
   private readonly replacements: Replacement[] = [];
 
-  replaced(outStart: number, origStart: number, outLength: number, origLength: number, secret?: string, variable?: string): void {
-    this.replacements.push({ outStart, outLength, origStart, origLength, ...(secret !== undefined ? { secret } : {}), ...(variable !== undefined ? { variable } : {}) });
+  replaced(
+    outStart: number,
+    origStart: number,
+    outLength: number,
+    origLength: number,
+    secret?: string,
+    variable?: string,
+  ): void {
+    this.replacements.push({
+      outStart,
+      outLength,
+      origStart,
+      origLength,
+      ...(secret !== undefined ? { secret } : {}),
+      ...(variable !== undefined ? { variable } : {}),
+    });
   }
 
   /** The secret variable whose substituted value overlaps [outStart, outEnd), if any. */

@@ -10,11 +10,14 @@ const SUMMARIES = {
     const chart = source ? describeChartSource(source) : describeChartText(a.chart);
     return `release ${a.release} in ${a.namespace}: ${chart}`;
   },
-  apply: (_name, a) => `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`,
+  apply: (_name, a) =>
+    `apply ${describeSources(a.manifests)}${a.namespace ? ` into ${a.namespace}` : ""}${a.serverSide ? " (server-side)" : ""}${a.waitFor ? `, then wait for ${a.waitFor}` : ""}`,
   delete: (_name, a) => {
     if ("release" in a) return `uninstall release ${a.release} in ${a.namespace}`;
     if ("resource" in a) {
-      const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""].filter(Boolean).join(" ");
+      const sel = [a.selector ? `-l ${a.selector}` : "", a.fieldSelector ? `--field-selector ${a.fieldSelector}` : ""]
+        .filter(Boolean)
+        .join(" ");
       return `delete ${a.resource}${sel ? ` ${sel}` : ""} ${where(a.namespace, a.allNamespaces)}`;
     }
     return `delete the objects of ${describeSources(a.manifests)}`;
@@ -24,7 +27,10 @@ const SUMMARIES = {
     const sel = a.selector ? ` -l ${a.selector}` : "";
     return `wait for ${a.for} on ${a.on}${sel} ${where(a.namespace, a.allNamespaces)}`;
   },
-  rollout: (_name, a) => (a.restart !== undefined ? `restart ${a.restart} in ${a.namespace}` : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`),
+  rollout: (_name, a) =>
+    a.restart !== undefined
+      ? `restart ${a.restart} in ${a.namespace}`
+      : `wait for the rollout of ${a.status ?? "?"} in ${a.namespace}`,
   job: (name, a) => `run job ${name} (${a.image}) in ${a.namespace}`,
 } satisfies { readonly [T in StepType]: (name: string, action: NormalizedActionByType[T]) => string };
 

@@ -48,13 +48,27 @@ export interface StepCommon extends StepDefaults {
 export const STEP_TYPES = ["helm", "apply", "delete", "patch", "wait", "rollout", "job"] as const;
 export type StepType = (typeof STEP_TYPES)[number];
 
-export interface HelmStep extends StepCommon { helm: HelmAction }
-export interface ApplyStep extends StepCommon { apply: ApplyAction }
-export interface DeleteStep extends StepCommon { delete: DeleteAction }
-export interface PatchStep extends StepCommon { patch: PatchAction }
-export interface WaitStep extends StepCommon { wait: WaitAction }
-export interface RolloutStep extends StepCommon { rollout: RolloutAction }
-export interface JobStep extends StepCommon { job: JobAction }
+export interface HelmStep extends StepCommon {
+  helm: HelmAction;
+}
+export interface ApplyStep extends StepCommon {
+  apply: ApplyAction;
+}
+export interface DeleteStep extends StepCommon {
+  delete: DeleteAction;
+}
+export interface PatchStep extends StepCommon {
+  patch: PatchAction;
+}
+export interface WaitStep extends StepCommon {
+  wait: WaitAction;
+}
+export interface RolloutStep extends StepCommon {
+  rollout: RolloutAction;
+}
+export interface JobStep extends StepCommon {
+  job: JobAction;
+}
 
 export type StepSpec = HelmStep | ApplyStep | DeleteStep | PatchStep | WaitStep | RolloutStep | JobStep;
 
@@ -76,11 +90,7 @@ export interface BasicAuth {
 
 export type ValuesSource = { file: string } | { url: string };
 
-export type ManifestSource =
-  | { inline: string }
-  | { file: string }
-  | { url: string }
-  | { kustomize: string };
+export type ManifestSource = { inline: string } | { file: string } | { url: string } | { kustomize: string };
 
 export interface HelmAction {
   chart: string;
@@ -216,9 +226,10 @@ export interface HookWebhook {
   headers?: Record<string, string>;
 }
 
-
 /** The `skipIf` word of a type's action block, or undefined when it has none. */
-type SkipIfWord<T extends StepType> = "skipIf" extends keyof ActionByType[T] ? NonNullable<ActionByType[T]["skipIf" & keyof ActionByType[T]]> : undefined;
+type SkipIfWord<T extends StepType> = "skipIf" extends keyof ActionByType[T]
+  ? NonNullable<ActionByType[T]["skipIf" & keyof ActionByType[T]]>
+  : undefined;
 
 /**
  * The one `skipIf` word each step type accepts (undefined: no skip policy). Typed

@@ -17,13 +17,20 @@ export function parseValuesDocument(text: string, origin: string): ValuesParse {
   const doc = nonEmpty[0]!;
   const err = doc.errors[0];
   if (err) return { ok: false, message: `values from ${origin} are not valid YAML: ${err.message.split("\n")[0]}` };
-  if (nonEmpty.length > 1) return { ok: false, message: `values from ${origin} hold ${nonEmpty.length} YAML documents; a values file is one mapping` };
+  if (nonEmpty.length > 1)
+    return {
+      ok: false,
+      message: `values from ${origin} hold ${nonEmpty.length} YAML documents; a values file is one mapping`,
+    };
   const js = boundedToJS(doc);
   if ("problem" in js) return { ok: false, message: `values from ${origin}: ${js.problem.message}` };
   const value = js.value;
   if (value === null || value === undefined) return { ok: true, value: {} };
   if (typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, message: `values from ${origin} must be a mapping (key: value), not ${Array.isArray(value) ? "a list" : `a ${typeof value}`}` };
+    return {
+      ok: false,
+      message: `values from ${origin} must be a mapping (key: value), not ${Array.isArray(value) ? "a list" : `a ${typeof value}`}`,
+    };
   }
   return { ok: true, value: value as Record<string, unknown> };
 }

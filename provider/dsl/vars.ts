@@ -47,10 +47,16 @@ export interface MergedVariables {
  * Problems with the environment prefixes: an empty one would turn the whole environment (PATH,
  * HOME, CI tokens) into spec variables, or make every environment value a secret.
  */
-export function prefixProblems(prefixes: { varPrefix?: string | undefined; secretPrefix?: string | undefined }): string[] {
+export function prefixProblems(prefixes: {
+  varPrefix?: string | undefined;
+  secretPrefix?: string | undefined;
+}): string[] {
   const out: string[] = [];
   const check = (value: string | undefined, flag: string, what: string, fallback: string): void => {
-    if (value === "") out.push(`${flag} is empty, which would make every environment variable (PATH, HOME, CI tokens...) ${what}; give a prefix such as ${fallback}, or leave it unset for the default`);
+    if (value === "")
+      out.push(
+        `${flag} is empty, which would make every environment variable (PATH, HOME, CI tokens...) ${what}; give a prefix such as ${fallback}, or leave it unset for the default`,
+      );
   };
   check(prefixes.varPrefix, "the variable prefix (--var-prefix, varPrefix)", "a spec variable", DEFAULT_VAR_PREFIX);
   check(prefixes.secretPrefix, "the secret prefix (--secret-prefix, secretPrefix)", "a secret", DEFAULT_SECRET_PREFIX);
@@ -72,7 +78,8 @@ export function scanEnvironment(
   const secrets: Record<string, string> = {};
   for (const [key, value] of sortedEntries(env)) {
     if (value === undefined) continue;
-    if (key.startsWith(secretPrefix) && key.length > secretPrefix.length) secrets[key.slice(secretPrefix.length)] = value;
+    if (key.startsWith(secretPrefix) && key.length > secretPrefix.length)
+      secrets[key.slice(secretPrefix.length)] = value;
     else if (key.startsWith(varPrefix) && key.length > varPrefix.length) vars[key.slice(varPrefix.length)] = value;
   }
   return { vars, secrets };
@@ -90,7 +97,8 @@ export function mergeVariables(sources: VariableSources): MergedVariables {
   const fromEnv = scanEnvironment(sources.env ?? {}, sources);
 
   // Lowest precedence first; each later source overwrites.
-  for (const [name, value] of sortedEntries({ ...fromEnv.vars, ...(sources.envVars ?? {}) })) put(name, value, "env", false);
+  for (const [name, value] of sortedEntries({ ...fromEnv.vars, ...(sources.envVars ?? {}) }))
+    put(name, value, "env", false);
   for (const [name, value] of sortedEntries(fromEnv.secrets)) {
     redactor.add(value);
     put(name, value, "secret-env", true);
@@ -169,13 +177,27 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     }
     const close = text.indexOf("}", i + 2);
     if (close === -1) {
-      diagnostics.push(problem(source, i, "unterminated variable reference: `${` has no closing `}` (write `$${` for a literal `${`)", "variable-syntax"));
+      diagnostics.push(
+        problem(
+          source,
+          i,
+          "unterminated variable reference: `${` has no closing `}` (write `$${` for a literal `${`)",
+          "variable-syntax",
+        ),
+      );
       break;
     }
     if (nameSpansLines(text.slice(i + 2, close))) {
       // `${` with no `}` on its line: the next `}` belongs to later text (often another reference),
       // so report this one and go on scanning right after it.
-      diagnostics.push(problem(source, i, "unterminated variable reference: `${` has no closing `}` on its line (write `$${` for a literal `${`)", "variable-syntax"));
+      diagnostics.push(
+        problem(
+          source,
+          i,
+          "unterminated variable reference: `${` has no closing `}` on its line (write `$${` for a literal `${`)",
+          "variable-syntax",
+        ),
+      );
       i = text.indexOf("$", i + 2);
       continue;
     }
@@ -190,8 +212,18 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
     out += text.slice(copiedUpTo, i);
     const value = replacement ?? "";
     // Marked so that a YAML error inside the value never quotes a piece of a secret.
-    const secret = replacement !== undefined && "name" in parsed && vars.values.get(parsed.name)?.secret === true ? parsed.name : undefined;
-    offsets.replaced(out.length, i, value.length, close + 1 - i, secret, replacement !== undefined && "name" in parsed ? parsed.name : undefined);
+    const secret =
+      replacement !== undefined && "name" in parsed && vars.values.get(parsed.name)?.secret === true
+        ? parsed.name
+        : undefined;
+    offsets.replaced(
+      out.length,
+      i,
+      value.length,
+      close + 1 - i,
+      secret,
+      replacement !== undefined && "name" in parsed ? parsed.name : undefined,
+    );
     out += value;
     copiedUpTo = close + 1;
     i = text.indexOf("$", copiedUpTo);
@@ -210,7 +242,10 @@ export function substitute(source: SourceText, vars: MergedVariables): Substitut
       ),
     );
   }
-  diagnostics.sort((a, b) => (a.position?.line ?? 0) - (b.position?.line ?? 0) || (a.position?.column ?? 0) - (b.position?.column ?? 0));
+  diagnostics.sort(
+    (a, b) =>
+      (a.position?.line ?? 0) - (b.position?.line ?? 0) || (a.position?.column ?? 0) - (b.position?.column ?? 0),
+  );
   return { text: out, offsets, referenced, diagnostics };
 }
 
@@ -244,12 +279,18 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   // Escaped, so that a problem stays one line of the problem list.
   const shown = JSON.stringify(inner.length > 40 ? `${inner.slice(0, 40)}...` : inner).slice(1, -1);
   if (!NAME.test(name)) {
-    return { problem: `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`, rule: "variable-syntax" };
+    return {
+      problem: `invalid variable reference \${${shown}}: a name is letters, digits and _ (not starting with a digit), optionally followed by :-default and | pipeline`,
+      rule: "variable-syntax",
+    };
   }
   // The first `}` ends the reference, so a `{` in the default means a `}` (or a nested
   // `${...}`) was cut off and would silently end up as literal text after the value.
   if (defaultValue?.includes("{") === true) {
-    return { problem: `in the default of \${${name}}: the reference ends at the first \`}\`, and a default cannot contain \`}\`; set the value with a variable (--set ${name}=..., a --var-file or KHOOK_VAR_${name}) instead; defaults cannot nest references either`, rule: "variable-default-braces" };
+    return {
+      problem: `in the default of \${${name}}: the reference ends at the first \`}\`, and a default cannot contain \`}\`; set the value with a variable (--set ${name}=..., a --var-file or KHOOK_VAR_${name}) instead; defaults cannot nest references either`,
+      rule: "variable-default-braces",
+    };
   }
   if (pipelineText !== undefined && pipelineText.trim() === "") {
     return { problem: `invalid variable reference to ${name}: empty pipeline after |`, rule: "variable-syntax" };
@@ -257,7 +298,10 @@ function parseReference(inner: string): Omit<VariableReference, "start" | "end">
   // Go's parser takes a trailing `|` as the end of the pipeline; here it is a stage left empty,
   // like `${A|}`. A `|` that ends an argument is inside its quotes, so the text ends with the quote.
   if (pipelineText?.trimEnd().endsWith("|") === true) {
-    return { problem: `invalid variable reference to ${name}: empty pipeline stage after the last |`, rule: "variable-syntax" };
+    return {
+      problem: `invalid variable reference to ${name}: empty pipeline stage after the last |`,
+      rule: "variable-syntax",
+    };
   }
   return { name, defaultValue, pipelineText };
 }
@@ -306,7 +350,8 @@ function resolveReference(
     value = found.value;
     secret = found.secret;
     if (secret && isUnmaskable(value)) {
-      if (!shortSecrets.has(ref.name)) diagnostics.push(problem(source, at, shortSecretMessage(`secret variable ${ref.name}`), "secret-min-length"));
+      if (!shortSecrets.has(ref.name))
+        diagnostics.push(problem(source, at, shortSecretMessage(`secret variable ${ref.name}`), "secret-min-length"));
       shortSecrets.add(ref.name);
       return undefined;
     }
@@ -329,7 +374,14 @@ function resolveReference(
   try {
     const result = runPipeline(pipeline, value);
     if (secret && isUnmaskable(result)) {
-      diagnostics.push(problem(source, at, shortSecretMessage(`the pipeline output of secret variable ${ref.name}`), "secret-min-length"));
+      diagnostics.push(
+        problem(
+          source,
+          at,
+          shortSecretMessage(`the pipeline output of secret variable ${ref.name}`),
+          "secret-min-length",
+        ),
+      );
       return undefined;
     }
     if (secret) vars.redactor.add(result);
@@ -337,7 +389,9 @@ function resolveReference(
   } catch (e) {
     const message = e instanceof PipelineError ? e.message : String(e);
     // A pipeline error may quote its input; never let a secret through.
-    diagnostics.push(problem(source, at, `in the pipeline of \${${ref.name}|...}: ${vars.redactor.redact(message)}`, "pipeline"));
+    diagnostics.push(
+      problem(source, at, `in the pipeline of \${${ref.name}|...}: ${vars.redactor.redact(message)}`, "pipeline"),
+    );
     return undefined;
   }
 }

@@ -9,11 +9,29 @@ import type * as CelModule from "@marcbachmann/cel-js";
 /** Functions and macros from CEL's standard library that a condition may call. */
 const ALLOWED_CALLS = new Set([
   // macros
-  "has", "all", "exists", "exists_one", "map", "filter",
+  "has",
+  "all",
+  "exists",
+  "exists_one",
+  "map",
+  "filter",
   // string functions the spec lists, plus size
-  "startsWith", "endsWith", "contains", "matches", "size",
+  "startsWith",
+  "endsWith",
+  "contains",
+  "matches",
+  "size",
   // standard conversions and type functions
-  "int", "uint", "double", "string", "bool", "bytes", "dyn", "type", "duration", "timestamp",
+  "int",
+  "uint",
+  "double",
+  "string",
+  "bool",
+  "bytes",
+  "dyn",
+  "type",
+  "duration",
+  "timestamp",
   // khook's one addition
   "get",
 ]);
@@ -23,7 +41,9 @@ let environment: Environment | undefined;
 function celEnvironment(): Environment {
   // Required on the first condition, not at the top: most specs have no `when:`, and every
   // CLI start and Pulumi preview would otherwise pay for loading the CEL library.
-  environment ??= new (require("@marcbachmann/cel-js") as typeof CelModule).Environment({ homogeneousAggregateLiterals: false })
+  environment ??= new (require("@marcbachmann/cel-js") as typeof CelModule).Environment({
+    homogeneousAggregateLiterals: false,
+  })
     .registerVariable("vars", "map<string, string>")
     .registerFunction({
       name: "get",
@@ -67,7 +87,10 @@ export function evaluateWhen(expression: string, vars: ReadonlyMap<string, strin
     return { ok: false, message: `when: does not type-check: ${celMessage(checked.error)}` };
   }
   if (checked.type !== "bool") {
-    return { ok: false, message: `when: must be a bool condition, but it is of type ${String(checked.type)}; compare strings, e.g. vars.get("ENABLED", "false") == "true"` };
+    return {
+      ok: false,
+      message: `when: must be a bool condition, but it is of type ${String(checked.type)}; compare strings, e.g. vars.get("ENABLED", "false") == "true"`,
+    };
   }
   try {
     const value = env.evaluate(expression, { vars: Object.fromEntries(vars) });
@@ -77,7 +100,10 @@ export function evaluateWhen(expression: string, vars: ReadonlyMap<string, strin
     const message = celMessage(e);
     const missing = /No such key: (\S+)/.exec(message);
     if (missing) {
-      return { ok: false, message: `when: reads vars.${missing[1]}, which is not set; use vars.get("${missing[1]}", "default") or has(vars.${missing[1]})` };
+      return {
+        ok: false,
+        message: `when: reads vars.${missing[1]}, which is not set; use vars.get("${missing[1]}", "default") or has(vars.${missing[1]})`,
+      };
     }
     return { ok: false, message: `when: failed to evaluate: ${message}` };
   }

@@ -62,10 +62,15 @@ export function aliasProblem(e: unknown): { message: string; alias?: string } | 
   const unresolved = /^Unresolved alias \(the anchor must be set before the alias\): (.*)$/.exec(e.message);
   if (unresolved !== null) {
     const name = unresolved[1]!;
-    return { message: `YAML: alias *${name} has no anchor &${name} before it; an anchor must come before its aliases`, alias: name };
+    return {
+      message: `YAML: alias *${name} has no anchor &${name} before it; an anchor must come before its aliases`,
+      alias: name,
+    };
   }
   if (!/alias/i.test(e.message)) return undefined;
-  return { message: `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases` };
+  return {
+    message: `YAML aliases (*name) expand beyond the limit of ${MAX_ALIAS_COUNT} alias expansions; write the values out, or use fewer nested aliases`,
+  };
 }
 
 /**
@@ -100,7 +105,8 @@ export function parseSpecYaml(substituted: string, original: SourceText, offsets
       value: fast,
       // The two parsers can disagree on odd text (a tab-indented scalar): with no positioned
       // Document, a problem still points at a line, the document's start.
-      positionOf: (p) => (lookup ??= positionedParse(substituted, original, offsets).positionOf)(p) ?? { line: 1, column: 1 },
+      positionOf: (p) =>
+        (lookup ??= positionedParse(substituted, original, offsets).positionOf)(p) ?? { line: 1, column: 1 },
       diagnostics: [],
     };
   }
@@ -122,12 +128,20 @@ function fastParse(text: string): unknown {
 /** The `yaml` library's Document: every error with its position, and a position for every path. */
 function positionedParse(substituted: string, original: SourceText, offsets: OffsetMap): ParsedYaml {
   const toPosition = (offset: number): SourcePosition => original.positionAt(offsets.toOriginal(offset));
-  const docs = yamlLibrary().parseAllDocuments(substituted, { prettyErrors: false, uniqueKeys: true, strict: true, stringKeys: false, logLevel: "error" });
+  const docs = yamlLibrary().parseAllDocuments(substituted, {
+    prettyErrors: false,
+    uniqueKeys: true,
+    strict: true,
+    stringKeys: false,
+    logLevel: "error",
+  });
   const diagnostics: Diagnostic[] = [];
   const list = Array.isArray(docs) ? docs : [];
   // `---` alone makes a document whose contents is an empty null scalar: it holds nothing.
   const { isScalar } = yamlLibrary();
-  const nonEmpty = list.filter((d) => d.contents !== null && !(isScalar(d.contents) && d.contents.value === null && d.contents.source === ""));
+  const nonEmpty = list.filter(
+    (d) => d.contents !== null && !(isScalar(d.contents) && d.contents.value === null && d.contents.source === ""),
+  );
   if (nonEmpty.length > 1) {
     const second = nonEmpty[1]!;
     diagnostics.push({
@@ -160,7 +174,13 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
   }
   if (doc === undefined || diagnostics.length > 0) {
     if (doc === undefined && diagnostics.length === 0) {
-      diagnostics.push({ severity: "error", path: "", message: "the spec is empty", position: { line: 1, column: 1 }, rule: "yaml" });
+      diagnostics.push({
+        severity: "error",
+        path: "",
+        message: "the spec is empty",
+        position: { line: 1, column: 1 },
+        rule: "yaml",
+      });
     }
     return { value: undefined, positionOf: () => undefined, diagnostics };
   }
@@ -172,7 +192,15 @@ function positionedParse(substituted: string, original: SourceText, offsets: Off
     return {
       value: undefined,
       positionOf,
-      diagnostics: [{ severity: "error", path: "", message: problem.message, position: position !== undefined ? toPosition(position) : positionOf(""), rule: problem.alias !== undefined ? "yaml" : "yaml-alias-limit" }],
+      diagnostics: [
+        {
+          severity: "error",
+          path: "",
+          message: problem.message,
+          position: position !== undefined ? toPosition(position) : positionOf(""),
+          rule: problem.alias !== undefined ? "yaml" : "yaml-alias-limit",
+        },
+      ],
     };
   }
   return { value: js.value, positionOf, diagnostics };

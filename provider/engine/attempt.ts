@@ -17,8 +17,13 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 export class AttemptTimeoutError extends Error {
   /** `detail`: what the attempt was still failing on (its last transient error), when it was. */
-  constructor(readonly timeoutMs: number, detail?: string) {
-    super(`timed out after ${formatDuration(timeoutMs)}${detail !== undefined ? `; the last transient error: ${detail}` : ""}`);
+  constructor(
+    readonly timeoutMs: number,
+    detail?: string,
+  ) {
+    super(
+      `timed out after ${formatDuration(timeoutMs)}${detail !== undefined ? `; the last transient error: ${detail}` : ""}`,
+    );
     this.name = "AttemptTimeoutError";
   }
 }
@@ -107,7 +112,15 @@ export function makeStepContext(args: {
   const redactedLog = (message: string): void => log(redactor.redact(String(message)));
   const ctx = {
     ...extras,
-    ...(args.hooks !== undefined ? { hooks: args.hooks.bind({ signal, log: redactedLog, isNamespaced: (apiVersion, kind) => namespacedKind(extras, apiVersion, kind, signal) }) } : {}),
+    ...(args.hooks !== undefined
+      ? {
+          hooks: args.hooks.bind({
+            signal,
+            log: redactedLog,
+            isNamespaced: (apiVersion, kind) => namespacedKind(extras, apiVersion, kind, signal),
+          }),
+        }
+      : {}),
     ...(args.record !== undefined ? { record: args.record } : {}),
     spec,
     signal,
@@ -137,7 +150,12 @@ export function errorText(e: unknown, redact: (s: string) => string): string {
 }
 
 /** Discovery's scope of `kind`, for hooks that judge what a webhook added; undefined when the cluster does not serve it. */
-async function namespacedKind(extras: StepContextExtras, apiVersion: string, kind: string, signal: AbortSignal): Promise<boolean | undefined> {
+async function namespacedKind(
+  extras: StepContextExtras,
+  apiVersion: string,
+  kind: string,
+  signal: AbortSignal,
+): Promise<boolean | undefined> {
   try {
     return (await extras.kube.resolveKind(apiVersion, kind, { signal })).namespaced;
   } catch {

@@ -65,7 +65,11 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
     };
     if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
     const note = webhookNote(step);
-    return { ...base, action: "run" as const, reason: runReason(step, redact) + (note !== undefined ? `; ${note}` : "") };
+    return {
+      ...base,
+      action: "run" as const,
+      reason: runReason(step, redact) + (note !== undefined ? `; ${note}` : ""),
+    };
   });
 }
 
@@ -135,7 +139,8 @@ export async function planOnline(
   spec.steps.forEach((step, i) => {
     const base = offline[i]!;
     if (!step.included) out[i] = { ...base, action: "skip", decidedBy: "when" };
-    else if (journal?.isResumable(step)) out[i] = { ...base, action: "skip", reason: RESUME_REASON, decidedBy: "state" };
+    else if (journal?.isResumable(step))
+      out[i] = { ...base, action: "skip", reason: RESUME_REASON, decidedBy: "state" };
     else toAssess.push(i);
   });
 
@@ -148,20 +153,38 @@ export async function planOnline(
       const a = await boundedAttempt({ timeoutMs: step.timeoutMs, runSignal, now }, (signal, deadlineAt) =>
         executor.assess(
           step,
-          makeStepContext({ spec, extras: context, signal, deadlineAt, now, log: () => undefined, redactor, hooks: stepHooksFor(spec, step, "plan", redactor) }),
+          makeStepContext({
+            spec,
+            extras: context,
+            signal,
+            deadlineAt,
+            now,
+            log: () => undefined,
+            redactor,
+            hooks: stepHooksFor(spec, step, "plan", redactor),
+          }),
           { diff: opts.diff === true },
         ),
       );
       const note = webhookNote(step);
-      out[i] = { ...base, action: a.action, reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""), decidedBy: "assess" };
+      out[i] = {
+        ...base,
+        action: a.action,
+        reason: redact(a.reason) + (note !== undefined ? `; ${note}` : ""),
+        decidedBy: "assess",
+      };
       // A step that will change nothing shows no diff.
-      if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op") diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
+      if (opts.diff === true && a.diff !== undefined && a.action !== "skip" && a.action !== "no-op")
+        diffs[i] = typeof a.diff === "string" ? a.diff : cannotDiff(a.diff.message);
     } catch (e) {
       const error = errorText(e, redact);
       // A server-side dry run calls webhooks too. Plan never waits; it says which failures apply would wait out
       // (provider/kube/transient.ts, the classification apply uses) and which would fail the step.
       const cause = transientCause(e);
-      const why = cause !== undefined ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)` : error;
+      const why =
+        cause !== undefined
+          ? `${error} (transient: apply waits for ${redact(describeCause(cause))} until the step's timeout)`
+          : error;
       out[i] = { ...base, action: "run", reason: `cannot assess live state: ${why}`, decidedBy: "error", error };
       if (opts.diff === true && executor.diffs === true) diffs[i] = cannotDiff(why);
     }

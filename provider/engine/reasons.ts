@@ -12,7 +12,10 @@ export const LEASE_LOST_REASON = "not started: this run lost its lease on the st
 /** An excluded step's local files are neither read nor hashed (they may be absent here); the reason says so. */
 export function excludedReason(step: Pick<LoadedStep, "when" | "unreadFiles">, redact: (s: string) => string): string {
   const files = step.unreadFiles ?? [];
-  const unread = files.length === 0 ? "" : `; its local file${files.length === 1 ? "" : "s"} (${files.join(", ")}) ${files.length === 1 ? "was" : "were"} not read`;
+  const unread =
+    files.length === 0
+      ? ""
+      : `; its local file${files.length === 1 ? "" : "s"} (${files.join(", ")}) ${files.length === 1 ? "was" : "were"} not read`;
   return redact(`excluded by when: ${step.when ?? "false"}${unread}`);
 }
 

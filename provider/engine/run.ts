@@ -40,7 +40,14 @@ import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } 
 import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason, LEASE_LOST_REASON } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
 import { TransientRetries } from "./transient.js";
-import { type RunEvent, type RunOptions, type RunResult, type RunStatus, type SleepFn, type StepResult } from "./types.js";
+import {
+  type RunEvent,
+  type RunOptions,
+  type RunResult,
+  type RunStatus,
+  type SleepFn,
+  type StepResult,
+} from "./types.js";
 
 export * from "./types.js";
 
@@ -99,13 +106,19 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
       else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
     } catch (e) {
       for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
-      return refuse(errorText(e, redact), mode === "destroy" ? "the state record could not be claimed and updated before teardown" : "the state record could not be claimed");
+      return refuse(
+        errorText(e, redact),
+        mode === "destroy"
+          ? "the state record could not be claimed and updated before teardown"
+          : "the state record could not be claimed",
+      );
     }
     for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
   }
 
   // A run that lost its lease stops as if cancelled, but fails (exit 1): the journal error names the holder.
-  const signal = journal === undefined ? opts.signal : AbortSignal.any([...(opts.signal ? [opts.signal] : []), journal.leaseLost]);
+  const signal =
+    journal === undefined ? opts.signal : AbortSignal.any([...(opts.signal ? [opts.signal] : []), journal.leaseLost]);
   const resolutions = await schedule(spec, { ...opts, ...(signal ? { signal } : {}) }, emit, redactor, now);
   const steps = spec.steps.map((s) => resolutions.byName.get(s.name)!.result);
   const anyFailed = steps.some((s) => s.status === "failed");
@@ -155,7 +168,13 @@ interface RunScope {
 }
 
 /** Drives the Scheduler: resolves, starts and completes steps until it is done, writing each resolution to the events and the journal. */
-function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => void, redactor: Redactor, now: () => number): Promise<Scheduled> {
+function schedule(
+  spec: LoadedSpec,
+  opts: RunOptions,
+  emit: (e: RunEvent) => void,
+  redactor: Redactor,
+  now: () => number,
+): Promise<Scheduled> {
   const redact = (s: string): string => redactor.redact(s);
   const journal = opts.journal;
   // One run-scoped signal, linked to the caller's: every attempt and retry pause
@@ -163,7 +182,19 @@ function schedule(spec: LoadedSpec, opts: RunOptions, emit: (e: RunEvent) => voi
   const runAbort = new AbortController();
   setMaxListeners(0, runAbort.signal);
   const callerSignal = opts.signal;
-  const scope: RunScope = { spec, opts, journal, emit, redactor, redact, now, sleep: opts.sleep ?? defaultSleep, runSignal: runAbort.signal, revisions: new Map(), transients: new Map() };
+  const scope: RunScope = {
+    spec,
+    opts,
+    journal,
+    emit,
+    redactor,
+    redact,
+    now,
+    sleep: opts.sleep ?? defaultSleep,
+    runSignal: runAbort.signal,
+    revisions: new Map(),
+    transients: new Map(),
+  };
   const scheduler = new Scheduler(spec, {
     mode: opts.mode,
     ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
@@ -271,18 +302,45 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
       const outcome = await boundedAttempt(bounds, (signal, deadlineAt): Promise<StepOutcome | DestroyOutcome> => {
         const recordedAdditions = mode === "destroy" ? journal?.previousRecord?.steps[step.name]?.added : undefined;
         const extras = recordedAdditions !== undefined ? { ...opts.context, recordedAdditions } : opts.context;
-        const ctx = makeStepContext({ spec, extras, signal, deadlineAt, now, log, redactor, hooks, record: journal?.stepRecord(step.name) });
+        const ctx = makeStepContext({
+          spec,
+          extras,
+          signal,
+          deadlineAt,
+          now,
+          log,
+          redactor,
+          hooks,
+          record: journal?.stepRecord(step.name),
+        });
         // Transient failures are retried within this attempt's deadline (engine/transient.ts).
         if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
         // finalize: the teardown proceeds only once every before-teardown hook succeeded.
-        return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() => transient.run({ signal, deadlineAt }, () => executor.destroy(step, ctx)));
+        return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() =>
+          transient.run({ signal, deadlineAt }, () => executor.destroy(step, ctx)),
+        );
       });
       if ("revision" in outcome && outcome.revision !== undefined) scope.revisions.set(step.name, outcome.revision);
       const added = "added" in outcome ? outcome.added : undefined;
-      return { ...base, status: outcome.status === "skipped" ? "skipped" : "ok", reason: redact(outcome.reason), attempts: attempt, durationMs: elapsed(), ...(added !== undefined && added.length > 0 ? { added } : {}) };
+      return {
+        ...base,
+        status: outcome.status === "skipped" ? "skipped" : "ok",
+        reason: redact(outcome.reason),
+        attempts: attempt,
+        durationMs: elapsed(),
+        ...(added !== undefined && added.length > 0 ? { added } : {}),
+      };
     } catch (e) {
       if (isCancelled(e)) {
-        emit({ type: "attempt-failed", step: step.name, attempt, of, error: CANCELLED_REASON, willRetry: false, retryInMs: 0 });
+        emit({
+          type: "attempt-failed",
+          step: step.name,
+          attempt,
+          of,
+          error: CANCELLED_REASON,
+          willRetry: false,
+          retryInMs: 0,
+        });
         return cancelledResult(attempt);
       }
       lastError = errorText(e, redact);
@@ -292,7 +350,14 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
       emit({ type: "attempt-failed", step: step.name, attempt, of, error: lastError, willRetry, retryInMs });
       if (!willRetry) {
         if (attempt < of && runSignal.aborted) return cancelledResult(attempt);
-        return { ...base, status: "failed", reason: failedReason(attempt), attempts: attempt, durationMs: elapsed(), error: lastError };
+        return {
+          ...base,
+          status: "failed",
+          reason: failedReason(attempt),
+          attempts: attempt,
+          durationMs: elapsed(),
+          error: lastError,
+        };
       }
       if (retryInMs > 0) {
         try {

@@ -191,7 +191,7 @@ export class Scheduler {
     let changed = true;
     while (changed) {
       changed = false;
-      for (let i = 0; i < this.ready.length; ) {
+      for (let i = 0; i < this.ready.length;) {
         const step = this.ready[i]!;
         const resolution = this.instant(step);
         if (resolution) {
@@ -209,7 +209,11 @@ export class Scheduler {
   complete(step: LoadedStep, result: StepResult): Resolved {
     this.slots.release();
     const failed = result.status === "failed";
-    const resolved = this.resolve(step, { result, satisfies: !failed, ...(failed ? { rootFailure: step.name } : {}) }, true);
+    const resolved = this.resolve(
+      step,
+      { result, satisfies: !failed, ...(failed ? { rootFailure: step.name } : {}) },
+      true,
+    );
     if (failed && step.onError === "fail") this.stop(notStartedReason(step.name));
     return resolved;
   }
@@ -226,7 +230,9 @@ export class Scheduler {
     const out: Resolved[] = [];
     for (const step of this.steps) {
       if (this.resolutions.has(step.name)) continue;
-      const reason = !step.included ? excludedReason(step, this.opts.redact) : (this.stopReason ?? "not started: its dependencies never resolved");
+      const reason = !step.included
+        ? excludedReason(step, this.opts.redact)
+        : (this.stopReason ?? "not started: its dependencies never resolved");
       out.push(this.resolve(step, { result: skippedResult(step, reason), satisfies: false }, false));
     }
     return out;
@@ -257,7 +263,11 @@ export class Scheduler {
       };
     }
     if (blocker && root !== undefined) {
-      return { result: skippedResult(step, blockedReason(this.opts.mode, root, blocker[0].name)), satisfies: false, rootFailure: root };
+      return {
+        result: skippedResult(step, blockedReason(this.opts.mode, root, blocker[0].name)),
+        satisfies: false,
+        rootFailure: root,
+      };
     }
     if (this.opts.mode === "apply" && this.opts.isResumable?.(step) === true) {
       return { result: skippedResult(step, RESUME_REASON), satisfies: true };
@@ -269,7 +279,15 @@ export class Scheduler {
 }
 
 export function skippedResult(step: LoadedStep, reason: string): StepResult {
-  return { name: step.name, type: step.type, status: "skipped", reason, attempts: 0, durationMs: 0, inputHash: step.inputHash };
+  return {
+    name: step.name,
+    type: step.type,
+    status: "skipped",
+    reason,
+    attempts: 0,
+    durationMs: 0,
+    inputHash: step.inputHash,
+  };
 }
 
 function insertInOrder(list: LoadedStep[], step: LoadedStep): void {

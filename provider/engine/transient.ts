@@ -28,7 +28,11 @@ export const FIRST_RETRY_MS = 250;
 export const MAX_RETRY_MS = 1000;
 
 /** The pause before transient retry `n` (1-based): exponential from FIRST_RETRY_MS, capped, with jitter in its upper half. */
-export function transientDelayMs(n: number, cause: Pick<TransientCause, "retryAfterMs">, random: () => number = Math.random): number {
+export function transientDelayMs(
+  n: number,
+  cause: Pick<TransientCause, "retryAfterMs">,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, n - 1));
   const jittered = Math.round(base * (0.5 + 0.5 * random()));
   return cause.retryAfterMs !== undefined ? Math.max(jittered, cause.retryAfterMs) : jittered;
@@ -49,7 +53,9 @@ export class TransientDeadlineError extends Error {
   ) {
     const message = lastError instanceof Error ? lastError.message : String(lastError);
     const tries = `${retries} transient ${retries === 1 ? "retry" : "retries"}`;
-    super(`${message} — still failing at the step's deadline after waiting ${formatDuration(waitedMs)} for ${describeCause(transient)} (${tries}); raise the step's timeout if it needs longer`);
+    super(
+      `${message} — still failing at the step's deadline after waiting ${formatDuration(waitedMs)} for ${describeCause(transient)} (${tries}); raise the step's timeout if it needs longer`,
+    );
     this.name = "TransientDeadlineError";
   }
 }
@@ -119,7 +125,9 @@ export class TransientRetries {
         const out = await work();
         if (current !== undefined && waitingSince !== undefined) {
           const s = n === 1 ? "retry" : "retries";
-          this.io.log(`${current.subject} cleared after ${formatDuration(this.io.now() - waitingSince)} (${n} transient ${s}); going on`);
+          this.io.log(
+            `${current.subject} cleared after ${formatDuration(this.io.now() - waitingSince)} (${n} transient ${s}); going on`,
+          );
         }
         return out;
       } catch (e) {

@@ -142,13 +142,23 @@ export class State {
     return null;
   }
 
-  private evalChainNode(dot: GoValue, chain: Extract<Node, { type: "chain" }>, args: Node[] | null, final: Final): GoValue {
+  private evalChainNode(
+    dot: GoValue,
+    chain: Extract<Node, { type: "chain" }>,
+    args: Node[] | null,
+    final: Final,
+  ): GoValue {
     if (chain.node.type === "nil") errorf("indirection through explicit nil in " + nodeString(chain));
     const pipe = this.evalArg(dot, null, chain.node);
     return this.evalFieldChain(dot, pipe, chain, chain.fields, args, final);
   }
 
-  private evalVariableNode(dot: GoValue, v: Extract<Node, { type: "variable" }>, args: Node[] | null, final: Final): GoValue {
+  private evalVariableNode(
+    dot: GoValue,
+    v: Extract<Node, { type: "variable" }>,
+    args: Node[] | null,
+    final: Final,
+  ): GoValue {
     const value = this.varValue(v.idents[0]!);
     if (v.idents.length === 1) {
       this.notAFunction(args, final);
@@ -157,7 +167,14 @@ export class State {
     return this.evalFieldChain(dot, value, v, v.idents.slice(1), args, final);
   }
 
-  private evalFieldChain(dot: GoValue, receiver: GoValue, _node: Node, idents: string[], args: Node[] | null, final: Final): GoValue {
+  private evalFieldChain(
+    dot: GoValue,
+    receiver: GoValue,
+    _node: Node,
+    idents: string[],
+    args: Node[] | null,
+    final: Final,
+  ): GoValue {
     const n = idents.length;
     for (let i = 0; i < n - 1; i++) receiver = this.evalField(dot, idents[i]!, null, MISSING, receiver);
     return this.evalField(dot, idents[n - 1]!, args, final, receiver);
@@ -214,14 +231,22 @@ export class State {
     return this.evalCall(dot, fn, name, args, final, false);
   }
 
-  private evalCall(dot: GoValue, fn: FuncDef, name: string, argNodes: Node[] | null, final: Final, messageTainted: boolean): GoValue {
+  private evalCall(
+    dot: GoValue,
+    fn: FuncDef,
+    name: string,
+    argNodes: Node[] | null,
+    final: Final,
+    messageTainted: boolean,
+  ): GoValue {
     const args = argNodes ? argNodes.slice(1) : [];
     const numIn = args.length + (final !== MISSING ? 1 : 0);
     const typNumIn = fn.params.length + (fn.variadic ? 1 : 0);
     let numFixed = args.length;
     if (fn.variadic) {
       numFixed = fn.params.length;
-      if (numIn < numFixed) errorf(`wrong number of args for ${toJs(name)}: want at least ${fn.params.length} got ${args.length}`);
+      if (numIn < numFixed)
+        errorf(`wrong number of args for ${toJs(name)}: want at least ${fn.params.length} got ${args.length}`);
     } else if (numIn !== fn.params.length) {
       errorf(`wrong number of args for ${toJs(name)}: want ${typNumIn} got ${numIn}`);
     }
@@ -357,4 +382,3 @@ export function wrapExecError(e: unknown): PipelineError {
   if (e instanceof RangeError) return new PipelineError("pipeline too deeply nested or result too large");
   return new PipelineError("internal error while evaluating the pipeline");
 }
-

@@ -156,7 +156,7 @@ class Printer {
   truncateString(s: string): string {
     if (this.f.precPresent) {
       let n = this.f.prec;
-      for (let i = 0; i < s.length; ) {
+      for (let i = 0; i < s.length;) {
         n--;
         if (n < 0) return s.slice(0, i);
         i += decodeRune(s, i)[1];
@@ -616,7 +616,7 @@ class Printer {
     let argNum = 0;
     let afterIndex = false;
     this.reordered = false;
-    formatLoop: for (let i = 0; i < end; ) {
+    formatLoop: for (let i = 0; i < end;) {
       this.goodArgNum = true;
       const lasti = i;
       while (i < end && format[i] !== "%") i++;

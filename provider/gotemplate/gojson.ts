@@ -20,7 +20,7 @@ const hexDigits = "0123456789abcdef";
 /** JSON string encoding of a Go byte string (encoding/json appendString). */
 export function jsonString(s: string, escapeHTML: boolean): string {
   let out = '"';
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const b = s.charCodeAt(i);
     if (b < 0x80) {
       if (b >= 0x20 && b !== 0x22 && b !== 0x5c && (!escapeHTML || (b !== 0x3c && b !== 0x3e && b !== 0x26))) {
@@ -112,7 +112,8 @@ function enc(v: GoValue, escapeHTML: boolean, indent: string, prefix: string): s
     const keys = [...v.m.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const sep = indent ? ": " : ":";
     const parts = keys.map(
-      (k) => (indent ? inner : "") + jsonString(k, escapeHTML) + sep + enc(v.m.get(k) ?? null, escapeHTML, indent, inner),
+      (k) =>
+        (indent ? inner : "") + jsonString(k, escapeHTML) + sep + enc(v.m.get(k) ?? null, escapeHTML, indent, inner),
     );
     return "{" + nl + parts.join("," + nl) + nl + (indent ? prefix : "") + "}";
   }

@@ -76,7 +76,7 @@ export function findAllIndex(g: GoRegexp, s: string, n: number): number[][] {
   if (n < 0) n = s.length + 1;
   const out: number[][] = [];
   const end = s.length;
-  for (let pos = 0, i = 0, prevMatchEnd = -1; i < n && pos <= end; ) {
+  for (let pos = 0, i = 0, prevMatchEnd = -1; i < n && pos <= end;) {
     const m = subj.exec(pos);
     if (!m) break;
     let accept = true;
@@ -163,7 +163,8 @@ function expand(g: GoRegexp, template: string, src: string, match: number[]): st
     }
     template = e.rest;
     if (e.num >= 0) {
-      if (2 * e.num + 1 < match.length && match[2 * e.num]! >= 0) dst += src.slice(match[2 * e.num], match[2 * e.num + 1]);
+      if (2 * e.num + 1 < match.length && match[2 * e.num]! >= 0)
+        dst += src.slice(match[2 * e.num], match[2 * e.num + 1]);
     } else {
       for (let i = 0; i < g.names.length; i++) {
         if (e.name === g.names[i] && 2 * i + 1 < match.length && match[2 * i]! >= 0) {
@@ -234,4 +235,3 @@ export function quoteMeta(s: string): string {
   }
   return out;
 }
-

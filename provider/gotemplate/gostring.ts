@@ -21,7 +21,7 @@ export function fromJs(s: string): string {
 export function toJs(b: string): string {
   if (/^[\x00-\x7f]*$/.test(b)) return b;
   let out = "";
-  for (let i = 0; i < b.length; ) {
+  for (let i = 0; i < b.length;) {
     const [r, size] = decodeRune(b, i);
     out += String.fromCodePoint(r);
     i += size;
@@ -110,7 +110,7 @@ export function encodeRune(r: number): string {
 /** []rune(s): invalid bytes become U+FFFD. */
 export function runesOf(s: string): number[] {
   const out: number[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const [r, size] = decodeRune(s, i);
     out.push(r);
     i += size;
@@ -127,7 +127,7 @@ export function fromRunes(rs: readonly number[]): string {
 
 export function runeCount(s: string): number {
   let n = 0;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     i += decodeRune(s, i)[1];
     n++;
   }
@@ -135,7 +135,7 @@ export function runeCount(s: string): number {
 }
 
 export function validString(s: string): boolean {
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const [r, size] = decodeRune(s, i);
     if (r === RUNE_ERROR && size === 1) return false;
     i += size;
@@ -146,7 +146,7 @@ export function validString(s: string): boolean {
 /** strings.Map: invalid bytes are mapped as U+FFFD; a negative result drops the rune. */
 export function mapRunes(s: string, f: (r: number) => number): string {
   let out = "";
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const [r, size] = decodeRune(s, i);
     const m = f(r);
     if (m >= 0) out += encodeRune(m);

@@ -147,4 +147,3 @@ export function repeat(s: string, n: number, onNegative: () => never): string {
   if (n < 0) onNegative();
   return s.repeat(n);
 }
-

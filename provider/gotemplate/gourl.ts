@@ -37,8 +37,7 @@ function shouldEscape(c: number, mode: Mode): boolean {
   return true;
 }
 
-const ishex = (c: number): boolean =>
-  (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+const ishex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 function unhex(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
@@ -50,15 +49,18 @@ export class URLError extends Error {}
 function unescape(s: string, mode: Mode): string {
   let n = 0;
   let hasPlus = false;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const c = s.charCodeAt(i);
     if (c === 0x25) {
       n++;
-      if (i + 2 >= s.length || !ishex(s.charCodeAt(i + 1)) || !ishex(s.charCodeAt(i + 2))) throw new URLError("invalid URL escape");
-      if (mode === Mode.host && unhex(s.charCodeAt(i + 1)) < 8 && s.slice(i, i + 3) !== "%25") throw new URLError("invalid URL escape");
+      if (i + 2 >= s.length || !ishex(s.charCodeAt(i + 1)) || !ishex(s.charCodeAt(i + 2)))
+        throw new URLError("invalid URL escape");
+      if (mode === Mode.host && unhex(s.charCodeAt(i + 1)) < 8 && s.slice(i, i + 3) !== "%25")
+        throw new URLError("invalid URL escape");
       if (mode === Mode.zone) {
         const v = (unhex(s.charCodeAt(i + 1)) << 4) | unhex(s.charCodeAt(i + 2));
-        if (s.slice(i, i + 3) !== "%25" && v !== 0x20 && shouldEscape(v, Mode.host)) throw new URLError("invalid URL escape");
+        if (s.slice(i, i + 3) !== "%25" && v !== 0x20 && shouldEscape(v, Mode.host))
+          throw new URLError("invalid URL escape");
       }
       i += 3;
     } else if (c === 0x2b) {
@@ -165,7 +167,9 @@ function parseHost(scheme: string, host: string): string {
     const hostname = host.slice(1, close);
     let unescapedHostname: string;
     const zoneIdx = hostname.indexOf("%25");
-    if (zoneIdx >= 0) unescapedHostname = unescape(hostname.slice(0, zoneIdx), Mode.host) + unescape(hostname.slice(zoneIdx), Mode.zone);
+    if (zoneIdx >= 0)
+      unescapedHostname =
+        unescape(hostname.slice(0, zoneIdx), Mode.host) + unescape(hostname.slice(zoneIdx), Mode.zone);
     else unescapedHostname = unescape(hostname, Mode.host);
     const kind = isIP(toJs(unescapedHostname));
     if (kind === 0) throw new URLError("invalid host");

@@ -264,7 +264,7 @@ export function lex(input: string): Token[] {
     }
     if (r === 0x7d) {
       // `}` ends a Go action; khook pipelines cannot contain it.
-      return fail("unexpected \"}\" in pipeline (a pipeline cannot contain })");
+      return fail('unexpected "}" in pipeline (a pipeline cannot contain })');
     }
     if (r >= 0x20 && r < 0x7f) {
       emit("char");

@@ -5,7 +5,14 @@
  */
 import { toJs } from "./gostring.js";
 import { lex, type Token, tokenString } from "./lexer.js";
-import { NumError, parseFloat as goParseFloat, parseInt as goParseInt, parseUint as goParseUint, unquote, unquoteChar } from "./strconv.js";
+import {
+  NumError,
+  parseFloat as goParseFloat,
+  parseInt as goParseInt,
+  parseUint as goParseUint,
+  unquote,
+  unquoteChar,
+} from "./strconv.js";
 
 export type Node =
   | { type: "dot" }
@@ -65,7 +72,10 @@ export function nodeString(n: Node): string {
     case "identifier":
       return toJs(n.name);
     case "chain":
-      return (n.node.type === "pipe" ? "(" + nodeString(n.node) + ")" : nodeString(n.node)) + n.fields.map((f) => "." + toJs(f)).join("");
+      return (
+        (n.node.type === "pipe" ? "(" + nodeString(n.node) + ")" : nodeString(n.node)) +
+        n.fields.map((f) => "." + toJs(f)).join("")
+      );
     case "pipe": {
       let s = "";
       if (n.decl.length) s += n.decl.map(toJs).join(", ") + (n.isAssign ? " = " : " := ");
@@ -379,7 +389,8 @@ export class Parser {
       case "number":
         return newNumber(token.val, token.type);
       case "leftParen": {
-        if (this.depth >= MAX_STACK_DEPTH) this.errorf(`max expression depth exceeded (khook allows ${MAX_STACK_DEPTH} nested parentheses)`);
+        if (this.depth >= MAX_STACK_DEPTH)
+          this.errorf(`max expression depth exceeded (khook allows ${MAX_STACK_DEPTH} nested parentheses)`);
         this.depth++;
         try {
           return this.pipeline("parenthesized pipeline", "rightParen");
@@ -402,4 +413,3 @@ export class Parser {
     return undefined;
   }
 }
-

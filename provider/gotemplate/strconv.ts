@@ -521,7 +521,7 @@ function appendEscapedRune(r: number, quote: number, asciiOnly: boolean): string
 /** strconv.Quote / QuoteToASCII on a Go byte string; result is a Go byte string. */
 export function quote(s: string, asciiOnly = false, q = 0x22): string {
   let out = String.fromCharCode(q);
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const c = s.charCodeAt(i);
     let r = c;
     let width = 1;
@@ -544,7 +544,7 @@ export function quoteRune(r: number, asciiOnly = false): string {
 }
 
 export function canBackquote(s: string): boolean {
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const [r, wid] = decodeRune(s, i);
     i += wid;
     if (wid > 1) {
@@ -650,7 +650,7 @@ export function unquote(s: string): string {
   }
   if (q !== '"') throw new NumError("syntax");
   let out = "";
-  for (let i = 0; i < body.length; ) {
+  for (let i = 0; i < body.length;) {
     const c = body.charCodeAt(i);
     if (c === 0x0a) throw new NumError("syntax");
     const [v, multibyte, next] = unquoteChar(body, i, 0x22);

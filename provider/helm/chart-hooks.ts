@@ -34,7 +34,7 @@ interface TarEntry {
 export function tarEntries(tar: Buffer): TarEntry[] | undefined {
   const out: TarEntry[] = [];
   let longName: string | undefined;
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) return out;
     const size = parseInt(cString(header, 124, 12).trim() || "0", 8);

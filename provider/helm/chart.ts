@@ -21,7 +21,14 @@ export interface ChartFields {
 
 export type ChartSource =
   | { form: "repo"; name: string; version: string | undefined; repoUrl: string; credentials: BasicAuth | undefined }
-  | { form: "oci"; reference: string; tag: string | undefined; digest: string | undefined; version: string | undefined; credentials: BasicAuth | undefined }
+  | {
+      form: "oci";
+      reference: string;
+      tag: string | undefined;
+      digest: string | undefined;
+      version: string | undefined;
+      credentials: BasicAuth | undefined;
+    }
   | { form: "local"; path: string; packaged: boolean };
 
 export interface ChartProblem {
@@ -35,7 +42,12 @@ export function isLocalPath(p: string): boolean {
 }
 
 /** Splits URL userinfo off; `user` and `password` are decoded. */
-export function splitUserinfo(url: string): { url: string; user: string | undefined; password: string | undefined; hasUserinfo: boolean } {
+export function splitUserinfo(url: string): {
+  url: string;
+  user: string | undefined;
+  password: string | undefined;
+  hasUserinfo: boolean;
+} {
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/@]*)@(.*)$/.exec(url);
   if (m === null) return { url, user: undefined, password: undefined, hasUserinfo: false };
   const info = m[2]!;
@@ -61,14 +73,27 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
   const chart = helm.chart;
 
   if (isLocalPath(chart)) {
-    if (helm.repo !== undefined) problems.push({ field: "repo", message: "a local chart path forbids repo: (the path already says where the chart is)" });
-    if (helm.version !== undefined) problems.push({ field: "version", message: "a local chart path forbids version: (the path already pins the chart)" });
-    if (helm.auth !== undefined) problems.push({ field: "auth", message: "a local chart path forbids auth: (nothing is fetched)" });
+    if (helm.repo !== undefined)
+      problems.push({
+        field: "repo",
+        message: "a local chart path forbids repo: (the path already says where the chart is)",
+      });
+    if (helm.version !== undefined)
+      problems.push({
+        field: "version",
+        message: "a local chart path forbids version: (the path already pins the chart)",
+      });
+    if (helm.auth !== undefined)
+      problems.push({ field: "auth", message: "a local chart path forbids auth: (nothing is fetched)" });
     return { source: { form: "local", path: chart, packaged: /\.tgz$/.test(chart) }, problems };
   }
 
   if (chart.startsWith("oci://")) {
-    if (helm.repo !== undefined) problems.push({ field: "repo", message: "an oci:// chart forbids repo: (the reference already names the registry)" });
+    if (helm.repo !== undefined)
+      problems.push({
+        field: "repo",
+        message: "an oci:// chart forbids repo: (the reference already names the registry)",
+      });
     const info = splitUserinfo(chart);
     const credentials = checkCredentials(info, helm.auth, "chart", problems);
     let rest = info.url.slice("oci://".length);
@@ -86,13 +111,22 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
       rest = rest.slice(0, colon);
     }
     if (lastSlash === -1 || rest.slice(lastSlash + 1) === "") {
-      problems.push({ field: "chart", message: `"${describeChartText(chart)}" is not an OCI chart reference; use oci://<registry>/<path>/<chart>[:tag|@digest]` });
+      problems.push({
+        field: "chart",
+        message: `"${describeChartText(chart)}" is not an OCI chart reference; use oci://<registry>/<path>/<chart>[:tag|@digest]`,
+      });
     }
     if (tag?.includes(":") === true) {
-      problems.push({ field: "chart", message: `"${describeChartText(chart)}" has two tags (two ':' after the chart name); write one :<tag> (or @sha256:<digest>)` });
+      problems.push({
+        field: "chart",
+        message: `"${describeChartText(chart)}" has two tags (two ':' after the chart name); write one :<tag> (or @sha256:<digest>)`,
+      });
     }
     if (tag === "") {
-      problems.push({ field: "chart", message: `"${describeChartText(chart)}" ends with ':' but has no tag; write :<tag> or @sha256:<digest>, or drop the ':' and pin version:` });
+      problems.push({
+        field: "chart",
+        message: `"${describeChartText(chart)}" ends with ':' but has no tag; write :<tag> or @sha256:<digest>, or drop the ':' and pin version:`,
+      });
     }
     if ((tag !== undefined || digest !== undefined) && helm.version !== undefined) {
       problems.push({
@@ -103,7 +137,10 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
     if (digest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(digest)) {
       problems.push({ field: "chart", message: `"@${digest}" is not a digest; use @sha256:<64 hex digits>` });
     }
-    return { source: { form: "oci", reference: `oci://${rest}`, tag, digest, version: helm.version, credentials }, problems };
+    return {
+      source: { form: "oci", reference: `oci://${rest}`, tag, digest, version: helm.version, credentials },
+      problems,
+    };
   }
 
   // A bare name, optionally with inline `:version`.
@@ -111,27 +148,50 @@ export function classifyChart(helm: ChartFields): { source: ChartSource | undefi
   const name = colon === -1 ? chart : chart.slice(0, colon);
   const inlineVersion = colon === -1 ? undefined : chart.slice(colon + 1);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(chart)) {
-    problems.push({ field: "chart", message: `"${describeChartText(chart)}" is a URL; a chart is a bare name with repo:, an oci:// reference, or a local path (./, ../ or /)` });
+    problems.push({
+      field: "chart",
+      message: `"${describeChartText(chart)}" is a URL; a chart is a bare name with repo:, an oci:// reference, or a local path (./, ../ or /)`,
+    });
   } else if (name.includes("/")) {
-    problems.push({ field: "chart", message: `"${name}" looks like <repo-name>/<chart>; khook has no repository names: write chart: ${name.slice(name.lastIndexOf("/") + 1)} and repo: <repository URL>, or a local path starting with ./` });
+    problems.push({
+      field: "chart",
+      message: `"${name}" looks like <repo-name>/<chart>; khook has no repository names: write chart: ${name.slice(name.lastIndexOf("/") + 1)} and repo: <repository URL>, or a local path starting with ./`,
+    });
   } else if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) {
     problems.push({ field: "chart", message: `"${name}" is not a chart name` });
   }
-  if (inlineVersion !== undefined && inlineVersion === "") problems.push({ field: "chart", message: `"${chart}" ends with ':' but has no version` });
-  if (inlineVersion?.includes(":") === true) problems.push({ field: "chart", message: `"${describeChartText(chart)}" has two version separators; write <name>:<version> with one ':' (or version:)` });
+  if (inlineVersion !== undefined && inlineVersion === "")
+    problems.push({ field: "chart", message: `"${chart}" ends with ':' but has no version` });
+  if (inlineVersion?.includes(":") === true)
+    problems.push({
+      field: "chart",
+      message: `"${describeChartText(chart)}" has two version separators; write <name>:<version> with one ':' (or version:)`,
+    });
   if (inlineVersion !== undefined && helm.version !== undefined) {
-    problems.push({ field: "version", message: `the version is given twice: inline (${chart}) and version: ${helm.version}; keep one` });
+    problems.push({
+      field: "version",
+      message: `the version is given twice: inline (${chart}) and version: ${helm.version}; keep one`,
+    });
   }
   if (helm.repo === undefined) {
-    problems.push({ field: "repo", message: `the bare chart name "${name}" needs repo: <HTTP(S) chart repository URL>` });
+    problems.push({
+      field: "repo",
+      message: `the bare chart name "${name}" needs repo: <HTTP(S) chart repository URL>`,
+    });
     return { source: undefined, problems };
   }
   const info = splitUserinfo(helm.repo);
   if (!/^https?:\/\/[^/]/.test(info.url)) {
-    problems.push({ field: "repo", message: `repo: must be an http:// or https:// chart repository URL, got "${describeChartText(helm.repo)}"` });
+    problems.push({
+      field: "repo",
+      message: `repo: must be an http:// or https:// chart repository URL, got "${describeChartText(helm.repo)}"`,
+    });
   }
   const credentials = checkCredentials(info, helm.auth, "repo", problems);
-  return { source: { form: "repo", name, version: helm.version ?? inlineVersion, repoUrl: info.url, credentials }, problems };
+  return {
+    source: { form: "repo", name, version: helm.version ?? inlineVersion, repoUrl: info.url, credentials },
+    problems,
+  };
 }
 
 function checkCredentials(
@@ -142,10 +202,16 @@ function checkCredentials(
 ): BasicAuth | undefined {
   if (!info.hasUserinfo) return auth;
   if (auth !== undefined) {
-    problems.push({ field: "auth", message: `credentials are given twice: in the ${field} URL and in auth:; use one (auth: is preferred for tokens)` });
+    problems.push({
+      field: "auth",
+      message: `credentials are given twice: in the ${field} URL and in auth:; use one (auth: is preferred for tokens)`,
+    });
   }
   if (info.user === undefined || info.user === "" || info.password === undefined || info.password === "") {
-    problems.push({ field, message: `inline credentials in the ${field} URL must be a full <username>:<password>@ pair (URL-encode special characters with \${VAR|urlquery})` });
+    problems.push({
+      field,
+      message: `inline credentials in the ${field} URL must be a full <username>:<password>@ pair (URL-encode special characters with \${VAR|urlquery})`,
+    });
     return auth;
   }
   return { username: info.user, password: info.password };
@@ -206,7 +272,8 @@ export function isLoopbackHost(host: string): boolean {
  * (whose Chart.yaml says).
  */
 export function pinnedChart(source: ChartSource): PinnedChart | undefined {
-  if (source.form === "repo" && source.version !== undefined && EXACT_VERSION.test(source.version)) return { name: source.name, version: source.version };
+  if (source.form === "repo" && source.version !== undefined && EXACT_VERSION.test(source.version))
+    return { name: source.name, version: source.version };
   if (source.form === "oci" && source.digest === undefined) {
     const v = source.tag !== undefined ? tagToVersion(source.tag) : source.version;
     if (v !== undefined && EXACT_VERSION.test(v)) return { name: ociChartName(source.reference), version: v };
@@ -225,7 +292,10 @@ export interface ChartRef {
  * private repository entry holding the credentials of a repository source that has them;
  * `ociTls`: reach a loopback registry over TLS (by default plain HTTP, as docker does for localhost).
  */
-export function remoteChartRef(source: Exclude<ChartSource, { form: "local" }>, opts: { privateRepo?: string | undefined; ociTls: boolean }): ChartRef {
+export function remoteChartRef(
+  source: Exclude<ChartSource, { form: "local" }>,
+  opts: { privateRepo?: string | undefined; ociTls: boolean },
+): ChartRef {
   if (source.form === "repo") {
     const version = source.version !== undefined ? ["--version", source.version] : [];
     if (opts.privateRepo !== undefined) return { chart: `${opts.privateRepo}/${source.name}`, flags: version };

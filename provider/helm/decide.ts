@@ -14,7 +14,16 @@
  * decision or the next fact it needs to reach one, and the executor (steps/helm.ts) gathers that
  * fact and asks again. The order of the `need`s is the order in which they are gathered.
  */
-import { chartLabel, describeRevision, historyChart, historyState, pendingMessage, type ChartMeta, type HelmRevision, type HistoryState } from "./release.js";
+import {
+  chartLabel,
+  describeRevision,
+  historyChart,
+  historyState,
+  pendingMessage,
+  type ChartMeta,
+  type HelmRevision,
+  type HistoryState,
+} from "./release.js";
 import { sameValues, type Values } from "./values.js";
 
 export interface ReleaseFacts {
@@ -55,9 +64,14 @@ const need = (fact: ReleaseFact): ReleaseDecisionOrNeed => ({ action: "need", fa
 
 export function decideRelease(f: ReleaseFacts): ReleaseDecisionOrNeed {
   const state = historyState(f.history, f.release, f.namespace);
-  if (state.kind === "pending") return { action: "pending", reason: pendingMessage(state, f.release, f.namespace), state };
+  if (state.kind === "pending")
+    return { action: "pending", reason: pendingMessage(state, f.release, f.namespace), state };
   if (f.skipIfInstalled && state.kind === "present") {
-    return { action: "skip", reason: `release ${f.release} (namespace ${f.namespace}) is installed: ${describeRevision(state.last)}; skipIf: installed`, last: state.last };
+    return {
+      action: "skip",
+      reason: `release ${f.release} (namespace ${f.namespace}) is installed: ${describeRevision(state.last)}; skipIf: installed`,
+      last: state.last,
+    };
   }
   // Every install or upgrade deploys them; read first, so that a bad values source is the first error.
   if (f.values === undefined) return need("values");
@@ -72,7 +86,12 @@ export function decideRelease(f: ReleaseFacts): ReleaseDecisionOrNeed {
   if (f.deployedValues === undefined) return need("deployedValues");
   if (f.desiredChart === undefined) return need("desiredChart");
   const desired = f.desiredChart;
-  const upgrade = (why: string): ReleaseDecision => ({ action: "upgrade", reason: `${describeRevision(last)} -> ${chartLabel(desired)}${why}`, desired, last });
+  const upgrade = (why: string): ReleaseDecision => ({
+    action: "upgrade",
+    reason: `${describeRevision(last)} -> ${chartLabel(desired)}${why}`,
+    desired,
+    last,
+  });
   if (last.status !== "deployed") return upgrade(last.status === "failed" ? " (the last revision failed)" : "");
   if (last.chart !== historyChart(desired)) return upgrade("");
   if (!sameValues(f.deployedValues, f.values)) return upgrade(" (values changed)");
@@ -83,7 +102,8 @@ export function decideRelease(f: ReleaseFacts): ReleaseDecisionOrNeed {
   }
   if (f.localChart) {
     if (f.manifests === undefined) return need("manifests");
-    if (normalizeManifest(f.manifests.deployed) !== normalizeManifest(f.manifests.rendered)) return upgrade(" (chart content changed)");
+    if (normalizeManifest(f.manifests.deployed) !== normalizeManifest(f.manifests.rendered))
+      return upgrade(" (chart content changed)");
   }
   return { action: "no-op", reason: `${describeRevision(last)} is up to date (same chart and values)`, last };
 }

@@ -84,7 +84,9 @@ const conditionTrue = (obj: KubeObject, type: string): boolean => conditionIs(ob
 function staleStatus(obj: KubeObject): Readiness | undefined {
   const generation = num(obj, "metadata", "generation");
   const observed = num(obj, "status", "observedGeneration") ?? 0;
-  return generation !== undefined && observed < generation ? notReady(`the controller has not observed generation ${generation} yet`) : undefined;
+  return generation !== undefined && observed < generation
+    ? notReady(`the controller has not observed generation ${generation} yet`)
+    : undefined;
 }
 
 /**
@@ -116,7 +118,9 @@ function deploymentReady(dep: KubeObject): Readiness {
   const expected = replicas - deploymentMaxUnavailable(dep, replicas);
   const total = num(dep, "status", "replicas") ?? 0;
   const readyUpdated = (num(dep, "status", "readyReplicas") ?? 0) - Math.max(0, total - updated);
-  return readyUpdated >= expected ? READY : notReady(`${Math.max(0, readyUpdated)} of ${replicas} replicas ready (needs ${expected})`);
+  return readyUpdated >= expected
+    ? READY
+    : notReady(`${Math.max(0, readyUpdated)} of ${replicas} replicas ready (needs ${expected})`);
 }
 
 /** k8s deploymentutil.MaxUnavailable: 0 for Recreate; at most the replicas; 1 when surge and unavailable are both 0. */
@@ -153,7 +157,12 @@ function daemonSetReady(ds: KubeObject): Readiness {
   const desired = num(ds, "status", "desiredNumberScheduled") ?? 0;
   const updated = num(ds, "status", "updatedNumberScheduled") ?? 0;
   if (updated !== desired) return notReady(`${updated} of ${desired} pods updated`);
-  const maxUnavailable = scaledIntOrPercent(field(ds, "spec", "updateStrategy", "rollingUpdate", "maxUnavailable"), desired, 1, true);
+  const maxUnavailable = scaledIntOrPercent(
+    field(ds, "spec", "updateStrategy", "rollingUpdate", "maxUnavailable"),
+    desired,
+    1,
+    true,
+  );
   const expected = desired - maxUnavailable;
   const ready = num(ds, "status", "numberReady") ?? 0;
   return ready >= expected ? READY : notReady(`${ready} of ${desired} pods ready (needs ${expected})`);
@@ -187,12 +196,15 @@ function serviceReady(svc: KubeObject): Readiness {
     const external = field(svc, "spec", "externalIPs");
     if (Array.isArray(external) && external.length > 0) return READY;
     const ingress = field(svc, "status", "loadBalancer", "ingress");
-    if (!Array.isArray(ingress) || ingress.length === 0) return notReady("the load balancer has no ingress address yet");
+    if (!Array.isArray(ingress) || ingress.length === 0)
+      return notReady("the load balancer has no ingress address yet");
   }
   return READY;
 }
 
 function crdReady(crd: KubeObject): Readiness {
   // As helm: a CRD whose names were refused will never be Established, and waiting would only time out.
-  return conditionTrue(crd, "Established") || conditionIs(crd, "NamesAccepted", "False") ? READY : notReady("not Established yet");
+  return conditionTrue(crd, "Established") || conditionIs(crd, "NamesAccepted", "False")
+    ? READY
+    : notReady("not Established yet");
 }

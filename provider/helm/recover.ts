@@ -74,10 +74,13 @@ export function decidePendingRecovery(f: PendingFacts): PendingRecovery {
   if (m === undefined) return refuse("the state record does not say that khook started this operation");
   if (m.release !== f.release || m.namespace !== f.namespace) return refuse("the state record names another release");
   if (m.run.id === f.thisRun) return refuse("this run started it");
-  if (f.markRunEnded === undefined) return refuse(`the khook run that started it (pid ${m.run.pid} on ${m.run.host}) is not known to be gone`);
+  if (f.markRunEnded === undefined)
+    return refuse(`the khook run that started it (pid ${m.run.pid} on ${m.run.host}) is not known to be gone`);
   const expected = m.operation === "install" ? "pending-install" : "pending-upgrade";
   if (last.revision !== m.revision || last.status !== expected) {
-    return refuse(`the pending ${describeRevision(last)} is not the ${expected} of revision ${m.revision} that khook started`);
+    return refuse(
+      `the pending ${describeRevision(last)} is not the ${expected} of revision ${m.revision} that khook started`,
+    );
   }
   const parsedUntil = Date.parse(m.until);
   const until = Number.isFinite(parsedUntil) ? parsedUntil : 0;
@@ -96,8 +99,12 @@ export function decidePendingRecovery(f: PendingFacts): PendingRecovery {
     };
   }
   const recovery = recoveryFor(f.history, f.release, f.namespace);
-  if (m.operation === "upgrade" && recovery.action !== "rollback") return refuse("no earlier revision was deployed to roll back to");
-  const what = recovery.action === "rollback" ? `rolling back to revision ${recovery.toRevision}` : "uninstalling the first install";
+  if (m.operation === "upgrade" && recovery.action !== "rollback")
+    return refuse("no earlier revision was deployed to roll back to");
+  const what =
+    recovery.action === "rollback"
+      ? `rolling back to revision ${recovery.toRevision}`
+      : "uninstalling the first install";
   return {
     action: "recover",
     line: `recovering release ${f.release} (namespace ${f.namespace}): ${last.status} at revision ${last.revision} was left by ${who}, and its helm (pid ${m.pid}) is gone: ${what} (${recoveryText(recovery)})`,

@@ -32,11 +32,16 @@ export type HistoryState =
 const PENDING = new Set(["pending-install", "pending-upgrade", "pending-rollback"]);
 
 /** Classifies a release's history (oldest first) for the install/upgrade decision. */
-export function historyState(history: readonly HelmRevision[] | undefined, release: string, namespace: string): HistoryState {
+export function historyState(
+  history: readonly HelmRevision[] | undefined,
+  release: string,
+  namespace: string,
+): HistoryState {
   const last = history?.[history.length - 1];
   if (history === undefined || last === undefined) return { kind: "absent" };
   if (last.status === "uninstalled") return { kind: "uninstalled", last };
-  if (PENDING.has(last.status)) return { kind: "pending", last, recovery: recoveryCommand(history, release, namespace) };
+  if (PENDING.has(last.status))
+    return { kind: "pending", last, recovery: recoveryCommand(history, release, namespace) };
   return { kind: "present", last };
 }
 
@@ -45,18 +50,24 @@ export function historyState(history: readonly HelmRevision[] | undefined, relea
  * that was deployed (or superseded, which was deployed once), or an uninstall when there is none
  * (a first install).
  */
-export type Recovery = { action: "rollback"; release: string; namespace: string; toRevision: number } | { action: "uninstall"; release: string; namespace: string };
+export type Recovery =
+  | { action: "rollback"; release: string; namespace: string; toRevision: number }
+  | { action: "uninstall"; release: string; namespace: string };
 
 export function recoveryFor(history: readonly HelmRevision[], release: string, namespace: string): Recovery {
   const last = history[history.length - 1]!;
-  const good = [...history].reverse().find((h) => h.revision !== last.revision && (h.status === "deployed" || h.status === "superseded"));
+  const good = [...history]
+    .reverse()
+    .find((h) => h.revision !== last.revision && (h.status === "deployed" || h.status === "superseded"));
   if (last.status === "pending-install" || good === undefined) return { action: "uninstall", release, namespace };
   return { action: "rollback", release, namespace, toRevision: good.revision };
 }
 
 /** The recovery as the helm command line a person runs. */
 export function recoveryText(r: Recovery): string {
-  return r.action === "uninstall" ? `helm uninstall ${r.release} --namespace ${r.namespace}` : `helm rollback ${r.release} ${r.toRevision} --namespace ${r.namespace}`;
+  return r.action === "uninstall"
+    ? `helm uninstall ${r.release} --namespace ${r.namespace}`
+    : `helm rollback ${r.release} ${r.toRevision} --namespace ${r.namespace}`;
 }
 
 function recoveryCommand(history: readonly HelmRevision[], release: string, namespace: string): string {
@@ -67,7 +78,11 @@ export function describeRevision(r: HelmRevision): string {
   return `revision ${r.revision} (${r.chart}, ${r.status})`;
 }
 
-export function pendingMessage(state: Extract<HistoryState, { kind: "pending" }>, release: string, namespace: string): string {
+export function pendingMessage(
+  state: Extract<HistoryState, { kind: "pending" }>,
+  release: string,
+  namespace: string,
+): string {
   return (
     `release ${release} (namespace ${namespace}) is ${state.last.status} at ${describeRevision(state.last)}: ` +
     `a helm operation on it is still running, or was interrupted (helm refuses to change a release in this state). ` +

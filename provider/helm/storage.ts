@@ -84,7 +84,10 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
   return {
     // `helm history --max 20`: the latest twenty.
     history: revisions.slice(-20).map((r) => r.revision),
-    latestValues: config !== null && typeof config === "object" && !Array.isArray(config) ? (config as Record<string, unknown>) : {},
+    latestValues:
+      config !== null && typeof config === "object" && !Array.isArray(config)
+        ? (config as Record<string, unknown>)
+        : {},
     ...(typeof manifest === "string" ? { latestManifest: manifest } : {}),
   };
 }

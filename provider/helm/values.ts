@@ -57,7 +57,11 @@ export function sameValues(a: Values | null | undefined, b: Values | null | unde
  * at the same path is one too: these are yielded, in document order, for the caller's redactor
  * (lazily, so that what the caller learns from one counts for the next).
  */
-export function* previousSecretValues(current: unknown, deployed: unknown, isSecret: (value: string) => boolean): Generator<string> {
+export function* previousSecretValues(
+  current: unknown,
+  deployed: unknown,
+  isSecret: (value: string) => boolean,
+): Generator<string> {
   if (typeof current === "string") {
     if (typeof deployed === "string" && deployed !== current && isSecret(current)) yield deployed;
     return;

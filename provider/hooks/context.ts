@@ -78,7 +78,10 @@ export function objectKey(o: Record<string, unknown>): string {
  * is withheld and passes through unchanged, so no webhook ever sees a secret and
  * nothing a webhook returns can replace one with a mask.
  */
-export function partitionObjects<T extends Record<string, unknown>>(objects: readonly T[], redactor: Redactor): { visible: { index: number; object: T }[]; withheld: { index: number; object: T }[] } {
+export function partitionObjects<T extends Record<string, unknown>>(
+  objects: readonly T[],
+  redactor: Redactor,
+): { visible: { index: number; object: T }[]; withheld: { index: number; object: T }[] } {
   const visible: { index: number; object: T }[] = [];
   const withheld: { index: number; object: T }[] = [];
   objects.forEach((object, index) => {

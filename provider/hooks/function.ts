@@ -51,7 +51,11 @@ export interface FunctionRun {
  * function with no YAML library at all (a shell script with jq, a Python script
  * with only its standard library); it is also the fastest form to write.
  */
-export function resourceListYaml(items: readonly Record<string, unknown>[], functionConfig: unknown, contextJson: string): string {
+export function resourceListYaml(
+  items: readonly Record<string, unknown>[],
+  functionConfig: unknown,
+  contextJson: string,
+): string {
   return `${JSON.stringify({
     apiVersion: "config.kubernetes.io/v1",
     kind: "ResourceList",
@@ -63,7 +67,9 @@ export function resourceListYaml(items: readonly Record<string, unknown>[], func
 }
 
 /** Parses a function's stdout: a ResourceList in YAML or JSON. */
-export function parseResourceList(text: string): { items: Record<string, unknown>[]; results: FunctionResult[] } | { problem: string } {
+export function parseResourceList(
+  text: string,
+): { items: Record<string, unknown>[]; results: FunctionResult[] } | { problem: string } {
   let doc: unknown;
   try {
     // JSON first: it is what most functions write back, and far faster to read.
@@ -75,13 +81,20 @@ export function parseResourceList(text: string): { items: Record<string, unknown
       return { problem: `its output is not YAML or JSON: ${(e as Error).message.split("\n")[0]}` };
     }
   }
-  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) return { problem: "its output is not a ResourceList (expected a mapping with kind: ResourceList)" };
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc))
+    return { problem: "its output is not a ResourceList (expected a mapping with kind: ResourceList)" };
   const list = doc as Record<string, unknown>;
-  if (list.kind !== "ResourceList") return { problem: `its output has kind ${JSON.stringify(list.kind)}, not ResourceList` };
+  if (list.kind !== "ResourceList")
+    return { problem: `its output has kind ${JSON.stringify(list.kind)}, not ResourceList` };
   if (!Array.isArray(list.items)) return { problem: "its output ResourceList has no items list" };
   const items: Record<string, unknown>[] = [];
   for (const [i, item] of list.items.entries()) {
-    if (item === null || typeof item !== "object" || Array.isArray(item) || typeof (item as Record<string, unknown>).kind !== "string") {
+    if (
+      item === null ||
+      typeof item !== "object" ||
+      Array.isArray(item) ||
+      typeof (item as Record<string, unknown>).kind !== "string"
+    ) {
       return { problem: `its output item ${i + 1} is not a Kubernetes object` };
     }
     items.push(item as Record<string, unknown>);
@@ -135,21 +148,37 @@ export async function runFunction(
     });
     const stderr = r.stderr.trim() !== "" ? `:\n${lastLines(r.stderr)}` : "";
     if (r.aborted) {
-      if (opts.signal.aborted) return { items: undefined, results: [], failure: "stopped (the step was cancelled or timed out)" };
-      return { items: undefined, results: [], failure: `did not finish within its timeout of ${formatDuration(fn.timeoutMs)}${stderr}` };
+      if (opts.signal.aborted)
+        return { items: undefined, results: [], failure: "stopped (the step was cancelled or timed out)" };
+      return {
+        items: undefined,
+        results: [],
+        failure: `did not finish within its timeout of ${formatDuration(fn.timeoutMs)}${stderr}`,
+      };
     }
-    if (r.spawnError) return { items: undefined, results: [], failure: `could not start ${fn.exec}: ${r.spawnError.message}` };
+    if (r.spawnError)
+      return { items: undefined, results: [], failure: `could not start ${fn.exec}: ${r.spawnError.message}` };
     if (Buffer.byteLength(r.rawStdout ?? "") > FUNCTION_OUTPUT_CAP_BYTES) {
-      return { items: undefined, results: [], failure: `wrote more than ${FUNCTION_OUTPUT_CAP_BYTES / (1024 * 1024)} MiB to stdout` };
+      return {
+        items: undefined,
+        results: [],
+        failure: `wrote more than ${FUNCTION_OUTPUT_CAP_BYTES / (1024 * 1024)} MiB to stdout`,
+      };
     }
     // Results are read even from a failing function: a validator reports through them and exits 1.
     const parsed = (r.rawStdout ?? "").trim() === "" ? undefined : parseResourceList(r.rawStdout ?? "");
-    const results = parsed !== undefined && !("problem" in parsed) ? parsed.results.map((x) => redactResult(x, opts.redactor)) : [];
+    const results =
+      parsed !== undefined && !("problem" in parsed) ? parsed.results.map((x) => redactResult(x, opts.redactor)) : [];
     if (!r.ok) {
       const how = r.exitCode !== null ? `exit code ${r.exitCode}` : `signal ${r.exitSignal ?? "unknown"}`;
       return { items: undefined, results, failure: `failed (${how})${stderr}` };
     }
-    if (parsed === undefined) return { items: undefined, results: [], failure: `wrote nothing to stdout (a function must write the ResourceList back)${stderr}` };
+    if (parsed === undefined)
+      return {
+        items: undefined,
+        results: [],
+        failure: `wrote nothing to stdout (a function must write the ResourceList back)${stderr}`,
+      };
     if ("problem" in parsed) return { items: undefined, results: [], failure: `${parsed.problem}${stderr}` };
     return { items: parsed.items, results };
   } finally {

@@ -39,7 +39,8 @@ export async function startPostRenderer(dir: string, transform: ManifestTransfor
     conn.on("end", () => {
       transform(Buffer.concat(chunks).toString("utf8")).then(
         (out) => conn.end(Buffer.concat([Buffer.from("O"), Buffer.from(out, "utf8")])),
-        (e: unknown) => conn.end(Buffer.concat([Buffer.from("E"), Buffer.from((e as Error).message ?? String(e), "utf8")])),
+        (e: unknown) =>
+          conn.end(Buffer.concat([Buffer.from("E"), Buffer.from((e as Error).message ?? String(e), "utf8")])),
       );
     });
   });
@@ -55,7 +56,11 @@ export async function startPostRenderer(dir: string, transform: ManifestTransfor
   } else {
     // From dist/provider/hooks/, or from the CLI bundle in dist/provider/cli/: a real file either way.
     const client = path.join(__dirname, "..", "hooks", "post-renderer-client.js");
-    fs.writeFileSync(executable, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(client)} ${shellQuote(socket)}\n`, { mode: 0o700 });
+    fs.writeFileSync(
+      executable,
+      `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(client)} ${shellQuote(socket)}\n`,
+      { mode: 0o700 },
+    );
   }
   return {
     executable,
@@ -71,7 +76,8 @@ function shellQuote(s: string): string {
 export function manifestObjects(manifest: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const doc of yamlLibrary().parseAllDocuments(manifest)) {
-    if ("errors" in doc && doc.errors.length > 0) throw new Error(`helm's rendered manifest is not valid YAML: ${doc.errors[0]!.message}`);
+    if ("errors" in doc && doc.errors.length > 0)
+      throw new Error(`helm's rendered manifest is not valid YAML: ${doc.errors[0]!.message}`);
     const v: unknown = doc.toJS();
     if (v !== null && typeof v === "object" && !Array.isArray(v)) out.push(v as Record<string, unknown>);
   }

@@ -31,7 +31,14 @@
  */
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import { eventsAt, hooksFor, lifecycleOf, type HookRun, type LoadedHook, type LoadedWebhookHandler } from "../dsl/hooks.js";
+import {
+  eventsAt,
+  hooksFor,
+  lifecycleOf,
+  type HookRun,
+  type LoadedHook,
+  type LoadedWebhookHandler,
+} from "../dsl/hooks.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { HookEvent } from "../dsl/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
@@ -95,7 +102,12 @@ export interface AttemptHooks {
 }
 
 /** The step's hooks for a run in `mode`, or undefined when no hook applies to it. */
-export function stepHooksFor(spec: LoadedSpec, step: LoadedStep, mode: HookMode, redactor: Redactor): StepHooks | undefined {
+export function stepHooksFor(
+  spec: LoadedSpec,
+  step: LoadedStep,
+  mode: HookMode,
+  redactor: Redactor,
+): StepHooks | undefined {
   return step.hooks.length > 0 ? new StepHooks(spec, step, mode, redactor) : undefined;
 }
 
@@ -146,9 +158,11 @@ export class StepHooks {
   async render(objects: readonly KubeObjectLike[], io: AttemptIo, opts: { send: boolean }): Promise<KubeObjectLike[]> {
     let current = [...objects];
     if (opts.send) this.addedObjects = [];
-    for (const event of eventsAt("render", this.mode)) for (const hook of this.for(event)) current = await this.runFunctionHook(hook, event, current, io);
+    for (const event of eventsAt("render", this.mode))
+      for (const hook of this.for(event)) current = await this.runFunctionHook(hook, event, current, io);
     if (opts.send) {
-      for (const event of eventsAt("send", this.mode)) for (const hook of this.for(event)) current = await this.runChildrenWebhook(hook, event, current, io);
+      for (const event of eventsAt("send", this.mode))
+        for (const hook of this.for(event)) current = await this.runChildrenWebhook(hook, event, current, io);
       this.sent = current;
     }
     return current;
@@ -158,22 +172,34 @@ export class StepHooks {
    * The `after-step` events (post-apply when applying): webhooks told how the step ended,
    * each retried under the step's retries. Throws when a Fail hook does not succeed.
    */
-  async afterStep(outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+  async afterStep(
+    outcome: PostApplyOutcome,
+    io: AttemptIo,
+    sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
     for (const event of eventsAt("after-step", this.mode)) await this.tellOutcome(event, outcome, io, sleep);
   }
 
   /** The `before-teardown` events (finalize when destroying): every hook must succeed before the step's objects are removed. The engine retries the attempt. */
   async beforeTeardown(io: AttemptIo): Promise<void> {
-    for (const event of eventsAt("before-teardown", this.mode)) for (const hook of this.for(event)) await this.callWebhookHook(hook, event, [], io, this.extras);
+    for (const event of eventsAt("before-teardown", this.mode))
+      for (const hook of this.for(event)) await this.callWebhookHook(hook, event, [], io, this.extras);
   }
 
   // ---------------------------------------------------------------- handlers
 
-  private async tellOutcome(event: HookEvent, outcome: PostApplyOutcome, io: AttemptIo, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
+  private async tellOutcome(
+    event: HookEvent,
+    outcome: PostApplyOutcome,
+    io: AttemptIo,
+    sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
     for (const hook of this.for(event)) {
       const extras: HookContextExtras = {
         ...this.extras,
-        ...(outcome.revision !== undefined && this.extras.release !== undefined ? { release: { ...this.extras.release, revision: outcome.revision } } : {}),
+        ...(outcome.revision !== undefined && this.extras.release !== undefined
+          ? { release: { ...this.extras.release, revision: outcome.revision } }
+          : {}),
         outcome: { status: outcome.status, reason: outcome.reason },
       };
       const attempts = 1 + Math.max(0, this.step.retries);
@@ -201,7 +227,12 @@ export class StepHooks {
     return w;
   }
 
-  private contextJson(hook: LoadedHook, event: HookEvent, withheld: readonly string[], extras: HookContextExtras = this.extras): string {
+  private contextJson(
+    hook: LoadedHook,
+    event: HookEvent,
+    withheld: readonly string[],
+    extras: HookContextExtras = this.extras,
+  ): string {
     return JSON.stringify(
       buildContext({
         event,
@@ -220,16 +251,28 @@ export class StepHooks {
    * run one: it gets every object exactly as it will be applied, secrets included, so a
    * validator judges what is applied. What it says (results, stderr, failures) is redacted.
    */
-  private async runFunctionHook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+  private async runFunctionHook(
+    hook: LoadedHook,
+    event: HookEvent,
+    objects: KubeObjectLike[],
+    io: AttemptIo,
+  ): Promise<KubeObjectLike[]> {
     if (hook.handler.kind !== "function") return objects;
-    const run = await functionRunner().runFunction(hook.handler, objects, this.contextJson(hook, event, []), { redactor: this.redactor, signal: io.signal });
-    const label = run.results.length > 0 || run.failure !== undefined ? `${event} hook ${hook.name} (${this.where(hook)})` : "";
+    const run = await functionRunner().runFunction(hook.handler, objects, this.contextJson(hook, event, []), {
+      redactor: this.redactor,
+      signal: io.signal,
+    });
+    const label =
+      run.results.length > 0 || run.failure !== undefined ? `${event} hook ${hook.name} (${this.where(hook)})` : "";
     for (const r of run.results) io.log(`${label}: ${formatResult(r)}`);
     const errors = run.results.filter((r) => r.severity === "error");
     if (run.failure !== undefined || errors.length > 0) {
       const lines = errors.map((r) => `  - ${formatResult(r)}`);
       // A validator reports through error results (and exits 1): its results are the message.
-      const head = errors.length > 0 ? `${label} rejected the step's objects (${errors.length} error${errors.length === 1 ? "" : "s"}); nothing was sent to the cluster` : `${label}: function ${hook.handler.exec} ${run.failure ?? "failed"}`;
+      const head =
+        errors.length > 0
+          ? `${label} rejected the step's objects (${errors.length} error${errors.length === 1 ? "" : "s"}); nothing was sent to the cluster`
+          : `${label}: function ${hook.handler.exec} ${run.failure ?? "failed"}`;
       throw new PermanentHookError(this.redactor.redact([head, ...lines].join("\n")));
     }
     return run.items ?? [];
@@ -241,20 +284,48 @@ export class StepHooks {
    * is sent as declared: the webhook cannot replace it. The webhook may change or drop the
    * objects it was shown; it may add one only where its `allow:` says so.
    */
-  private async runChildrenWebhook(hook: LoadedHook, event: HookEvent, objects: KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+  private async runChildrenWebhook(
+    hook: LoadedHook,
+    event: HookEvent,
+    objects: KubeObjectLike[],
+    io: AttemptIo,
+  ): Promise<KubeObjectLike[]> {
     const { visible, withheld } = partitionObjects(objects, this.redactor);
     const shown = visible.map((v) => v.object);
-    const children = await this.callWebhookHook(hook, event, shown, io, this.extras, withheld.map((w) => objectKey(w.object)));
+    const children = await this.callWebhookHook(
+      hook,
+      event,
+      shown,
+      io,
+      this.extras,
+      withheld.map((w) => objectKey(w.object)),
+    );
     if (children === undefined) return objects;
     const returned = Object.values(children);
-    const added = await this.checkReturned(hook, event, shown, withheld.map((w) => w.object), returned, io);
-    io.log(`${event} hook ${hook.name}: ${returned.length} object(s) returned${added.length > 0 ? `, ${added.length} of them added: ${added.map(objectKey).join(", ")}` : ""}`);
+    const added = await this.checkReturned(
+      hook,
+      event,
+      shown,
+      withheld.map((w) => w.object),
+      returned,
+      io,
+    );
+    io.log(
+      `${event} hook ${hook.name}: ${returned.length} object(s) returned${added.length > 0 ? `, ${added.length} of them added: ${added.map(objectKey).join(", ")}` : ""}`,
+    );
     this.addedObjects.push(...added);
     return mergeWithheld(returned, withheld);
   }
 
   /** The objects a webhook added (not among those it was shown); throws when it may not have returned one of them. */
-  private async checkReturned(hook: LoadedHook, event: HookEvent, shown: readonly KubeObjectLike[], withheld: readonly KubeObjectLike[], returned: readonly KubeObjectLike[], io: AttemptIo): Promise<KubeObjectLike[]> {
+  private async checkReturned(
+    hook: LoadedHook,
+    event: HookEvent,
+    shown: readonly KubeObjectLike[],
+    withheld: readonly KubeObjectLike[],
+    returned: readonly KubeObjectLike[],
+    io: AttemptIo,
+  ): Promise<KubeObjectLike[]> {
     const defaultNamespace = this.stepNamespace();
     const identity = (o: KubeObjectLike): string => objectIdentity(o, defaultNamespace);
     const shownIds = new Set(shown.map(identity));
@@ -265,19 +336,31 @@ export class StepHooks {
       const id = identity(o);
       if (shownIds.has(id)) continue;
       if (withheldIds.has(id)) {
-        problems.push(`returned ${objectKey(o)}, which it was not shown because it carries a secret value: a webhook cannot replace an object khook withheld from it`);
+        problems.push(
+          `returned ${objectKey(o)}, which it was not shown because it carries a secret value: a webhook cannot replace an object khook withheld from it`,
+        );
         continue;
       }
       const problem = await this.additionProblem(hook, o, shown, io);
       if (problem !== undefined) problems.push(problem);
       else added.push(o);
     }
-    if (problems.length > 0) throw new PermanentHookError(this.redactor.redact(`${this.webhookLabel(hook, event)}: ${problems.join("; ")}; nothing was sent to the cluster`));
+    if (problems.length > 0)
+      throw new PermanentHookError(
+        this.redactor.redact(
+          `${this.webhookLabel(hook, event)}: ${problems.join("; ")}; nothing was sent to the cluster`,
+        ),
+      );
     return added;
   }
 
   /** Why the hook may not add `o`, or undefined. */
-  private async additionProblem(hook: LoadedHook, o: KubeObjectLike, shown: readonly KubeObjectLike[], io: AttemptIo): Promise<string | undefined> {
+  private async additionProblem(
+    hook: LoadedHook,
+    o: KubeObjectLike,
+    shown: readonly KubeObjectLike[],
+    io: AttemptIo,
+  ): Promise<string | undefined> {
     const key = objectKey(o);
     const allow = hook.allow;
     if (!allow.add) {
@@ -285,14 +368,22 @@ export class StepHooks {
     }
     const meta = (o.metadata ?? {}) as { namespace?: unknown };
     const written = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined;
-    const namespaced = io.isNamespaced !== undefined && typeof o.apiVersion === "string" && typeof o.kind === "string" ? await io.isNamespaced(o.apiVersion, o.kind) : written !== undefined;
+    const namespaced =
+      io.isNamespaced !== undefined && typeof o.apiVersion === "string" && typeof o.kind === "string"
+        ? await io.isNamespaced(o.apiVersion, o.kind)
+        : written !== undefined;
     if (namespaced === false || (namespaced === undefined && written === undefined)) {
-      return allow.clusterScoped ? undefined : `added ${key}, a cluster-scoped object, and hook ${hook.name} allows only namespaced additions (allow.clusterScoped: true allows it)`;
+      return allow.clusterScoped
+        ? undefined
+        : `added ${key}, a cluster-scoped object, and hook ${hook.name} allows only namespaced additions (allow.clusterScoped: true allows it)`;
     }
     const namespace = written ?? this.stepNamespace() ?? "default";
     const allowed = allow.namespaces ?? this.declaredNamespaces(shown);
     if (!allowed.includes(namespace)) {
-      const where = allow.namespaces !== undefined ? `allow.namespaces is [${allowed.join(", ")}]` : `without allow.namespaces a hook adds only in the step's own namespaces (${allowed.join(", ") || "none"})`;
+      const where =
+        allow.namespaces !== undefined
+          ? `allow.namespaces is [${allowed.join(", ")}]`
+          : `without allow.namespaces a hook adds only in the step's own namespaces (${allowed.join(", ") || "none"})`;
       return `added ${key} in namespace ${namespace}: ${where}`;
     }
     return undefined;
@@ -354,7 +445,9 @@ export class StepHooks {
           io.log(`${label()}: ${answer.message}; failurePolicy Ignore: skipped`);
           return undefined;
         }
-        throw executionError(`${label()}: ${answer.message} (failurePolicy Fail; set failurePolicy: Ignore to proceed without it)`);
+        throw executionError(
+          `${label()}: ${answer.message} (failurePolicy Fail; set failurePolicy: Ignore to proceed without it)`,
+        );
       case "error": {
         const text = `${label()} answered HTTP ${answer.status}: ${answer.message}`;
         if (answer.continue) {
@@ -399,7 +492,10 @@ function objectIdentity(o: KubeObjectLike, defaultNamespace: string | undefined)
 }
 
 /** Puts withheld objects back where they were, relative to the (possibly changed) rest. */
-function mergeWithheld(items: readonly KubeObjectLike[], withheld: readonly { index: number; object: KubeObjectLike }[]): KubeObjectLike[] {
+function mergeWithheld(
+  items: readonly KubeObjectLike[],
+  withheld: readonly { index: number; object: KubeObjectLike }[],
+): KubeObjectLike[] {
   const out = [...items];
   for (const w of withheld) out.splice(Math.min(w.index, out.length), 0, w.object);
   return out;
@@ -408,7 +504,8 @@ function mergeWithheld(items: readonly KubeObjectLike[], withheld: readonly { in
 /** `error Deployment/web -n apps spec.template.spec.containers[0].resources.limits: message` */
 export function formatResult(r: FunctionResult): string {
   const ref = r.resourceRef;
-  const object = ref !== undefined ? `${ref.kind ?? "?"}/${ref.name ?? "?"}${ref.namespace ? ` -n ${ref.namespace}` : ""}` : "";
+  const object =
+    ref !== undefined ? `${ref.kind ?? "?"}/${ref.name ?? "?"}${ref.namespace ? ` -n ${ref.namespace}` : ""}` : "";
   const field = r.field?.path !== undefined ? `${object !== "" ? " " : ""}${r.field.path}` : "";
   const where = object + field;
   return `${r.severity}${where !== "" ? ` ${where}` : ""}: ${r.message}`;

@@ -30,13 +30,27 @@ export interface WebhookRequest {
 
 export type WebhookAnswer =
   /** 2xx. `children` is undefined when the hook asked for no changes. */
-  | { readonly kind: "ok"; readonly children: Record<string, Record<string, unknown>> | undefined; readonly status: number }
+  | {
+      readonly kind: "ok";
+      readonly children: Record<string, Record<string, unknown>> | undefined;
+      readonly status: number;
+    }
   /** A non-2xx answer in the contract's error shape (or without a body: then permanent and continue are false). */
-  | { readonly kind: "error"; readonly status: number; readonly message: string; readonly permanent: boolean; readonly continue: boolean }
+  | {
+      readonly kind: "error";
+      readonly status: number;
+      readonly message: string;
+      readonly permanent: boolean;
+      readonly continue: boolean;
+    }
   /** The hook could not be reached or answered outside the contract: failurePolicy decides. */
   | { readonly kind: "unreachable"; readonly message: string };
 
-export async function callWebhook(hook: LoadedWebhookHandler, request: WebhookRequest, opts: { redactor: Redactor; signal: AbortSignal }): Promise<WebhookAnswer> {
+export async function callWebhook(
+  hook: LoadedWebhookHandler,
+  request: WebhookRequest,
+  opts: { redactor: Redactor; signal: AbortSignal },
+): Promise<WebhookAnswer> {
   const redact = (s: string): string => opts.redactor.redact(s);
   const problem = webhookUrlProblem(hook.url);
   if (problem !== undefined) return { kind: "unreachable", message: redact(`webhook url ${problem}`) };
@@ -61,32 +75,65 @@ export async function callWebhook(hook: LoadedWebhookHandler, request: WebhookRe
     text = await readCapped(response, WEBHOOK_RESPONSE_CAP_BYTES);
   } catch (e) {
     if (opts.signal.aborted) throw e;
-    return { kind: "unreachable", message: redact(`${where} answered HTTP ${response.status}, but ${timeout.aborted ? `the body did not arrive within ${formatDuration(hook.timeoutMs)}` : (e as Error).message}`) };
+    return {
+      kind: "unreachable",
+      message: redact(
+        `${where} answered HTTP ${response.status}, but ${timeout.aborted ? `the body did not arrive within ${formatDuration(hook.timeoutMs)}` : (e as Error).message}`,
+      ),
+    };
   }
   if (response.status >= 300 && response.status < 400) {
-    return { kind: "unreachable", message: redact(`${where} answered with a redirect (HTTP ${response.status}); khook does not follow webhook redirects`) };
+    return {
+      kind: "unreachable",
+      message: redact(
+        `${where} answered with a redirect (HTTP ${response.status}); khook does not follow webhook redirects`,
+      ),
+    };
   }
   const body = parseJson(text);
   if (response.status >= 200 && response.status < 300) {
     if (text.trim() === "") return { kind: "ok", children: undefined, status: response.status };
     if (body === undefined || typeof body !== "object" || body === null || Array.isArray(body)) {
-      return { kind: "unreachable", message: redact(`${where} answered HTTP ${response.status} with a body that is not a JSON object`) };
+      return {
+        kind: "unreachable",
+        message: redact(`${where} answered HTTP ${response.status} with a body that is not a JSON object`),
+      };
     }
     const children = (body as Record<string, unknown>).children;
-    if (children === undefined || children === null) return { kind: "ok", children: undefined, status: response.status };
-    if (typeof children !== "object" || Array.isArray(children)) return { kind: "unreachable", message: redact(`${where}: children must be a map of name to object`) };
+    if (children === undefined || children === null)
+      return { kind: "ok", children: undefined, status: response.status };
+    if (typeof children !== "object" || Array.isArray(children))
+      return { kind: "unreachable", message: redact(`${where}: children must be a map of name to object`) };
     const map: Record<string, Record<string, unknown>> = {};
     for (const [k, v] of Object.entries(children as Record<string, unknown>)) {
-      if (v === null || typeof v !== "object" || Array.isArray(v) || typeof (v as Record<string, unknown>).kind !== "string") {
-        return { kind: "unreachable", message: redact(`${where}: child ${JSON.stringify(k)} is not a Kubernetes object`) };
+      if (
+        v === null ||
+        typeof v !== "object" ||
+        Array.isArray(v) ||
+        typeof (v as Record<string, unknown>).kind !== "string"
+      ) {
+        return {
+          kind: "unreachable",
+          message: redact(`${where}: child ${JSON.stringify(k)} is not a Kubernetes object`),
+        };
       }
       map[k] = v as Record<string, unknown>;
     }
     return { kind: "ok", children: Object.keys(map).length === 0 ? undefined : map, status: response.status };
   }
-  const err = body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  const message = typeof err.message === "string" && err.message !== "" ? err.message : `HTTP ${response.status} ${response.statusText}`.trim();
-  return { kind: "error", status: response.status, message: redact(message), permanent: err.permanent === true, continue: err.continue === true };
+  const err =
+    body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const message =
+    typeof err.message === "string" && err.message !== ""
+      ? err.message
+      : `HTTP ${response.status} ${response.statusText}`.trim();
+  return {
+    kind: "error",
+    status: response.status,
+    message: redact(message),
+    permanent: err.permanent === true,
+    continue: err.continue === true,
+  };
 }
 
 /** scheme://host[:port]/path, without query or credentials, for messages. */

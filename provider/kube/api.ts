@@ -16,7 +16,15 @@ import type { ApiResource, KubeObject, ResourceType } from "../kubectl/types.js"
 import type { ApplyAllOptions, ApplyOptions, ApplyResult } from "./apply.js";
 import type { ResolveOptions } from "./discovery.js";
 import type { LogOptions } from "./logs.js";
-import type { DeleteOptions, DeleteResult, ListOptions, ObjectList, PatchType, ReadOptions, WriteOptions } from "./objects.js";
+import type {
+  DeleteOptions,
+  DeleteResult,
+  ListOptions,
+  ObjectList,
+  PatchType,
+  ReadOptions,
+  WriteOptions,
+} from "./objects.js";
 import type { ObjectRef, WaitCheck, WaitOptions, WaitScope } from "./watch.js";
 
 export interface KubeApi {
@@ -43,7 +51,14 @@ export interface KubeApi {
   /** Deletes one object; a missing one is `not-found`, not an error. */
   delete(rt: ResourceType, name: string, namespace?: string, opts?: DeleteOptions): Promise<DeleteResult>;
   /** `kubectl patch`; the object must exist. */
-  patch(rt: ResourceType, name: string, namespace: string | undefined, type: PatchType, body: unknown, opts?: WriteOptions): Promise<KubeObject>;
+  patch(
+    rt: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    type: PatchType,
+    body: unknown,
+    opts?: WriteOptions,
+  ): Promise<KubeObject>;
 
   // ---------------------------------------------------------------- kubectl apply
 
@@ -61,7 +76,12 @@ export interface KubeApi {
   /** `kubectl wait --for=...` on exactly these objects (one watch per type and namespace). */
   waitForObjects(refs: readonly ObjectRef[], condition: WaitCondition, opts: WaitOptions): Promise<void>;
   /** Until the named object (with `uid`: that incarnation) is gone. */
-  waitForDeletion(rt: ResourceType, name: string, namespace: string | undefined, opts: WaitOptions & { uid?: string }): Promise<void>;
+  waitForDeletion(
+    rt: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    opts: WaitOptions & { uid?: string },
+  ): Promise<void>;
 
   // ---------------------------------------------------------------- logs
 

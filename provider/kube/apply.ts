@@ -79,7 +79,11 @@ export interface ApplyResult {
 /** Conflicts are retried like kubectl (which retries a patch 5 times). */
 const MAX_TRIES = 5;
 
-export async function applyObject(client: ApplyConnection, manifest: KubeObject, opts: ApplyOptions = {}): Promise<ApplyResult> {
+export async function applyObject(
+  client: ApplyConnection,
+  manifest: KubeObject,
+  opts: ApplyOptions = {},
+): Promise<ApplyResult> {
   const apiVersion = manifest.apiVersion;
   const kind = manifest.kind;
   if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
@@ -87,7 +91,11 @@ export async function applyObject(client: ApplyConnection, manifest: KubeObject,
   }
   const name = manifest.metadata?.name;
   if (typeof name !== "string" || name === "") {
-    if (manifest.metadata?.generateName) throw new KhookError("execution", `cannot use generateName with apply (${kind} ${manifest.metadata.generateName}...)`);
+    if (manifest.metadata?.generateName)
+      throw new KhookError(
+        "execution",
+        `cannot use generateName with apply (${kind} ${manifest.metadata.generateName}...)`,
+      );
     throw new KhookError("execution", `cannot apply a ${kind} without metadata.name`);
   }
   const rt = await client.discovery.resolveKind(apiVersion, kind, { signal: opts.signal });
@@ -95,28 +103,46 @@ export async function applyObject(client: ApplyConnection, manifest: KubeObject,
   const namespace = rt.namespaced ? obj.metadata!.namespace : undefined;
   let result: ApplyResult;
   try {
-    result = opts.serverSide ? await applyServerSide(client, rt, obj, name, namespace, opts) : await applyClientSide(client, rt, obj, name, namespace, opts);
+    result = opts.serverSide
+      ? await applyServerSide(client, rt, obj, name, namespace, opts)
+      : await applyClientSide(client, rt, obj, name, namespace, opts);
   } catch (e) {
     // kubectl's well-known limit: the last-applied copy of a very large object (big CRDs) overflows the 256 KiB of annotations.
-    if (!opts.serverSide && e instanceof KubeApiError && e.status === 422 && /annotations: Too long/.test(e.apiMessage)) {
-      throw new KhookError("execution", `${e.message} — the object is too large for client-side apply's last-applied annotation; use apply.serverSide: true (kubectl apply --server-side)`);
+    if (
+      !opts.serverSide &&
+      e instanceof KubeApiError &&
+      e.status === 422 &&
+      /annotations: Too long/.test(e.apiMessage)
+    ) {
+      throw new KhookError(
+        "execution",
+        `${e.message} — the object is too large for client-side apply's last-applied annotation; use apply.serverSide: true (kubectl apply --server-side)`,
+      );
     }
     throw e;
   }
-  if (rt.group === "apiextensions.k8s.io" && rt.kind === "CustomResourceDefinition" && !opts.dryRun) noteCrd(client, obj);
+  if (rt.group === "apiextensions.k8s.io" && rt.kind === "CustomResourceDefinition" && !opts.dryRun)
+    noteCrd(client, obj);
   return result;
 }
 
 /** A copy of the manifest with the namespace decided and khook's labels/annotations added. */
-export function prepare(manifest: KubeObject, rt: ApiResource, opts: ApplyOptions, contextNamespace: string): KubeObject {
+export function prepare(
+  manifest: KubeObject,
+  rt: ApiResource,
+  opts: ApplyOptions,
+  contextNamespace: string,
+): KubeObject {
   const obj = structuredClone(manifest);
   const meta = (obj.metadata ??= {});
   if (rt.namespaced) {
-    if (typeof meta.namespace !== "string" || meta.namespace === "") meta.namespace = opts.defaultNamespace || contextNamespace || "default";
+    if (typeof meta.namespace !== "string" || meta.namespace === "")
+      meta.namespace = opts.defaultNamespace || contextNamespace || "default";
   } else {
     delete meta.namespace;
   }
-  if (opts.annotations && Object.keys(opts.annotations).length > 0) meta.annotations = { ...(meta.annotations ?? {}), ...opts.annotations };
+  if (opts.annotations && Object.keys(opts.annotations).length > 0)
+    meta.annotations = { ...(meta.annotations ?? {}), ...opts.annotations };
   if (opts.labels && Object.keys(opts.labels).length > 0) meta.labels = { ...(meta.labels ?? {}), ...opts.labels };
   return obj;
 }
@@ -144,7 +170,11 @@ async function applyClientSide(
   const ref = kubectlRef(rt, name);
   const target = { resource: rt, name, namespace };
   // kubectl validates fields server-side (--validate=strict): unknown or duplicate fields are errors, not silently dropped.
-  const query = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: "Strict", dryRun: opts.dryRun ? "All" : undefined };
+  const query = {
+    fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+    fieldValidation: "Strict",
+    dryRun: opts.dryRun ? "All" : undefined,
+  };
   for (let attempt = 1; ; attempt++) {
     const live = await get(client, rt, name, namespace, { signal: opts.signal });
     const desired = withCreateAnnotations(obj, live, opts);
@@ -177,7 +207,10 @@ async function applyClientSide(
           : createThreeWayJsonMergePatch(original, modified as JsonMap, live as JsonMap);
     } catch (e) {
       if (e instanceof PatchComputationError) {
-        throw new KhookError("execution", `${describeObject(rt, name, namespace)}: cannot compute the apply patch: ${e.message}`);
+        throw new KhookError(
+          "execution",
+          `${describeObject(rt, name, namespace)}: cannot compute the apply patch: ${e.message}`,
+        );
       }
       throw e;
     }
@@ -190,11 +223,21 @@ async function applyClientSide(
         path: resourcePath(rt, namespace, name),
         query,
         body: JSON.stringify(patch),
-        contentType: plan.type === "strategic" ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
+        contentType:
+          plan.type === "strategic" ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
         signal: opts.signal,
         target,
       });
-      return { action: "configured", resource: rt, name, namespace, ref, object: patched, before: live, patch: { type: plan.type, body: patch } };
+      return {
+        action: "configured",
+        resource: rt,
+        name,
+        namespace,
+        ref,
+        object: patched,
+        before: live,
+        patch: { type: plan.type, body: patch },
+      };
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 409 && attempt < MAX_TRIES) continue;
       if (e instanceof KubeApiError && e.status === 404 && attempt < MAX_TRIES) continue; // deleted meanwhile: create it
@@ -248,7 +291,9 @@ function noteCrd(client: ApplyConnection, crd: KubeObject): void {
     kind,
     plural: typeof names["plural"] === "string" ? names["plural"] : undefined,
     singular: typeof names["singular"] === "string" ? names["singular"] : undefined,
-    shortNames: Array.isArray(names["shortNames"]) ? names["shortNames"].filter((s): s is string => typeof s === "string") : undefined,
+    shortNames: Array.isArray(names["shortNames"])
+      ? names["shortNames"].filter((s): s is string => typeof s === "string")
+      : undefined,
   });
   client.openapi.invalidate();
 }
@@ -280,7 +325,10 @@ export class ApplyAllError extends KhookError {
   readonly failures: readonly { index: number; error: unknown }[];
   constructor(results: (ApplyResult | undefined)[], failures: { index: number; error: unknown }[]) {
     const lines = failures.map((f) => `  - ${f.error instanceof Error ? f.error.message : String(f.error)}`);
-    super("execution", failures.length === 1 ? lines[0]!.slice(4) : `${failures.length} objects failed to apply:\n${lines.join("\n")}`);
+    super(
+      "execution",
+      failures.length === 1 ? lines[0]!.slice(4) : `${failures.length} objects failed to apply:\n${lines.join("\n")}`,
+    );
     this.name = "ApplyAllError";
     this.results = results;
     this.failures = failures;
@@ -310,7 +358,11 @@ function isBarrier(o: KubeObject): boolean {
 }
 
 /** Applies objects in order; see ApplyAllOptions for what runs concurrently. Results are in input order. */
-export async function applyAll(client: ApplyConnection, manifests: readonly KubeObject[], opts: ApplyAllOptions = {}): Promise<ApplyResult[]> {
+export async function applyAll(
+  client: ApplyConnection,
+  manifests: readonly KubeObject[],
+  opts: ApplyAllOptions = {},
+): Promise<ApplyResult[]> {
   const concurrency = Math.max(1, opts.concurrency ?? 4);
   const continueOnError = opts.continueOnError ?? true;
   const results: (ApplyResult | undefined)[] = new Array<ApplyResult | undefined>(manifests.length);
@@ -355,4 +407,3 @@ export async function applyAll(client: ApplyConnection, manifests: readonly Kube
   }
   return results as ApplyResult[];
 }
-

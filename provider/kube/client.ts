@@ -15,7 +15,14 @@ import * as https from "node:https";
 import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
-import { sleep, type HttpMethod, type QueryValue, type RawResponse, type RequestOptions, type Transport } from "./transport.js";
+import {
+  sleep,
+  type HttpMethod,
+  type QueryValue,
+  type RawResponse,
+  type RequestOptions,
+  type Transport,
+} from "./transport.js";
 import {
   credentialsFor,
   describeSource,
@@ -56,13 +63,23 @@ export interface ClusterTarget {
  * Loads the target's kubeconfig once, for one operation: the client connects from the loaded
  * config and helm is handed the same target. A target that is already loaded is returned as is.
  */
-export function loadClusterTarget(target: ClusterTarget, load: (opts: ClusterTarget) => LoadedKubeconfig = loadKubeconfig): ClusterTarget {
+export function loadClusterTarget(
+  target: ClusterTarget,
+  load: (opts: ClusterTarget) => LoadedKubeconfig = loadKubeconfig,
+): ClusterTarget {
   if (target.loaded !== undefined) return target;
   return { ...target, loaded: load(target) };
 }
 
 /** Connection failures of a server that may simply not be up yet (a cluster still starting, its DNS name not published yet). */
-const NOT_UP_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT"]);
+const NOT_UP_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+]);
 
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -190,7 +207,11 @@ export class KubeClient implements Transport, KubeApi {
     if (status === 401) {
       return apiErrorFromResponse(
         status,
-        { kind: "Status", reason: "Unauthorized", message: `${err.apiMessage} — the API server at ${this.server} rejected the credentials of user "${this.userName}" (context "${this.contextName}"); check that they are valid and not expired` },
+        {
+          kind: "Status",
+          reason: "Unauthorized",
+          message: `${err.apiMessage} — the API server at ${this.server} rejected the credentials of user "${this.userName}" (context "${this.contextName}"); check that they are valid and not expired`,
+        },
         text,
         target,
       );
@@ -199,7 +220,8 @@ export class KubeClient implements Transport, KubeApi {
   }
 
   private async send(opts: RequestOptions, streaming: boolean): Promise<http.IncomingMessage> {
-    if (this.closed) throw new KubeConnectionError(`the connection to ${this.server} was closed`, this.server, undefined);
+    if (this.closed)
+      throw new KubeConnectionError(`the connection to ${this.server} was closed`, this.server, undefined);
     let attempt = 0;
     for (;;) {
       attempt++;
@@ -252,7 +274,9 @@ export class KubeClient implements Transport, KubeApi {
       const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       if (timeout > 0) {
         req.setTimeout(timeout, () => {
-          req.destroy(Object.assign(new Error(`no response within ${Math.round(timeout / 1000)}s`), { code: "ETIMEDOUT" }));
+          req.destroy(
+            Object.assign(new Error(`no response within ${Math.round(timeout / 1000)}s`), { code: "ETIMEDOUT" }),
+          );
         });
       }
       const onAbort = (): void => {
@@ -285,7 +309,12 @@ export class KubeClient implements Transport, KubeApi {
     let hint: string;
     // The network codes first: a reset mid-handshake reads "...before secure TLS connection was
     // established", but the peer went away (a restarting API server); the certificates are fine.
-    const network = code === "ECONNREFUSED" || code === "ETIMEDOUT" || code === "ECONNRESET" || code === "EHOSTUNREACH" || code === "ENETUNREACH";
+    const network =
+      code === "ECONNREFUSED" ||
+      code === "ETIMEDOUT" ||
+      code === "ECONNRESET" ||
+      code === "EHOSTUNREACH" ||
+      code === "ENETUNREACH";
     if (TLS_CODES.has(code) || (!network && /certificate|self[- ]signed|SSL|TLS/i.test(err.message ?? ""))) {
       hint = `TLS verification failed; check the cluster's certificate-authority(-data) and server name in the kubeconfig`;
     } else if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
@@ -298,11 +327,21 @@ export class KubeClient implements Transport, KubeApi {
       hint = `check that the cluster is running and that the kubeconfig/context point at it`;
     }
     if (this.notUpAdvice !== undefined && NOT_UP_CODES.has(code)) hint += `; ${this.notUpAdvice}`;
-    return new KubeConnectionError(`cannot reach ${where} (${what}): ${code ? code + " " : ""}${err.message ?? String(e)} — ${hint}`, this.server, e);
+    return new KubeConnectionError(
+      `cannot reach ${where} (${what}): ${code ? code + " " : ""}${err.message ?? String(e)} — ${hint}`,
+      this.server,
+      e,
+    );
   }
 
   private makeAgent(maxSockets: number): http.Agent {
-    const base = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets, maxFreeSockets: 16, scheduling: "lifo" as const };
+    const base = {
+      keepAlive: true,
+      keepAliveMsecs: 30_000,
+      maxSockets,
+      maxFreeSockets: 16,
+      scheduling: "lifo" as const,
+    };
     if (!this.isHttps) return new http.Agent(base);
     const t = this.tls;
     return new https.Agent({
@@ -347,12 +386,21 @@ export class KubeClient implements Transport, KubeApi {
   }
 
   /** `/version`'s gitVersion and every served API version (from the discovery catalog), sorted. */
-  async capabilities(opts: { signal?: AbortSignal } = {}): Promise<{ kubernetesVersion: string; apiVersions: string[] }> {
+  async capabilities(
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ kubernetesVersion: string; apiVersions: string[] }> {
     const [version, catalog] = await Promise.all([
-      this.requestJson<{ gitVersion?: string }>({ path: "/version", ...(opts.signal ? { signal: opts.signal } : {}), target: { what: "the server version (GET /version)" } }),
+      this.requestJson<{ gitVersion?: string }>({
+        path: "/version",
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        target: { what: "the server version (GET /version)" },
+      }),
       this.discovery.catalog(opts.signal),
     ]);
-    return { kubernetesVersion: version?.gitVersion ?? "", apiVersions: [...new Set(catalog.map((r) => apiVersionOf(r)))].sort() };
+    return {
+      kubernetesVersion: version?.gitVersion ?? "",
+      apiVersions: [...new Set(catalog.map((r) => apiVersionOf(r)))].sort(),
+    };
   }
 
   // ---------------------------------------------------------------- objects
@@ -369,13 +417,29 @@ export class KubeClient implements Transport, KubeApi {
   replace(rt: ResourceType, obj: KubeObject, opts?: objects.WriteOptions): Promise<KubeObject> {
     return objects.replace(this, rt, obj, opts);
   }
-  delete(rt: ResourceType, name: string, namespace?: string, opts?: objects.DeleteOptions): Promise<objects.DeleteResult> {
+  delete(
+    rt: ResourceType,
+    name: string,
+    namespace?: string,
+    opts?: objects.DeleteOptions,
+  ): Promise<objects.DeleteResult> {
     return objects.remove(this, rt, name, namespace, opts);
   }
-  patch(rt: ResourceType, name: string, namespace: string | undefined, type: objects.PatchType, body: unknown, opts?: objects.WriteOptions): Promise<KubeObject> {
+  patch(
+    rt: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    type: objects.PatchType,
+    body: unknown,
+    opts?: objects.WriteOptions,
+  ): Promise<KubeObject> {
     return objects.patch(this, rt, name, namespace, type, body, opts);
   }
-  serverSideApply(rt: ResourceType, obj: KubeObject, opts?: objects.ServerSideApplyOptions): Promise<{ object: KubeObject; created: boolean }> {
+  serverSideApply(
+    rt: ResourceType,
+    obj: KubeObject,
+    opts?: objects.ServerSideApplyOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
     return objects.serverSideApply(this, rt, obj, opts);
   }
 
@@ -398,13 +462,26 @@ export class KubeClient implements Transport, KubeApi {
   waitFor<T = true>(scope: watchMod.WaitScope, check: watchMod.WaitCheck<T>, opts: watchMod.WaitOptions): Promise<T> {
     return watchMod.waitFor(this, scope, check, opts);
   }
-  waitForDeletion(rt: ResourceType, name: string, namespace: string | undefined, opts: watchMod.WaitOptions & { uid?: string }): Promise<void> {
+  waitForDeletion(
+    rt: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    opts: watchMod.WaitOptions & { uid?: string },
+  ): Promise<void> {
     return watchMod.waitForDeletion(this, rt, name, namespace, opts);
   }
-  waitForCondition(scope: watchMod.WaitScope, condition: WaitCondition, opts: watchMod.WaitOptions): Promise<KubeObject[]> {
+  waitForCondition(
+    scope: watchMod.WaitScope,
+    condition: WaitCondition,
+    opts: watchMod.WaitOptions,
+  ): Promise<KubeObject[]> {
     return watchMod.waitForCondition(this, scope, condition, opts);
   }
-  waitForObjects(refs: readonly watchMod.ObjectRef[], condition: WaitCondition, opts: watchMod.WaitOptions): Promise<void> {
+  waitForObjects(
+    refs: readonly watchMod.ObjectRef[],
+    condition: WaitCondition,
+    opts: watchMod.WaitOptions,
+  ): Promise<void> {
     return watchMod.waitForObjects(this, refs, condition, opts);
   }
 

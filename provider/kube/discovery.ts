@@ -100,9 +100,17 @@ export class Discovery {
    * Tells discovery that a CRD for these names was just created or changed, so
    * resolving them polls until the server serves them instead of failing.
    */
-  expect(crd: { group: string; kind: string; plural?: string; singular?: string; shortNames?: readonly string[] }): void {
+  expect(crd: {
+    group: string;
+    kind: string;
+    plural?: string;
+    singular?: string;
+    shortNames?: readonly string[];
+  }): void {
     const now = Date.now();
-    this.expected = this.expected.filter((e) => now - e.at < EXPECT_TTL_MS && !(e.group === crd.group && e.kind === crd.kind));
+    this.expected = this.expected.filter(
+      (e) => now - e.at < EXPECT_TTL_MS && !(e.group === crd.group && e.kind === crd.kind),
+    );
     const names = [crd.kind.toLowerCase(), crd.plural, crd.singular, ...(crd.shortNames ?? [])].filter(
       (n): n is string => typeof n === "string" && n !== "",
     );
@@ -112,7 +120,11 @@ export class Discovery {
 
   /** Resolves a kubectl-style resource argument (`pods`, `po`, `deployments.apps`, `deployment.v1.apps`). */
   async resolveResource(arg: string, opts: ResolveOptions = {}): Promise<ApiResource> {
-    const hit = await this.lookup((c) => matchResource(c, arg), (e) => expectationMatchesArg(e, arg), opts);
+    const hit = await this.lookup(
+      (c) => matchResource(c, arg),
+      (e) => expectationMatchesArg(e, arg),
+      opts,
+    );
     if (hit) return hit;
     const cat = this.cached ?? [];
     const hints = suggest(cat, arg);
@@ -131,7 +143,9 @@ export class Discovery {
     );
     if (hit) return hit;
     const cat = this.cached ?? [];
-    const sameKind = cat.filter((r) => r.kind === kind).map((r) => (r.group === "" ? r.version : `${r.group}/${r.version}`));
+    const sameKind = cat
+      .filter((r) => r.kind === kind)
+      .map((r) => (r.group === "" ? r.version : `${r.group}/${r.version}`));
     const hint = sameKind.length
       ? `; the server has kind "${kind}" in ${[...new Set(sameKind)].join(", ")}`
       : group !== "" && !cat.some((r) => r.group === group)
@@ -141,7 +155,10 @@ export class Discovery {
   }
 
   /** Resolves `type` or `type/name`. */
-  async resolveTarget(arg: string, opts: ResolveOptions = {}): Promise<{ type: ApiResource; name: string | undefined }> {
+  async resolveTarget(
+    arg: string,
+    opts: ResolveOptions = {},
+  ): Promise<{ type: ApiResource; name: string | undefined }> {
     const p = splitTarget(arg);
     if (!p.ok) throw new UnknownResourceError(p.message);
     return { type: await this.resolveResource(p.type, opts), name: p.name };
@@ -176,7 +193,9 @@ export class Discovery {
   private warnUnavailable(groupVersion: string, why: string): void {
     if (this.warned.has(groupVersion)) return;
     this.warned.add(groupVersion);
-    this.onWarning?.(`couldn't get resource list for ${groupVersion}: ${why}; steps that use this API wait for it, the others go on`);
+    this.onWarning?.(
+      `couldn't get resource list for ${groupVersion}: ${why}; steps that use this API wait for it, the others go on`,
+    );
   }
 
   // ------------------------------------------------------------------ fetching
@@ -189,7 +208,8 @@ export class Discovery {
     ]);
     if (isAggregated(core) && isAggregated(groups)) {
       this.mode = "aggregated";
-      for (const gv of staleGroupVersions(groups)) this.warnUnavailable(gv, "stale discovery: its APIService is not available");
+      for (const gv of staleGroupVersions(groups))
+        this.warnUnavailable(gv, "stale discovery: its APIService is not available");
       return [...parseAggregated(core), ...parseAggregated(groups)];
     }
     this.mode = "legacy";
@@ -214,12 +234,19 @@ export class Discovery {
     }
     const lists = await mapLimit(gvs, 8, async (gv) => {
       try {
-        return await this.client.requestJson<unknown>({ path: gv.path, signal, target: { what: `discovery (GET ${gv.path})` } });
+        return await this.client.requestJson<unknown>({
+          path: gv.path,
+          signal,
+          target: { what: `discovery (GET ${gv.path})` },
+        });
       } catch (e) {
         if (signal?.aborted) throw e;
         // Like kubectl: an unavailable aggregated API does not break discovery of the rest.
         const why = (e as { apiMessage?: unknown }).apiMessage;
-        this.warnUnavailable(gv.group === "" ? gv.version : `${gv.group}/${gv.version}`, typeof why === "string" ? why : (e as Error).message);
+        this.warnUnavailable(
+          gv.group === "" ? gv.version : `${gv.group}/${gv.version}`,
+          typeof why === "string" ? why : (e as Error).message,
+        );
         return undefined;
       }
     });
@@ -236,7 +263,8 @@ export class Discovery {
           resource: r["name"],
           kind,
           namespaced: r["namespaced"] === true,
-          singular: typeof r["singularName"] === "string" && r["singularName"] !== "" ? r["singularName"] : kind.toLowerCase(),
+          singular:
+            typeof r["singularName"] === "string" && r["singularName"] !== "" ? r["singularName"] : kind.toLowerCase(),
           shortNames: strings(r["shortNames"]),
           verbs: strings(r["verbs"]),
           categories: strings(r["categories"]),
@@ -252,9 +280,11 @@ export function staleGroupVersions(doc: Record<string, unknown>): string[] {
   const out: string[] = [];
   for (const item of doc["items"] as unknown[]) {
     if (!isObject(item)) continue;
-    const group = isObject(item["metadata"]) && typeof item["metadata"]["name"] === "string" ? item["metadata"]["name"] : "";
+    const group =
+      isObject(item["metadata"]) && typeof item["metadata"]["name"] === "string" ? item["metadata"]["name"] : "";
     for (const v of Array.isArray(item["versions"]) ? (item["versions"] as unknown[]) : []) {
-      if (isObject(v) && v["freshness"] === "Stale" && typeof v["version"] === "string") out.push(group === "" ? v["version"] : `${group}/${v["version"]}`);
+      if (isObject(v) && v["freshness"] === "Stale" && typeof v["version"] === "string")
+        out.push(group === "" ? v["version"] : `${group}/${v["version"]}`);
     }
   }
   return out;
@@ -286,7 +316,10 @@ export function parseAggregated(doc: Record<string, unknown>): ApiResource[] {
           resource: r["resource"],
           kind,
           namespaced: r["scope"] === "Namespaced",
-          singular: typeof r["singularResource"] === "string" && r["singularResource"] !== "" ? r["singularResource"] : kind.toLowerCase(),
+          singular:
+            typeof r["singularResource"] === "string" && r["singularResource"] !== ""
+              ? r["singularResource"]
+              : kind.toLowerCase(),
           shortNames: strings(r["shortNames"]),
           verbs: strings(r["verbs"]),
           categories: strings(r["categories"]),

@@ -26,7 +26,13 @@ export class KubeApiError extends KhookError {
   readonly details: Record<string, unknown> | undefined;
   readonly target: ErrorTarget;
 
-  constructor(status: number, reason: string, apiMessage: string, target: ErrorTarget, details?: Record<string, unknown>) {
+  constructor(
+    status: number,
+    reason: string,
+    apiMessage: string,
+    target: ErrorTarget,
+    details?: Record<string, unknown>,
+  ) {
     super("execution", formatApiError(status, reason, apiMessage, target));
     this.name = "KubeApiError";
     this.status = status;
@@ -57,15 +63,27 @@ function formatApiError(status: number, reason: string, message: string, t: Erro
 }
 
 /** Builds a KubeApiError from a response body, which is usually a metav1.Status. */
-export function apiErrorFromResponse(status: number, body: unknown, rawText: string, target: ErrorTarget, headers: { readonly "retry-after"?: string | string[] | undefined } = {}): KubeApiError {
+export function apiErrorFromResponse(
+  status: number,
+  body: unknown,
+  rawText: string,
+  target: ErrorTarget,
+  headers: { readonly "retry-after"?: string | string[] | undefined } = {},
+): KubeApiError {
   // The API server's own overload answers (APF, max-in-flight) are plain text with the pace only in
   // the Retry-After header: it goes into the details as retryAfterSeconds, where a Status puts it.
   const after = retryAfterHeader(headers["retry-after"]);
   const pace = (details: Record<string, unknown> | undefined) =>
-    after !== undefined && details?.["retryAfterSeconds"] === undefined ? { ...details, retryAfterSeconds: after } : details;
+    after !== undefined && details?.["retryAfterSeconds"] === undefined
+      ? { ...details, retryAfterSeconds: after }
+      : details;
   // A Status, also without its kind: the API server's timeout filter writes one bare
   // ({"metadata":{},"status":"Failure","message":"Timeout: ...","reason":"Timeout","code":504}).
-  if (isObject(body) && (body["kind"] === "Status" || (body["kind"] === undefined && body["status"] === "Failure" && typeof body["message"] === "string"))) {
+  if (
+    isObject(body) &&
+    (body["kind"] === "Status" ||
+      (body["kind"] === undefined && body["status"] === "Failure" && typeof body["message"] === "string"))
+  ) {
     const reason = typeof body["reason"] === "string" ? body["reason"] : "";
     const message = typeof body["message"] === "string" ? body["message"] : rawText;
     const details = isObject(body["details"]) ? body["details"] : undefined;
@@ -85,21 +103,36 @@ function retryAfterHeader(v: string | string[] | undefined): number | undefined 
 
 function reasonForStatus(status: number): string {
   switch (status) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 406: return "NotAcceptable";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 500: return "InternalError";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return "";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 406:
+      return "NotAcceptable";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "Timeout";
+    default:
+      return "";
   }
 }
 

@@ -44,7 +44,16 @@ export { OpenApiCache } from "./openapi.js";
 export type { PatchPlan } from "./openapi.js";
 
 export { watch, waitFor, waitForDeletion, observe, describeScope, waitForCondition, waitForObjects } from "./watch.js";
-export type { WatchEvent, WatchEventType, WatchOptions, WaitScope, WaitVerdict, WaitCheck, WaitOptions, ObjectRef } from "./watch.js";
+export type {
+  WatchEvent,
+  WatchEventType,
+  WatchOptions,
+  WaitScope,
+  WaitVerdict,
+  WaitCheck,
+  WaitOptions,
+  ObjectRef,
+} from "./watch.js";
 
 export { podLogs, jobPods, PODS, JOBS } from "./logs.js";
 export type { LogOptions } from "./logs.js";

@@ -27,7 +27,14 @@ import type * as https from "node:https";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CORE_SCHEMA, eventsToAst, parseEvents, SCALAR_STYLE, type Node as JsYamlNode, type ScalarNode as JsYamlScalar } from "js-yaml";
+import {
+  CORE_SCHEMA,
+  eventsToAst,
+  parseEvents,
+  SCALAR_STYLE,
+  type Node as JsYamlNode,
+  type ScalarNode as JsYamlScalar,
+} from "js-yaml";
 import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeConfigError } from "./errors.js";
@@ -107,7 +114,11 @@ export interface HostEnvironment {
 }
 
 export function hostEnvironment(): HostEnvironment {
-  return { env: process.env, homeDir: os.homedir(), serviceAccountDir: "/var/run/secrets/kubernetes.io/serviceaccount" };
+  return {
+    env: process.env,
+    homeDir: os.homedir(),
+    serviceAccountDir: "/var/run/secrets/kubernetes.io/serviceaccount",
+  };
 }
 
 // The names client-node gave the in-cluster entries; they show up in contextName and error messages.
@@ -146,12 +157,16 @@ export function credentialsToMask(config: Kubeconfig): string[] {
 // -------------------------------------------------------------------- loading
 
 /** Loads the kubeconfig from the first source that applies (see the file comment). Does not select a context. */
-export function loadKubeconfig(opts: KubeconfigLoadOptions, host: HostEnvironment = hostEnvironment()): LoadedKubeconfig {
+export function loadKubeconfig(
+  opts: KubeconfigLoadOptions,
+  host: HostEnvironment = hostEnvironment(),
+): LoadedKubeconfig {
   if (opts.kubeconfigContent !== undefined && opts.kubeconfigContent !== "") {
     return { config: parseContent(opts.kubeconfigContent), source: { kind: "content" } };
   }
   if (opts.kubeconfigPath !== undefined && opts.kubeconfigPath !== "") {
-    if (!fs.existsSync(opts.kubeconfigPath)) throw new KubeConfigError(`kubeconfig ${opts.kubeconfigPath} does not exist`);
+    if (!fs.existsSync(opts.kubeconfigPath))
+      throw new KubeConfigError(`kubeconfig ${opts.kubeconfigPath} does not exist`);
     return orInCluster(loadFiles([opts.kubeconfigPath]), host);
   }
   const list = host.env["KUBECONFIG"];
@@ -168,7 +183,9 @@ export function loadKubeconfig(opts: KubeconfigLoadOptions, host: HostEnvironmen
   const def = path.join(host.homeDir, ".kube", "config");
   if (fs.existsSync(def)) return orInCluster(loadFiles([def]), host);
   if (inClusterPossible(host)) return loadInCluster(host);
-  throw new KubeConfigError(`no kubeconfig found: pass one explicitly, set KUBECONFIG, or create ${def} (in a pod, the service account is used)`);
+  throw new KubeConfigError(
+    `no kubeconfig found: pass one explicitly, set KUBECONFIG, or create ${def} (in a pod, the service account is used)`,
+  );
 }
 
 /** kubectl falls back to the in-cluster service account when the kubeconfig files define nothing. */
@@ -230,9 +247,16 @@ function inClusterPossible(host: HostEnvironment): boolean {
 /** client-go's in-cluster config: always https; the CA only if it exists; namespace from POD_NAMESPACE, else the namespace file. */
 function loadInCluster(host: HostEnvironment): LoadedKubeconfig {
   const hostName = host.env["KUBERNETES_SERVICE_HOST"] ?? "";
-  const hostPort = net.isIPv6(hostName) ? `[${hostName}]:${host.env["KUBERNETES_SERVICE_PORT"]}` : `${hostName}:${host.env["KUBERNETES_SERVICE_PORT"]}`;
+  const hostPort = net.isIPv6(hostName)
+    ? `[${hostName}]:${host.env["KUBERNETES_SERVICE_PORT"]}`
+    : `${hostName}:${host.env["KUBERNETES_SERVICE_PORT"]}`;
   const ca = path.join(host.serviceAccountDir, "ca.crt");
-  const config: Kubeconfig = { clusters: new Map(), users: new Map(), contexts: new Map(), currentContext: IN_CLUSTER.context };
+  const config: Kubeconfig = {
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+    currentContext: IN_CLUSTER.context,
+  };
   config.clusters.set(IN_CLUSTER.cluster, {
     name: IN_CLUSTER.cluster,
     server: `https://${hostPort}`,
@@ -270,7 +294,9 @@ export function describeSource(s: ConfigSource): string {
 
 /** "<source> is not valid: <why>", in the wording the loader already uses for parse errors. */
 function invalidIn(s: ConfigSource, why: string): KubeConfigError {
-  return new KubeConfigError(`${s.kind === "content" ? "the kubeconfig content" : describeSource(s)} is not valid: ${why}`);
+  return new KubeConfigError(
+    `${s.kind === "content" ? "the kubeconfig content" : describeSource(s)} is not valid: ${why}`,
+  );
 }
 
 // -------------------------------------------------------------------- parsing
@@ -359,7 +385,16 @@ function documentTree(doc: Document): Tree<unknown> {
   const asMap = (node: unknown): YAMLMap => node as YAMLMap;
   return {
     root: deref(doc.contents),
-    kind: (n) => (n === undefined || n === null || (isScalar(n) && n.value === null) ? "null" : isMap(n) ? "map" : isSeq(n) ? "seq" : isScalar(n) ? "scalar" : "other"),
+    kind: (n) =>
+      n === undefined || n === null || (isScalar(n) && n.value === null)
+        ? "null"
+        : isMap(n)
+          ? "map"
+          : isSeq(n)
+            ? "seq"
+            : isScalar(n)
+              ? "scalar"
+              : "other",
     get: (m, key) => deref(asMap(m).get(key, true)),
     entries: (m) =>
       asMap(m).items.map((pair) => {
@@ -369,7 +404,11 @@ function documentTree(doc: Document): Tree<unknown> {
     items: (s) => (s as YAMLSeq).items.map(deref),
     scalar: (n) => {
       const s = n as Scalar;
-      return { text: typeof s.value === "string" ? s.value : (s.source ?? String(s.value)), plain: s.type === "PLAIN", bool: typeof s.value === "boolean" ? s.value : undefined };
+      return {
+        text: typeof s.value === "string" ? s.value : (s.source ?? String(s.value)),
+        plain: s.type === "PLAIN",
+        bool: typeof s.value === "boolean" ? s.value : undefined,
+      };
     },
     toJS: (n): unknown => (n as Node).toJS(doc) as unknown,
   };
@@ -404,13 +443,30 @@ function plainTree(text: string): Tree<JsYamlNode> | undefined {
   if (root !== undefined && !isPlain(root)) return undefined;
   return {
     root,
-    kind: (n) => (n === undefined || (n.kind === "scalar" && n.tag === `${CORE}null`) ? "null" : n.kind === "mapping" ? "map" : n.kind === "sequence" ? "seq" : n.kind === "scalar" ? "scalar" : "other"),
-    get: (m, key) => (m.kind === "mapping" ? m.items.find((pair) => (pair.key as JsYamlScalar).value === key)?.value : undefined),
-    entries: (m) => (m.kind === "mapping" ? m.items.map((pair): [string, JsYamlNode] => [(pair.key as JsYamlScalar).value, pair.value]) : []),
+    kind: (n) =>
+      n === undefined || (n.kind === "scalar" && n.tag === `${CORE}null`)
+        ? "null"
+        : n.kind === "mapping"
+          ? "map"
+          : n.kind === "sequence"
+            ? "seq"
+            : n.kind === "scalar"
+              ? "scalar"
+              : "other",
+    get: (m, key) =>
+      m.kind === "mapping" ? m.items.find((pair) => (pair.key as JsYamlScalar).value === key)?.value : undefined,
+    entries: (m) =>
+      m.kind === "mapping"
+        ? m.items.map((pair): [string, JsYamlNode] => [(pair.key as JsYamlScalar).value, pair.value])
+        : [],
     items: (s) => (s.kind === "sequence" ? s.items : []),
     scalar: (n) => {
       const s = n as JsYamlScalar;
-      return { text: s.value, plain: s.style === SCALAR_STYLE.PLAIN, bool: s.tag === `${CORE}bool` ? /^(?:[Tt]rue|TRUE)$/.test(s.value) : undefined };
+      return {
+        text: s.value,
+        plain: s.style === SCALAR_STYLE.PLAIN,
+        bool: s.tag === `${CORE}bool` ? /^(?:[Tt]rue|TRUE)$/.test(s.value) : undefined,
+      };
     },
     // exec and auth-provider blocks: typed values are the `yaml` library's business (and those users load client-node anyway).
     toJS: () => {
@@ -426,7 +482,14 @@ function isPlain(node: JsYamlNode): boolean {
   if (node.kind === "sequence") return node.items.every(isPlain);
   const keys = new Set<string>();
   for (const { key, value } of node.items) {
-    if (key.kind !== "scalar" || key.tagged || key.tag !== `${CORE}str` || key.value.length > MAX_IMPLICIT_KEY || keys.has(key.value)) return false;
+    if (
+      key.kind !== "scalar" ||
+      key.tagged ||
+      key.tag !== `${CORE}str` ||
+      key.value.length > MAX_IMPLICIT_KEY ||
+      keys.has(key.value)
+    )
+      return false;
     keys.add(key.value);
     if (!isPlain(value)) return false;
   }
@@ -437,7 +500,12 @@ function isPlain(node: JsYamlNode): boolean {
 function readKubeconfig<N>(tree: Tree<N>, baseDir: string | undefined): Kubeconfig {
   const r = new Reader(tree, baseDir);
   const top = r.map(tree.root, "the document");
-  const config: Kubeconfig = { clusters: new Map(), users: new Map(), contexts: new Map(), currentContext: r.str(top, "current-context", "") ?? "" };
+  const config: Kubeconfig = {
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+    currentContext: r.str(top, "current-context", "") ?? "",
+  };
   r.named(top, "clusters", "cluster", config.clusters, (m, at, name) => r.cluster(m, at, name));
   r.named(top, "users", "user", config.users, (m, at, name) => r.user(m, at, name));
   r.named(top, "contexts", "context", config.contexts, (m, at, name) => r.context(m, at, name));
@@ -511,7 +579,8 @@ class Reader<N> {
     const s = this.str(m, key, at);
     if (s === undefined) return undefined;
     const compact = s.replace(/[\r\n]/g, "");
-    if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) throw new ParseError(`${join(at, key)} is not valid base64`);
+    if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact))
+      throw new ParseError(`${join(at, key)} is not valid base64`);
     return compact;
   }
 
@@ -531,7 +600,13 @@ class Reader<N> {
   }
 
   /** A list of `{name, <kind>: {...}}` entries; a name defined twice in one file is an error, as in kubectl. */
-  named<T>(top: N | undefined, list: string, kind: string, into: Map<string, T>, read: (m: N | undefined, at: string, name: string) => T): void {
+  named<T>(
+    top: N | undefined,
+    list: string,
+    kind: string,
+    into: Map<string, T>,
+    read: (m: N | undefined, at: string, name: string) => T,
+  ): void {
     this.seq(this.field(top, list), list).forEach((item, i) => {
       const at = `${list}[${i}]`;
       const entry = this.map(item, at);
@@ -586,7 +661,8 @@ class Reader<N> {
   private execBlock(m: N | undefined, at: string): Record<string, unknown> | undefined {
     const exec = this.js(m, "exec", at);
     const command = exec?.["command"];
-    if (exec === undefined || this.baseDir === undefined || typeof command !== "string" || !command.includes("/")) return exec;
+    if (exec === undefined || this.baseDir === undefined || typeof command !== "string" || !command.includes("/"))
+      return exec;
     return { ...exec, command: path.resolve(this.baseDir, command) };
   }
 
@@ -627,12 +703,16 @@ export function selectContext(loaded: LoadedKubeconfig, context?: string): Kubec
   const { config, source } = loaded;
   if (context !== undefined && context !== "" && !config.contexts.has(context)) {
     const known = [...config.contexts.keys()];
-    throw new KubeConfigError(`context "${context}" does not exist in ${describeSource(source)} (contexts: ${known.join(", ") || "none"})`);
+    throw new KubeConfigError(
+      `context "${context}" does not exist in ${describeSource(source)} (contexts: ${known.join(", ") || "none"})`,
+    );
   }
   const name = context || config.currentContext;
   const ctx = config.contexts.get(name);
   if (!name || !ctx) {
-    throw new KubeConfigError(`${describeSource(source)} has no current context; set one (kubectl config use-context) or pass a context`);
+    throw new KubeConfigError(
+      `${describeSource(source)} has no current context; set one (kubectl config use-context) or pass a context`,
+    );
   }
   const cluster = config.clusters.get(ctx.cluster);
   if (ctx.cluster === "" || !cluster) {
@@ -643,9 +723,22 @@ export function selectContext(loaded: LoadedKubeconfig, context?: string): Kubec
   const server = serverUrl(cluster);
   const secure = /^https:\/\//i.test(server);
   // kubectl checks the entries first (clientcmd's ConfirmUsable); its TLS transport checks more, but only for https.
-  const problems = [...clusterProblems(cluster), ...userProblems(user), ...(secure ? transportProblems(cluster, user) : [])];
+  const problems = [
+    ...clusterProblems(cluster),
+    ...userProblems(user),
+    ...(secure ? transportProblems(cluster, user) : []),
+  ];
   if (problems.length > 0) throw invalidIn(source, problems.join("; "));
-  return { source, contextName: name, namespace: ctx.namespace || "default", cluster, server, user, userDefined: defined !== undefined, secure };
+  return {
+    source,
+    contextName: name,
+    namespace: ctx.namespace || "default",
+    cluster,
+    server,
+    user,
+    userDefined: defined !== undefined,
+    secure,
+  };
 }
 
 /** kubectl's checks of a cluster entry (clientcmd validateClusterInfo, and the TLS transport's). */
@@ -653,7 +746,9 @@ function clusterProblems(c: KubeconfigCluster): string[] {
   const out: string[] = [];
   if (c.server === "") out.push(`no server found for cluster "${c.name}"`);
   if (c.certificateAuthority !== undefined && c.certificateAuthorityData !== undefined) {
-    out.push(`certificate-authority-data and certificate-authority are both specified for ${c.name}. certificate-authority-data will override.`);
+    out.push(
+      `certificate-authority-data and certificate-authority are both specified for ${c.name}. certificate-authority-data will override.`,
+    );
   }
   if (c.certificateAuthority !== undefined) {
     const err = unreadable(c.certificateAuthority);
@@ -668,7 +763,8 @@ function transportProblems(c: KubeconfigCluster, u: KubeconfigUser): string[] {
   if (c.insecureSkipTlsVerify && (c.certificateAuthority !== undefined || c.certificateAuthorityData !== undefined)) {
     out.push(`specifying a root certificates file with the insecure flag is not allowed`);
   }
-  if (u.tokenFile !== undefined && u.token === undefined && u.username !== undefined) out.push(`username/password or bearer token may be set, but not both`);
+  if (u.tokenFile !== undefined && u.token === undefined && u.username !== undefined)
+    out.push(`username/password or bearer token may be set, but not both`);
   return out;
 }
 
@@ -680,7 +776,10 @@ function userProblems(u: KubeconfigUser): string[] {
   if (u.username !== undefined || u.password !== undefined) methods.push("basicAuth");
   if (u.clientCertificate !== undefined || u.clientCertificateData !== undefined) out.push(...clientCertProblems(u));
   if (u.exec !== undefined) out.push(...execProblems(u, u.exec));
-  if (methods.length > 1) out.push(`more than one authentication method found for ${u.name}; found [${methods.join(" ")}], only one is allowed`);
+  if (methods.length > 1)
+    out.push(
+      `more than one authentication method found for ${u.name}; found [${methods.join(" ")}], only one is allowed`,
+    );
   return out;
 }
 
@@ -693,9 +792,14 @@ function clientCertProblems(u: KubeconfigUser): string[] {
     out.push(`client-key-data and client-key are both specified for ${u.name}; client-key-data will override`);
   }
   if (u.clientKey === undefined && u.clientKeyData === undefined) {
-    out.push(`client-key-data or client-key must be specified for ${u.name} to use the clientCert authentication method.`);
+    out.push(
+      `client-key-data or client-key must be specified for ${u.name} to use the clientCert authentication method.`,
+    );
   }
-  for (const [what, file] of [["client-cert", u.clientCertificate], ["client-key", u.clientKey]] as const) {
+  for (const [what, file] of [
+    ["client-cert", u.clientCertificate],
+    ["client-key", u.clientKey],
+  ] as const) {
     const err = file === undefined ? undefined : unreadable(file);
     if (err) out.push(`unable to read ${what} ${file} for ${u.name} due to ${err}`);
   }
@@ -704,15 +808,18 @@ function clientCertProblems(u: KubeconfigUser): string[] {
 
 function execProblems(u: KubeconfigUser, exec: Record<string, unknown>): string[] {
   const out: string[] = [];
-  if (u.authProvider !== undefined) out.push(`authProvider cannot be provided in combination with an exec plugin for ${u.name}`);
+  if (u.authProvider !== undefined)
+    out.push(`authProvider cannot be provided in combination with an exec plugin for ${u.name}`);
   if (!exec["command"]) out.push(`command must be specified for ${u.name} to use exec authentication plugin`);
   const apiVersion = exec["apiVersion"];
   if (!apiVersion) out.push(`apiVersion must be specified for ${u.name} to use exec authentication plugin`);
   // kubectl defaults interactiveMode for the beta/alpha exec APIs only; v1 must say it.
-  const legacy = apiVersion === "client.authentication.k8s.io/v1beta1" || apiVersion === "client.authentication.k8s.io/v1alpha1";
+  const legacy =
+    apiVersion === "client.authentication.k8s.io/v1beta1" || apiVersion === "client.authentication.k8s.io/v1alpha1";
   const mode = exec["interactiveMode"] ?? (legacy ? "IfAvailable" : "");
   if (mode === "") out.push(`interactiveMode must be specified for ${u.name} to use exec authentication plugin`);
-  else if (mode !== "Never" && mode !== "IfAvailable" && mode !== "Always") out.push(`invalid interactiveMode for ${u.name}: ${JSON.stringify(String(mode))}`);
+  else if (mode !== "Never" && mode !== "IfAvailable" && mode !== "Always")
+    out.push(`invalid interactiveMode for ${u.name}: ${JSON.stringify(String(mode))}`);
   return out;
 }
 
@@ -761,7 +868,8 @@ export interface Credentials {
 /** Static credentials natively; exec plugins and auth providers through @kubernetes/client-node. */
 export async function credentialsFor(sel: KubeconfigSelection): Promise<Credentials> {
   // Over http kubectl runs no exec plugin (it would send no credentials anyway).
-  if (sel.secure && (sel.user.exec !== undefined || sel.user.authProvider !== undefined)) return DynamicCredentials.create(sel);
+  if (sel.secure && (sel.user.exec !== undefined || sel.user.authProvider !== undefined))
+    return DynamicCredentials.create(sel);
   return new StaticCredentials(sel);
 }
 
@@ -779,7 +887,13 @@ export class StaticCredentials implements Credentials {
     const user: KubeconfigUser = sel.secure ? sel.user : impersonationOnly(sel.user);
     const cert = bytes(user.clientCertificateData, user.clientCertificate, "client-cert", user.name, source);
     this.tls = {
-      ca: bytes(cluster.certificateAuthorityData, cluster.certificateAuthority, "certificate-authority", cluster.name, source),
+      ca: bytes(
+        cluster.certificateAuthorityData,
+        cluster.certificateAuthority,
+        "certificate-authority",
+        cluster.name,
+        source,
+      ),
       cert,
       // Like client-go, a key without a certificate is not used.
       key: cert === undefined ? undefined : bytes(user.clientKeyData, user.clientKey, "client-key", user.name, source),
@@ -803,11 +917,23 @@ export class StaticCredentials implements Credentials {
 }
 
 function impersonationOnly(u: KubeconfigUser): KubeconfigUser {
-  return { name: u.name, impersonate: u.impersonate, impersonateUid: u.impersonateUid, impersonateGroups: u.impersonateGroups, impersonateExtra: u.impersonateExtra };
+  return {
+    name: u.name,
+    impersonate: u.impersonate,
+    impersonateUid: u.impersonateUid,
+    impersonateGroups: u.impersonateGroups,
+    impersonateExtra: u.impersonateExtra,
+  };
 }
 
 /** kubectl prefers the `-data` field ("will override"); a file is read now. */
-function bytes(data: string | undefined, file: string | undefined, what: string, owner: string, source: ConfigSource): Buffer | undefined {
+function bytes(
+  data: string | undefined,
+  file: string | undefined,
+  what: string,
+  owner: string,
+  source: ConfigSource,
+): Buffer | undefined {
   if (data !== undefined) return Buffer.from(data, "base64");
   if (file === undefined) return undefined;
   try {
@@ -833,7 +959,8 @@ class TokenFile {
     sel: KubeconfigSelection,
   ) {
     const err = this.read();
-    if (err !== undefined && fallback === undefined) throw invalidIn(sel.source, `unable to read tokenFile ${file} for ${sel.user.name || "the user"} due to ${err}`);
+    if (err !== undefined && fallback === undefined)
+      throw invalidIn(sel.source, `unable to read tokenFile ${file} for ${sel.user.name || "the user"} due to ${err}`);
   }
 
   current(): string | undefined {
@@ -860,7 +987,8 @@ class TokenFile {
 function staticHeaders(user: KubeconfigUser, bearer: string | undefined): http.OutgoingHttpHeaders {
   const h: http.OutgoingHttpHeaders = { ...impersonationHeaders(user) };
   if (bearer) h["Authorization"] = `Bearer ${bearer}`;
-  else if (user.username) h["Authorization"] = `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}`;
+  else if (user.username)
+    h["Authorization"] = `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}`;
   return h;
 }
 
@@ -869,7 +997,8 @@ export function impersonationHeaders(user: KubeconfigUser): http.OutgoingHttpHea
   if (user.impersonate) h["Impersonate-User"] = user.impersonate;
   if (user.impersonateUid) h["Impersonate-Uid"] = user.impersonateUid;
   if (user.impersonateGroups) h["Impersonate-Group"] = [...user.impersonateGroups];
-  for (const [k, v] of Object.entries(user.impersonateExtra ?? {})) h[`Impersonate-Extra-${headerKeyEscape(k)}`] = [...v];
+  for (const [k, v] of Object.entries(user.impersonateExtra ?? {}))
+    h[`Impersonate-Extra-${headerKeyEscape(k)}`] = [...v];
   return h;
 }
 

@@ -19,7 +19,12 @@ export interface LogOptions {
 }
 
 /** The pod's log text (`kubectl logs`). A pod or container without logs yet gives "". */
-export async function podLogs(client: Transport, namespace: string, pod: string, opts: LogOptions = {}): Promise<string> {
+export async function podLogs(
+  client: Transport,
+  namespace: string,
+  pod: string,
+  opts: LogOptions = {},
+): Promise<string> {
   try {
     const res = await client.request({
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`,
@@ -45,15 +50,23 @@ export async function podLogs(client: Transport, namespace: string, pod: string,
  * The pods a Job created, oldest first. Uses the Job's own selector
  * (controller-uid) when the Job exists, else the `job-name` label.
  */
-export async function jobPods(client: Transport, namespace: string, job: string, opts: { signal?: AbortSignal } = {}): Promise<KubeObject[]> {
+export async function jobPods(
+  client: Transport,
+  namespace: string,
+  job: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<KubeObject[]> {
   const j = await get(client, JOBS, job, namespace, opts);
   let labelSelector = `job-name=${job}`;
-  const matchLabels = (j?.["spec"] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+  const matchLabels = (j?.["spec"] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector
+    ?.matchLabels;
   if (matchLabels && Object.keys(matchLabels).length > 0) {
     labelSelector = Object.entries(matchLabels)
       .map(([k, v]) => `${k}=${v}`)
       .join(",");
   }
   const { items } = await list(client, PODS, { namespace, labelSelector, signal: opts.signal });
-  return items.sort((a, b) => String(a.metadata?.creationTimestamp ?? "").localeCompare(String(b.metadata?.creationTimestamp ?? "")));
+  return items.sort((a, b) =>
+    String(a.metadata?.creationTimestamp ?? "").localeCompare(String(b.metadata?.creationTimestamp ?? "")),
+  );
 }

@@ -69,7 +69,13 @@ export interface DeleteOptions {
 }
 
 export type DeleteResult =
-  | { status: "deleted"; name: string; namespace: string | undefined; uid: string | undefined; object: KubeObject | undefined }
+  | {
+      status: "deleted";
+      name: string;
+      namespace: string | undefined;
+      uid: string | undefined;
+      object: KubeObject | undefined;
+    }
   | { status: "not-found"; name: string; namespace: string | undefined };
 
 /** `/api/v1/namespaces/ns/pods/name` — the URL of a collection or an object. */
@@ -87,7 +93,13 @@ function ns(rt: ResourceType, namespace: string | undefined): string | undefined
 }
 
 /** The object, or undefined when it does not exist. */
-export async function get(client: Transport, rt: ResourceType, name: string, namespace?: string, opts: ReadOptions = {}): Promise<KubeObject | undefined> {
+export async function get(
+  client: Transport,
+  rt: ResourceType,
+  name: string,
+  namespace?: string,
+  opts: ReadOptions = {},
+): Promise<KubeObject | undefined> {
   const n = ns(rt, namespace);
   try {
     return await client.requestJson<KubeObject>({
@@ -114,7 +126,10 @@ export async function list(client: Transport, rt: ResourceType, opts: ListOption
       limit: opts.limit ?? 500,
       continue: cont,
     };
-    const page = await client.requestJson<{ items?: KubeObject[]; metadata?: { resourceVersion?: string; continue?: string } }>({
+    const page = await client.requestJson<{
+      items?: KubeObject[];
+      metadata?: { resourceVersion?: string; continue?: string };
+    }>({
       path: resourcePath(rt, n),
       query,
       signal: opts.signal,
@@ -134,10 +149,20 @@ export async function list(client: Transport, rt: ResourceType, opts: ListOption
 }
 
 function writeQuery(opts: WriteOptions, extra: Record<string, QueryValue> = {}): Record<string, QueryValue> {
-  return { ...extra, fieldManager: opts.fieldManager ?? FIELD_MANAGER, fieldValidation: opts.fieldValidation, dryRun: opts.dryRun ? "All" : undefined };
+  return {
+    ...extra,
+    fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+    fieldValidation: opts.fieldValidation,
+    dryRun: opts.dryRun ? "All" : undefined,
+  };
 }
 
-export async function create(client: Transport, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+export async function create(
+  client: Transport,
+  rt: ResourceType,
+  obj: KubeObject,
+  opts: WriteOptions = {},
+): Promise<KubeObject> {
   const n = ns(rt, obj.metadata?.namespace);
   return client.requestJson<KubeObject>({
     method: "POST",
@@ -149,7 +174,12 @@ export async function create(client: Transport, rt: ResourceType, obj: KubeObjec
   });
 }
 
-export async function replace(client: Transport, rt: ResourceType, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+export async function replace(
+  client: Transport,
+  rt: ResourceType,
+  obj: KubeObject,
+  opts: WriteOptions = {},
+): Promise<KubeObject> {
   const n = ns(rt, obj.metadata?.namespace);
   const name = obj.metadata?.name ?? "";
   return client.requestJson<KubeObject>({
@@ -163,7 +193,13 @@ export async function replace(client: Transport, rt: ResourceType, obj: KubeObje
 }
 
 /** Deletes one object; a missing object is `not-found`, not an error. */
-export async function remove(client: Transport, rt: ResourceType, name: string, namespace?: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+export async function remove(
+  client: Transport,
+  rt: ResourceType,
+  name: string,
+  namespace?: string,
+  opts: DeleteOptions = {},
+): Promise<DeleteResult> {
   const n = ns(rt, namespace);
   const body: Record<string, unknown> = {
     apiVersion: "v1",
@@ -172,7 +208,10 @@ export async function remove(client: Transport, rt: ResourceType, name: string, 
   };
   if (opts.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = opts.gracePeriodSeconds;
   if (opts.dryRun) body["dryRun"] = ["All"];
-  const preconditions = { ...(opts.uid !== undefined ? { uid: opts.uid } : {}), ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}) };
+  const preconditions = {
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.resourceVersion !== undefined ? { resourceVersion: opts.resourceVersion } : {}),
+  };
   if (Object.keys(preconditions).length > 0) body["preconditions"] = preconditions;
   try {
     const res = await client.requestJson<KubeObject>({

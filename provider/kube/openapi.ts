@@ -54,7 +54,12 @@ export class OpenApiCache {
     const u = new URL(url, "http://x");
     const query: Record<string, string> = {};
     u.searchParams.forEach((v, k) => (query[k] = v));
-    const raw = await this.client.requestJson<unknown>({ path: u.pathname, query, signal, target: { what: `OpenAPI v3 (GET ${u.pathname})` } });
+    const raw = await this.client.requestJson<unknown>({
+      path: u.pathname,
+      query,
+      signal,
+      target: { what: `OpenAPI v3 (GET ${u.pathname})` },
+    });
     return parseGvDoc(raw);
   }
 
@@ -62,7 +67,11 @@ export class OpenApiCache {
     if (!this.index) {
       this.index = (async () => {
         try {
-          const raw = await this.client.requestJson<unknown>({ path: "/openapi/v3", signal, target: { what: "OpenAPI v3 (GET /openapi/v3)" } });
+          const raw = await this.client.requestJson<unknown>({
+            path: "/openapi/v3",
+            signal,
+            target: { what: "OpenAPI v3 (GET /openapi/v3)" },
+          });
           const paths = isMap(raw) && isMap(raw["paths"]) ? raw["paths"] : {};
           const out: Record<string, string> = {};
           for (const [k, v] of Object.entries(paths)) {

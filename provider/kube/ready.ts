@@ -45,7 +45,13 @@ export async function waitForCluster(client: Transport, opts: ClusterWaitOptions
   for (let n = 1; ; n++) {
     if (opts.signal?.aborted) throw abortError(opts.signal);
     try {
-      await client.request({ path: "/readyz", accept: "text/plain", timeoutMs: PROBE_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}), target: { what: "the API server's readiness (GET /readyz)" } });
+      await client.request({
+        path: "/readyz",
+        accept: "text/plain",
+        timeoutMs: PROBE_TIMEOUT_MS,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        target: { what: "the API server's readiness (GET /readyz)" },
+      });
       break;
     } catch (e) {
       if (opts.signal?.aborted) throw abortError(opts.signal);
@@ -55,11 +61,16 @@ export async function waitForCluster(client: Transport, opts: ClusterWaitOptions
     }
     if (!waiting) {
       waiting = true;
-      opts.say(`waiting for the API server at ${client.server} to be ready (${why}); up to ${new Date(deadline).toTimeString().slice(0, 8)}`);
+      opts.say(
+        `waiting for the API server at ${client.server} to be ready (${why}); up to ${new Date(deadline).toTimeString().slice(0, 8)}`,
+      );
     }
     const pause = delay(n);
     if (now() + pause >= deadline) {
-      throw new KhookError("execution", `the API server at ${client.server} was not ready within the --wait-for-cluster time (${why}); check that the cluster is running, or wait longer`);
+      throw new KhookError(
+        "execution",
+        `the API server at ${client.server} was not ready within the --wait-for-cluster time (${why}); check that the cluster is running, or wait longer`,
+      );
     }
     await sleep(pause, opts.signal);
   }

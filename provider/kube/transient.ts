@@ -78,7 +78,11 @@ function apiErrorCause(e: KubeApiError): TransientCause | undefined {
   if (fromText !== undefined) return fromText;
   if (e.status === 429) {
     const after = retryAfterSeconds(e.details);
-    return { subject: "the API server", detail: "429 TooManyRequests", ...(after !== undefined ? { retryAfterMs: after * 1000 } : {}) };
+    return {
+      subject: "the API server",
+      detail: "429 TooManyRequests",
+      ...(after !== undefined ? { retryAfterMs: after * 1000 } : {}),
+    };
   }
   if (e.status === 504) return { subject: "the API server", detail: shorten(msg) || "504 Timeout" };
   // A conflicting update: the object changed under the request; the next try reads it again.
@@ -86,7 +90,11 @@ function apiErrorCause(e: KubeApiError): TransientCause | undefined {
   // The resource type itself is not served (yet): a CRD that is not Established, an APIService without its pod.
   if (e.status === 404 && e.reason === "NotFound" && /the server could not find the requested resource/.test(msg)) {
     const r = e.target.resource;
-    return { subject: r !== undefined ? `${r.resource}${r.group !== "" ? `.${r.group}` : ""} to be served` : "its kind to be served", detail: "not served yet" };
+    return {
+      subject:
+        r !== undefined ? `${r.resource}${r.group !== "" ? `.${r.group}` : ""} to be served` : "its kind to be served",
+      detail: "not served yet",
+    };
   }
   return undefined;
 }
@@ -97,15 +105,19 @@ export function textCause(text: string): TransientCause | undefined {
   const hook = CALLING_WEBHOOK.exec(text);
   if (hook) return { subject: `admission webhook ${hook[1]}`, detail: webhookFailure(text.slice(hook.index)) };
   const conversion = CONVERSION_WEBHOOK.exec(text);
-  if (conversion) return { subject: `conversion webhook for ${conversion[1]}`, detail: webhookFailure(text.slice(conversion.index)) };
+  if (conversion)
+    return { subject: `conversion webhook for ${conversion[1]}`, detail: webhookFailure(text.slice(conversion.index)) };
   const etcd = ETCD.exec(text);
   if (etcd) return { subject: "the API server", detail: etcd[0] };
-  if (/the server is currently unable to handle the request/.test(text)) return { subject: "the API server", detail: "the server is currently unable to handle the request" };
+  if (/the server is currently unable to handle the request/.test(text))
+    return { subject: "the API server", detail: "the server is currently unable to handle the request" };
   // helm's words for a kind not served yet (a CRD another chart installs).
   const kind = /no matches for kind "([^"]+)" in version "([^"]+)"/.exec(text);
   if (kind) return { subject: `kind ${kind[1]} in ${kind[2]} to be served`, detail: "no matches for kind" };
-  if (/Operation cannot be fulfilled on .*the object has been modified/.test(text)) return { subject: "a conflicting update", detail: "the object has been modified" };
-  if (/connection reset by peer|http2: client connection lost|TLS handshake timeout/.test(text)) return { subject: "the API server", detail: webhookFailure(text) };
+  if (/Operation cannot be fulfilled on .*the object has been modified/.test(text))
+    return { subject: "a conflicting update", detail: "the object has been modified" };
+  if (/connection reset by peer|http2: client connection lost|TLS handshake timeout/.test(text))
+    return { subject: "the API server", detail: webhookFailure(text) };
   return undefined;
 }
 
@@ -122,7 +134,8 @@ function webhookFailure(message: string): string {
   if (/context deadline exceeded|Client\.Timeout exceeded|i\/o timeout|timeout/.test(text)) return "timeout";
   if (/connection reset by peer|EOF/.test(text)) return "connection reset";
   if (/TLS handshake timeout/.test(text)) return "TLS handshake timeout";
-  if (/an error on the server|received invalid webhook response/.test(text)) return "the webhook answered with an error";
+  if (/an error on the server|received invalid webhook response/.test(text))
+    return "the webhook answered with an error";
   const status = /status code:? (\d{3})|code (\d{3})/.exec(text);
   if (status) return `HTTP ${status[1] ?? status[2]}`;
   return shorten(text.split(": ").slice(-1)[0] ?? text);
@@ -133,7 +146,8 @@ function connectionCause(e: KubeConnectionError): TransientCause | undefined {
   // A reset or a stalled socket mid-run (an API server restarting, a leader change behind a load
   // balancer). Refused, unresolvable or untrusted servers stay errors: --wait-for-cluster is for a
   // cluster that is not up yet.
-  if (code === "ECONNRESET" || code === "EPIPE" || code === "ETIMEDOUT") return { subject: "the API server", detail: code === "ETIMEDOUT" ? "no response" : "connection reset" };
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "ETIMEDOUT")
+    return { subject: "the API server", detail: code === "ETIMEDOUT" ? "no response" : "connection reset" };
   return undefined;
 }
 

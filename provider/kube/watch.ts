@@ -109,7 +109,12 @@ export interface WaitOptions {
  * from the set, so "wait for it to appear" and "wait until all are gone" are
  * ordinary checks.
  */
-export async function waitFor<T = true>(client: Transport, scope: WaitScope, check: WaitCheck<T>, opts: WaitOptions): Promise<T> {
+export async function waitFor<T = true>(
+  client: Transport,
+  scope: WaitScope,
+  check: WaitCheck<T>,
+  opts: WaitOptions,
+): Promise<T> {
   const ac = new AbortController();
   const timeoutReason = new KhookError("execution", "wait timed out");
   const onAbort = (): void => ac.abort(opts.signal?.reason);
@@ -188,8 +193,15 @@ export async function* observe(
 ): AsyncGenerator<KubeObject[]> {
   const rt = scope.resource;
   const namespace = rt.namespaced && !scope.allNamespaces ? scope.namespace : undefined;
-  const fieldSelector = [scope.name !== undefined ? `metadata.name=${scope.name}` : "", scope.fieldSelector ?? ""].filter((s) => s !== "").join(",");
-  const sel = { namespace, allNamespaces: scope.allNamespaces, labelSelector: scope.labelSelector, fieldSelector: fieldSelector || undefined };
+  const fieldSelector = [scope.name !== undefined ? `metadata.name=${scope.name}` : "", scope.fieldSelector ?? ""]
+    .filter((s) => s !== "")
+    .join(",");
+  const sel = {
+    namespace,
+    allNamespaces: scope.allNamespaces,
+    labelSelector: scope.labelSelector,
+    fieldSelector: fieldSelector || undefined,
+  };
   const store = new Map<string, KubeObject>();
   const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
   let rv: string | undefined;
@@ -237,7 +249,9 @@ export async function* observe(
       // what the step asked for, so keep re-connecting (from a fresh list) until its deadline.
       if (e instanceof KubeConnectionError || isStreamError(e)) {
         failures++;
-        onUnreachable(`the API server is unreachable (retrying until the step's timeout): ${(e as Error).message.split(" — ")[0]}`);
+        onUnreachable(
+          `the API server is unreachable (retrying until the step's timeout): ${(e as Error).message.split(" — ")[0]}`,
+        );
         rv = undefined;
         await sleep(Math.min(250 * 2 ** failures, RECONNECT_MAX_MS), signal);
         continue;
@@ -256,7 +270,8 @@ export function describeScope(scope: WaitScope): string {
   const rt = scope.resource;
   if (scope.name !== undefined) return describeObject(rt, scope.name, rt.namespaced ? scope.namespace : undefined);
   let s = describeObject(rt);
-  if (rt.namespaced) s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
+  if (rt.namespaced)
+    s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
   if (scope.labelSelector) s += ` matching ${scope.labelSelector}`;
   if (scope.fieldSelector) s += ` with ${scope.fieldSelector}`;
   return s;
@@ -274,7 +289,12 @@ export function formatMs(ms: number): string {
 // ------------------------------------------------------------------ kubectl wait conditions
 
 /** Waits until `scope` satisfies the condition (see checkObjects). Resolves with the matching objects. */
-export function waitForCondition(client: Transport, scope: WaitScope, c: WaitCondition, opts: WaitOptions): Promise<KubeObject[]> {
+export function waitForCondition(
+  client: Transport,
+  scope: WaitScope,
+  c: WaitCondition,
+  opts: WaitOptions,
+): Promise<KubeObject[]> {
   return waitFor(client, scope, (objs) => checkObjects(c, objs, scope.resource, scope.name), {
     description: `${formatWaitCondition(c)} on ${describeScopeShort(scope)}`,
     ...opts,
@@ -291,7 +311,12 @@ export interface ObjectRef {
  * Waits until every listed object meets the condition (apply.waitFor): one
  * watch per resource type and namespace, not one per object.
  */
-export async function waitForObjects(client: Transport, refs: readonly ObjectRef[], c: WaitCondition, opts: WaitOptions): Promise<void> {
+export async function waitForObjects(
+  client: Transport,
+  refs: readonly ObjectRef[],
+  c: WaitCondition,
+  opts: WaitOptions,
+): Promise<void> {
   const groups = new Map<string, { rt: ResourceType; namespace: string | undefined; names: Set<string> }>();
   for (const r of refs) {
     const ns = r.resource.namespaced ? r.namespace : undefined;
@@ -307,14 +332,22 @@ export async function waitForObjects(client: Transport, refs: readonly ObjectRef
         client,
         { resource: g.rt, namespace: g.namespace, name: only },
         (objs) => {
-          const byName = new Map(objs.filter((o) => g.names.has(o.metadata?.name ?? "")).map((o) => [o.metadata?.name ?? "", o]));
+          const byName = new Map(
+            objs.filter((o) => g.names.has(o.metadata?.name ?? "")).map((o) => [o.metadata?.name ?? "", o]),
+          );
           const pending: string[] = [];
           for (const n of g.names) {
             const r = evaluateCondition(c, byName.get(n));
             if (!r.met) pending.push(`${g.rt.kind.toLowerCase()}/${n}: ${r.detail}`);
           }
           if (pending.length === 0) return { state: "done", value: true };
-          return { state: "pending", message: pending.length === 1 ? pending[0]! : `${pending.length} of ${g.names.size} not ready (${pending.slice(0, 3).join("; ")}${pending.length > 3 ? "; ..." : ""})` };
+          return {
+            state: "pending",
+            message:
+              pending.length === 1
+                ? pending[0]!
+                : `${pending.length} of ${g.names.size} not ready (${pending.slice(0, 3).join("; ")}${pending.length > 3 ? "; ..." : ""})`,
+          };
         },
         {
           description: `${formatWaitCondition(c)} on ${g.names.size === 1 ? describeObject(g.rt, only, g.namespace) : `${g.names.size} ${g.rt.resource}${g.namespace ? ` in namespace "${g.namespace}"` : ""}`}`,
@@ -327,9 +360,11 @@ export async function waitForObjects(client: Transport, refs: readonly ObjectRef
 
 function describeScopeShort(scope: WaitScope): string {
   const rt = scope.resource;
-  if (scope.name !== undefined) return `${rt.kind.toLowerCase()}/${scope.name}${rt.namespaced && scope.namespace ? ` in namespace "${scope.namespace}"` : ""}`;
+  if (scope.name !== undefined)
+    return `${rt.kind.toLowerCase()}/${scope.name}${rt.namespaced && scope.namespace ? ` in namespace "${scope.namespace}"` : ""}`;
   let s = rt.resource;
-  if (rt.namespaced) s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
+  if (rt.namespaced)
+    s += scope.allNamespaces ? " in all namespaces" : scope.namespace ? ` in namespace "${scope.namespace}"` : "";
   if (scope.labelSelector) s += ` matching ${scope.labelSelector}`;
   if (scope.fieldSelector) s += ` with ${scope.fieldSelector}`;
   return s;

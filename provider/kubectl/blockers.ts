@@ -41,7 +41,13 @@ const STUCK_WAITING = new Set([
 ]);
 
 /** Events about a claim that say why it is not bound (FailedBinding is a Normal event). */
-const CLAIM_EVENT_REASONS = new Set(["FailedBinding", "ProvisioningFailed", "ExternalProvisioning", "WaitForFirstConsumer", "WaitForPodScheduled"]);
+const CLAIM_EVENT_REASONS = new Set([
+  "FailedBinding",
+  "ProvisioningFailed",
+  "ExternalProvisioning",
+  "WaitForFirstConsumer",
+  "WaitForPodScheduled",
+]);
 
 /** At most this many lines; the rest is counted. */
 export const MAX_CAUSES = 6;
@@ -178,7 +184,8 @@ function newestReplicaSets(sets: KubeObject[]): KubeObject[] {
 /** The controllers between a subject and its pods, whose own failures (FailedCreate) block pods from existing. */
 function controllersOf(subject: KubeObject, idx: Related): KubeObject[] {
   if (subject.kind === "Deployment") return [subject, ...newestReplicaSets(idx.children(subject, "ReplicaSet"))];
-  if (["StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"].includes(subject.kind ?? "")) return [subject];
+  if (["StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"].includes(subject.kind ?? ""))
+    return [subject];
   return [];
 }
 
@@ -186,7 +193,10 @@ function controllerCauses(c: KubeObject, idx: Related): Cause[] {
   const out: Cause[] = [];
   const failure = condition(c, "ReplicaFailure");
   if (failure?.["status"] === "True") {
-    out.push({ about: ref(c), text: `cannot create pods: ${oneLine([str(failure["reason"]), str(failure["message"])].filter((x) => x !== undefined).join(": "))}` });
+    out.push({
+      about: ref(c),
+      text: `cannot create pods: ${oneLine([str(failure["reason"]), str(failure["message"])].filter((x) => x !== undefined).join(": "))}`,
+    });
     return out;
   }
   const failedCreate = idx.events(c).find((e) => e["reason"] === "FailedCreate");
@@ -226,7 +236,9 @@ function containerCauses(pod: KubeObject): string[] {
       }
       const terminated = rec(rec(cs["state"])["terminated"]);
       if (status["phase"] === "Failed" && typeof terminated["exitCode"] === "number" && terminated["exitCode"] !== 0) {
-        out.push(`${label} ${name} exited with code ${terminated["exitCode"]}${str(terminated["reason"]) !== undefined ? ` (${str(terminated["reason"])})` : ""}`);
+        out.push(
+          `${label} ${name} exited with code ${terminated["exitCode"]}${str(terminated["reason"]) !== undefined ? ` (${str(terminated["reason"])})` : ""}`,
+        );
       }
     }
   }
@@ -251,7 +263,9 @@ function podCauses(pod: KubeObject, idx: Related): Cause[] {
   }
   texts.push(...containerCauses(pod));
   if (status["phase"] === "Failed" && texts.length === 0) {
-    texts.push(`failed${str(status["reason"]) !== undefined ? `: ${str(status["reason"])}` : ""}${str(status["message"]) !== undefined ? ` (${oneLine(str(status["message"])!)})` : ""}`);
+    texts.push(
+      `failed${str(status["reason"]) !== undefined ? `: ${str(status["reason"])}` : ""}${str(status["message"]) !== undefined ? ` (${oneLine(str(status["message"])!)})` : ""}`,
+    );
   }
   // Nothing in the status says why: the newest warning about the pod (FailedMount, FailedCreatePodSandBox, ...).
   if (texts.length === 0 && condition(pod, "Ready")?.["status"] !== "True") {
@@ -264,15 +278,24 @@ function podCauses(pod: KubeObject, idx: Related): Cause[] {
 function serviceCauses(svc: KubeObject, idx: Related): Cause[] {
   const spec = rec(svc["spec"]);
   if (spec["type"] === "ExternalName" || Object.keys(rec(spec["selector"])).length === 0) return [];
-  const slices = idx.ofKind("EndpointSlice", ns(svc)).filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === svc.metadata?.name);
+  const slices = idx
+    .ofKind("EndpointSlice", ns(svc))
+    .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === svc.metadata?.name);
   const ready = slices.some((s) => list(s["endpoints"]).some((e) => rec(e["conditions"])["ready"] !== false));
   if (ready) return [];
   const pods = podsOf(svc, idx);
   if (pods.length === 0) {
-    const selector = Object.entries(rec(spec["selector"])).map(([k, v]) => `${k}=${String(v)}`).join(",");
+    const selector = Object.entries(rec(spec["selector"]))
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(",");
     return [{ about: ref(svc), text: `has no endpoints: no pod matches its selector ${selector}` }];
   }
-  return [{ about: ref(svc), text: `has no ready endpoints: ${pods.length} matching ${pods.length === 1 ? "pod is" : "pods are"} not ready` }];
+  return [
+    {
+      about: ref(svc),
+      text: `has no ready endpoints: ${pods.length} matching ${pods.length === 1 ? "pod is" : "pods are"} not ready`,
+    },
+  ];
 }
 
 function subjectCauses(subject: KubeObject, idx: Related): Cause[] {
@@ -302,7 +325,10 @@ export function stallCauses(facts: StallFacts): string[] {
       byText.set(c.text, abouts);
     }
   }
-  const lines = [...byText].map(([text, abouts]) => `${abouts.length > 3 ? `${abouts.slice(0, 3).join(", ")} and ${abouts.length - 3} more` : abouts.join(", ")}: ${text}`);
+  const lines = [...byText].map(
+    ([text, abouts]) =>
+      `${abouts.length > 3 ? `${abouts.slice(0, 3).join(", ")} and ${abouts.length - 3} more` : abouts.join(", ")}: ${text}`,
+  );
   if (lines.length <= MAX_CAUSES) return lines;
   return [...lines.slice(0, MAX_CAUSES - 1), `and ${lines.length - MAX_CAUSES + 1} more causes`];
 }

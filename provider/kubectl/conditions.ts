@@ -23,7 +23,8 @@ export interface ConditionResult {
 
 /** One object against a condition. `undefined` is "does not exist". */
 export function evaluateCondition(c: WaitCondition, obj: KubeObject | undefined): ConditionResult {
-  if (c.kind === "delete") return obj === undefined ? { met: true, detail: "deleted" } : { met: false, detail: "still exists" };
+  if (c.kind === "delete")
+    return obj === undefined ? { met: true, detail: "deleted" } : { met: false, detail: "still exists" };
   if (obj === undefined) return { met: false, detail: "does not exist yet" };
   if (c.kind === "condition") return evaluateStatusCondition(obj, c.name, c.value);
   const values = evaluateJsonPath(c.expr, obj);
@@ -34,7 +35,13 @@ export function evaluateCondition(c: WaitCondition, obj: KubeObject | undefined)
   const want = c.value.trim();
   const met = values.some((v) => !isObject(v) && !Array.isArray(v) && formatJsonPathValue(v).trim() === want);
   if (met) return { met, detail: `${c.expr.source} is ${JSON.stringify(want)}` };
-  return { met, detail: values.length === 0 ? `${c.expr.source} has no value yet` : `${c.expr.source} is ${show(values)}, not ${JSON.stringify(want)}` };
+  return {
+    met,
+    detail:
+      values.length === 0
+        ? `${c.expr.source} has no value yet`
+        : `${c.expr.source} is ${show(values)}, not ${JSON.stringify(want)}`,
+  };
 }
 
 /**
@@ -50,9 +57,17 @@ function evaluateStatusCondition(obj: KubeObject, name: string, value: string): 
     if (typeof raw["status"] !== "string") continue;
     const generation = obj.metadata?.generation;
     if (typeof generation === "number") {
-      const og = typeof raw["observedGeneration"] === "number" ? raw["observedGeneration"] : status && typeof status["observedGeneration"] === "number" ? status["observedGeneration"] : undefined;
+      const og =
+        typeof raw["observedGeneration"] === "number"
+          ? raw["observedGeneration"]
+          : status && typeof status["observedGeneration"] === "number"
+            ? status["observedGeneration"]
+            : undefined;
       if (og !== undefined && og < generation) {
-        return { met: false, detail: `${raw["type"]} was last observed at generation ${og}, the object is at ${generation}` };
+        return {
+          met: false,
+          detail: `${raw["type"]} was last observed at generation ${og}, the object is at ${generation}`,
+        };
       }
     }
     const met = raw["status"].toLowerCase() === value.toLowerCase();
@@ -63,7 +78,9 @@ function evaluateStatusCondition(obj: KubeObject, name: string, value: string): 
 }
 
 function show(values: unknown[]): string {
-  const s = values.map((v) => (typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v) ?? String(v))).join(", ");
+  const s = values
+    .map((v) => (typeof v === "string" ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v))))
+    .join(", ");
   return s.length > 120 ? `${s.slice(0, 117)}...` : s;
 }
 
@@ -74,15 +91,27 @@ function show(values: unknown[]): string {
  * - a type/selector: done when at least one object matches and every match meets the condition.
  *   (kubectl fails with "no matching resources found"; a bootstrap waits for them to appear instead.)
  */
-export function checkObjects(c: WaitCondition, objects: readonly KubeObject[], rt: ResourceType, name?: string): WaitVerdict<KubeObject[]> {
+export function checkObjects(
+  c: WaitCondition,
+  objects: readonly KubeObject[],
+  rt: ResourceType,
+  name?: string,
+): WaitVerdict<KubeObject[]> {
   const label = (o: KubeObject): string => `${rt.kind.toLowerCase()}/${o.metadata?.name ?? "?"}`;
   if (c.kind === "delete") {
     if (objects.length === 0) return { state: "done", value: [] };
     const names = objects.slice(0, 5).map(label).join(", ");
-    return { state: "pending", message: `${objects.length} still exist${objects.length === 1 ? "s" : ""}: ${names}${objects.length > 5 ? ", ..." : ""}` };
+    return {
+      state: "pending",
+      message: `${objects.length} still exist${objects.length === 1 ? "s" : ""}: ${names}${objects.length > 5 ? ", ..." : ""}`,
+    };
   }
   if (objects.length === 0) {
-    return { state: "pending", message: name !== undefined ? `${rt.kind.toLowerCase()}/${name} does not exist yet` : `no matching ${rt.resource} yet` };
+    return {
+      state: "pending",
+      message:
+        name !== undefined ? `${rt.kind.toLowerCase()}/${name} does not exist yet` : `no matching ${rt.resource} yet`,
+    };
   }
   const failing: string[] = [];
   for (const o of objects) {
@@ -90,6 +119,9 @@ export function checkObjects(c: WaitCondition, objects: readonly KubeObject[], r
     if (!r.met) failing.push(`${label(o)}: ${r.detail}`);
   }
   if (failing.length === 0) return { state: "done", value: [...objects] };
-  const head = objects.length === 1 ? failing[0]! : `${failing.length} of ${objects.length} not ready (${failing.slice(0, 3).join("; ")}${failing.length > 3 ? "; ..." : ""})`;
+  const head =
+    objects.length === 1
+      ? failing[0]!
+      : `${failing.length} of ${objects.length} not ready (${failing.slice(0, 3).join("; ")}${failing.length > 3 ? "; ..." : ""})`;
   return { state: "pending", message: head };
 }

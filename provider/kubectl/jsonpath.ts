@@ -134,7 +134,10 @@ class Parser {
     while (this.pos < this.s.length && !isTerminator(this.s[this.pos])) this.pos++;
     const word = this.s.slice(start, this.pos);
     if (word === "true" || word === "false") this.out.push({ t: "literal", value: word === "true" });
-    else throw new ParseError(`unrecognized identifier ${JSON.stringify(word)} (quote strings in filters: @.type=="Ready")`);
+    else
+      throw new ParseError(
+        `unrecognized identifier ${JSON.stringify(word)} (quote strings in filters: @.type=="Ready")`,
+      );
   }
 
   private parseNumber(): void {
@@ -147,7 +150,8 @@ class Parser {
       return;
     }
     const n = Number(text);
-    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) || !Number.isFinite(n)) throw new ParseError(`cannot parse number ${text}`);
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) || !Number.isFinite(n))
+      throw new ParseError(`cannot parse number ${text}`);
     this.out.push({ t: "literal", value: n, kind: "float" });
   }
 
@@ -193,7 +197,10 @@ class Parser {
       return { known: false, value: 0 };
     };
     const start = param(sl[1], 0);
-    const end = sl[2] === undefined || sl[2] === "" ? { known: true, value: start.value + 1, derived: true } : { ...param(sl[2], 1), derived: false };
+    const end =
+      sl[2] === undefined || sl[2] === ""
+        ? { known: true, value: start.value + 1, derived: true }
+        : { ...param(sl[2], 1), derived: false };
     const step = param(sl[3], 2);
     if (step.known && step.value <= 0) throw new ParseError("the step of a slice must be > 0");
     this.out.push({ t: "array", start, end, step });
@@ -236,7 +243,18 @@ class Parser {
 
 /** The escapes of Go's strconv.UnquoteChar that matter in a filter literal. */
 function unquote(s: string): string {
-  const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"', a: "\x07", b: "\b", f: "\f", v: "\v" };
+  const simple: Record<string, string> = {
+    n: "\n",
+    t: "\t",
+    r: "\r",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    a: "\x07",
+    b: "\b",
+    f: "\f",
+    v: "\v",
+  };
   return s.replace(/\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)/gs, (all, e: string) => {
     if (e.length > 1) return String.fromCodePoint(parseInt(e.slice(1), 16));
     return simple[e] ?? all;
@@ -324,7 +342,8 @@ function evalArray(input: unknown[], seg: Extract<Segment, { t: "array" }>): unk
     let end = seg.end.known ? seg.end.value : len;
     if (end < 0 || (end === 0 && seg.end.derived)) end += len;
     if (end === start) return result; // client-go returns here, skipping the remaining inputs
-    if (start >= len || start < 0) throw new EvalError(`array index out of bounds: index ${start}, length ${len}`, input);
+    if (start >= len || start < 0)
+      throw new EvalError(`array index out of bounds: index ${start}, length ${len}`, input);
     if (end > len || end < 0) throw new EvalError(`array index out of bounds: index ${end - 1}, length ${len}`, input);
     if (start > end) throw new EvalError(`starting index ${start} is greater than ending index ${end}`, input);
     const stepBy = seg.step.known ? seg.step.value : 1;
@@ -345,7 +364,8 @@ function collectRecursive(v: unknown, out: unknown[]): void {
 function evalFilter(input: unknown[], f: Extract<Segment, { t: "filter" }>): unknown[] {
   const results: unknown[] = [];
   for (const value of input) {
-    if (!Array.isArray(value)) throw new EvalError(`${goTypeName(value)} is not array or slice and cannot be filtered`, input);
+    if (!Array.isArray(value))
+      throw new EvalError(`${goTypeName(value)} is not array or slice and cannot be filtered`, input);
     for (const el of value) {
       if (f.op === "exists") {
         let lefts: unknown[];

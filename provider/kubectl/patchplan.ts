@@ -7,9 +7,7 @@ import { OpenApiV3PatchMeta, type PatchMeta, isMap } from "./threeway.js";
 import type { ResourceType } from "./types.js";
 
 /** How kubectl apply must patch a kind. */
-export type PatchPlan =
-  | { type: "strategic"; meta: PatchMeta }
-  | { type: "merge" };
+export type PatchPlan = { type: "strategic"; meta: PatchMeta } | { type: "merge" };
 
 export interface GvDoc {
   schemas: Record<string, unknown>;
@@ -65,20 +63,25 @@ export function patchPlanFor(rt: ResourceType, doc: GvDoc | undefined): PatchPla
   } else if (!smp) {
     return { type: "merge" };
   }
-  const schema = schemaName !== undefined && isMap(doc.schemas[schemaName]) ? (doc.schemas[schemaName] as Record<string, unknown>) : undefined;
+  const schema =
+    schemaName !== undefined && isMap(doc.schemas[schemaName])
+      ? (doc.schemas[schemaName] as Record<string, unknown>)
+      : undefined;
   return { type: "strategic", meta: new OpenApiV3PatchMeta(doc.schemas, schema) };
 }
 
 /** Indexes an OpenAPI v3 group-version document. */
 export function parseGvDoc(raw: unknown): GvDoc {
-  const schemas = isMap(raw) && isMap(raw["components"]) && isMap(raw["components"]["schemas"]) ? raw["components"]["schemas"] : {};
+  const schemas =
+    isMap(raw) && isMap(raw["components"]) && isMap(raw["components"]["schemas"]) ? raw["components"]["schemas"] : {};
   const byGvk = new Map<string, string>();
   for (const [name, s] of Object.entries(schemas)) {
     if (!isMap(s)) continue;
     const gvks = s["x-kubernetes-group-version-kind"];
     if (!Array.isArray(gvks)) continue;
     for (const g of gvks) {
-      if (isMap(g)) byGvk.set(`${String(g["group"] ?? "")}/${String(g["version"] ?? "")}/${String(g["kind"] ?? "")}`, name);
+      if (isMap(g))
+        byGvk.set(`${String(g["group"] ?? "")}/${String(g["version"] ?? "")}/${String(g["kind"] ?? "")}`, name);
     }
   }
   const smp = new Map<string, boolean>();
@@ -90,7 +93,8 @@ export function parseGvDoc(raw: unknown): GvDoc {
     if (!isMap(g)) continue;
     const key = `${String(g["group"] ?? "")}/${String(g["version"] ?? "")}/${String(g["kind"] ?? "")}`;
     if (smp.get(key) === true) continue;
-    const content = isMap(op["requestBody"]) && isMap(op["requestBody"]["content"]) ? op["requestBody"]["content"] : undefined;
+    const content =
+      isMap(op["requestBody"]) && isMap(op["requestBody"]["content"]) ? op["requestBody"]["content"] : undefined;
     smp.set(key, content !== undefined && "application/strategic-merge-patch+json" in content);
   }
   return { schemas, byGvk, smp };

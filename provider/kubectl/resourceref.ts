@@ -12,9 +12,7 @@ export interface ResourceQuery {
   version?: string;
 }
 
-export type TargetParse =
-  | { ok: true; type: string; name: string | undefined }
-  | { ok: false; message: string };
+export type TargetParse = { ok: true; type: string; name: string | undefined } | { ok: false; message: string };
 
 /** Splits `type/name` (or a bare `type`). Names never contain `/`. */
 export function splitTarget(arg: string): TargetParse {
@@ -23,11 +21,19 @@ export function splitTarget(arg: string): TargetParse {
   const parts = s.split("/");
   if (parts.length === 1) return { ok: true, type: s, name: undefined };
   if (parts.length > 2) {
-    return { ok: false, message: `"${s}" is not a resource type or kind/name: use TYPE or TYPE/NAME, e.g. daemonset/aws-node` };
+    return {
+      ok: false,
+      message: `"${s}" is not a resource type or kind/name: use TYPE or TYPE/NAME, e.g. daemonset/aws-node`,
+    };
   }
   const [type, name] = parts as [string, string];
-  if (type === "") return { ok: false, message: `"${s}" has no resource type before "/" (expected TYPE/NAME, e.g. daemonset/aws-node)` };
-  if (name === "") return { ok: false, message: `"${s}" has no name after "/" (expected TYPE/NAME, e.g. daemonset/aws-node)` };
+  if (type === "")
+    return {
+      ok: false,
+      message: `"${s}" has no resource type before "/" (expected TYPE/NAME, e.g. daemonset/aws-node)`,
+    };
+  if (name === "")
+    return { ok: false, message: `"${s}" has no name after "/" (expected TYPE/NAME, e.g. daemonset/aws-node)` };
   return { ok: true, type, name };
 }
 
@@ -71,8 +77,15 @@ export function matchResource(catalog: readonly ApiResource[], arg: string): Api
 }
 
 /** The exact `apiVersion`+`kind` of a manifest. Kinds are case-sensitive, as in kubectl. */
-export function matchKind(catalog: readonly ApiResource[], group: string, version: string, kind: string): ApiResource | undefined {
-  return catalog.find((r) => r.group === group && r.version === version && r.kind === kind && !r.resource.includes("/"));
+export function matchKind(
+  catalog: readonly ApiResource[],
+  group: string,
+  version: string,
+  kind: string,
+): ApiResource | undefined {
+  return catalog.find(
+    (r) => r.group === group && r.version === version && r.kind === kind && !r.resource.includes("/"),
+  );
 }
 
 function groupVersionMatches(r: ApiResource, q: ResourceQuery): boolean {

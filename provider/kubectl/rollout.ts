@@ -41,13 +41,22 @@ export function rolloutStatus(obj: KubeObject): RolloutStatus {
         const replicas = typeof spec["replicas"] === "number" ? spec["replicas"] : undefined;
         const updated = num(status["updatedReplicas"]);
         if (replicas !== undefined && updated < replicas) {
-          return { state: "progressing", message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...` };
+          return {
+            state: "progressing",
+            message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...`,
+          };
         }
         if (num(status["replicas"]) > updated) {
-          return { state: "progressing", message: `Waiting for deployment "${name}" rollout to finish: ${num(status["replicas"]) - updated} old replicas are pending termination...` };
+          return {
+            state: "progressing",
+            message: `Waiting for deployment "${name}" rollout to finish: ${num(status["replicas"]) - updated} old replicas are pending termination...`,
+          };
         }
         if (num(status["availableReplicas"]) < updated) {
-          return { state: "progressing", message: `Waiting for deployment "${name}" rollout to finish: ${num(status["availableReplicas"])} of ${updated} updated replicas are available...` };
+          return {
+            state: "progressing",
+            message: `Waiting for deployment "${name}" rollout to finish: ${num(status["availableReplicas"])} of ${updated} updated replicas are available...`,
+          };
         }
         return { state: "done", message: `deployment "${name}" successfully rolled out` };
       }
@@ -56,17 +65,26 @@ export function rolloutStatus(obj: KubeObject): RolloutStatus {
     case "DaemonSet": {
       const strategy = sub(spec, "updateStrategy");
       if (strategy["type"] !== "RollingUpdate") {
-        return { state: "failed", message: `rollout status is only available for RollingUpdate strategy type (daemon set "${name}" uses ${String(strategy["type"] ?? "none")})` };
+        return {
+          state: "failed",
+          message: `rollout status is only available for RollingUpdate strategy type (daemon set "${name}" uses ${String(strategy["type"] ?? "none")})`,
+        };
       }
       if (generation <= num(status["observedGeneration"])) {
         const desired = num(status["desiredNumberScheduled"]);
         const updated = num(status["updatedNumberScheduled"]);
         if (updated < desired) {
-          return { state: "progressing", message: `Waiting for daemon set "${name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...` };
+          return {
+            state: "progressing",
+            message: `Waiting for daemon set "${name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...`,
+          };
         }
         const available = num(status["numberAvailable"]);
         if (available < desired) {
-          return { state: "progressing", message: `Waiting for daemon set "${name}" rollout to finish: ${available} of ${desired} updated pods are available...` };
+          return {
+            state: "progressing",
+            message: `Waiting for daemon set "${name}" rollout to finish: ${available} of ${desired} updated pods are available...`,
+          };
         }
         return { state: "done", message: `daemon set "${name}" successfully rolled out` };
       }
@@ -75,10 +93,14 @@ export function rolloutStatus(obj: KubeObject): RolloutStatus {
     case "StatefulSet": {
       const strategy = sub(spec, "updateStrategy");
       if (strategy["type"] !== "RollingUpdate") {
-        return { state: "failed", message: `rollout status is only available for RollingUpdate strategy type (statefulset "${name}" uses ${String(strategy["type"] ?? "none")})` };
+        return {
+          state: "failed",
+          message: `rollout status is only available for RollingUpdate strategy type (statefulset "${name}" uses ${String(strategy["type"] ?? "none")})`,
+        };
       }
       const og = num(status["observedGeneration"]);
-      if (og === 0 || generation > og) return { state: "progressing", message: "Waiting for statefulset spec update to be observed..." };
+      if (og === 0 || generation > og)
+        return { state: "progressing", message: "Waiting for statefulset spec update to be observed..." };
       const replicas = typeof spec["replicas"] === "number" ? spec["replicas"] : undefined;
       const ready = num(status["readyReplicas"]);
       if (replicas !== undefined && ready < replicas) {
@@ -90,15 +112,24 @@ export function rolloutStatus(obj: KubeObject): RolloutStatus {
         if (replicas !== undefined && typeof ru["partition"] === "number") {
           const want = replicas - ru["partition"];
           if (updated < want) {
-            return { state: "progressing", message: `Waiting for partitioned roll out to finish: ${updated} out of ${want} new pods have been updated...` };
+            return {
+              state: "progressing",
+              message: `Waiting for partitioned roll out to finish: ${updated} out of ${want} new pods have been updated...`,
+            };
           }
         }
         return { state: "done", message: `partitioned roll out complete: ${updated} new pods have been updated...` };
       }
       if (status["updateRevision"] !== status["currentRevision"]) {
-        return { state: "progressing", message: `waiting for statefulset rolling update to complete ${num(status["updatedReplicas"])} pods at revision ${String(status["updateRevision"] ?? "")}...` };
+        return {
+          state: "progressing",
+          message: `waiting for statefulset rolling update to complete ${num(status["updatedReplicas"])} pods at revision ${String(status["updateRevision"] ?? "")}...`,
+        };
       }
-      return { state: "done", message: `statefulset rolling update complete ${num(status["currentReplicas"])} pods at revision ${String(status["currentRevision"] ?? "")}...` };
+      return {
+        state: "done",
+        message: `statefulset rolling update complete ${num(status["currentReplicas"])} pods at revision ${String(status["currentRevision"] ?? "")}...`,
+      };
     }
     default:
       return { state: "failed", message: `no status viewer has been implemented for ${obj.kind ?? "this kind"}` };

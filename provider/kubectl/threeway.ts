@@ -159,8 +159,18 @@ export function createThreeWayStrategicMergePatch(
   const o = clone(original ?? {});
   const m = clone(modified);
   const c = clone(current);
-  const delta = diffMaps(c, m, meta, { ignoreDeletions: true, ignoreChangesAndAdditions: false, setElementOrder: true, buildRetainKeysDirective: false });
-  const deletions = diffMaps(o, m, meta, { ignoreDeletions: false, ignoreChangesAndAdditions: true, setElementOrder: true, buildRetainKeysDirective: false });
+  const delta = diffMaps(c, m, meta, {
+    ignoreDeletions: true,
+    ignoreChangesAndAdditions: false,
+    setElementOrder: true,
+    buildRetainKeysDirective: false,
+  });
+  const deletions = diffMaps(o, m, meta, {
+    ignoreDeletions: false,
+    ignoreChangesAndAdditions: true,
+    setElementOrder: true,
+    buildRetainKeysDirective: false,
+  });
   return mergeMap(deletions, delta, meta);
 }
 
@@ -203,7 +213,14 @@ function diffMaps(original: JsonMap, modified: JsonMap, meta: PatchMeta, opts: D
   return patch;
 }
 
-function handleMapDiff(key: string, originalValue: JsonMap, modifiedValue: JsonMap, patch: JsonMap, meta: PatchMeta, opts: DiffOptions): void {
+function handleMapDiff(
+  key: string,
+  originalValue: JsonMap,
+  modifiedValue: JsonMap,
+  patch: JsonMap,
+  meta: PatchMeta,
+  opts: DiffOptions,
+): void {
   const f = meta.forStruct(key);
   const { retainKeys, strategy } = retainKeysAndStrategy(f.strategies);
   const sub = { ...opts, buildRetainKeysDirective: retainKeys };
@@ -215,7 +232,14 @@ function handleMapDiff(key: string, originalValue: JsonMap, modifiedValue: JsonM
   if (Object.keys(p).length > 0) patch[key] = p;
 }
 
-function handleSliceDiff(key: string, originalValue: unknown[], modifiedValue: unknown[], patch: JsonMap, meta: PatchMeta, opts: DiffOptions): void {
+function handleSliceDiff(
+  key: string,
+  originalValue: unknown[],
+  modifiedValue: unknown[],
+  patch: JsonMap,
+  meta: PatchMeta,
+  opts: DiffOptions,
+): void {
   const f = meta.forSlice(key);
   const { retainKeys, strategy } = retainKeysAndStrategy(f.strategies);
   if (strategy !== MERGE) {
@@ -253,7 +277,8 @@ function diffLists(
   opts: DiffOptions,
 ): { patchList: unknown[]; deleteList: unknown[]; setOrderList: unknown[] } {
   if (original.length === 0) {
-    if (modified.length === 0 || opts.ignoreChangesAndAdditions) return { patchList: [], deleteList: [], setOrderList: [] };
+    if (modified.length === 0 || opts.ignoreChangesAndAdditions)
+      return { patchList: [], deleteList: [], setOrderList: [] };
     return { patchList: modified, deleteList: [], setOrderList: [] };
   }
   const kind = sliceElementKind(original, modified);
@@ -265,7 +290,8 @@ function diffLists(
     let setOrderList: unknown[] = [];
     if (
       opts.setElementOrder &&
-      ((!opts.ignoreChangesAndAdditions && (patchList.length > 0 || !orderSame)) || (!opts.ignoreDeletions && patchList.length > 0))
+      ((!opts.ignoreChangesAndAdditions && (patchList.length > 0 || !orderSame)) ||
+        (!opts.ignoreDeletions && patchList.length > 0))
     ) {
       setOrderList = modified.map((v) => ({ [mergeKey]: (v as JsonMap)[mergeKey] }));
     }
@@ -275,7 +301,11 @@ function diffLists(
   const r = diffListsOfScalars(original, modified, opts);
   const patchList = normalizeSliceOrder(r.add, modified, mergeKey, kind);
   let setOrderList: unknown[] = [];
-  if (opts.setElementOrder && ((!opts.ignoreDeletions && r.deletions.length > 0) || (!opts.ignoreChangesAndAdditions && !deepEqual(original, modified)))) {
+  if (
+    opts.setElementOrder &&
+    ((!opts.ignoreDeletions && r.deletions.length > 0) ||
+      (!opts.ignoreChangesAndAdditions && !deepEqual(original, modified)))
+  ) {
     setOrderList = modified;
   }
   return { patchList, deleteList: r.deletions, setOrderList };
@@ -292,11 +322,16 @@ function isOrderSame(original: unknown[], modified: unknown[], mergeKey: string)
 function mergeKeyValueEqual(left: unknown, right: unknown, mergeKey: string): boolean {
   if (mergeKey === "") return left === right;
   if (!isMap(left) || !isMap(right)) throw new PatchComputationError("list element is not an object");
-  if (!(mergeKey in left) || !(mergeKey in right)) throw new PatchComputationError(`list element has no merge key "${mergeKey}"`);
+  if (!(mergeKey in left) || !(mergeKey in right))
+    throw new PatchComputationError(`list element has no merge key "${mergeKey}"`);
   return left[mergeKey] === right[mergeKey];
 }
 
-function diffListsOfScalars(original: unknown[], modified: unknown[], opts: DiffOptions): { add: unknown[]; deletions: unknown[] } {
+function diffListsOfScalars(
+  original: unknown[],
+  modified: unknown[],
+  opts: DiffOptions,
+): { add: unknown[]; deletions: unknown[] } {
   // Go sorts `original` in place (the caller's DeepEqual then sees it sorted) and a copy of `modified`.
   const os = sortScalars(original);
   const ms = sortScalars([...modified]);
@@ -368,7 +403,8 @@ function diffListsOfMaps(
 
 function mapWithKey(v: unknown, mergeKey: string): JsonMap {
   if (!isMap(v)) throw new PatchComputationError(`list element is not an object: ${JSON.stringify(v)}`);
-  if (!(mergeKey in v)) throw new PatchComputationError(`list element has no merge key "${mergeKey}": ${JSON.stringify(v)}`);
+  if (!(mergeKey in v))
+    throw new PatchComputationError(`list element has no merge key "${mergeKey}": ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -390,7 +426,8 @@ function mergeMap(original: JsonMap, patch: JsonMap, meta: PatchMeta): JsonMap {
     const rk = patch[RETAIN_KEYS];
     delete patch[RETAIN_KEYS];
     if (RETAIN_KEYS in original) {
-      if (!deepEqual(original[RETAIN_KEYS], rk)) throw new PatchComputationError("$retainKeys directives disagree in the three-way diff");
+      if (!deepEqual(original[RETAIN_KEYS], rk))
+        throw new PatchComputationError("$retainKeys directives disagree in the three-way diff");
     } else {
       original[RETAIN_KEYS] = rk;
     }
@@ -439,7 +476,8 @@ function mergeSetElementOrder(original: JsonMap, patch: JsonMap, meta: PatchMeta
     if (!key.startsWith(SET_ELEMENT_ORDER)) continue;
     const order = patch[key];
     if (key in original) {
-      if (!deepEqual(original[key], order)) throw new PatchComputationError("$setElementOrder lists disagree in the three-way diff");
+      if (!deepEqual(original[key], order))
+        throw new PatchComputationError("$setElementOrder lists disagree in the three-way diff");
     } else {
       original[key] = order;
     }
@@ -462,11 +500,24 @@ function mergeSetElementOrder(original: JsonMap, patch: JsonMap, meta: PatchMeta
       const [v] = removeDirectives(patchList);
       merged = v as unknown[];
     } else if (foundOriginal && foundPatch) {
-      merged = strategy === MERGE ? mergeSlice(originalList as unknown[], patchList as unknown[], f.meta, f.mergeKey) : (patchList as unknown[]);
+      merged =
+        strategy === MERGE
+          ? mergeSlice(originalList as unknown[], patchList as unknown[], f.meta, f.mergeKey)
+          : (patchList as unknown[]);
     } else continue;
-    const kind = sliceElementKindOrUndefined(foundOriginal ? (originalList as unknown[]) : [], foundPatch ? (patchList as unknown[]) : []);
+    const kind = sliceElementKindOrUndefined(
+      foundOriginal ? (originalList as unknown[]) : [],
+      foundPatch ? (patchList as unknown[]) : [],
+    );
     const { inPatch, serverOnly } = partition(merged, order, f.mergeKey);
-    original[listKey] = normalizeElementOrder(inPatch, serverOnly, order, foundOriginal ? (originalList as unknown[]) : [], f.mergeKey, kind ?? "scalar");
+    original[listKey] = normalizeElementOrder(
+      inPatch,
+      serverOnly,
+      order,
+      foundOriginal ? (originalList as unknown[]) : [],
+      f.mergeKey,
+      kind ?? "scalar",
+    );
     delete patch[listKey];
   }
 }
@@ -515,7 +566,8 @@ function partition(items: unknown[], by: unknown[], mergeKey: string): { inPatch
   const inPatch: unknown[] = [];
   const serverOnly: unknown[] = [];
   for (const v of items) {
-    const found = mergeKey === "" ? by.some((b) => b === v) : by.some((b) => isMap(b) && isMap(v) && b[mergeKey] === v[mergeKey]);
+    const found =
+      mergeKey === "" ? by.some((b) => b === v) : by.some((b) => isMap(b) && isMap(v) && b[mergeKey] === v[mergeKey]);
     (found ? inPatch : serverOnly).push(v);
   }
   return { inPatch, serverOnly };
@@ -523,7 +575,14 @@ function partition(items: unknown[], by: unknown[], mergeKey: string): { inPatch
 
 type ElemKind = "map" | "array" | "scalar";
 
-function normalizeElementOrder(patch: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string, kind: ElemKind): unknown[] {
+function normalizeElementOrder(
+  patch: unknown[],
+  serverOnly: unknown[],
+  patchOrder: unknown[],
+  serverOrder: unknown[],
+  mergeKey: string,
+  kind: ElemKind,
+): unknown[] {
   const p = normalizeSliceOrder(patch, patchOrder, mergeKey, kind);
   const s = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
   // mergeSortedSlice(left = server-only, right = patch items)
@@ -594,7 +653,11 @@ function removeDirectives(v: unknown): [unknown, boolean] {
 // ------------------------------------------------------------------ three-way JSON merge
 
 /** kubectl's patch for custom resources: RFC 7386 merge patch, deletions only from last-applied. */
-export function createThreeWayJsonMergePatch(original: JsonMap | undefined, modified: JsonMap, current: JsonMap): JsonMap {
+export function createThreeWayJsonMergePatch(
+  original: JsonMap | undefined,
+  modified: JsonMap,
+  current: JsonMap,
+): JsonMap {
   const addAndChange = keepOrDeleteNull(createMergePatch(current, modified), false);
   const deletions = keepOrDeleteNull(createMergePatch(original ?? {}, modified), true);
   const patch = mergeJsonPatches(deletions, addAndChange);
@@ -602,7 +665,8 @@ export function createThreeWayJsonMergePatch(original: JsonMap | undefined, modi
     if (key in patch) throw new PatchComputationError("At least one of apiVersion, kind and name was changed");
   }
   const md = patch["metadata"];
-  if (isMap(md) && "name" in md) throw new PatchComputationError("At least one of apiVersion, kind and name was changed");
+  if (isMap(md) && "name" in md)
+    throw new PatchComputationError("At least one of apiVersion, kind and name was changed");
   return patch;
 }
 

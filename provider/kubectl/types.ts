@@ -48,7 +48,9 @@ export function apiVersionOf(rt: Pick<ResourceType, "group" | "version">): strin
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const i = apiVersion.indexOf("/");
-  return i < 0 ? { group: "", version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  return i < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
 /** `deployments.apps`, `pods` — the group-qualified resource name kubectl prints. */
@@ -57,7 +59,11 @@ export function groupResource(rt: Pick<ResourceType, "group" | "resource">): str
 }
 
 /** `deployments.apps "x" in namespace "y"` / `namespaces "x"` — kubectl's way of naming an object. */
-export function describeObject(rt: Pick<ResourceType, "group" | "resource">, name?: string, namespace?: string): string {
+export function describeObject(
+  rt: Pick<ResourceType, "group" | "resource">,
+  name?: string,
+  namespace?: string,
+): string {
   let s = groupResource(rt);
   if (name !== undefined && name !== "") s += ` "${name}"`;
   if (namespace !== undefined && namespace !== "") s += ` in namespace "${namespace}"`;

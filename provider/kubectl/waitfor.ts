@@ -29,10 +29,14 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
   if (s === "") return { ok: false, message: `the condition is empty; expected ${forms}` };
 
   // kubectl also takes `Delete`; the spec's grammar, and so the schema, spell it `delete`.
-  if (s !== "delete" && s.toLowerCase() === "delete") return { ok: false, message: `"${s}" must be lower-case: write delete` };
+  if (s !== "delete" && s.toLowerCase() === "delete")
+    return { ok: false, message: `"${s}" must be lower-case: write delete` };
   if (s === "delete") {
     if (!opts.allowDelete) {
-      return { ok: false, message: `"delete" is only valid in a wait: step (apply.waitFor waits on objects it just applied); expected ${forms}` };
+      return {
+        ok: false,
+        message: `"delete" is only valid in a wait: step (apply.waitFor waits on objects it just applied); expected ${forms}`,
+      };
     }
     return { ok: true, condition: { kind: "delete" } };
   }
@@ -42,10 +46,14 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
     const eq = rest.indexOf("=");
     const name = (eq < 0 ? rest : rest.slice(0, eq)).trim();
     const value = eq < 0 ? "True" : rest.slice(eq + 1).trim();
-    if (name === "") return { ok: false, message: `"${text}" names no condition: expected condition=<Name>, e.g. condition=Ready` };
+    if (name === "")
+      return { ok: false, message: `"${text}" names no condition: expected condition=<Name>, e.g. condition=Ready` };
     if (/\s/.test(name)) return { ok: false, message: `condition name "${name}" contains whitespace` };
     if (eq >= 0 && value === "") {
-      return { ok: false, message: `"${text}" has no value after the second "=": expected condition=<Name>=<value>, e.g. condition=Ready=False` };
+      return {
+        ok: false,
+        message: `"${text}" has no value after the second "=": expected condition=<Name>=<value>, e.g. condition=Ready=False`,
+      };
     }
     return { ok: true, condition: { kind: "condition", name, value } };
   }
@@ -60,7 +68,10 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
     // kubectl trims quotes around the value: jsonpath='{.status.phase}'='Running'
     const value = split.value.trim().replace(/^['"]+|['"]+$/g, "");
     if (value === "") {
-      return { ok: false, message: `"${text}" has no value after "=": expected jsonpath=<expr>=<value>, e.g. jsonpath={.status.readyReplicas}=2` };
+      return {
+        ok: false,
+        message: `"${text}" has no value after "=": expected jsonpath=<expr>=<value>, e.g. jsonpath={.status.readyReplicas}=2`,
+      };
     }
     return { ok: true, condition: { kind: "jsonpath", expr: parsed.expr, value } };
   }
@@ -68,7 +79,10 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
   const head = s.split("=")[0] ?? s;
   if (["condition", "jsonpath"].includes(head.toLowerCase()) || head.toLowerCase() === "create") {
     if (head.toLowerCase() === "create") {
-      return { ok: false, message: `"create" is not supported; to wait for an object to exist use jsonpath={.metadata.name} (a kind/name target that does not exist yet is waited for)` };
+      return {
+        ok: false,
+        message: `"create" is not supported; to wait for an object to exist use jsonpath={.metadata.name} (a kind/name target that does not exist yet is waited for)`,
+      };
     }
     return { ok: false, message: `"${head}" must be lower-case: expected ${forms}` };
   }
@@ -79,7 +93,9 @@ export function parseWaitFor(text: string, opts: { allowDelete: boolean }): Wait
  * Splits `<expr>[=<value>]`. A braced expression ends at its matching `}`;
  * an unbraced one at the first `=`, so it cannot contain a filter.
  */
-function splitJsonPath(rest: string): { ok: true; expr: string; value: string | undefined } | { ok: false; message: string } {
+function splitJsonPath(
+  rest: string,
+): { ok: true; expr: string; value: string | undefined } | { ok: false; message: string } {
   const r = rest.trimStart();
   if (r === "") return { ok: false, message: `jsonpath= needs an expression, e.g. jsonpath={.status.phase}=Running` };
   if (r.startsWith("{")) {
@@ -101,7 +117,10 @@ function splitJsonPath(rest: string): { ok: true; expr: string; value: string | 
           const after = r.slice(i + 1);
           if (after.trim() === "") return { ok: true, expr, value: undefined };
           if (!after.startsWith("=")) {
-            return { ok: false, message: `unexpected "${after}" after the jsonpath expression ${expr}: expected =<value> or nothing` };
+            return {
+              ok: false,
+              message: `unexpected "${after}" after the jsonpath expression ${expr}: expected =<value> or nothing`,
+            };
           }
           return { ok: true, expr, value: after.slice(1) };
         }

@@ -53,12 +53,20 @@ const LOCAL_KEY_PATTERNS = {
 const LOCAL_KEYS: readonly LocalFileKey[] = [...new Set(STEP_TYPES.flatMap((t) => LOCAL_FILE_KEYS[t]))];
 
 /** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path, exec:. */
-const MAYBE_LOCAL = new RegExp([...LOCAL_KEYS.map((k) => LOCAL_KEY_PATTERNS[k]), String.raw`\bexec["']?\s*:`].join("|"));
+const MAYBE_LOCAL = new RegExp(
+  [...LOCAL_KEYS.map((k) => LOCAL_KEY_PATTERNS[k]), String.raw`\bexec["']?\s*:`].join("|"),
+);
 const MAYBE_LOCAL_VALUE = new RegExp([...LOCAL_KEYS, "exec"].join("|"));
 
 function mayReferenceFiles(specText: string, sources: VariableSources): boolean {
   if (MAYBE_LOCAL.test(specText)) return true;
-  const values = [...(sources.set ?? []).map(([, v]) => v), ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)), ...Object.values(sources.secretVars ?? {}), ...Object.values(sources.env ?? {}), ...Object.values(sources.envVars ?? {})];
+  const values = [
+    ...(sources.set ?? []).map(([, v]) => v),
+    ...(sources.varFiles ?? []).flatMap((f) => Object.values(f.values)),
+    ...Object.values(sources.secretVars ?? {}),
+    ...Object.values(sources.env ?? {}),
+    ...Object.values(sources.envVars ?? {}),
+  ];
   return values.some((v) => typeof v === "string" && MAYBE_LOCAL_VALUE.test(v));
 }
 
@@ -80,7 +88,12 @@ export interface BundleOptions {
  * the problems (a missing file becomes "cannot read ..."). Throws, naming the
  * files, for the two refusals (see the module comment).
  */
-export function collectBundle(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): Bundle {
+export function collectBundle(
+  specText: string,
+  baseDir: string,
+  sources: VariableSources,
+  opts: BundleOptions = {},
+): Bundle {
   const absBase = path.resolve(baseDir);
   if (!mayReferenceFiles(specText, sources)) return { baseDir: ".", files: {}, binaryFiles: {} };
   const paths = new Set<string>();
@@ -125,7 +138,12 @@ export function collectBundle(specText: string, baseDir: string, sources: Variab
     else binaryFiles[key] = data.toString("base64");
   }
   refuseOversized(sizes, opts.maxBytes ?? DEFAULT_BUNDLE_MAX_BYTES);
-  return { baseDir: toPosix(path.relative(top, absBase)) || ".", files, binaryFiles, ...(executables.length > 0 ? { executables: executables.sort() } : {}) };
+  return {
+    baseDir: toPosix(path.relative(top, absBase)) || ".",
+    files,
+    binaryFiles,
+    ...(executables.length > 0 ? { executables: executables.sort() } : {}),
+  };
 }
 
 /** The highest directory a relative path written in the spec passes through, resolved lexically from `base` (`../spec/x` passes through the parent). */
@@ -150,18 +168,29 @@ export interface BundleArgs {
 }
 
 /** The bundle's options from the resource's arguments; a bad value is a problem naming the argument. */
-export function bundleOptions(args: BundleArgs): { options: BundleOptions; problems: { property: string; reason: string }[] } {
+export function bundleOptions(args: BundleArgs): {
+  options: BundleOptions;
+  problems: { property: string; reason: string }[];
+} {
   const problems: { property: string; reason: string }[] = [];
   const options: BundleOptions = {};
   const allow = args.allowFunctionsOutsideSpecDir;
   if (allow !== undefined && allow !== null) {
     if (typeof allow === "boolean") options.allowFunctionsOutsideSpecDir = allow;
-    else problems.push({ property: "allowFunctionsOutsideSpecDir", reason: "allowFunctionsOutsideSpecDir must be true or false" });
+    else
+      problems.push({
+        property: "allowFunctionsOutsideSpecDir",
+        reason: "allowFunctionsOutsideSpecDir must be true or false",
+      });
   }
   const max = args.maxBundleBytes;
   if (max !== undefined && max !== null) {
     if (typeof max === "number" && Number.isSafeInteger(max) && max > 0) options.maxBytes = max;
-    else problems.push({ property: "maxBundleBytes", reason: `maxBundleBytes must be a whole number of bytes above 0, not ${JSON.stringify(max)}` });
+    else
+      problems.push({
+        property: "maxBundleBytes",
+        reason: `maxBundleBytes must be a whole number of bytes above 0, not ${JSON.stringify(max)}`,
+      });
   }
   return { options, problems };
 }
@@ -171,7 +200,12 @@ export function bundleOptions(args: BundleArgs): { options: BundleOptions; probl
  * native provider in check): the files, and whether the bundle must be a Pulumi secret (a path
  * built from a secret variable would show the secret in a key). Throws for the refusals.
  */
-export function bundleInput(specText: string, baseDir: string, sources: VariableSources, opts: BundleOptions = {}): { bundle: Bundle; secret: boolean } {
+export function bundleInput(
+  specText: string,
+  baseDir: string,
+  sources: VariableSources,
+  opts: BundleOptions = {},
+): { bundle: Bundle; secret: boolean } {
   const bundle = collectBundle(specText, baseDir, sources, opts);
   const secretValues = Object.values(sources.secretVars ?? {}).filter((x) => x.length >= 3 && x !== UNKNOWN);
   const names = [...Object.keys(bundle.files), ...Object.keys(bundle.binaryFiles), bundle.baseDir];
@@ -198,7 +232,10 @@ function refuseOutsideFunction(ref: FileReference, absBase: string): void {
 function refuseOversized(sizes: readonly [string, number][], maxBytes: number): void {
   const total = sizes.reduce((n, [, size]) => n + size, 0);
   if (total <= maxBytes) return;
-  const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([file, size]) => `${file} (${kib(size)})`);
+  const largest = [...sizes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([file, size]) => `${file} (${kib(size)})`);
   throw new Error(
     `the files the spec references total ${kib(total)}, over the bundle's limit of ${kib(maxBytes)} (they are copied into the Pulumi state on every update); ` +
       `largest: ${largest.join(", ")}. Reference smaller files (e.g. a chart from a repository instead of a local .tgz), or raise maxBundleBytes on the Khook resource.`,
@@ -236,15 +273,26 @@ function substitutedDocument(specText: string, sources: VariableSources): unknow
  * default), or, with `state.enabled: false`, the owner marker named after the spec. Two resources
  * with one key share one record and one set of objects. Undefined when the spec does not parse.
  */
-export function recordKey(specText: string, sources: VariableSources): { key: string; specName: string; where: string } | undefined {
+export function recordKey(
+  specText: string,
+  sources: VariableSources,
+): { key: string; specName: string; where: string } | undefined {
   // Only metadata: and state: decide it; parsing just those keeps a 100-step spec's key at a few
   // milliseconds (it is computed at program time and in every check).
-  return recordKeyOfDocument(substitutedDocument(topLevelEntries(specText, ["metadata", "state"]) ?? specText, sources));
+  return recordKeyOfDocument(
+    substitutedDocument(topLevelEntries(specText, ["metadata", "state"]) ?? specText, sources),
+  );
 }
 
 /** The record key of a parsed spec document (recordKey). */
 export function recordKeyOfDocument(parsed: unknown): { key: string; specName: string; where: string } | undefined {
-  const doc = parsed as { metadata?: { name?: unknown } | null; state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null } | null | undefined;
+  const doc = parsed as
+    | {
+        metadata?: { name?: unknown } | null;
+        state?: { enabled?: unknown; namespace?: unknown; name?: unknown } | null;
+      }
+    | null
+    | undefined;
   const specName = doc?.metadata?.name;
   if (typeof specName !== "string" || specName === "") return undefined;
   const state = doc?.state ?? undefined;
@@ -255,9 +303,17 @@ export function recordKeyOfDocument(parsed: unknown): { key: string; specName: s
 }
 
 /** The record key of spec `specName` journaling at `location` (undefined: `state.enabled: false`, so the owner marker). */
-export function recordKeyOf(specName: string, location: { readonly namespace: string; readonly name: string } | undefined): { key: string; specName: string; where: string } {
-  if (location === undefined) return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
-  return { key: `record/${location.namespace}/${location.name}`, specName, where: `the state record Secret "${location.name}" in namespace "${location.namespace}"` };
+export function recordKeyOf(
+  specName: string,
+  location: { readonly namespace: string; readonly name: string } | undefined,
+): { key: string; specName: string; where: string } {
+  if (location === undefined)
+    return { key: `marker/${specName}`, specName, where: `the owner marker of spec "${specName}"` };
+  return {
+    key: `record/${location.namespace}/${location.name}`,
+    specName,
+    where: `the state record Secret "${location.name}" in namespace "${location.namespace}"`,
+  };
 }
 
 /** A top-level key of a block-style mapping, at column 0: plain, or quoted without escapes. */
@@ -304,7 +360,13 @@ function referencedPaths(specText: string, baseDir: string, sources: VariableSou
   if (Array.isArray(hooks)) {
     hooks.forEach((h: unknown, i) => {
       const exec = (h as { function?: { exec?: unknown } } | null)?.function?.exec;
-      if (typeof exec === "string" && exec !== "") refs.push({ role: "function", written: exec, resolved: path.resolve(baseDir, exec), field: `/hooks/${i}/function/exec` });
+      if (typeof exec === "string" && exec !== "")
+        refs.push({
+          role: "function",
+          written: exec,
+          resolved: path.resolve(baseDir, exec),
+          field: `/hooks/${i}/function/exec`,
+        });
     });
   }
   const steps = (doc as { steps?: unknown } | null)?.steps;
@@ -397,7 +459,10 @@ function asText(data: Buffer): string | undefined {
 export function bundleDigest(b: Pick<Bundle, "baseDir" | "files" | "binaryFiles" | "executables">): string {
   const h = createHash("sha256");
   h.update(`base ${b.baseDir}\n`);
-  for (const [kind, map] of [["t", b.files], ["b", b.binaryFiles]] as const) {
+  for (const [kind, map] of [
+    ["t", b.files],
+    ["b", b.binaryFiles],
+  ] as const) {
     for (const key of Object.keys(map).sort()) {
       h.update(`${kind} ${key}\0`);
       h.update(map[key]!);

@@ -119,7 +119,8 @@ export function watchCancelCalls(onCancel: () => void, from: string | undefined 
   if (from === undefined) return false;
   let proto: GrpcServerPrototype | undefined;
   try {
-    proto = (createRequire(from)("@grpc/grpc-js") as { Server?: { prototype?: GrpcServerPrototype } }).Server?.prototype;
+    proto = (createRequire(from)("@grpc/grpc-js") as { Server?: { prototype?: GrpcServerPrototype } }).Server
+      ?.prototype;
   } catch {
     return false;
   }

@@ -11,7 +11,15 @@
  */
 import { parseDuration } from "../dsl/duration.js";
 import { summaryFor, type RequiredTool, type SpecSummary } from "./summary.js";
-import { classifyUnknowns, hiddenByUnknown, rawSteps, showUnknown, waitingLine, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
+import {
+  classifyUnknowns,
+  hiddenByUnknown,
+  rawSteps,
+  showUnknown,
+  waitingLine,
+  withoutUnknownTargeting,
+  KNOWN_AFTER,
+} from "./unknowns.js";
 import { normalizeInputs, PROVIDER_KEY, UNKNOWN, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as HelmModule from "../tools/helm.js";
 import type * as KustomizeModule from "../tools/kustomize.js";
@@ -31,13 +39,22 @@ export interface CheckOptions {
   toolMissing?: (tool: RequiredTool["tool"]) => string | undefined;
 }
 
-export function check(olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): CheckResult {
+export function check(
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  opts: CheckOptions = {},
+): CheckResult {
   return checkSpec(olds, news, opts).result;
 }
 
 /** `check`, and when the spec loaded, its summary: what the caller needs of it next (the record key) without loading it again. */
-export function checkSpec(_olds: Record<string, unknown>, news: Record<string, unknown>, opts: CheckOptions = {}): { result: CheckResult; summary?: SpecSummary } {
-  const result = (r: CheckResult, summary?: SpecSummary): { result: CheckResult; summary?: SpecSummary } => (summary !== undefined ? { result: r, summary } : { result: r });
+export function checkSpec(
+  _olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  opts: CheckOptions = {},
+): { result: CheckResult; summary?: SpecSummary } {
+  const result = (r: CheckResult, summary?: SpecSummary): { result: CheckResult; summary?: SpecSummary } =>
+    summary !== undefined ? { result: r, summary } : { result: r };
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
   delete raw.plan;
@@ -52,11 +69,19 @@ export function checkSpec(_olds: Record<string, unknown>, news: Record<string, u
   const failures: CheckFailure[] = [...problems];
   if (inputs.waitForCluster !== undefined) {
     const ms = parseDuration(inputs.waitForCluster);
-    if (ms === undefined || ms <= 0) failures.push({ property: "waitForCluster", reason: `waitForCluster must be a positive duration such as 10m, not "${inputs.waitForCluster}"` });
+    if (ms === undefined || ms <= 0)
+      failures.push({
+        property: "waitForCluster",
+        reason: `waitForCluster must be a positive duration such as 10m, not "${inputs.waitForCluster}"`,
+      });
   }
   if (inputs.timeout !== undefined) {
     const ms = parseDuration(inputs.timeout);
-    if (ms === undefined || ms <= 0) failures.push({ property: "timeout", reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"` });
+    if (ms === undefined || ms <= 0)
+      failures.push({
+        property: "timeout",
+        reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"`,
+      });
   }
   if (inputs.spec === undefined) return result({ inputs: raw, failures });
 
@@ -72,13 +97,21 @@ export function checkSpec(_olds: Record<string, unknown>, news: Record<string, u
     failures.push(...shown.map((p) => ({ property: p.property, reason: p.reason })));
     if (failures.length > 0 || waiting.size === 0) return result({ inputs: raw, failures });
     // Only steps that wait for values failed to load: name every step, none planned yet.
-    const plan = steps.map((s) => (waiting.has(s.index) ? waitingLine(s) : `${s.name}: ${s.type} - planned once the values it waits for exist (${KNOWN_AFTER})`));
+    const plan = steps.map((s) =>
+      waiting.has(s.index)
+        ? waitingLine(s)
+        : `${s.name}: ${s.type} - planned once the values it waits for exist (${KNOWN_AFTER})`,
+    );
     return result({ inputs: { ...inputs, ...passThrough, plan }, failures: [] });
   }
   for (const need of loaded.summary.tools) {
     if (waiting.has(need.index)) continue;
     const why = (opts.toolMissing ?? defaultToolMissing)(need.tool);
-    if (why !== undefined) failures.push({ property: `spec.steps[${need.index}]`, reason: `step ${need.step} needs ${need.tool}, and apply would fail: ${why}` });
+    if (why !== undefined)
+      failures.push({
+        property: `spec.steps[${need.index}]`,
+        reason: `step ${need.step} needs ${need.tool}, and apply would fail: ${why}`,
+      });
   }
   if (failures.length > 0) return result({ inputs: raw, failures }, loaded.summary);
   const plan = loaded.summary.plan.map((line, i) => {

@@ -42,19 +42,37 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   const raw: Record<string, unknown> = { ...news };
   delete raw[PROVIDER_KEY];
   const unknown = classifyUnknowns(raw);
-  if (unknown.opaque.length > 0) return { changes: true, ...NO_REPLACE, reasons: [`${unknown.opaque.join(", ")} not known until apply`] };
+  if (unknown.opaque.length > 0)
+    return { changes: true, ...NO_REPLACE, reasons: [`${unknown.opaque.join(", ")} not known until apply`] };
   const { inputs } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
   const waiting = unknown.variables.length > 0 ? rawSteps(inputs.spec ?? "", unknown.variables) : [];
-  if (waiting === undefined) return { changes: true, ...NO_REPLACE, reasons: [`variables not known until apply: ${unknown.variables.join(", ")}`] };
+  if (waiting === undefined)
+    return {
+      changes: true,
+      ...NO_REPLACE,
+      reasons: [`variables not known until apply: ${unknown.variables.join(", ")}`],
+    };
   const loaded = inputs.spec === undefined ? undefined : summaryFor(inputs);
   if (loaded === undefined || !loaded.ok) {
-    const reason = unknown.variables.length > 0 ? `variables not known until apply: ${unknown.variables.join(", ")}` : "the new spec does not load";
+    const reason =
+      unknown.variables.length > 0
+        ? `variables not known until apply: ${unknown.variables.join(", ")}`
+        : "the new spec does not load";
     return { changes: true, ...NO_REPLACE, reasons: [reason] };
   }
   // Steps whose inputs hold a secret carry keyed hashes: compare them under the key the resource keeps.
   const oldKey = typeof olds.hashKey === "string" ? olds.hashKey : undefined;
-  const keyed = oldKey !== undefined && loaded.summary.steps.some((s) => s.inputHash === UNKEYED_HASH) ? keyedStepHashes(inputs, oldKey) : undefined;
-  const spec = keyed === undefined ? loaded.summary : { ...loaded.summary, steps: loaded.summary.steps.map((s) => ({ ...s, inputHash: keyed.get(s.name) ?? s.inputHash })) };
+  const keyed =
+    oldKey !== undefined && loaded.summary.steps.some((s) => s.inputHash === UNKEYED_HASH)
+      ? keyedStepHashes(inputs, oldKey)
+      : undefined;
+  const spec =
+    keyed === undefined
+      ? loaded.summary
+      : {
+          ...loaded.summary,
+          steps: loaded.summary.steps.map((s) => ({ ...s, inputHash: keyed.get(s.name) ?? s.inputHash })),
+        };
 
   const reasons: string[] = [];
   const oldSteps = Array.isArray(olds.steps) ? (olds.steps as StepOutput[]) : undefined;
@@ -62,9 +80,15 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   if (oldSteps === undefined) {
     reasons.push("the state holds no step outcomes");
   } else {
-    reasons.push(...stepChanges({ steps: spec.steps.filter((s) => !waitingNames.has(s.name)) }, oldSteps.filter((o) => !waitingNames.has(o.name))));
+    reasons.push(
+      ...stepChanges(
+        { steps: spec.steps.filter((s) => !waitingNames.has(s.name)) },
+        oldSteps.filter((o) => !waitingNames.has(o.name)),
+      ),
+    );
   }
-  for (const w of waiting) if (w.unknown.length > 0) reasons.push(`step ${w.name}: ${KNOWN_AFTER} (unknown: ${w.unknown.join(", ")})`);
+  for (const w of waiting)
+    if (w.unknown.length > 0) reasons.push(`step ${w.name}: ${KNOWN_AFTER} (unknown: ${w.unknown.join(", ")})`);
 
   const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
   if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
@@ -72,12 +96,18 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   const location = spec.location;
   const oldLocation = typeof olds.recordName === "string" ? `${String(olds.recordNamespace)}/${olds.recordName}` : "";
   const newLocation = location ? `${location.namespace}/${location.name}` : "";
-  if (oldLocation !== newLocation) reasons.push(`the state record moved: ${oldLocation || "(none)"} -> ${newLocation || "(none)"}`);
+  if (oldLocation !== newLocation)
+    reasons.push(`the state record moved: ${oldLocation || "(none)"} -> ${newLocation || "(none)"}`);
 
-  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context")) reasons.push(`the target cluster is ${KNOWN_AFTER}`);
+  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context"))
+    reasons.push(`the target cluster is ${KNOWN_AFTER}`);
   else if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
   // The record names its owning stack: a renamed stack (or a resource from before owners existed) re-stamps it.
-  if ((oldInputs.pulumiProject ?? "") !== (inputs.pulumiProject ?? "") || (oldInputs.pulumiStack ?? "") !== (inputs.pulumiStack ?? "")) reasons.push("the owning stack changed");
+  if (
+    (oldInputs.pulumiProject ?? "") !== (inputs.pulumiProject ?? "") ||
+    (oldInputs.pulumiStack ?? "") !== (inputs.pulumiStack ?? "")
+  )
+    reasons.push("the owning stack changed");
 
   return { changes: reasons.length > 0, ...NO_REPLACE, reasons };
 }

@@ -37,7 +37,16 @@ import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
 import { journalLocation } from "./location.js";
-import { claimRecord, decideClaim, decideDelete, mintOwner, ownStepsNote, withMovedFrom, type StackIdentity, type Successor } from "./owner.js";
+import {
+  claimRecord,
+  decideClaim,
+  decideDelete,
+  mintOwner,
+  ownStepsNote,
+  withMovedFrom,
+  type StackIdentity,
+  type Successor,
+} from "./owner.js";
 import { recordKey, recordKeyOf } from "./bundle.js";
 import type { SpecSummary } from "./summary.js";
 import { recordPlace, type RecordOwner } from "../state/record.js";
@@ -46,7 +55,15 @@ import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../dsl/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
-import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, UNKNOWN, type KhookInputs, type KhookOutputs, type PreviewMode } from "./wire.js";
+import {
+  isKubeconfigContent,
+  normalizeInputs,
+  PROVIDER_KEY,
+  UNKNOWN,
+  type KhookInputs,
+  type KhookOutputs,
+  type PreviewMode,
+} from "./wire.js";
 import type * as pulumi from "@pulumi/pulumi";
 import type * as OperationsExports from "../operations.js";
 import type * as LoadExports from "./load.js";
@@ -55,7 +72,17 @@ import type * as KubeconfigExports from "../kube/kubeconfig.js";
 // ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
-export type Operations = Pick<OperationsModule, "openSession" | "applyOperation" | "destroyOperation" | "statusOperation" | "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"> &
+export type Operations = Pick<
+  OperationsModule,
+  | "openSession"
+  | "applyOperation"
+  | "destroyOperation"
+  | "statusOperation"
+  | "ownerOperation"
+  | "heldRecordOperation"
+  | "releaseRecordsOperation"
+  | "dropReleasedRecordsOperation"
+> &
   Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
@@ -151,7 +178,11 @@ export async function check(olds: Record<string, unknown>, news: Record<string, 
   return result;
 }
 
-export async function diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult> {
+export async function diff(
+  _id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<DiffResult> {
   const result = diffInputs(olds ?? {}, news ?? {});
   if (result.changes) printPlan(news ?? {}, result.reasons);
   if (previewMode(news ?? {}) === "online") await onlinePreview(news ?? {});
@@ -159,7 +190,10 @@ export async function diff(_id: string, olds: Record<string, unknown>, news: Rec
 }
 
 /** A failure when another resource checked by this process uses the same record. */
-function siblingFailure(raw: Record<string, unknown>, summary: SpecSummary | undefined): CheckResult["failures"][number] | undefined {
+function siblingFailure(
+  raw: Record<string, unknown>,
+  summary: SpecSummary | undefined,
+): CheckResult["failures"][number] | undefined {
   const { inputs } = normalizeInputs(raw);
   if (typeof inputs.spec !== "string" || inputs.spec === UNKNOWN || inputs.resourceName === undefined) return undefined;
   // The check loaded the spec (or found it in the memo): its name and journal location are the key.
@@ -167,8 +201,16 @@ function siblingFailure(raw: Record<string, unknown>, summary: SpecSummary | und
   const record =
     summary !== undefined
       ? recordKeyOf(summary.name, summary.location)
-      : recordKey(inputs.spec, { set: Object.entries(inputs.vars ?? {}), varFiles: inputs.varFiles ?? [], secretVars: inputs.secretVars ?? {}, envVars: inputs.envVars ?? {} });
-  const scoped = record === undefined ? undefined : { ...record, key: `${inputs.pulumiProject ?? ""}/${inputs.pulumiStack ?? ""}/${record.key}` };
+      : recordKey(inputs.spec, {
+          set: Object.entries(inputs.vars ?? {}),
+          varFiles: inputs.varFiles ?? [],
+          secretVars: inputs.secretVars ?? {},
+          envVars: inputs.envVars ?? {},
+        });
+  const scoped =
+    record === undefined
+      ? undefined
+      : { ...record, key: `${inputs.pulumiProject ?? ""}/${inputs.pulumiStack ?? ""}/${record.key}` };
   const refused = claimRecord(checkedRecords, inputs.resourceName, scoped);
   return refused === undefined ? undefined : { property: "spec", reason: refused };
 }
@@ -196,8 +238,10 @@ async function onlinePreview(news: Record<string, unknown>): Promise<void> {
   const plan = operations().planOperation;
   if (plan === undefined) return fallback("the cluster-facing layer has no live plan");
   const unknown = classifyUnknowns(news);
-  if (unknown.opaque.length > 0 || unknown.variables.length > 0) return fallback("some of the spec's inputs are not known yet");
-  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context")) return fallback("the cluster is not known yet");
+  if (unknown.opaque.length > 0 || unknown.variables.length > 0)
+    return fallback("some of the spec's inputs are not known yet");
+  if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context"))
+    return fallback("the cluster is not known yet");
   let prepared: ReturnType<typeof prepare>;
   try {
     prepared = prepare(news);
@@ -210,7 +254,10 @@ async function onlinePreview(news: Record<string, unknown>): Promise<void> {
   // Until the session is open, the spec's redactor (with the kubeconfig text's credentials, see prepare).
   let redactor = spec.redactor;
   try {
-    session = await operations().openSession(spec, { target: target(inputs, "inputs-first", kubeconfigs), journal: "default-on" });
+    session = await operations().openSession(spec, {
+      target: target(inputs, "inputs-first", kubeconfigs),
+      journal: "default-on",
+    });
     redactor = session.redactor;
     report = await plan(spec, {
       session,
@@ -232,7 +279,9 @@ async function onlinePreview(news: Record<string, unknown>): Promise<void> {
     for (const line of d.trimEnd().split("\n")) say(`  ${line}`);
   }
   const changing = report.steps.filter((s) => s.action !== "skip" && s.action !== "no-op").length;
-  say(`live plan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op; nothing was changed`);
+  say(
+    `live plan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op; nothing was changed`,
+  );
 }
 
 /** The plan in the preview's output (not only in the `plan` property): why the resource changes, then one line per step. */
@@ -266,17 +315,30 @@ export async function create(news: Record<string, unknown>): Promise<{ id: strin
   return { id, outs };
 }
 
-export async function update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<{ outs: KhookOutputs }> {
+export async function update(
+  id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<{ outs: KhookOutputs }> {
   // A resource created before owners existed gets its token now.
   const token = typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined;
   const hashKey = typeof olds?.hashKey === "string" ? olds.hashKey : undefined;
   // The record the last run used: a `state:` that now names another one leaves it (owner.ts).
-  const lastRecord = typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string" ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName }) : undefined;
+  const lastRecord =
+    typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string"
+      ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName })
+      : undefined;
   const { outs } = await applyRun(id, news, token, hashKey, lastRecord);
   return { outs };
 }
 
-async function applyRun(existingId: string | undefined, news: Record<string, unknown>, token: string | undefined, oldHashKey: string | undefined, lastRecord?: string): Promise<{ id: string; outs: KhookOutputs }> {
+async function applyRun(
+  existingId: string | undefined,
+  news: Record<string, unknown>,
+  token: string | undefined,
+  oldHashKey: string | undefined,
+  lastRecord?: string,
+): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name, kubeconfigs } = prepare(news);
   // Steps whose inputs hold a secret are hashed under a key the resource keeps in its state (as a secret).
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
@@ -287,7 +349,9 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   for (const w of spec.warnings) say(`warning: ${w.path ? `${w.path}: ` : ""}${w.message}`);
   if (location === undefined) {
-    say("warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming");
+    say(
+      "warning: state.enabled is false, so the journal is off: every update re-runs every step, and a failed run starts over instead of resuming",
+    );
   }
   let owner: RecordOwner = { ...mintOwner(stackOf(inputs)), ...(token !== undefined ? { token } : {}) };
   // One session for the owner check and the run: one client, one exec-plugin run.
@@ -304,35 +368,51 @@ async function applyRun(existingId: string | undefined, news: Record<string, unk
     if (!claim.ok) throw new Error(claim.message);
     if (claim.note !== undefined) say(claim.note);
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
-    const succeeds = existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
+    const succeeds =
+      existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
     // With the journal off the owner lives in the owner marker, which keeps what it left just as well.
     owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? recordPlace(location) : "");
-    result = await cancellation.track(ops.applyOperation(spec, {
-      session,
-      owner,
-      onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
-      ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
-      ...(hashKey !== undefined ? { hashKey } : {}),
-      signal: stop.signal,
-    }));
+    result = await cancellation.track(
+      ops.applyOperation(spec, {
+        session,
+        owner,
+        onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
+        ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+        ...(hashKey !== undefined ? { hashKey } : {}),
+        signal: stop.signal,
+      }),
+    );
     // A rename's or a replace's new resource: the old one's delete, in this process, must leave what this run applied.
     if (result.status === "succeeded" && existingId === undefined) {
       createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerPlace(spec, location) });
     }
     // The records this resource left are released once a run here succeeds (not before: a failed run resumes here, or its resource is destroyed from there).
     if (result.status === "succeeded" && owner.movedFrom !== undefined) {
-      const released = await ops.releaseRecordsOperation(spec, { session, places: owner.movedFrom, token: owner.token, movedTo: ownerPlace(spec, location) });
-      for (const place of released) say(`left the state record ${place} for ${ownerPlace(spec, location)}: it is marked as left, and this resource's delete removes it`);
+      const released = await ops.releaseRecordsOperation(spec, {
+        session,
+        places: owner.movedFrom,
+        token: owner.token,
+        movedTo: ownerPlace(spec, location),
+      });
+      for (const place of released)
+        say(
+          `left the state record ${place} for ${ownerPlace(spec, location)}: it is marked as left, and this resource's delete removes it`,
+        );
     }
   } finally {
     session.close();
   }
-  const outs: KhookOutputs = { ...runOutputs(inputs, spec, result, location), ownerToken: owner.token, ...(hashKey !== undefined ? { hashKey } : {}) };
+  const outs: KhookOutputs = {
+    ...runOutputs(inputs, spec, result, location),
+    ownerToken: owner.token,
+    ...(hashKey !== undefined ? { hashKey } : {}),
+  };
   if (result.status !== "succeeded") {
     let message = failureMessage(name, spec, result, "apply");
     if (result.status === "cancelled") message += stopReason();
-    if (location !== undefined) message += "\nthe journal keeps the completed steps: fix the cause and run `pulumi up` again to resume";
+    if (location !== undefined)
+      message += "\nthe journal keeps the completed steps: fix the cause and run `pulumi up` again to resume";
     throw new PartialFailure(id, { ...outs, [PROVIDER_KEY]: news[PROVIDER_KEY] }, message);
   }
   return { id, outs };
@@ -345,13 +425,17 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   const ops = operations();
   const where = target(inputs, "stack-config-first", kubeconfigs);
   // One session for the reachability probe, the owner check and the teardown: one client, one exec-plugin run.
-  const reached = await openReachable(ops, spec, where, inputs, (text) => sink(`[${name}] ${spec.redactor.redact(text)}`));
+  const reached = await openReachable(ops, spec, where, inputs, (text) =>
+    sink(`[${name}] ${spec.redactor.redact(text)}`),
+  );
   if ("unreachable" in reached) {
     const { kind, message } = reached.unreachable;
     const why = spec.redactor.redact(message);
     const escape = deleteUnreachableSource();
     if (kind === "unreachable" && escape !== undefined) {
-      sink(`[${name}] ${spec.redactor.redact(`warning: the cluster cannot be reached (${why}); ${escape} is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`)}`);
+      sink(
+        `[${name}] ${spec.redactor.redact(`warning: the cluster cannot be reached (${why}); ${escape} is true, so this resource is dropped from the stack's state and nothing in the cluster was touched`)}`,
+      );
       return;
     }
     throw new Error(destroyBlockedMessage(name, kind, why));
@@ -392,8 +476,23 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       // Another resource of this stack holds the record: tear down what only this one made.
       const alike = held.alike;
       const included = spec.steps.filter((s) => s.included).map((s) => s.name);
-      say(ownStepsNote(place, decision.owner, included.filter((n) => !alike.has(n)), included.filter((n) => alike.has(n))));
-      const leave = new Map([...alike].map((n) => [n, "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it"] as const));
+      say(
+        ownStepsNote(
+          place,
+          decision.owner,
+          included.filter((n) => !alike.has(n)),
+          included.filter((n) => alike.has(n)),
+        ),
+      );
+      const leave = new Map(
+        [...alike].map(
+          (n) =>
+            [
+              n,
+              "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it",
+            ] as const,
+        ),
+      );
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
       // The owner left this record for another: nobody holds it now, so it goes with this resource.
       const location = journalLocation(spec);
@@ -401,9 +500,16 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
         await dropLeftRecords(ops, spec, session, [recordPlace(location)], decision.owner.token, say);
       }
     } else {
-      result = await cancellation.track(ops.destroyOperation(spec, { ...common, owner: current ?? { ...stackOf(inputs), token: token ?? "" } }));
+      result = await cancellation.track(
+        ops.destroyOperation(spec, { ...common, owner: current ?? { ...stackOf(inputs), token: token ?? "" } }),
+      );
       // The records this resource left on its way here go with it (unless another resource took one up since).
-      if (result.status === "succeeded" && current?.movedFrom !== undefined && token !== undefined && current.token === token) {
+      if (
+        result.status === "succeeded" &&
+        current?.movedFrom !== undefined &&
+        token !== undefined &&
+        current.token === token
+      ) {
         await dropLeftRecords(ops, spec, session, current.movedFrom, token, say);
       }
     }
@@ -422,16 +528,30 @@ export { del as delete };
  * The dynamic provider's methods, which sdk/provider.ts forwards here one by one: held to
  * Pulumi's ResourceProvider, so a handler whose signature drifts from it does not compile.
  */
-export const handlers = { configure, check, diff, create, update, delete: del, read } satisfies Required<pulumi.dynamic.ResourceProvider>;
+export const handlers = {
+  configure,
+  check,
+  diff,
+  create,
+  update,
+  delete: del,
+  read,
+} satisfies Required<pulumi.dynamic.ResourceProvider>;
 
-export async function read(id: string, props: Record<string, unknown>): Promise<{ id: string; props: Record<string, unknown> }> {
+export async function read(
+  id: string,
+  props: Record<string, unknown>,
+): Promise<{ id: string; props: Record<string, unknown> }> {
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
   const { inputs, spec, kubeconfigs } = prepare(raw);
   const location = journalLocation(spec);
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
-  const session = await ops.openSession(spec, { target: target(inputs, "stack-config-first", kubeconfigs), journal: "default-on" });
+  const session = await ops.openSession(spec, {
+    target: target(inputs, "stack-config-first", kubeconfigs),
+    journal: "default-on",
+  });
   let report: Awaited<ReturnType<Operations["statusOperation"]>>;
   try {
     report = await ops.statusOperation(spec, { session });
@@ -445,7 +565,14 @@ export async function read(id: string, props: Record<string, unknown>): Promise<
 
 // ---- helpers ----
 
-async function dropLeftRecords(ops: Operations, spec: LoadedSpec, session: Session, places: readonly string[], token: string, say: (text: string) => void): Promise<void> {
+async function dropLeftRecords(
+  ops: Operations,
+  spec: LoadedSpec,
+  session: Session,
+  places: readonly string[],
+  token: string,
+  say: (text: string) => void,
+): Promise<void> {
   const dropped = await ops.dropReleasedRecordsOperation(spec, { session, places, token });
   for (const place of dropped) say(`removed the state record ${place}, which its owner had left for another`);
 }
@@ -457,7 +584,13 @@ type Unreachable = { kind: "unreachable" | "rejected"; message: string };
  * kubeconfig, a failing exec plugin) is "unreachable", and so is one whose API server did not
  * become ready within `waitForCluster`.
  */
-async function openReachable(ops: Operations, spec: LoadedSpec, where: ClusterTarget, inputs: KhookInputs, say: (text: string) => void): Promise<{ session: Session } | { unreachable: Unreachable }> {
+async function openReachable(
+  ops: Operations,
+  spec: LoadedSpec,
+  where: ClusterTarget,
+  inputs: KhookInputs,
+  say: (text: string) => void,
+): Promise<{ session: Session } | { unreachable: Unreachable }> {
   let session: Session;
   try {
     session = await ops.openSession(spec, { target: where, journal: "default-on" });
@@ -494,7 +627,8 @@ export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejec
   const fresh =
     "set fresh credentials with `pulumi config set --secret khook:kubeconfig <kubeconfig>` (the stack config wins over the stored kubeconfig for destroy and refresh) " +
     "and run `pulumi destroy --run-program` (without --run-program, Pulumi uses the provider configuration recorded at the last `up`)";
-  if (kind === "rejected") return `[${name}] cannot tear down: the cluster rejected the credentials (${why}).\nThe stored kubeconfig may hold an expired token: ${fresh}.`;
+  if (kind === "rejected")
+    return `[${name}] cannot tear down: the cluster rejected the credentials (${why}).\nThe stored kubeconfig may hold an expired token: ${fresh}.`;
   return (
     `[${name}] cannot tear down: the cluster cannot be reached (${why}).\n` +
     `If the credentials changed, ${fresh}.\n` +
@@ -511,11 +645,17 @@ export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejec
  */
 export type CredentialPrecedence = "inputs-first" | "stack-config-first";
 
-function prepare(raw: Record<string, unknown>): { inputs: KhookInputs; spec: LoadedSpec; name: string; kubeconfigs: LoadedContents } {
+function prepare(raw: Record<string, unknown>): {
+  inputs: KhookInputs;
+  spec: LoadedSpec;
+  name: string;
+  kubeconfigs: LoadedContents;
+} {
   const bag = { ...raw };
   delete bag[PROVIDER_KEY];
   const { inputs, problems } = normalizeInputs(bag);
-  if (problems.length > 0) throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
+  if (problems.length > 0)
+    throw new Error(problems.map((p) => `${p.property ? `${p.property}: ` : ""}${p.reason}`).join("\n"));
   const { loadFromInputs } = require("./load.js") as typeof LoadExports;
   const loaded = loadFromInputs(inputs);
   if (!loaded.ok) throw new Error(loaded.message);
@@ -551,7 +691,8 @@ function stackOf(inputs: KhookInputs): { project: string; stack: string } {
 
 /** Where the owner is kept, for messages: the record, or the owner marker when the journal is off. */
 function ownerPlace(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
-  if (location !== undefined) return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
+  if (location !== undefined)
+    return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
   const marker = ownerMarkerLocation(spec.name);
   return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
 }
@@ -560,7 +701,11 @@ export function resourceId(spec: LoadedSpec, location: { namespace: string; name
   return location ? `${location.namespace}/${location.name}` : spec.name;
 }
 
-export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "inputs-first", parsed: LoadedContents = new Map()): ClusterTarget {
+export function target(
+  inputs: KhookInputs,
+  precedence: CredentialPrecedence = "inputs-first",
+  parsed: LoadedContents = new Map(),
+): ClusterTarget {
   let kubeconfig: string | undefined;
   let context: string | undefined;
   if (precedence === "inputs-first") {
@@ -573,7 +718,11 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
     context = configured.context ?? (configured.kubeconfig === undefined ? inputs.context : undefined);
   }
   return {
-    ...(kubeconfig !== undefined ? (isKubeconfigContent(kubeconfig) ? { kubeconfigContent: kubeconfig } : { kubeconfigPath: path.resolve(kubeconfig) }) : {}),
+    ...(kubeconfig !== undefined
+      ? isKubeconfigContent(kubeconfig)
+        ? { kubeconfigContent: kubeconfig }
+        : { kubeconfigPath: path.resolve(kubeconfig) }
+      : {}),
     ...(kubeconfig !== undefined && parsed.has(kubeconfig) ? { loaded: parsed.get(kubeconfig)! } : {}),
     ...(context !== undefined ? { context } : {}),
   };
@@ -584,13 +733,21 @@ export function target(inputs: KhookInputs, precedence: CredentialPrecedence = "
  * log. Without it, an API server that is not up yet fails the update with an error that names the
  * input (`advise`; delete has its own ways out, destroyBlockedMessage).
  */
-async function awaitCluster(ops: Operations, session: Session, inputs: KhookInputs, say: (text: string) => void, signal: AbortSignal, opts: { advise?: boolean } = {}): Promise<void> {
+async function awaitCluster(
+  ops: Operations,
+  session: Session,
+  inputs: KhookInputs,
+  say: (text: string) => void,
+  signal: AbortSignal,
+  opts: { advise?: boolean } = {},
+): Promise<void> {
   const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
   if (ms !== undefined && ms > 0) {
     if (IN_PROVIDER_PROCESS) installCancellation(); // Ctrl-C ends the wait too
     await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say }, signal);
   } else if (opts.advise !== false) {
-    session.kube.notUpAdvice = 'if the cluster is still starting, set the Khook input waitForCluster (e.g. "10m") to wait until it answers';
+    session.kube.notUpAdvice =
+      'if the cluster is still starting, set the Khook input waitForCluster (e.g. "10m") to wait until it answers';
   }
 }
 
@@ -605,7 +762,8 @@ function runSignal(inputs: KhookInputs): { signal: AbortSignal; stopReason: () =
   return {
     signal: timeout === undefined ? cancellation.signal : AbortSignal.any([cancellation.signal, timeout]),
     stopReason: () => {
-      if (cancellation.reason !== undefined) return `\nstopped by ${cancellation.reason === "Cancel" ? "pulumi's cancellation (Ctrl-C)" : cancellation.reason}: running steps were aborted and the journal written`;
+      if (cancellation.reason !== undefined)
+        return `\nstopped by ${cancellation.reason === "Cancel" ? "pulumi's cancellation (Ctrl-C)" : cancellation.reason}: running steps were aborted and the journal written`;
       if (timeout?.aborted) return `\nthe overall timeout (${formatDuration(ms!)}) ran out`;
       return "";
     },

@@ -73,7 +73,8 @@ function load(inputs: KhookInputs): LoadOutcome {
     });
     return { ok: true, spec, bundleRoot: root };
   } catch (e) {
-    const unroot = (s: string): string => (root === process.cwd() ? s : s.split(`${root}/`).join("").split(root).join("."));
+    const unroot = (s: string): string =>
+      root === process.cwd() ? s : s.split(`${root}/`).join("").split(root).join(".");
     if (isKhookError(e) && e.diagnostics.length > 0) {
       const problems = e.diagnostics.map((d) => diagnosticProblem(d, display, unroot));
       return { ok: false, problems, message: unroot(e.message.replace(/^<stdin>/, display)) };
@@ -88,7 +89,11 @@ function load(inputs: KhookInputs): LoadOutcome {
  * in Pulumi's property-path syntax under `spec` (`spec.steps[2].helm.chart`),
  * or none for whole-document problems; the reason starts with `file:line:col`.
  */
-export function diagnosticProblem(d: Diagnostic, display: string, unroot: (s: string) => string = (s) => s): InputProblem {
+export function diagnosticProblem(
+  d: Diagnostic,
+  display: string,
+  unroot: (s: string) => string = (s) => s,
+): InputProblem {
   const where = d.position ? `${display}:${d.position.line}:${d.position.column}` : display;
   return { property: pointerToPropertyPath(d.path), reason: `${where}: ${unroot(d.message)}` };
 }

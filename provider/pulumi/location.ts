@@ -12,6 +12,7 @@ import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 
 export function journalLocation(spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">): StateSettings | undefined {
   if (spec.state !== undefined) return spec.state;
-  if (spec.stateDeclared === "absent") return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
+  if (spec.stateDeclared === "absent")
+    return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
   return undefined;
 }

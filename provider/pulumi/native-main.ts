@@ -18,7 +18,9 @@ function installedPulumiRpc(): PulumiRpc {
   };
 }
 
-serve(process.argv.slice(2), require("@pulumi/pulumi/provider") as typeof pulumiProvider, installedPulumiRpc()).catch((e: unknown) => {
-  process.stderr.write(`pulumi-resource-khook: ${(e as Error).stack ?? String(e)}\n`);
-  process.exit(1);
-});
+serve(process.argv.slice(2), require("@pulumi/pulumi/provider") as typeof pulumiProvider, installedPulumiRpc()).catch(
+  (e: unknown) => {
+    process.stderr.write(`pulumi-resource-khook: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

@@ -16,28 +16,67 @@ export const KHOOK_TOKEN = "khook:index:Khook";
 
 type PropertySpec = Record<string, unknown>;
 
-const str = (description: string, extra: PropertySpec = {}): PropertySpec => ({ type: "string", description, ...extra });
-const stringMap = (description: string, extra: PropertySpec = {}): PropertySpec => ({ type: "object", additionalProperties: { type: "string" }, description, ...extra });
+const str = (description: string, extra: PropertySpec = {}): PropertySpec => ({
+  type: "string",
+  description,
+  ...extra,
+});
+const stringMap = (description: string, extra: PropertySpec = {}): PropertySpec => ({
+  type: "object",
+  additionalProperties: { type: "string" },
+  description,
+  ...extra,
+});
 const stringList = (description: string): PropertySpec => ({ type: "array", items: { type: "string" }, description });
 
 /** Inputs a program gives (the TypeScript SDK's `KhookArgs`, with paths where it passes contents). */
 const INPUTS: Record<string, PropertySpec> = {
   spec: str("The spec text (apiVersion: khook.io/v1, kind: Khook). Exactly one of `spec` and `specFile`."),
-  specFile: str("The spec file, relative to the program's directory. The provider reads it and every local file it references; editing any of them shows in `pulumi preview`."),
-  baseDir: str("Where relative paths in an inline `spec` resolve, relative to the program's directory (default: the program's directory)."),
-  allowFunctionsOutsideSpecDir: { type: "boolean", description: "Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through `../` or a symlink. Off by default: the referenced files are copied into the Pulumi state." },
-  maxBundleBytes: { type: "integer", description: "The limit on the local files the spec references, which travel in the Pulumi state (default 4 MiB); over it, preview fails naming the largest files." },
+  specFile: str(
+    "The spec file, relative to the program's directory. The provider reads it and every local file it references; editing any of them shows in `pulumi preview`.",
+  ),
+  baseDir: str(
+    "Where relative paths in an inline `spec` resolve, relative to the program's directory (default: the program's directory).",
+  ),
+  allowFunctionsOutsideSpecDir: {
+    type: "boolean",
+    description:
+      "Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through `../` or a symlink. Off by default: the referenced files are copied into the Pulumi state.",
+  },
+  maxBundleBytes: {
+    type: "integer",
+    description:
+      "The limit on the local files the spec references, which travel in the Pulumi state (default 4 MiB); over it, preview fails naming the largest files.",
+  },
   vars: stringMap("Variables, like `khook apply --set` (highest precedence)."),
-  varFiles: stringList("Var files (flat `NAME: value` YAML maps), relative to the program's directory, like `--var-file`. Later files win."),
-  secretVars: stringMap("Secret variables: stored as Pulumi secrets and redacted from every line khook prints and every output.", { secret: true }),
-  fromEnvironment: { type: "boolean", description: "Read KHOOK_VAR_* and KHOOK_SECRET_* (or the prefixes below) from the environment of the pulumi command, like the CLI does. Off unless set (or a prefix is given)." },
+  varFiles: stringList(
+    "Var files (flat `NAME: value` YAML maps), relative to the program's directory, like `--var-file`. Later files win.",
+  ),
+  secretVars: stringMap(
+    "Secret variables: stored as Pulumi secrets and redacted from every line khook prints and every output.",
+    { secret: true },
+  ),
+  fromEnvironment: {
+    type: "boolean",
+    description:
+      "Read KHOOK_VAR_* and KHOOK_SECRET_* (or the prefixes below) from the environment of the pulumi command, like the CLI does. Off unless set (or a prefix is given).",
+  },
   varPrefix: str("Environment prefix for variables (default KHOOK_VAR_); giving it opts into `fromEnvironment`."),
-  secretPrefix: str("Environment prefix for secret variables (default KHOOK_SECRET_); giving it opts into `fromEnvironment`."),
-  kubeconfig: str("Kubeconfig content (YAML or JSON) or a path to a kubeconfig file. Default: the stack config `khook:kubeconfig`, else the ambient kubeconfig. For destroy and refresh, `khook:kubeconfig` wins over this stored value.", { secret: true }),
+  secretPrefix: str(
+    "Environment prefix for secret variables (default KHOOK_SECRET_); giving it opts into `fromEnvironment`.",
+  ),
+  kubeconfig: str(
+    "Kubeconfig content (YAML or JSON) or a path to a kubeconfig file. Default: the stack config `khook:kubeconfig`, else the ambient kubeconfig. For destroy and refresh, `khook:kubeconfig` wins over this stored value.",
+    { secret: true },
+  ),
   context: str("The kubeconfig context (default: stack config `khook:context`, else the current context)."),
   parallelism: { type: "integer", description: "Steps to run at once (default 8)." },
-  timeout: str("An overall bound on one apply or destroy, as a duration (`30m`): when it runs out, running steps are cancelled and the journal keeps what completed."),
-  previewMode: str("`online`: preview also asks the cluster, read-only, what each step would do. Default: the stack config `khook:previewMode`, else `offline`."),
+  timeout: str(
+    "An overall bound on one apply or destroy, as a duration (`30m`): when it runs out, running steps are cancelled and the journal keeps what completed.",
+  ),
+  previewMode: str(
+    "`online`: preview also asks the cluster, read-only, what each step would do. Default: the stack config `khook:previewMode`, else `offline`.",
+  ),
 };
 
 /** What a run produces (wire.ts `KhookOutputs` minus the inputs). */
@@ -50,8 +89,13 @@ const RESULTS: Record<string, PropertySpec> = {
   recordUpdatedAt: str("When the record was last written (after a refresh)."),
   engineVersion: str("The khook version that last applied."),
   plan: stringList("The offline plan, one line per step."),
-  ownerToken: str("Minted by create, kept by every update: tells this resource's claim on the state record from a successor's."),
-  hashKey: str("The key of the keyed input hashes of steps that use secrets (a secret: with it, a hash could be checked against guesses).", { secret: true }),
+  ownerToken: str(
+    "Minted by create, kept by every update: tells this resource's claim on the state record from a successor's.",
+  ),
+  hashKey: str(
+    "The key of the keyed input hashes of steps that use secrets (a secret: with it, a hash could be checked against guesses).",
+    { secret: true },
+  ),
 };
 
 const STEP = {
@@ -73,9 +117,16 @@ const STEP = {
 
 /** Stack config (`khook:*`) and explicit provider inputs: the same settings. */
 const CONFIG: Record<string, PropertySpec> = {
-  kubeconfig: str("Kubeconfig content or path for every Khook of the stack; for destroy and refresh it wins over the stored one.", { secret: true }),
+  kubeconfig: str(
+    "Kubeconfig content or path for every Khook of the stack; for destroy and refresh it wins over the stored one.",
+    { secret: true },
+  ),
   context: str("The kubeconfig context."),
-  deleteUnreachable: { type: "boolean", description: "When the cluster cannot be reached, destroy drops the resource from the stack's state without touching any cluster." },
+  deleteUnreachable: {
+    type: "boolean",
+    description:
+      "When the cluster cannot be reached, destroy drops the resource from the stack's state without touching any cluster.",
+  },
   previewMode: str("The default `previewMode` of every Khook: offline | online."),
 };
 
@@ -85,15 +136,20 @@ export function khookSchema(version: string = KHOOK_VERSION): string {
     name: "khook",
     displayName: "khook",
     version,
-    description: "khook: a declarative cluster bootstrap (apiVersion: khook.io/v1, kind: Khook) applied from a Pulumi program.",
+    description:
+      "khook: a declarative cluster bootstrap (apiVersion: khook.io/v1, kind: Khook) applied from a Pulumi program.",
     keywords: ["kubernetes", "bootstrap", "helm", "category/utility", "kind/native"],
     license: "Apache-2.0",
     config: { variables: CONFIG },
-    provider: { description: "The khook provider: where the Khook resources of a stack reach their cluster.", inputProperties: CONFIG },
+    provider: {
+      description: "The khook provider: where the Khook resources of a stack reach their cluster.",
+      inputProperties: CONFIG,
+    },
     types: { "khook:index:Step": STEP },
     resources: {
       [KHOOK_TOKEN]: {
-        description: "A khook spec applied to a cluster: preview validates and plans it, up applies it with the state journal on, destroy tears down what it created, refresh reads the journal.",
+        description:
+          "A khook spec applied to a cluster: preview validates and plans it, up applies it with the state journal on, destroy tears down what it created, refresh reads the journal.",
         inputProperties: INPUTS,
         properties: { ...INPUTS, ...RESULTS },
         required: ["steps", "runStatus", "engineVersion", "specName"],

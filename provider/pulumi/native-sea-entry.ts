@@ -15,7 +15,11 @@ import { KHOOK_TOKEN } from "./native-schema.js";
 
 /** Serves the provider until the engine stops it; the number is the exit code once the server is up (0). */
 export async function providerMain(argv: string[]): Promise<number> {
-  await serve(argv, server, { grpc: grpc as unknown as PulumiRpc["grpc"], engineGrpc: engineGrpc as unknown as PulumiRpc["engineGrpc"], engineProto: engineProto as unknown as PulumiRpc["engineProto"] });
+  await serve(argv, server, {
+    grpc: grpc as unknown as PulumiRpc["grpc"],
+    engineGrpc: engineGrpc as unknown as PulumiRpc["engineGrpc"],
+    engineProto: engineProto as unknown as PulumiRpc["engineProto"],
+  });
   return 0;
 }
 
@@ -28,7 +32,8 @@ export async function warmUp(): Promise<void> {
   const provider = nativeProvider(undefined);
   setLineSink(() => undefined); // the plan lines of a warm-up are nobody's
   const urn = `urn:pulumi:train::train::${KHOOK_TOKEN}::boot`;
-  const spec = "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: train}\nsteps:\n  - name: cm\n    apply:\n      namespace: ${NS}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm}\n";
+  const spec =
+    "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: train}\nsteps:\n  - name: cm\n    apply:\n      namespace: ${NS}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm}\n";
   await provider.getSchema?.();
   const checked = await provider.check!(urn, {}, { spec, vars: { NS: "train" } });
   await provider.diff!("train", urn, checked.inputs, checked.inputs);

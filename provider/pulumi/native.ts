@@ -55,7 +55,8 @@ export function reveal(bag: Bag | undefined): { plain: Bag; secret: Set<string> 
       return strip(v.value, top);
     }
     if (Array.isArray(v)) return v.map((x) => strip(x, top));
-    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v as Bag).map(([k, x]) => [k, strip(x, top)]));
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v as Bag).map(([k, x]) => [k, strip(x, top)]));
     return v;
   };
   const plain: Bag = {};
@@ -75,7 +76,11 @@ export function conceal(bag: Bag, secret: ReadonlySet<string>): Bag {
 /** The parts of `urn:pulumi:<stack>::<project>::<type>::<name>`. */
 export function parseUrn(urn: string): { stack: string; project: string; name: string } {
   const parts = urn.split("::");
-  return { stack: (parts[0] ?? "").replace(/^urn:pulumi:/, ""), project: parts[1] ?? "", name: parts.slice(3).join("::") };
+  return {
+    stack: (parts[0] ?? "").replace(/^urn:pulumi:/, ""),
+    project: parts[1] ?? "",
+    name: parts.slice(3).join("::"),
+  };
 }
 
 const known = (v: unknown): boolean => v !== undefined && v !== null && v !== UNKNOWN;
@@ -83,7 +88,8 @@ const known = (v: unknown): boolean => v !== undefined && v !== null && v !== UN
 function textMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (v === null || typeof v !== "object" || Array.isArray(v)) return out;
-  for (const [k, x] of Object.entries(v as Bag)) if (x !== undefined && x !== null && typeof x !== "object") out[k] = String(x);
+  for (const [k, x] of Object.entries(v as Bag))
+    if (x !== undefined && x !== null && typeof x !== "object") out[k] = String(x);
   return out;
 }
 
@@ -95,11 +101,16 @@ function textMap(v: unknown): Record<string, string> {
  * failures. `secret` names the inputs that must be secret beyond what the program marked (the
  * bundle, when a path is built from a secret variable).
  */
-export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()): { inputs: Bag; failures: pulumiProvider.CheckFailure[]; secret: string[] } {
+export function programInputs(
+  urn: string,
+  raw: Bag,
+  cwd: string = process.cwd(),
+): { inputs: Bag; failures: pulumiProvider.CheckFailure[]; secret: string[] } {
   const failures: pulumiProvider.CheckFailure[] = [];
   const { stack, project, name } = parseUrn(urn);
   const given = (k: string): boolean => raw[k] !== undefined && raw[k] !== null;
-  if (given("spec") === given("specFile")) failures.push({ property: "spec", reason: "give exactly one of spec and specFile" });
+  if (given("spec") === given("specFile"))
+    failures.push({ property: "spec", reason: "give exactly one of spec and specFile" });
   let specText: unknown = raw.spec;
   let baseDir = path.resolve(cwd, typeof raw.baseDir === "string" ? raw.baseDir : ".");
   if (typeof raw.specFile === "string" && raw.specFile !== UNKNOWN && !given("spec")) {
@@ -107,7 +118,10 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
     try {
       specText = fs.readFileSync(file, "utf8");
     } catch (e) {
-      failures.push({ property: "specFile", reason: `cannot read the spec ${raw.specFile} (from ${cwd}): ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}` });
+      failures.push({
+        property: "specFile",
+        reason: `cannot read the spec ${raw.specFile} (from ${cwd}): ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`,
+      });
     }
     baseDir = path.dirname(file);
   }
@@ -115,7 +129,8 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   if (Array.isArray(raw.varFiles)) {
     const { readVarFile } = require("../dsl/load.js") as typeof LoadModule;
     raw.varFiles.forEach((f: unknown, i) => {
-      if (typeof f !== "string") return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });
+      if (typeof f !== "string")
+        return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });
       try {
         varFiles.push({ ...readVarFile(path.resolve(cwd, f)), file: f });
       } catch (e) {
@@ -130,8 +145,11 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   for (const reason of prefixProblems(prefixes)) failures.push({ property: "varPrefix", reason });
   const { options: bundling, problems: bundlingProblems } = bundleOptions(raw);
   failures.push(...bundlingProblems);
-  const fromEnvironment = raw.fromEnvironment === true || (raw.fromEnvironment !== false && (prefixes.varPrefix !== undefined || prefixes.secretPrefix !== undefined));
-  const env = fromEnvironment && failures.length === 0 ? scanEnvironment(process.env, prefixes) : { vars: {}, secrets: {} };
+  const fromEnvironment =
+    raw.fromEnvironment === true ||
+    (raw.fromEnvironment !== false && (prefixes.varPrefix !== undefined || prefixes.secretPrefix !== undefined));
+  const env =
+    fromEnvironment && failures.length === 0 ? scanEnvironment(process.env, prefixes) : { vars: {}, secrets: {} };
   const vars = textMap(raw.vars);
   const secretVars = { ...env.secrets, ...textMap(raw.secretVars) };
   const inputs: Bag = {
@@ -149,7 +167,12 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
   const secret: string[] = [];
   if (typeof specText === "string" && specText !== UNKNOWN) {
     try {
-      const { bundle, secret: bundleIsSecret } = bundleInput(specText, baseDir, { set: Object.entries(vars), varFiles, secretVars, envVars: env.vars }, bundling);
+      const { bundle, secret: bundleIsSecret } = bundleInput(
+        specText,
+        baseDir,
+        { set: Object.entries(vars), varFiles, secretVars, envVars: env.vars },
+        bundling,
+      );
       inputs[BUNDLE_KEY] = bundle;
       if (bundleIsSecret) secret.push(BUNDLE_KEY);
     } catch (e) {
@@ -170,10 +193,22 @@ export function programInputs(urn: string, raw: Bag, cwd: string = process.cwd()
  * node_modules to resolve from, passes the copies it bundled (native-sea-entry.ts).
  */
 export interface PulumiRpc {
-  grpc: { credentials: { createInsecure(): unknown }; Server: { prototype: { register: (name: string, handler: (...a: unknown[]) => unknown, ...rest: unknown[]) => boolean } } };
-  engineGrpc: { EngineClient: new (addr: string, creds: unknown) => { log(req: unknown, cb: (e: Error | null) => void): void } };
+  grpc: {
+    credentials: { createInsecure(): unknown };
+    Server: {
+      prototype: { register: (name: string, handler: (...a: unknown[]) => unknown, ...rest: unknown[]) => boolean };
+    };
+  };
+  engineGrpc: {
+    EngineClient: new (addr: string, creds: unknown) => { log(req: unknown, cb: (e: Error | null) => void): void };
+  };
   engineProto: {
-    LogRequest: new () => { setSeverity(s: number): unknown; setMessage(m: string): unknown; setUrn(u: string): unknown; setEphemeral(e: boolean): unknown };
+    LogRequest: new () => {
+      setSeverity(s: number): unknown;
+      setMessage(m: string): unknown;
+      setUrn(u: string): unknown;
+      setEphemeral(e: boolean): unknown;
+    };
     LogSeverity: { INFO: number; WARNING: number };
   };
 }
@@ -192,14 +227,21 @@ function engineLog(address: string, { grpc, engineGrpc: { EngineClient }, engine
   return {
     send(urn, line) {
       const req = new engineProto.LogRequest();
-      req.setSeverity(/^\[[^\]]*\] warning:/.test(line) ? engineProto.LogSeverity.WARNING : engineProto.LogSeverity.INFO);
+      req.setSeverity(
+        /^\[[^\]]*\] warning:/.test(line) ? engineProto.LogSeverity.WARNING : engineProto.LogSeverity.INFO,
+      );
       req.setMessage(line);
       req.setUrn(urn);
       req.setEphemeral(false);
-      queue = queue.then(() => new Promise<void>((resolve) => client.log(req, (e) => {
-        if (e) process.stderr.write(`${line}\n`);
-        resolve();
-      })));
+      queue = queue.then(
+        () =>
+          new Promise<void>((resolve) =>
+            client.log(req, (e) => {
+              if (e) process.stderr.write(`${line}\n`);
+              resolve();
+            }),
+          ),
+      );
     },
     flush: () => queue,
   };
@@ -221,7 +263,8 @@ export function configureSettings(variables: Record<string, string>, args: Bag):
     const m = /^khook:(?:config:)?(.+)$/.exec(k);
     if (m) out[m[1]!] = v;
   }
-  for (const [k, v] of Object.entries(reveal(args).plain)) if (v !== undefined && v !== null && v !== UNKNOWN) out[k] = typeof v === "string" ? v : JSON.stringify(v);
+  for (const [k, v] of Object.entries(reveal(args).plain))
+    if (v !== undefined && v !== null && v !== UNKNOWN) out[k] = typeof v === "string" ? v : JSON.stringify(v);
   return out;
 }
 
@@ -268,7 +311,8 @@ export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRp
   };
   const token = (urn: string): void => {
     const type = urn.split("::")[2] ?? "";
-    if (type.split("$").pop() !== KHOOK_TOKEN) throw new Error(`khook's provider has no resource type ${type} (it has ${KHOOK_TOKEN})`);
+    if (type.split("$").pop() !== KHOOK_TOKEN)
+      throw new Error(`khook's provider has no resource type ${type} (it has ${KHOOK_TOKEN})`);
   };
   /** A failed run keeps a partial state: its properties travel in the error, wrapped like outputs. */
   const partial = (e: unknown, secret: ReadonlySet<string>): never => {
@@ -288,7 +332,8 @@ export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRp
         const result = await handlers.check(reveal(olds).plain, inputs);
         return { inputs: conceal(result.inputs, secret), failures: result.failures };
       }),
-    diff: (id, urn, olds: Bag, news: Bag) => under(urn, () => handlers.diff(id, reveal(olds).plain, reveal(news).plain)),
+    diff: (id, urn, olds: Bag, news: Bag) =>
+      under(urn, () => handlers.diff(id, reveal(olds).plain, reveal(news).plain)),
     create: (urn, news: Bag) =>
       under(urn, async () => {
         const { plain, secret } = reveal(news);
@@ -320,9 +365,16 @@ export function nativeProvider(engineAddress: string | undefined, rpc?: PulumiRp
  * through the Node language host). `server` is @pulumi/pulumi/provider and `rpc` the modules under
  * it: the installed package's, or the single executable's bundled copies.
  */
-export async function serve(args: string[], server: Pick<typeof pulumiProvider, "main">, rpc: PulumiRpc): Promise<void> {
+export async function serve(
+  args: string[],
+  server: Pick<typeof pulumiProvider, "main">,
+  rpc: PulumiRpc,
+): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));
-  watchConfigure(rpc.grpc, (settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }));
+  watchConfigure(
+    rpc.grpc,
+    (settings) => void handlers.configure({ config: { get: (key) => settings[key.replace(/^khook:/, "")] } }),
+  );
   installCancellation();
   await server.main(nativeProvider(engineAddress, rpc), args);
 }

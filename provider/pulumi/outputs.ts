@@ -45,7 +45,12 @@ export function stepOutput(spec: LoadedSpec, r: StepResult): StepOutput {
 }
 
 /** Outputs after an apply (whatever its status). */
-export function runOutputs(inputs: KhookInputs, spec: LoadedSpec, result: RunResult, location: RecordLocation): KhookOutputs {
+export function runOutputs(
+  inputs: KhookInputs,
+  spec: LoadedSpec,
+  result: RunResult,
+  location: RecordLocation,
+): KhookOutputs {
   const o: KhookOutputs = {
     ...echo(inputs),
     specName: spec.name,
@@ -56,7 +61,14 @@ export function runOutputs(inputs: KhookInputs, spec: LoadedSpec, result: RunRes
   return withLocation(o, location);
 }
 
-const RECORD_STATUSES = new Set<StepOutputStatus>(["ok", "failed", "skipped", "destroying", "destroyed", "destroy-failed"]);
+const RECORD_STATUSES = new Set<StepOutputStatus>([
+  "ok",
+  "failed",
+  "skipped",
+  "destroying",
+  "destroyed",
+  "destroy-failed",
+]);
 
 /**
  * Outputs after a refresh: the previous outputs with `steps` and `runStatus`
@@ -65,7 +77,12 @@ const RECORD_STATUSES = new Set<StepOutputStatus>(["ok", "failed", "skipped", "d
  * step is. A step recorded with other inputs than the spec's keeps its
  * recorded status but not the spec's hash, so the next diff sees it.
  */
-export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, report: StatusReport | undefined, location: RecordLocation): KhookOutputs {
+export function refreshedOutputs(
+  previous: KhookOutputs,
+  spec: LoadedSpec,
+  report: StatusReport | undefined,
+  location: RecordLocation,
+): KhookOutputs {
   const redact = (s: string): string => spec.redactor.redact(s);
   const entries = new Map((report?.summary.steps ?? []).filter((s) => s.inSpec !== false).map((s) => [s.name, s]));
   const steps: StepOutput[] = spec.steps.map((step) => {
@@ -76,7 +93,10 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
         name: step.name,
         type: step.type,
         status: "pending",
-        reason: report === undefined ? "no state record in the cluster: the next apply runs it" : "not in the state record: the next apply runs it",
+        reason:
+          report === undefined
+            ? "no state record in the cluster: the next apply runs it"
+            : "not in the state record: the next apply runs it",
         attempts: 0,
         transientRetries: 0,
         durationMs: 0,
@@ -111,7 +131,12 @@ export function refreshedOutputs(previous: KhookOutputs, spec: LoadedSpec, repor
 }
 
 /** The one-line error a failed run rejects with; redacted. */
-export function failureMessage(resourceName: string, spec: LoadedSpec, result: RunResult, verb: "apply" | "destroy"): string {
+export function failureMessage(
+  resourceName: string,
+  spec: LoadedSpec,
+  result: RunResult,
+  verb: "apply" | "destroy",
+): string {
   const failed = result.steps.filter((s) => s.status === "failed");
   const lines = failed.map((s) => `step "${s.name}" failed: ${s.error ?? s.reason}`);
   if (result.journalError !== undefined) lines.push(`the state record: ${result.journalError}`);

@@ -67,10 +67,19 @@ export type ClaimDecision =
  * May `claimant` apply? `where` names the record (or the owner marker) for
  * messages; `resourceName` is the Pulumi resource's name.
  */
-export function decideClaim(current: RecordOwner | undefined, claimant: RecordOwner, where: string, resourceName: string): ClaimDecision {
+export function decideClaim(
+  current: RecordOwner | undefined,
+  claimant: RecordOwner,
+  where: string,
+  resourceName: string,
+): ClaimDecision {
   if (current === undefined || current.token === claimant.token) return { ok: true };
   if (sameStack(current, claimant)) {
-    return { ok: true, note: `took over ${where} from this stack's previous Khook resource (a rename or a replace); that resource's delete will leave the cluster alone`, succeeds: current.token };
+    return {
+      ok: true,
+      note: `took over ${where} from this stack's previous Khook resource (a rename or a replace); that resource's delete will leave the cluster alone`,
+      succeeds: current.token,
+    };
   }
   return {
     ok: false,
@@ -88,10 +97,20 @@ export function decideClaim(current: RecordOwner | undefined, claimant: RecordOw
  * the record this update leaves (its previous outputs named another). Returning to a record it
  * left takes that one off the list: the record is its own again.
  */
-export function withMovedFrom(owner: RecordOwner, current: RecordOwner | undefined, left: string | undefined, here: string): RecordOwner {
+export function withMovedFrom(
+  owner: RecordOwner,
+  current: RecordOwner | undefined,
+  left: string | undefined,
+  here: string,
+): RecordOwner {
   const { movedFrom: _drop, ...base } = owner;
-  const carried = current !== undefined && (current.token === owner.token || current.token === owner.succeeds) ? (current.movedFrom ?? []) : [];
-  const places = [...new Set([...carried, ...(left !== undefined ? [left] : [])])].filter((p) => p !== here).slice(-MAX_MOVED_FROM);
+  const carried =
+    current !== undefined && (current.token === owner.token || current.token === owner.succeeds)
+      ? (current.movedFrom ?? [])
+      : [];
+  const places = [...new Set([...carried, ...(left !== undefined ? [left] : [])])]
+    .filter((p) => p !== here)
+    .slice(-MAX_MOVED_FROM);
   return places.length > 0 ? { ...base, movedFrom: places } : base;
 }
 
@@ -116,7 +135,13 @@ export interface Successor {
  * What may the resource holding `token` (undefined: created before owners existed) tear down?
  * `successor`: the resource this update created with the same spec on another record, if any.
  */
-export function decideDelete(current: RecordOwner | undefined, token: string | undefined, where: string, identity?: StackIdentity, successor?: Successor): DeleteDecision {
+export function decideDelete(
+  current: RecordOwner | undefined,
+  token: string | undefined,
+  where: string,
+  identity?: StackIdentity,
+  successor?: Successor,
+): DeleteDecision {
   if (current === undefined || current.token === token) {
     if (successor === undefined) return { teardown: "all" };
     return {
@@ -128,7 +153,10 @@ export function decideDelete(current: RecordOwner | undefined, token: string | u
     };
   }
   if (identity === undefined || !sameStack(current, identity)) {
-    return { teardown: "none", note: `nothing torn down: ${where} now belongs to the Khook resource of ${describeStack(current)}; removing only this resource from the stack` };
+    return {
+      teardown: "none",
+      note: `nothing torn down: ${where} now belongs to the Khook resource of ${describeStack(current)}; removing only this resource from the stack`,
+    };
   }
   if (token === undefined || current.succeeds === token) {
     return {
@@ -143,9 +171,18 @@ export function decideDelete(current: RecordOwner | undefined, token: string | u
  * The line a delete of "own-steps" prints: what it tears down and what it leaves, and why (two
  * resources of one stack on one record, as earlier khook versions allowed).
  */
-export function ownStepsNote(where: string, owner: RecordOwner, own: readonly string[], shared: readonly string[]): string {
-  const left = shared.length > 0 ? `; steps ${shared.join(", ")} are held alike by that resource and left to its delete` : "";
-  const record = owner.movedTo !== undefined ? `, then removing the record, which that resource has left for ${owner.movedTo}` : " without touching the record";
+export function ownStepsNote(
+  where: string,
+  owner: RecordOwner,
+  own: readonly string[],
+  shared: readonly string[],
+): string {
+  const left =
+    shared.length > 0 ? `; steps ${shared.join(", ")} are held alike by that resource and left to its delete` : "";
+  const record =
+    owner.movedTo !== undefined
+      ? `, then removing the record, which that resource has left for ${owner.movedTo}`
+      : " without touching the record";
   return (
     `${where} is held by another Khook resource of ${describeStack(owner)} that shares it with this one (two resources with one spec name, made by an earlier khook): ` +
     `tearing down this resource's own steps (${own.length > 0 ? own.join(", ") : "none"})${record}${left}`
@@ -166,7 +203,11 @@ export interface RecordKey {
  * a destroy would leave one's objects behind. A rename is never refused: it has one resource in
  * the program. A key still waiting for an unknown value is checked once it is known.
  */
-export function claimRecord(records: Map<string, string>, name: string, record: RecordKey | undefined): string | undefined {
+export function claimRecord(
+  records: Map<string, string>,
+  name: string,
+  record: RecordKey | undefined,
+): string | undefined {
   if (record === undefined || record.key.includes(UNKNOWN)) return undefined;
   const first = records.get(record.key);
   if (first === undefined || first === name) {

@@ -17,6 +17,8 @@ export function planLines(spec: LoadedSpec): string[] {
     const hash = shortHash(s.inputHash, PLAN_HASH_DIGITS);
     // Hooks, in run order; plan (and so preview) never calls the webhooks among them.
     const hooks = s.hooks.length > 0 ? `; hooks: ${s.hooks.join(", ")}` : "";
-    return spec.redactor.redact(`${s.name}: ${s.action} ${s.type} [inputs ${hash}, when ${s.when}] ${s.summary} - ${s.reason}${hooks}`);
+    return spec.redactor.redact(
+      `${s.name}: ${s.action} ${s.type} [inputs ${hash}, when ${s.when}] ${s.summary} - ${s.reason}${hooks}`,
+    );
   });
 }

@@ -10,7 +10,11 @@ import { RESUME_REASON } from "../engine/reasons.js";
 
 export type LineSink = (line: string) => void;
 
-export function progressPrinter(resourceName: string, redact: (s: string) => string, sink: LineSink): (e: RunEvent) => void {
+export function progressPrinter(
+  resourceName: string,
+  redact: (s: string) => string,
+  sink: LineSink,
+): (e: RunEvent) => void {
   const say = (text: string): void => {
     for (const line of redact(text).split("\n")) sink(`[${resourceName}] ${line}`);
   };
@@ -28,7 +32,9 @@ export function progressPrinter(resourceName: string, redact: (s: string) => str
         if (e.attempt > 1) say(`${e.step}: attempt ${e.attempt}/${e.of}`);
         break;
       case "attempt-failed":
-        say(`${e.step}: attempt ${e.attempt}/${e.of} failed: ${e.error}${e.willRetry ? `; retrying in ${formatDuration(e.retryInMs)}` : ""}`);
+        say(
+          `${e.step}: attempt ${e.attempt}/${e.of} failed: ${e.error}${e.willRetry ? `; retrying in ${formatDuration(e.retryInMs)}` : ""}`,
+        );
         break;
       case "step-log":
         say(`${e.step}: ${e.message}`);
@@ -57,7 +63,12 @@ export function progressPrinter(resourceName: string, redact: (s: string) => str
       case "run-finished": {
         const steps = e.result.steps;
         const count = (s: string): number => steps.filter((x) => x.status === s).length;
-        const extra = [resumed > 0 ? `${resumed} resumed from the state record` : "", excluded > 0 ? `${excluded} excluded by when:` : ""].filter(Boolean).join(", ");
+        const extra = [
+          resumed > 0 ? `${resumed} resumed from the state record` : "",
+          excluded > 0 ? `${excluded} excluded by when:` : "",
+        ]
+          .filter(Boolean)
+          .join(", ");
         say(
           `${verb(e.result.mode)} ${e.result.status}: ${count("ok")} ok, ${count("skipped")} skipped${extra ? ` (${extra})` : ""}, ${count("failed")} failed in ${formatDuration(e.result.durationMs)}`,
         );

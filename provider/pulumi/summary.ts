@@ -121,7 +121,8 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
     };
     for (const tool of TOOLS_BY_TYPE[s.type]) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
-    if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m)) need("kustomize");
+    if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m))
+      need("kustomize");
   }
   return [...out.values()];
 }
@@ -152,7 +153,14 @@ function codeFingerprint(): string {
       for (const e of fs.readdirSync(p).sort()) if (!e.endsWith(".map") && !e.endsWith(".d.ts")) visit(path.join(p, e));
     } else h.update(`${p} ${st.size} ${st.mtimeMs}\n`);
   };
-  for (const p of [path.join(__dirname, "..", "dsl"), path.join(__dirname, "..", "engine", "plan.js"), path.join(__dirname, "..", "engine", "reasons.js"), __dirname, path.join(__dirname, "..", "..", "..", "schema")]) visit(p);
+  for (const p of [
+    path.join(__dirname, "..", "dsl"),
+    path.join(__dirname, "..", "engine", "plan.js"),
+    path.join(__dirname, "..", "engine", "reasons.js"),
+    __dirname,
+    path.join(__dirname, "..", "..", "..", "schema"),
+  ])
+    visit(p);
   fingerprint = h.digest("hex");
   return fingerprint;
 }
@@ -194,8 +202,18 @@ function sorted(m: Record<string, string> | undefined): [string, string][] {
 
 function readMemo(key: string): SpecSummary | undefined {
   try {
-    const doc = JSON.parse(fs.readFileSync(path.join(memoDir(), `${key}.json`), "utf8")) as { format?: string; summary?: SpecSummary };
-    if (doc.format !== MEMO_FORMAT || doc.summary === undefined || !Array.isArray(doc.summary.steps) || !Array.isArray(doc.summary.plan) || !Array.isArray(doc.summary.tools)) return undefined;
+    const doc = JSON.parse(fs.readFileSync(path.join(memoDir(), `${key}.json`), "utf8")) as {
+      format?: string;
+      summary?: SpecSummary;
+    };
+    if (
+      doc.format !== MEMO_FORMAT ||
+      doc.summary === undefined ||
+      !Array.isArray(doc.summary.steps) ||
+      !Array.isArray(doc.summary.plan) ||
+      !Array.isArray(doc.summary.tools)
+    )
+      return undefined;
     return doc.summary;
   } catch {
     return undefined;

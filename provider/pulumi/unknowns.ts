@@ -38,7 +38,8 @@ export function classifyUnknowns(raw: Record<string, unknown>): UnknownInputs {
   for (const key of SPEC_INPUT_KEYS) {
     const v = raw[key];
     if (!containsUnknown(v)) continue;
-    const perName = (VARIABLE_MAPS as readonly string[]).includes(key) && v !== null && typeof v === "object" && !Array.isArray(v);
+    const perName =
+      (VARIABLE_MAPS as readonly string[]).includes(key) && v !== null && typeof v === "object" && !Array.isArray(v);
     if (!perName) {
       opaque.push(key);
       continue;

@@ -141,7 +141,15 @@ export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
  * one of them (a kubeconfig from a cluster being created) hides nothing from
  * validation and the plan.
  */
-export const TARGETING_KEYS = ["resourceName", "kubeconfig", "context", "parallelism", "timeout", "waitForCluster", "previewMode"] as const;
+export const TARGETING_KEYS = [
+  "resourceName",
+  "kubeconfig",
+  "context",
+  "parallelism",
+  "timeout",
+  "waitForCluster",
+  "previewMode",
+] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
 export const SPEC_INPUT_KEYS = ["spec", "specFile", BUNDLE_KEY, "vars", "varFiles", "secretVars", "envVars"] as const;
@@ -176,7 +184,9 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
       return;
     }
     const m: Record<string, string> = {};
-    for (const [k, val] of Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [k, val] of Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    )) {
       if (val === null || val === undefined) continue;
       if (typeof val === "object") problems.push({ property: `${key}.${k}`, reason: `${key}.${k} must be a string` });
       else m[k] = String(val);
@@ -216,7 +226,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
           return;
         }
         const values: Record<string, string> = {};
-        for (const [k, val] of Object.entries(o.values as Record<string, unknown>)) values[k] = val === null ? "" : String(val);
+        for (const [k, val] of Object.entries(o.values as Record<string, unknown>))
+          values[k] = val === null ? "" : String(val);
         list.push({ file: typeof o.file === "string" ? o.file : `varFiles[${i}]`, values });
       });
       if (list.length > 0) out.varFiles = list;
@@ -224,7 +235,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   }
   const p = raw.parallelism;
   if (p !== undefined && p !== null) {
-    if (typeof p !== "number" || !Number.isInteger(p) || p < 1) problems.push({ property: "parallelism", reason: "parallelism must be a whole number of at least 1" });
+    if (typeof p !== "number" || !Number.isInteger(p) || p < 1)
+      problems.push({ property: "parallelism", reason: "parallelism must be a whole number of at least 1" });
     else out.parallelism = p;
   }
   const plan = raw.plan;
@@ -244,7 +256,10 @@ function bundleInput(raw: Record<string, unknown>, problems: InputProblem[]): Bu
   const source = (legacy ? raw : given) as Record<string, unknown>;
   const where = (k: string): string => (legacy ? k : `${BUNDLE_KEY}.${k}`);
   if (source === null || typeof source !== "object" || Array.isArray(source)) {
-    problems.push({ property: BUNDLE_KEY, reason: `${BUNDLE_KEY} must be { baseDir, files, binaryFiles, executables }` });
+    problems.push({
+      property: BUNDLE_KEY,
+      reason: `${BUNDLE_KEY} must be { baseDir, files, binaryFiles, executables }`,
+    });
     return undefined;
   }
   const textMap = (k: "files" | "binaryFiles"): Record<string, string> => {
@@ -254,19 +269,23 @@ function bundleInput(raw: Record<string, unknown>, problems: InputProblem[]): Bu
       problems.push({ property: where(k), reason: `${where(k)} must be a map of path: content` });
       return {};
     }
-    return Object.fromEntries(Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
   };
   const files = textMap("files");
   const binaryFiles = textMap("binaryFiles");
   let executables: string[] = [];
   const x = source.executables;
   if (x !== undefined && x !== null) {
-    if (!Array.isArray(x) || x.some((e) => typeof e !== "string")) problems.push({ property: where("executables"), reason: `${where("executables")} must be a list of file keys` });
+    if (!Array.isArray(x) || x.some((e) => typeof e !== "string"))
+      problems.push({ property: where("executables"), reason: `${where("executables")} must be a list of file keys` });
     else executables = [...(x as string[])].sort();
   }
   let baseDir = ".";
   if (source.baseDir !== undefined && source.baseDir !== null) {
-    if (typeof source.baseDir !== "string") problems.push({ property: where("baseDir"), reason: `${where("baseDir")} must be a string` });
+    if (typeof source.baseDir !== "string")
+      problems.push({ property: where("baseDir"), reason: `${where("baseDir")} must be a string` });
     else baseDir = source.baseDir === "" ? "." : source.baseDir;
   }
   if (Object.keys(files).length + Object.keys(binaryFiles).length === 0) return undefined;
@@ -274,11 +293,24 @@ function bundleInput(raw: Record<string, unknown>, problems: InputProblem[]): Bu
   // Written by an earlier khook: keys relative to the bundle's top, where baseDir is the spec's directory.
   const rekey = (k: string): string => path.posix.relative(baseDir, k) || ".";
   const rekeyed = (m: Record<string, string>): Record<string, string> =>
-    Object.fromEntries(Object.entries(m).map(([k, v]): [string, string] => [rekey(k), v]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { baseDir, files: rekeyed(files), binaryFiles: rekeyed(binaryFiles), ...(executables.length > 0 ? { executables: executables.map(rekey).sort() } : {}) };
+    Object.fromEntries(
+      Object.entries(m)
+        .map(([k, v]): [string, string] => [rekey(k), v])
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+  return {
+    baseDir,
+    files: rekeyed(files),
+    binaryFiles: rekeyed(binaryFiles),
+    ...(executables.length > 0 ? { executables: executables.map(rekey).sort() } : {}),
+  };
 }
 
 /** Whether the kubeconfig input is content (YAML or JSON) rather than a path. */
 export function isKubeconfigContent(value: string): boolean {
-  return value.includes("\n") || /^\s*[{[]/.test(value) || /^\s*(apiVersion|clusters|contexts|current-context|kind|users)\s*:/.test(value);
+  return (
+    value.includes("\n") ||
+    /^\s*[{[]/.test(value) ||
+    /^\s*(apiVersion|clusters|contexts|current-context|kind|users)\s*:/.test(value)
+  );
 }

@@ -139,7 +139,8 @@ export interface StepRecord {
   /** This run, as its lease names it. */
   readonly run: { readonly id: string; readonly host: string; readonly pid: number };
   /** The helm a previous run recorded for this step and did not live to clear, with how that run ended as far as this run knows. */
-  previousHelm(): { readonly mark: InFlightHelm; readonly runEnded: "lease-expired" | "process-gone" | undefined } | undefined;
+  previousHelm():
+    { readonly mark: InFlightHelm; readonly runEnded: "lease-expired" | "process-gone" | undefined } | undefined;
   /** Records that this step started helm; resolves once the write landed or failed (a failure is the run's journalError). */
   helmStarted(mark: Omit<InFlightHelm, "run">): Promise<void>;
 }
@@ -267,7 +268,10 @@ export class Journal {
     if (stored?.json === undefined) return;
     const parsed = parseRecord(stored.json);
     if (parsed.ok) this.previous = parsed.record;
-    else if (warn) this.warnings.push(`the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`);
+    else if (warn)
+      this.warnings.push(
+        `the state record in ${this.store.description} is unreadable (${parsed.problem}); it will be replaced and every step re-runs`,
+      );
   }
 
   /**
@@ -277,7 +281,8 @@ export class Journal {
    * for a spec that has keyed steps: a record of a spec without secrets gets no key.
    */
   hashKey(): string {
-    if (this.id.hashKey === undefined) this.id = { ...this.id, hashKey: this.givenHashKey ?? this.previous?.hashKey ?? newHashKey() };
+    if (this.id.hashKey === undefined)
+      this.id = { ...this.id, hashKey: this.givenHashKey ?? this.previous?.hashKey ?? newHashKey() };
     return this.id.hashKey!;
   }
 
@@ -297,11 +302,17 @@ export class Journal {
   async beginRun(opts: { stepsToExecute: boolean } = { stepsToExecute: true }): Promise<void> {
     if (!opts.stepsToExecute) {
       const assessment = assessLease(this.previous?.lease, this.self, this.now(), this.isAlive);
-      if (assessment.kind === "held") throw new KhookError("execution", leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand));
+      if (assessment.kind === "held")
+        throw new KhookError(
+          "execution",
+          leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand),
+        );
       this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.owner ?? this.previous?.owner);
       return;
     }
-    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner));
+    await this.claim("apply", (previous) =>
+      beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner),
+    );
   }
 
   /**
@@ -310,19 +321,29 @@ export class Journal {
    * again. A write that fails otherwise (RBAC, the network) does not stop
    * the run: it ends with a journalError, as any unwritable record does.
    */
-  private async claim(command: Lease["command"], build: (previous: StateRecord | undefined) => StateRecord): Promise<void> {
+  private async claim(
+    command: Lease["command"],
+    build: (previous: StateRecord | undefined) => StateRecord,
+  ): Promise<void> {
     for (let i = 0; i < MAX_CONFLICTS; i++) {
       const now = this.now();
       const assessment = assessLease(this.previous?.lease, this.self, now, this.isAlive);
       if (assessment.kind === "held") {
-        throw new KhookError("execution", leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand));
+        throw new KhookError(
+          "execution",
+          leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand),
+        );
       }
       this.current = withLease(build(this.previous), newLease(this.self, command, now, this.leaseDurationMs));
       // The claim is a write like any other: none may run beside it.
       this.writing = true;
       try {
         this.writes++;
-        this.version = await this.store.write(serializeRecord(this.current, this.stepNames), this.version, this.callSignal());
+        this.version = await this.store.write(
+          serializeRecord(this.current, this.stepNames),
+          this.version,
+          this.callSignal(),
+        );
         this.existed = true;
       } catch (e) {
         if (e instanceof RecordConflictError) {
@@ -335,7 +356,12 @@ export class Journal {
         this.wakeIdle();
         this.current = undefined;
         const text = storeErrorText("write", this.store, e);
-        throw new KhookError("execution", command === "destroy" ? `${text}; nothing was destroyed` : `${text}. Nothing was changed: khook claims the state record before the first step.`);
+        throw new KhookError(
+          "execution",
+          command === "destroy"
+            ? `${text}; nothing was destroyed`
+            : `${text}. Nothing was changed: khook claims the state record before the first step.`,
+        );
       }
       this.writing = false;
       if (assessment.kind === "expired" || assessment.kind === "abandoned") {
@@ -348,7 +374,10 @@ export class Journal {
       else this.wakeIdle();
       return;
     }
-    throw new KhookError("execution", `could not claim the lease on the state record (${this.store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried; is another khook run starting? Nothing was changed.`);
+    throw new KhookError(
+      "execution",
+      `could not claim the lease on the state record (${this.store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried; is another khook run starting? Nothing was changed.`,
+    );
   }
 
   private async reread(): Promise<void> {
@@ -423,7 +452,9 @@ export class Journal {
       }
       return;
     }
-    await this.claim("destroy", (previous) => markDestroying(beginRecord(previous, this.id, "destroy", this.now()), names, this.now()));
+    await this.claim("destroy", (previous) =>
+      markDestroying(beginRecord(previous, this.id, "destroy", this.now()), names, this.now()),
+    );
     const err = await this.flush();
     if (err !== undefined) throw new KhookError("execution", `${err}; nothing was destroyed`);
   }
@@ -448,7 +479,11 @@ export class Journal {
     if (this.current === undefined || this.closed) return;
     const now = this.now();
     const status =
-      this.current.command === "destroy" ? (outcome.status === "failed" ? "destroy-failed" : "destroyed") : outcome.status;
+      this.current.command === "destroy"
+        ? outcome.status === "failed"
+          ? "destroy-failed"
+          : "destroyed"
+        : outcome.status;
     // Objects webhooks added stay listed until a destroy removed them: the spec cannot name them.
     const prior = this.current.steps[step.name]?.added;
     const added = status === "destroyed" ? [] : mergeAdded(prior, outcome.added);
@@ -461,16 +496,29 @@ export class Journal {
   /** Step `name`'s view of the record (StepRecord). */
   stepRecord(name: string): StepRecord {
     const { id, host, pid, pidNamespace, bootId } = this.self;
-    const run = { id, host, pid, ...(pidNamespace !== undefined ? { pidNamespace } : {}), ...(bootId !== undefined ? { bootId } : {}) };
+    const run = {
+      id,
+      host,
+      pid,
+      ...(pidNamespace !== undefined ? { pidNamespace } : {}),
+      ...(bootId !== undefined ? { bootId } : {}),
+    };
     return {
       run,
       previousHelm: () => {
         const mark = helmInFlightOf(this.previous, name);
         if (mark === undefined) return undefined;
         let runEnded: "lease-expired" | "process-gone" | undefined;
-        if (this.takenOver?.id === mark.run.id) runEnded = this.takenOver.kind === "expired" ? "lease-expired" : "process-gone";
+        if (this.takenOver?.id === mark.run.id)
+          runEnded = this.takenOver.kind === "expired" ? "lease-expired" : "process-gone";
         // Judged by pid only where the pid means something: the lease's rule (lease.ts, samePidSpace).
-        else if (mark.run.id !== run.id && samePidSpace(mark.run, this.self) && mark.run.pid !== run.pid && !this.isAlive(mark.run.pid, undefined)) runEnded = "process-gone";
+        else if (
+          mark.run.id !== run.id &&
+          samePidSpace(mark.run, this.self) &&
+          mark.run.pid !== run.pid &&
+          !this.isAlive(mark.run.pid, undefined)
+        )
+          runEnded = "process-gone";
         return { mark, runEnded };
       },
       helmStarted: async (mark) => {
@@ -510,7 +558,8 @@ export class Journal {
         await this.store.delete(this.version, this.callSignal());
         break;
       } catch (e) {
-        if (!(e instanceof RecordConflictError) || i >= MAX_CONFLICTS) throw new KhookError("execution", storeErrorText("delete", this.store, e));
+        if (!(e instanceof RecordConflictError) || i >= MAX_CONFLICTS)
+          throw new KhookError("execution", storeErrorText("delete", this.store, e));
         const lost = await this.resolveConflict();
         if (lost !== undefined) throw new KhookError("execution", lost.message);
       }
@@ -530,7 +579,11 @@ export class Journal {
     }
     if (stored?.json === undefined) return undefined;
     const parsed = parseRecord(stored.json);
-    if (!parsed.ok) throw new KhookError("execution", `the state record in ${this.store.description} is unreadable: ${parsed.problem}`);
+    if (!parsed.ok)
+      throw new KhookError(
+        "execution",
+        `the state record in ${this.store.description} is unreadable: ${parsed.problem}`,
+      );
     return parsed.record;
   }
 
@@ -554,7 +607,8 @@ export class Journal {
       while (this.dirty && this.permanentError === undefined && this.current !== undefined) {
         this.dirty = false;
         // Every write renews the lease it carries (the final one carries none: it releases it).
-        if (this.current.lease !== undefined) this.current = withLease(this.current, renewLease(this.current.lease, this.now(), this.leaseDurationMs));
+        if (this.current.lease !== undefined)
+          this.current = withLease(this.current, renewLease(this.current.lease, this.now(), this.leaseDurationMs));
         const json = serializeRecord(this.current, this.stepNames);
         try {
           this.writes++;
@@ -602,7 +656,8 @@ export class Journal {
     }
     if (stored === undefined) {
       this.version = undefined;
-      if (this.current !== undefined) this.current = { ...this.current, steps: pick(this.current.steps, this.executed) };
+      if (this.current !== undefined)
+        this.current = { ...this.current, steps: pick(this.current.steps, this.executed) };
       if (!this.deletedWarned) {
         this.deletedWarned = true;
         this.warnings.push(
@@ -647,7 +702,11 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
     }
     if (stored?.json === undefined) return undefined;
     const parsed = parseRecord(stored.json);
-    if (!parsed.ok) throw new KhookError("execution", `the state record in ${store.description} is unreadable (${parsed.problem}); delete it to start afresh`);
+    if (!parsed.ok)
+      throw new KhookError(
+        "execution",
+        `the state record in ${store.description} is unreadable (${parsed.problem}); delete it to start afresh`,
+      );
     const lease = parsed.record.lease;
     if (lease === undefined) return undefined;
     try {
@@ -658,7 +717,10 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
       throw new KhookError("execution", storeErrorText("write", store, e));
     }
   }
-  throw new KhookError("execution", `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+  throw new KhookError(
+    "execution",
+    `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
+  );
 }
 
 /**
@@ -668,7 +730,12 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
  * that left its lease alone as noise), so a resource that takes the record over wins. True when
  * this call released it.
  */
-export async function releaseRecord(store: RecordStore, token: string, movedTo: string, signal?: AbortSignal): Promise<boolean> {
+export async function releaseRecord(
+  store: RecordStore,
+  token: string,
+  movedTo: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
   for (let i = 0; i < MAX_CONFLICTS; i++) {
     const seen = await readOwned(store, signal);
     const owner = seen === undefined ? undefined : releasedOwner(seen.record.owner, token, movedTo);
@@ -681,7 +748,10 @@ export async function releaseRecord(store: RecordStore, token: string, movedTo: 
       throw new KhookError("execution", storeErrorText("write", store, e));
     }
   }
-  throw new KhookError("execution", `could not release the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+  throw new KhookError(
+    "execution",
+    `could not release the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
+  );
 }
 
 /**
@@ -701,11 +771,17 @@ export async function deleteReleasedRecord(store: RecordStore, token: string, si
       throw new KhookError("execution", storeErrorText("delete", store, e));
     }
   }
-  throw new KhookError("execution", `could not remove the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`);
+  throw new KhookError(
+    "execution",
+    `could not remove the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
+  );
 }
 
 /** The record and its version; undefined when there is none or it cannot be parsed (nobody's to release or remove). */
-async function readOwned(store: RecordStore, signal?: AbortSignal): Promise<{ record: StateRecord; version: string } | undefined> {
+async function readOwned(
+  store: RecordStore,
+  signal?: AbortSignal,
+): Promise<{ record: StateRecord; version: string } | undefined> {
   let stored: StoredRecord | undefined;
   try {
     stored = await store.read(signal);

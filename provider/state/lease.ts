@@ -77,7 +77,8 @@ export type LeaseAssessment =
 export function assessLease(lease: Lease | undefined, self: LeaseSelf, now: Date, isAlive: IsAlive): LeaseAssessment {
   if (lease === undefined) return { kind: "free" };
   if (lease.id === self.id) return { kind: "ours" };
-  if (samePidSpace(lease, self) && lease.pid !== self.pid && !isAlive(lease.pid, lease.processStart)) return { kind: "abandoned", lease };
+  if (samePidSpace(lease, self) && lease.pid !== self.pid && !isAlive(lease.pid, lease.processStart))
+    return { kind: "abandoned", lease };
   const deadline = Date.parse(lease.renewDeadline);
   if (!Number.isFinite(deadline) || deadline <= now.getTime()) return { kind: "expired", lease };
   return { kind: "held", lease };
@@ -144,7 +145,9 @@ export function describeLeaseHolder(lease: Lease, holder: LeaseHolderState): str
   if (holder.state === "expired") {
     return `${who}, but the lease expired at ${lease.renewDeadline} (that run stopped renewing it: it is gone or hung): the next khook run takes it over`;
   }
-  const where = holder.seen ? "that process is running" : "khook cannot see that process from here, so the lease holds until it expires";
+  const where = holder.seen
+    ? "that process is running"
+    : "khook cannot see that process from here, so the lease holds until it expires";
   return `${who}, lease renewed until ${lease.renewDeadline} (${where})`;
 }
 
@@ -157,7 +160,10 @@ export function leaseHeldMessage(lease: Lease, record: string, unlockCommand: st
   );
 }
 
-export function leaseTakenOverWarning(assessment: Extract<LeaseAssessment, { kind: "expired" | "abandoned" }>, record: string): string {
+export function leaseTakenOverWarning(
+  assessment: Extract<LeaseAssessment, { kind: "expired" | "abandoned" }>,
+  record: string,
+): string {
   const why =
     assessment.kind === "abandoned"
       ? `its process is no longer running (same host, pid namespace and boot as this run)`
@@ -181,7 +187,14 @@ export function parseLease(raw: unknown): Lease | undefined {
   const startedAt = str("startedAt");
   const renewDeadline = str("renewDeadline");
   const pid = o["pid"];
-  if (id === undefined || holder === undefined || host === undefined || startedAt === undefined || renewDeadline === undefined) return undefined;
+  if (
+    id === undefined ||
+    holder === undefined ||
+    host === undefined ||
+    startedAt === undefined ||
+    renewDeadline === undefined
+  )
+    return undefined;
   if (typeof pid !== "number" || !Number.isInteger(pid)) return undefined;
   const command = o["command"] === "destroy" ? "destroy" : "apply";
   const pidNamespace = str("pidNamespace");

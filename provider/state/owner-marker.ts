@@ -23,7 +23,13 @@ export const OWNER_MARKER_PREFIX = "khook-owner-";
 /** The slice of the kube client the marker needs, like the record's SecretClient. */
 export type MarkerClient = Pick<KubeClient, "get" | "create" | "replace" | "delete">;
 
-const CONFIGMAPS: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
+const CONFIGMAPS: ResourceType = {
+  group: "",
+  version: "v1",
+  resource: "configmaps",
+  kind: "ConfigMap",
+  namespaced: true,
+};
 
 interface MarkerObject {
   metadata?: { resourceVersion?: string; labels?: Record<string, string> };
@@ -71,12 +77,17 @@ export class OwnerMarkerStore {
         name: this.name,
         namespace: this.namespace,
         ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
-        labels: { ...(existing?.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: labelValue(this.specName) },
+        labels: {
+          ...(existing?.metadata?.labels ?? {}),
+          [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+          [SPEC_LABEL]: labelValue(this.specName),
+        },
       },
       data: { [OWNER_MARKER_KEY]: JSON.stringify(owner) },
     };
     try {
-      if (existing === undefined) await this.kube.create(CONFIGMAPS, body as KubeObject, { ...(signal ? { signal } : {}) });
+      if (existing === undefined)
+        await this.kube.create(CONFIGMAPS, body as KubeObject, { ...(signal ? { signal } : {}) });
       else await this.kube.replace(CONFIGMAPS, body as KubeObject, { ...(signal ? { signal } : {}) });
     } catch (e) {
       throw new StoreError(`cannot write ${this.description}: ${detail(e)}`);
@@ -96,7 +107,8 @@ export class OwnerMarkerStore {
   private async get(signal?: AbortSignal): Promise<MarkerObject | undefined> {
     let obj: MarkerObject | undefined;
     try {
-      obj = (await this.kube.get(CONFIGMAPS, this.name, this.namespace, { ...(signal ? { signal } : {}) })) as MarkerObject | undefined;
+      obj = (await this.kube.get(CONFIGMAPS, this.name, this.namespace, { ...(signal ? { signal } : {}) })) as
+        MarkerObject | undefined;
     } catch (e) {
       throw new StoreError(`cannot read ${this.description}: ${detail(e)}`);
     }

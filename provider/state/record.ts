@@ -117,7 +117,9 @@ export interface RecordOwner {
 
 /** The owner `token`'s record with the mark that it left for `movedTo`; undefined when `token` does not hold it or already left it. */
 export function releasedOwner(owner: RecordOwner | undefined, token: string, movedTo: string): RecordOwner | undefined {
-  return owner !== undefined && owner.token === token && owner.movedTo === undefined ? { ...owner, movedTo } : undefined;
+  return owner !== undefined && owner.token === token && owner.movedTo === undefined
+    ? { ...owner, movedTo }
+    : undefined;
 }
 
 /** Did `token` leave this record, and has nobody claimed it since? */
@@ -163,7 +165,13 @@ export interface StateRecord {
 /** A helm install or upgrade a run started for a step (see StateRecord.helmInFlight). */
 export interface InFlightHelm {
   /** The run that started it: its lease id, host and pid, and where that pid means something (lease.ts). */
-  readonly run: { readonly id: string; readonly host: string; readonly pid: number; readonly pidNamespace?: string; readonly bootId?: string };
+  readonly run: {
+    readonly id: string;
+    readonly host: string;
+    readonly pid: number;
+    readonly pidNamespace?: string;
+    readonly bootId?: string;
+  };
   /** helm's own pid and host. */
   readonly pid: number;
   readonly host: string;
@@ -223,7 +231,9 @@ export function beginRecord(
     updatedAt: at,
     steps: { ...(previous?.steps ?? {}) },
     // A dead run's helm marks stay until their step runs again: a run that does not get to it leaves them for the next.
-    ...(previous?.helmInFlight !== undefined && Object.keys(previous.helmInFlight).length > 0 ? { helmInFlight: previous.helmInFlight } : {}),
+    ...(previous?.helmInFlight !== undefined && Object.keys(previous.helmInFlight).length > 0
+      ? { helmInFlight: previous.helmInFlight }
+      : {}),
   };
 }
 
@@ -274,7 +284,9 @@ export function entryFromOutcome(
     status,
     reason: truncateUtf8(redactor.redact(outcome.reason), MAX_REASON_BYTES),
     attempts: outcome.attempts,
-    ...(outcome.transientRetries !== undefined && outcome.transientRetries > 0 ? { transientRetries: outcome.transientRetries } : {}),
+    ...(outcome.transientRetries !== undefined && outcome.transientRetries > 0
+      ? { transientRetries: outcome.transientRetries }
+      : {}),
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
     ...(outcome.added !== undefined && outcome.added.length > 0 ? { added: mergeAdded(outcome.added) } : {}),
@@ -307,7 +319,11 @@ export function markDestroying(record: StateRecord, names: Iterable<string>, now
 }
 
 /** The final status; the lease is released with it. */
-export function finishRecord(record: StateRecord, status: "succeeded" | "failed" | "cancelled", now: Date): StateRecord {
+export function finishRecord(
+  record: StateRecord,
+  status: "succeeded" | "failed" | "cancelled",
+  now: Date,
+): StateRecord {
   const at = now.toISOString();
   const { lease: _released, ...rest } = record;
   return { ...rest, runStatus: status, updatedAt: at, finishedAt: at };
@@ -343,8 +359,7 @@ export function serializeRecord(
 }
 
 export type ParsedRecord =
-  | { readonly ok: true; readonly record: StateRecord }
-  | { readonly ok: false; readonly problem: string };
+  { readonly ok: true; readonly record: StateRecord } | { readonly ok: false; readonly problem: string };
 
 /**
  * Reads a record, tolerantly: an unreadable or future-format record is
@@ -361,19 +376,25 @@ export function parseRecord(text: string): ParsedRecord {
   }
   if (!isObject(raw)) return { ok: false, problem: "not a JSON object" };
   if (raw["format"] !== RECORD_FORMAT) {
-    return { ok: false, problem: `unsupported record format ${JSON.stringify(raw["format"])} (this khook reads format ${RECORD_FORMAT})` };
+    return {
+      ok: false,
+      problem: `unsupported record format ${JSON.stringify(raw["format"])} (this khook reads format ${RECORD_FORMAT})`,
+    };
   }
   const steps: Record<string, StepEntry> = {};
   const rawSteps = raw["steps"];
   if (isObject(rawSteps)) {
     for (const [name, e] of Object.entries(rawSteps)) {
       const entry = parseEntry(e);
-      if (entry) Object.defineProperty(steps, name, { value: entry, enumerable: true, writable: true, configurable: true });
+      if (entry)
+        Object.defineProperty(steps, name, { value: entry, enumerable: true, writable: true, configurable: true });
     }
   }
   const str = (k: string, d = ""): string => (typeof raw[k] === "string" ? (raw[k] as string) : d);
   const command: RecordCommand = raw["command"] === "destroy" ? "destroy" : "apply";
-  const runStatus = RUN_STATUSES.has(raw["runStatus"] as RecordRunStatus) ? (raw["runStatus"] as RecordRunStatus) : "failed";
+  const runStatus = RUN_STATUSES.has(raw["runStatus"] as RecordRunStatus)
+    ? (raw["runStatus"] as RecordRunStatus)
+    : "failed";
   const record: StateRecord = {
     format: RECORD_FORMAT,
     spec: str("spec"),
@@ -400,15 +421,57 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
   for (const [name, m] of Object.entries(raw)) {
     if (!isObject(m) || !isObject(m["run"])) continue;
     const run = m["run"];
-    const str = (o: Record<string, unknown>, k: string): string | undefined => (typeof o[k] === "string" ? (o[k] as string) : undefined);
-    const int = (o: Record<string, unknown>, k: string): number | undefined => (Number.isInteger(o[k]) ? (o[k] as number) : undefined);
+    const str = (o: Record<string, unknown>, k: string): string | undefined =>
+      typeof o[k] === "string" ? (o[k] as string) : undefined;
+    const int = (o: Record<string, unknown>, k: string): number | undefined =>
+      Number.isInteger(o[k]) ? (o[k] as number) : undefined;
     const [id, runHost, runPid] = [str(run, "id"), str(run, "host"), int(run, "pid")];
-    const [pid, host, startedAt, until, release, namespace, revision] = [int(m, "pid"), str(m, "host"), str(m, "startedAt"), str(m, "until"), str(m, "release"), str(m, "namespace"), int(m, "revision")];
+    const [pid, host, startedAt, until, release, namespace, revision] = [
+      int(m, "pid"),
+      str(m, "host"),
+      str(m, "startedAt"),
+      str(m, "until"),
+      str(m, "release"),
+      str(m, "namespace"),
+      int(m, "revision"),
+    ];
     const operation = m["operation"];
-    if (id === undefined || runHost === undefined || runPid === undefined || pid === undefined || host === undefined || startedAt === undefined) continue;
-    if (until === undefined || release === undefined || namespace === undefined || revision === undefined || (operation !== "install" && operation !== "upgrade")) continue;
+    if (
+      id === undefined ||
+      runHost === undefined ||
+      runPid === undefined ||
+      pid === undefined ||
+      host === undefined ||
+      startedAt === undefined
+    )
+      continue;
+    if (
+      until === undefined ||
+      release === undefined ||
+      namespace === undefined ||
+      revision === undefined ||
+      (operation !== "install" && operation !== "upgrade")
+    )
+      continue;
     Object.defineProperty(marks, name, {
-      value: { run: { id, host: runHost, pid: runPid, ...(typeof run["pidNamespace"] === "string" ? { pidNamespace: run["pidNamespace"] } : {}), ...(typeof run["bootId"] === "string" ? { bootId: run["bootId"] } : {}) }, pid, host, startedAt, until, release, namespace, operation, revision, ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}) },
+      value: {
+        run: {
+          id,
+          host: runHost,
+          pid: runPid,
+          ...(typeof run["pidNamespace"] === "string" ? { pidNamespace: run["pidNamespace"] } : {}),
+          ...(typeof run["bootId"] === "string" ? { bootId: run["bootId"] } : {}),
+        },
+        pid,
+        host,
+        startedAt,
+        until,
+        release,
+        namespace,
+        operation,
+        revision,
+        ...(typeof m["processStart"] === "string" ? { processStart: m["processStart"] } : {}),
+      },
       enumerable: true,
       writable: true,
       configurable: true,
@@ -419,12 +482,23 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
 
 /** `{ owner }` when the value is a well-formed owner, else nothing (a malformed owner is no owner). */
 export function ownerField(v: unknown): { owner?: RecordOwner } {
-  if (!isObject(v) || typeof v["project"] !== "string" || typeof v["stack"] !== "string" || typeof v["token"] !== "string" || v["token"] === "") return {};
+  if (
+    !isObject(v) ||
+    typeof v["project"] !== "string" ||
+    typeof v["stack"] !== "string" ||
+    typeof v["token"] !== "string" ||
+    v["token"] === ""
+  )
+    return {};
   const succeeds = typeof v["succeeds"] === "string" && v["succeeds"] !== "" ? { succeeds: v["succeeds"] } : {};
   const movedTo = typeof v["movedTo"] === "string" && v["movedTo"] !== "" ? { movedTo: v["movedTo"] } : {};
-  const places = Array.isArray(v["movedFrom"]) ? v["movedFrom"].filter((p): p is string => typeof p === "string" && isRecordPlace(p)).slice(-MAX_MOVED_FROM) : [];
+  const places = Array.isArray(v["movedFrom"])
+    ? v["movedFrom"].filter((p): p is string => typeof p === "string" && isRecordPlace(p)).slice(-MAX_MOVED_FROM)
+    : [];
   const movedFrom = places.length > 0 ? { movedFrom: places } : {};
-  return { owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds, ...movedTo, ...movedFrom } };
+  return {
+    owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds, ...movedTo, ...movedFrom },
+  };
 }
 
 /** A record's place as `movedFrom` keeps it: "namespace/name". */
@@ -443,7 +517,14 @@ function isRecordPlace(place: string): boolean {
 }
 
 const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);
-const ENTRY_STATUSES = new Set<StepEntryStatus>(["ok", "failed", "skipped", "destroying", "destroyed", "destroy-failed"]);
+const ENTRY_STATUSES = new Set<StepEntryStatus>([
+  "ok",
+  "failed",
+  "skipped",
+  "destroying",
+  "destroyed",
+  "destroy-failed",
+]);
 
 function parseEntry(e: unknown): StepEntry | undefined {
   if (!isObject(e)) return undefined;
@@ -453,7 +534,9 @@ function parseEntry(e: unknown): StepEntry | undefined {
     status: e["status"] as StepEntryStatus,
     reason: typeof e["reason"] === "string" ? e["reason"] : "",
     attempts: typeof e["attempts"] === "number" ? e["attempts"] : 0,
-    ...(typeof e["transientRetries"] === "number" && e["transientRetries"] > 0 ? { transientRetries: e["transientRetries"] } : {}),
+    ...(typeof e["transientRetries"] === "number" && e["transientRetries"] > 0
+      ? { transientRetries: e["transientRetries"] }
+      : {}),
     durationMs: typeof e["durationMs"] === "number" ? e["durationMs"] : 0,
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
@@ -464,7 +547,12 @@ function parseEntry(e: unknown): StepEntry | undefined {
 
 function isAddedObject(v: unknown): v is AddedObject {
   if (!isObject(v)) return false;
-  return typeof v["apiVersion"] === "string" && typeof v["kind"] === "string" && typeof v["name"] === "string" && (v["namespace"] === undefined || typeof v["namespace"] === "string");
+  return (
+    typeof v["apiVersion"] === "string" &&
+    typeof v["kind"] === "string" &&
+    typeof v["name"] === "string" &&
+    (v["namespace"] === undefined || typeof v["namespace"] === "string")
+  );
 }
 
 function leaseField(raw: unknown): { lease?: Lease } {

@@ -24,7 +24,8 @@ export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue };
  * tests can fake it. Failures reject with an error carrying the HTTP `status`
  * (KubeApiError); `get` resolves undefined for a missing Secret.
  */
-export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete"> & Partial<Pick<KubeClient, "watch">>;
+export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete"> &
+  Partial<Pick<KubeClient, "watch">>;
 
 /** How long a broken watch on the record waits before it re-connects. */
 const REWATCH_DELAY_MS = 1_000;
@@ -70,24 +71,32 @@ export class SecretRecordStore implements RecordStore {
     const secret = await this.refresh(signal);
     if (secret === undefined) return undefined;
     const b64 = secret.data?.[RECORD_KEY];
-    return { json: b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8"), version: secret.metadata?.resourceVersion ?? "" };
+    return {
+      json: b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8"),
+      version: secret.metadata?.resourceVersion ?? "",
+    };
   }
 
   async write(json: string, version: string | undefined, signal?: AbortSignal): Promise<string> {
     if (version === undefined) {
       try {
         this.calls.create++;
-        const created = (await this.kube.create(SECRETS, this.secretBody(json, undefined, undefined), { signal })) as SecretObject;
+        const created = (await this.kube.create(SECRETS, this.secretBody(json, undefined, undefined), {
+          signal,
+        })) as SecretObject;
         this.last = created;
         return created.metadata?.resourceVersion ?? "";
       } catch (e) {
-        if (statusOf(e) === 409) throw new RecordConflictError(`${this.description} was created by someone else`, "exists");
+        if (statusOf(e) === 409)
+          throw new RecordConflictError(`${this.description} was created by someone else`, "exists");
         throw this.explain("create", e);
       }
     }
     try {
       this.calls.update++;
-      const updated = (await this.kube.replace(SECRETS, this.secretBody(json, this.last, version), { signal })) as SecretObject;
+      const updated = (await this.kube.replace(SECRETS, this.secretBody(json, this.last, version), {
+        signal,
+      })) as SecretObject;
       this.last = updated;
       return updated.metadata?.resourceVersion ?? "";
     } catch (e) {
@@ -109,7 +118,10 @@ export class SecretRecordStore implements RecordStore {
     try {
       this.calls.delete++;
       // A missing Secret is "not-found" here, not an error: either way it is gone.
-      await this.kube.delete(SECRETS, this.location.name, this.location.namespace, { signal, ...(version ? { resourceVersion: version } : {}) });
+      await this.kube.delete(SECRETS, this.location.name, this.location.namespace, {
+        signal,
+        ...(version ? { resourceVersion: version } : {}),
+      });
       this.last = undefined;
     } catch (e) {
       const status = statusOf(e);
@@ -128,7 +140,12 @@ export class SecretRecordStore implements RecordStore {
       let resourceVersion = this.last?.metadata?.resourceVersion;
       while (!signal.aborted) {
         try {
-          for await (const ev of watchOnce(SECRETS, { namespace: this.location.namespace, fieldSelector: `metadata.name=${this.location.name}`, ...(resourceVersion ? { resourceVersion } : {}), signal })) {
+          for await (const ev of watchOnce(SECRETS, {
+            namespace: this.location.namespace,
+            fieldSelector: `metadata.name=${this.location.name}`,
+            ...(resourceVersion ? { resourceVersion } : {}),
+            signal,
+          })) {
             const secret = ev.object as SecretObject;
             if (ev.type === "ERROR") {
               resourceVersion = undefined; // e.g. 410 Gone: start from now
@@ -153,7 +170,8 @@ export class SecretRecordStore implements RecordStore {
     let secret: SecretObject | undefined;
     try {
       this.calls.get++;
-      secret = (await this.kube.get(SECRETS, this.location.name, this.location.namespace, { signal })) as SecretObject | undefined;
+      secret = (await this.kube.get(SECRETS, this.location.name, this.location.namespace, { signal })) as
+        SecretObject | undefined;
     } catch (e) {
       throw this.explain("get", e);
     }
@@ -174,7 +192,11 @@ export class SecretRecordStore implements RecordStore {
   }
 
   /** The Secret to write; `version` is the resourceVersion precondition (absent on create). */
-  private secretBody(json: string, existing: SecretObject | undefined, version: string | undefined): KubeObject & SecretObject {
+  private secretBody(
+    json: string,
+    existing: SecretObject | undefined,
+    version: string | undefined,
+  ): KubeObject & SecretObject {
     const meta = existing?.metadata;
     return {
       apiVersion: "v1",
@@ -201,7 +223,8 @@ export class SecretRecordStore implements RecordStore {
     const status = statusOf(e);
     const { name, namespace } = this.location;
     const apiMessage = (e as { apiMessage?: unknown } | null)?.apiMessage;
-    const detail = typeof apiMessage === "string" && apiMessage !== "" ? apiMessage : e instanceof Error ? e.message : String(e);
+    const detail =
+      typeof apiMessage === "string" && apiMessage !== "" ? apiMessage : e instanceof Error ? e.message : String(e);
     if (status === 403) {
       return new PermanentStoreError(
         `forbidden to ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ` +
@@ -210,7 +233,9 @@ export class SecretRecordStore implements RecordStore {
       );
     }
     if (status === 401) {
-      return new PermanentStoreError(`unauthorized to ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ${detail}`);
+      return new PermanentStoreError(
+        `unauthorized to ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ${detail}`,
+      );
     }
     if (status === 404 && verb === "create") {
       return new PermanentStoreError(

@@ -9,7 +9,15 @@ import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
 import type { LoadedStepBase } from "../dsl/loaded.js";
 import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
-import { countSummary, forDiff, isUnknownKind, maskSecretPair, objectLabel, resolveObjects, type ResolvedObject } from "./objects.js";
+import {
+  countSummary,
+  forDiff,
+  isUnknownKind,
+  maskSecretPair,
+  objectLabel,
+  resolveObjects,
+  type ResolvedObject,
+} from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
 import { explainedWait, subjectOf } from "./stall.js";
 import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "./types.js";
@@ -18,7 +26,16 @@ type ApplyStep = LoadedStepBase<"apply">;
 
 /** The step's objects after its hooks: post-render always, pre-apply when `send` (the objects are about to be sent). */
 async function readObjects(step: ApplyStep, ctx: StepContext, send = false) {
-  const sourced = await renderWithHooks(await readManifestSources(step.action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools }), ctx, send);
+  const sourced = await renderWithHooks(
+    await readManifestSources(step.action.manifests, {
+      baseDir: ctx.spec.baseDir,
+      signal: ctx.signal,
+      redactor: ctx.redactor,
+      tools: ctx.tools,
+    }),
+    ctx,
+    send,
+  );
   return { sourced, resolved: await resolveObjects(ctx.kube, sourced, step.action.namespace, ctx.signal) };
 }
 
@@ -28,21 +45,41 @@ function addedRefs(added: readonly Record<string, unknown>[], results: readonly 
   const out: AddedObjectRef[] = [];
   for (const o of added) {
     const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
-    const r = results.find((x) => x.resource.kind === o.kind && x.name === meta.name && (typeof meta.namespace !== "string" || meta.namespace === "" || x.namespace === meta.namespace));
+    const r = results.find(
+      (x) =>
+        x.resource.kind === o.kind &&
+        x.name === meta.name &&
+        (typeof meta.namespace !== "string" || meta.namespace === "" || x.namespace === meta.namespace),
+    );
     if (r === undefined) continue;
-    out.push({ apiVersion: String(o.apiVersion), kind: r.resource.kind, name: r.name, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) });
+    out.push({
+      apiVersion: String(o.apiVersion),
+      kind: r.resource.kind,
+      name: r.name,
+      ...(r.namespace !== undefined ? { namespace: r.namespace } : {}),
+    });
   }
   return out;
 }
 
 /** Every object exists already: the `skipIf: exists` predicate. */
-async function allExist(kube: KubeApi, resolved: Awaited<ReturnType<typeof resolveObjects>>, signal: AbortSignal): Promise<boolean> {
+async function allExist(
+  kube: KubeApi,
+  resolved: Awaited<ReturnType<typeof resolveObjects>>,
+  signal: AbortSignal,
+): Promise<boolean> {
   if (resolved.length === 0 || resolved.some(isUnknownKind)) return false;
-  const found = await Promise.all((resolved as ResolvedObject[]).map((o) => kube.get(o.resource, o.name, o.namespace, { signal })));
+  const found = await Promise.all(
+    (resolved as ResolvedObject[]).map((o) => kube.get(o.resource, o.name, o.namespace, { signal })),
+  );
   return found.every((o) => o !== undefined);
 }
 
-async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readonly { resource: ResolvedObject["resource"]; name: string; namespace: string | undefined }[]): Promise<void> {
+async function waitForApplied(
+  step: ApplyStep,
+  ctx: StepContext,
+  objects: readonly { resource: ResolvedObject["resource"]; name: string; namespace: string | undefined }[],
+): Promise<void> {
   if (step.action.waitFor === undefined) return;
   const parsed = parseWaitFor(step.action.waitFor, { allowDelete: false });
   if (!parsed.ok) throw executionError(`waitFor: ${parsed.message}`);
@@ -52,7 +89,11 @@ async function waitForApplied(step: ApplyStep, ctx: StepContext, objects: readon
     () => objects.map((o) => subjectOf(o.resource, o.name, o.namespace)),
     (onProgress, timeoutMs) =>
       ctx.kube.waitForObjects(
-        objects.map((o) => ({ resource: o.resource, name: o.name, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) })),
+        objects.map((o) => ({
+          resource: o.resource,
+          name: o.name,
+          ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+        })),
         parsed.condition,
         { signal: ctx.signal, timeoutMs, onProgress },
       ),
@@ -76,7 +117,10 @@ function applyOptions(step: ApplyStep, ctx: StepContext, dryRun: boolean) {
  * whose dry run failed (say, its namespace is created by an earlier object) leaves no
  * diff to show: the step's diff is then that failure.
  */
-function dryRunDiff(resolved: Awaited<ReturnType<typeof resolveObjects>>, dryRuns: ReadonlyMap<ResolvedObject, ApplyResult | Error>): string | Error {
+function dryRunDiff(
+  resolved: Awaited<ReturnType<typeof resolveObjects>>,
+  dryRuns: ReadonlyMap<ResolvedObject, ApplyResult | Error>,
+): string | Error {
   const chunks: string[] = [];
   for (const o of resolved) {
     if (isUnknownKind(o)) {
@@ -87,7 +131,12 @@ function dryRunDiff(resolved: Awaited<ReturnType<typeof resolveObjects>>, dryRun
     if (r instanceof Error) return r;
     const label = objectLabel(o);
     const masked = maskSecretPair(r.before, r.object);
-    chunks.push(unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${label} (live)`, new: `${label} (after apply)` }));
+    chunks.push(
+      unifiedDiff(forDiff(masked.before), forDiff(masked.after), {
+        old: `${label} (live)`,
+        new: `${label} (after apply)`,
+      }),
+    );
   }
   return chunks.filter((c) => c !== "").join("\n");
 }
@@ -99,11 +148,20 @@ export const applyExecutor: StepExecutor<"apply"> = {
   async assess(step, ctx, opts) {
     const { resolved } = await readObjects(step, ctx);
     if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
-      return { action: "skip", reason: `skipIf: exists — all ${resolved.length} objects already exist${step.action.waitFor ? `; will wait for ${step.action.waitFor}` : ""}` };
+      return {
+        action: "skip",
+        reason: `skipIf: exists — all ${resolved.length} objects already exist${step.action.waitFor ? `; will wait for ${step.action.waitFor}` : ""}`,
+      };
     }
     const unknown = resolved.filter(isUnknownKind);
     const known = resolved.filter((o): o is ResolvedObject => !isUnknownKind(o));
-    const results = await Promise.all(known.map((o) => ctx.kube.apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" }).catch((e: unknown) => e as Error)));
+    const results = await Promise.all(
+      known.map((o) =>
+        ctx.kube
+          .apply(o.manifest, { ...applyOptions(step, ctx, true), defaultNamespace: o.namespace ?? "" })
+          .catch((e: unknown) => e as Error),
+      ),
+    );
     const counts: Record<string, number> = { "to create": unknown.length, "to configure": 0, unchanged: 0 };
     const changed: string[] = unknown.map((u) => `${String(u.manifest.kind).toLowerCase()}/${u.name}`);
     for (const [i, r] of results.entries()) {
@@ -117,7 +175,14 @@ export const applyExecutor: StepExecutor<"apply"> = {
       counts[key]!++;
       if (r.action !== "unchanged") changed.push(objectLabel(known[i]!));
     }
-    const action = counts["to create"]! > 0 ? "create" : counts["to configure"]! > 0 ? "configure" : step.action.waitFor ? "wait" : "no-op";
+    const action =
+      counts["to create"]! > 0
+        ? "create"
+        : counts["to configure"]! > 0
+          ? "configure"
+          : step.action.waitFor
+            ? "wait"
+            : "no-op";
     const list = changed.length > 0 ? ` (${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ", ..." : ""})` : "";
     const reason = `${countSummary(counts, ["to create", "to configure", "unchanged"])}${list}`;
     if (opts?.diff !== true) return { action, reason };
@@ -129,17 +194,24 @@ export const applyExecutor: StepExecutor<"apply"> = {
     // Objects first: a hook that rejects them fails the step before anything (even the namespace) is created.
     const { resolved } = await readObjects(step, ctx, true);
     if (step.action.createNamespace && step.action.namespace !== undefined) {
-      if (await ensureNamespace(ctx.kube, step.action.namespace, ctx.signal)) ctx.log(`namespace/${step.action.namespace} created`);
+      if (await ensureNamespace(ctx.kube, step.action.namespace, ctx.signal))
+        ctx.log(`namespace/${step.action.namespace} created`);
     }
     if (step.action.skipIf === "exists" && (await allExist(ctx.kube, resolved, ctx.signal))) {
       const known = resolved as ResolvedObject[];
       await waitForApplied(step, ctx, known);
-      return { status: "skipped", reason: `skipIf: exists — all ${known.length} object${known.length === 1 ? "" : "s"} already exist${step.action.waitFor ? `, and meet ${step.action.waitFor}` : ""}` };
+      return {
+        status: "skipped",
+        reason: `skipIf: exists — all ${known.length} object${known.length === 1 ? "" : "s"} already exist${step.action.waitFor ? `, and meet ${step.action.waitFor}` : ""}`,
+      };
     }
     const manifests = resolved.map((o) => o.manifest);
     let results: ApplyResult[];
     try {
-      results = await ctx.kube.applyAll(manifests, { ...applyOptions(step, ctx, false), onResult: (r) => ctx.log(`${r.ref} ${r.action}`) });
+      results = await ctx.kube.applyAll(manifests, {
+        ...applyOptions(step, ctx, false),
+        onResult: (r) => ctx.log(`${r.ref} ${r.action}`),
+      });
     } catch (e) {
       // The objects' own errors stay its cause: the engine reads them to tell a transient refusal from a denial.
       if (e instanceof ApplyAllError) throw Object.assign(executionError(ctx.redactor.redact(e.message)), { cause: e });
@@ -147,7 +219,11 @@ export const applyExecutor: StepExecutor<"apply"> = {
     }
     const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0 };
     for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
-    await waitForApplied(step, ctx, results.map((r) => ({ resource: r.resource, name: r.name, namespace: r.namespace })));
+    await waitForApplied(
+      step,
+      ctx,
+      results.map((r) => ({ resource: r.resource, name: r.name, namespace: r.namespace })),
+    );
     const added = addedRefs(ctx.hooks?.added() ?? [], results);
     return {
       status: "ok",
@@ -177,7 +253,11 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(o.resource, o.name, o.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) });
+      await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, {
+        signal: ctx.signal,
+        timeoutMs: ctx.deadline,
+        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
+      });
       ctx.log(`${objectLabel(o)} deleted`);
       deleted++;
     }
@@ -201,13 +281,20 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(resource, ref.name, ref.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(resource, ref.name, ref.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) });
+      await ctx.kube.waitForDeletion(resource, ref.name, ref.namespace, {
+        signal: ctx.signal,
+        timeoutMs: ctx.deadline,
+        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
+      });
       ctx.log(`${label} deleted (added by a pre-apply webhook)`);
       deleted++;
     }
     const parts = [`${deleted} deleted`];
     if (absent > 0) parts.push(`${absent} already absent`);
-    if (foreign.length > 0) parts.push(`${foreign.length} left alone (not created by this step: ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", ..." : ""})`);
+    if (foreign.length > 0)
+      parts.push(
+        `${foreign.length} left alone (not created by this step: ${foreign.slice(0, 3).join(", ")}${foreign.length > 3 ? ", ..." : ""})`,
+      );
     return { status: deleted > 0 ? "ok" : "skipped", reason: parts.join(", ") };
   },
 };

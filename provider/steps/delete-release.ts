@@ -51,7 +51,10 @@ async function assess(step: DeleteStep, ctx: StepContext): Promise<Assessment> {
       if (a.ignoreNotFound) return { action: "no-op", reason: `${notFound(a)}; nothing to delete` };
       return { action: "delete", reason: `${notFound(a)}: the step will fail (ignoreNotFound: false)` };
     }
-    return { action: "delete", reason: `uninstall release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}` };
+    return {
+      action: "delete",
+      reason: `uninstall release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}`,
+    };
   });
 }
 
@@ -64,12 +67,17 @@ async function apply(step: DeleteStep, ctx: StepContext): Promise<StepOutcome> {
       throw executionError(`${notFound(a)} (ignoreNotFound: false)`);
     };
     if (state.kind === "absent" || state.kind === "uninstalled") return absent();
-    ctx.log(`uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`);
+    ctx.log(
+      `uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`,
+    );
     // Margin so helm reports its own timeout before the engine aborts it.
     const timeoutMs = Math.max(1000, ctx.deadline - Math.min(10_000, Math.floor(ctx.deadline / 10)));
     const removed = await s.uninstall(a.release, a.namespace, timeoutMs);
     if (!removed) return absent(); // gone between the history read and the uninstall
-    return { status: "ok", reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); its resources are gone` };
+    return {
+      status: "ok",
+      reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); its resources are gone`,
+    };
   });
 }
 

@@ -30,7 +30,16 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   const absent: string[] = [];
   if ("manifests" in action) {
     // post-render hooks shape what is deleted exactly as they shape what an apply sends.
-    const sourced = await renderWithHooks(await readManifestSources(action.manifests, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, tools: ctx.tools }), ctx, false);
+    const sourced = await renderWithHooks(
+      await readManifestSources(action.manifests, {
+        baseDir: ctx.spec.baseDir,
+        signal: ctx.signal,
+        redactor: ctx.redactor,
+        tools: ctx.tools,
+      }),
+      ctx,
+      false,
+    );
     const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
     for (const o of [...resolved].reverse()) {
       if (isUnknownKind(o)) {
@@ -44,7 +53,8 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
     return { victims, absent };
   }
   const { type, name } = await ctx.kube.resolveTarget(action.resource, { signal: ctx.signal });
-  const namespace = type.namespaced && !action.allNamespaces ? (action.namespace ?? ctx.kube.contextNamespace) : undefined;
+  const namespace =
+    type.namespaced && !action.allNamespaces ? (action.namespace ?? ctx.kube.contextNamespace) : undefined;
   if (name !== undefined) {
     const live = await ctx.kube.get(type, name, namespace, { signal: ctx.signal });
     if (live === undefined) absent.push(objectLabel({ resource: type, name, namespace }));
@@ -59,11 +69,15 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
     ...(action.fieldSelector !== undefined ? { fieldSelector: action.fieldSelector } : {}),
   });
   for (const o of list.items as KubeObject[]) {
-    victims.push({ resource: type, name: String(o.metadata?.name), namespace: o.metadata?.namespace, uid: o.metadata?.uid });
+    victims.push({
+      resource: type,
+      name: String(o.metadata?.name),
+      namespace: o.metadata?.namespace,
+      uid: o.metadata?.uid,
+    });
   }
   return { victims, absent };
 }
-
 
 function listed(names: readonly string[]): string {
   return `${names.slice(0, 3).join(", ")}${names.length > 3 ? `, and ${names.length - 3} more` : ""}`;
@@ -76,7 +90,8 @@ export const deleteExecutor: StepExecutor<"delete"> = {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.assess(step, ctx);
     const { victims, absent } = await findVictims(step, ctx);
     if (victims.length === 0) {
-      if (absent.length > 0 && !step.action.ignoreNotFound) return { action: "delete", reason: `${listed(absent)} not found: the step will fail (ignoreNotFound: false)` };
+      if (absent.length > 0 && !step.action.ignoreNotFound)
+        return { action: "delete", reason: `${listed(absent)} not found: the step will fail (ignoreNotFound: false)` };
       return { action: "no-op", reason: absent.length > 0 ? `already absent: ${listed(absent)}` : "nothing matches" };
     }
     return { action: "delete", reason: `${victims.length} to delete: ${listed(victims.map(objectLabel))}` };
@@ -85,14 +100,26 @@ export const deleteExecutor: StepExecutor<"delete"> = {
   async apply(step, ctx): Promise<StepOutcome> {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.apply(step, ctx);
     const { victims, absent } = await findVictims(step, ctx);
-    if (absent.length > 0 && !step.action.ignoreNotFound) throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
+    if (absent.length > 0 && !step.action.ignoreNotFound)
+      throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
     await Promise.all(
       victims.map(async (v) => {
-        const r = await ctx.kube.delete(v.resource, v.name, v.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
+        const r = await ctx.kube.delete(v.resource, v.name, v.namespace, {
+          signal: ctx.signal,
+          propagationPolicy: "Background",
+        });
         if (r.status === "deleted") ctx.log(`${objectLabel(v)} deleted`);
       }),
     );
-    await Promise.all(victims.map((v) => ctx.kube.waitForDeletion(v.resource, v.name, v.namespace, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(v.uid ? { uid: v.uid } : {}) })));
+    await Promise.all(
+      victims.map((v) =>
+        ctx.kube.waitForDeletion(v.resource, v.name, v.namespace, {
+          signal: ctx.signal,
+          timeoutMs: ctx.deadline,
+          ...(v.uid ? { uid: v.uid } : {}),
+        }),
+      ),
+    );
     const parts = [`${victims.length} deleted`];
     if (absent.length > 0) parts.push(`${absent.length} already absent`);
     return { status: "ok", reason: victims.length === 0 && absent.length === 0 ? "nothing matched" : parts.join(", ") };

@@ -20,20 +20,31 @@ export async function chartRef(session: HelmSession, source: ChartSource, baseDi
     return { chart: abs, flags: [] };
   }
   let privateRepo: string | undefined;
-  if (source.form === "repo" && source.credentials !== undefined) privateRepo = await session.addRepository(source.repoUrl, source.credentials);
-  if (source.form === "oci" && source.credentials !== undefined) session.addRegistry(ociHost(source.reference), source.credentials);
+  if (source.form === "repo" && source.credentials !== undefined)
+    privateRepo = await session.addRepository(source.repoUrl, source.credentials);
+  if (source.form === "oci" && source.credentials !== undefined)
+    session.addRegistry(ociHost(source.reference), source.credentials);
   return remoteChartRef(source, { privateRepo, ociTls: process.env["KHOOK_HELM_OCI_TLS"] === "1" });
 }
 
 /** The chart (name, version) this step would deploy; resolves "latest", ranges and digests through helm. */
-export async function desiredChart(session: HelmSession, source: ChartSource, ref: ChartRef, baseDir: string): Promise<ChartMeta> {
+export async function desiredChart(
+  session: HelmSession,
+  source: ChartSource,
+  ref: ChartRef,
+  baseDir: string,
+): Promise<ChartMeta> {
   const pinned = pinnedChart(source);
   if (pinned !== undefined) return pinned;
   if (source.form === "local" && !source.packaged) {
     const file = path.join(path.resolve(baseDir, source.path), "Chart.yaml");
     try {
       const meta = parseYaml(fs.readFileSync(file, "utf8")) as { name?: unknown; version?: unknown } | null;
-      if (meta && typeof meta.name === "string" && (typeof meta.version === "string" || typeof meta.version === "number")) {
+      if (
+        meta &&
+        typeof meta.name === "string" &&
+        (typeof meta.version === "string" || typeof meta.version === "number")
+      ) {
         return { name: meta.name, version: String(meta.version) };
       }
     } catch {
@@ -46,7 +57,9 @@ export async function desiredChart(session: HelmSession, source: ChartSource, re
 /** A chart directory or a packaged chart (.tgz): true unless it certainly has no hook (provider/helm/chart-hooks.ts). */
 export function chartMayHaveHooks(chartPath: string): boolean {
   try {
-    return fs.statSync(chartPath).isDirectory() ? directoryMayHaveHooks(chartPath) : archiveMayHaveHooks(fs.readFileSync(chartPath));
+    return fs.statSync(chartPath).isDirectory()
+      ? directoryMayHaveHooks(chartPath)
+      : archiveMayHaveHooks(fs.readFileSync(chartPath));
   } catch {
     return true;
   }

@@ -14,7 +14,11 @@ export function maskSecretData(before: string, after: string): { before: string;
   const a = splitManifest(before);
   const b = splitManifest(after);
   const secretsOf = (docs: ManifestDoc[]): Map<string, Record<string, unknown>> =>
-    new Map(docs.flatMap((d) => (d.secretKey !== undefined && d.parsed !== undefined ? [[d.secretKey, d.parsed] as const] : [])));
+    new Map(
+      docs.flatMap((d) =>
+        d.secretKey !== undefined && d.parsed !== undefined ? [[d.secretKey, d.parsed] as const] : [],
+      ),
+    );
   const av = secretsOf(a);
   const bv = secretsOf(b);
   const render = (docs: ManifestDoc[], other: Map<string, Record<string, unknown>>, side: "before" | "after"): string =>

@@ -41,7 +41,9 @@ async function readValuesSource(src: { file: string } | { url: string }, ctx: Va
     try {
       text = await fs.readFile(file, "utf8");
     } catch (e) {
-      throw executionError(`cannot read values file ${src.file} (${file}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw executionError(
+        `cannot read values file ${src.file} (${file}): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
     }
     return parseValuesText(text, src.file, ctx.redactor);
   }
@@ -51,7 +53,10 @@ async function readValuesSource(src: { file: string } | { url: string }, ctx: Va
 }
 
 /** valuesFrom (in order, fetched concurrently), then values, merged. */
-export async function computeValues(helm: Pick<HelmAction, "values" | "valuesFrom">, ctx: ValuesContext): Promise<Values> {
+export async function computeValues(
+  helm: Pick<HelmAction, "values" | "valuesFrom">,
+  ctx: ValuesContext,
+): Promise<Values> {
   const layers = await Promise.all((helm.valuesFrom ?? []).map((src) => readValuesSource(src, ctx)));
   let out: Values = {};
   for (const layer of layers) out = mergeValues(out, layer);

@@ -34,13 +34,19 @@ export function waitableObjects(manifest: string): Waitable[] {
  * Resolves once every waitable object of the release is ready; on timeout, one error
  * naming each object that is not, and why.
  */
-export async function waitForRelease(manifest: string, release: { name: string; namespace: string }, ctx: StepContext): Promise<void> {
+export async function waitForRelease(
+  manifest: string,
+  release: { name: string; namespace: string },
+  ctx: StepContext,
+): Promise<void> {
   const objects = waitableObjects(manifest);
   if (objects.length === 0) return;
   const timeoutMs = waitBoundMs(ctx.deadline);
   ctx.log(`waiting for the objects of release ${release.name} (namespace ${release.namespace}) to be ready`);
   const labelOf = (o: Waitable): string => `${o.kind.toLowerCase()}/${o.name}`;
-  const monitor = new StallMonitor(ctx, () => objects.map((o) => ({ ...o, namespace: o.namespace ?? release.namespace })));
+  const monitor = new StallMonitor(ctx, () =>
+    objects.map((o) => ({ ...o, namespace: o.namespace ?? release.namespace })),
+  );
   const settled = await Promise.allSettled(
     objects.map(async (o) => {
       const resource = await ctx.kube.resolveKind(o.apiVersion, o.kind, { signal: ctx.signal });
@@ -48,7 +54,11 @@ export async function waitForRelease(manifest: string, release: { name: string; 
       await ctx.kube.waitFor(
         { resource, name: o.name, ...(namespace !== undefined ? { namespace } : {}) },
         (found) => {
-          const r = readiness(found.find((x) => x.metadata?.name === o.name), o.apiVersion, o.kind);
+          const r = readiness(
+            found.find((x) => x.metadata?.name === o.name),
+            o.apiVersion,
+            o.kind,
+          );
           return r.ready ? { state: "done", value: true } : { state: "pending", message: r.why };
         },
         {
@@ -64,7 +74,9 @@ export async function waitForRelease(manifest: string, release: { name: string; 
     }),
   );
   monitor.stop();
-  const failures = settled.flatMap((s, i) => (s.status === "rejected" ? [{ label: labelOf(objects[i]!), error: s.reason as unknown }] : []));
+  const failures = settled.flatMap((s, i) =>
+    s.status === "rejected" ? [{ label: labelOf(objects[i]!), error: s.reason as unknown }] : [],
+  );
   if (failures.length === 0) return;
   const other = failures.find((f) => !(f.error instanceof WaitTimeoutError));
   if (other !== undefined) throw other.error;

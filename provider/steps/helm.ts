@@ -20,9 +20,22 @@ import * as fs from "node:fs";
 import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../helm/chart.js";
-import { decideRelease, normalizeManifest, type ReleaseDecision, type ReleaseFact, type ReleaseFacts } from "../helm/decide.js";
+import {
+  decideRelease,
+  normalizeManifest,
+  type ReleaseDecision,
+  type ReleaseFact,
+  type ReleaseFacts,
+} from "../helm/decide.js";
 import { decidePendingRecovery } from "../helm/recover.js";
-import { chartLabel, describeRevision, historyState, pendingMessage, type HelmRevision, type HistoryState } from "../helm/release.js";
+import {
+  chartLabel,
+  describeRevision,
+  historyState,
+  pendingMessage,
+  type HelmRevision,
+  type HistoryState,
+} from "../helm/release.js";
 import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
@@ -85,7 +98,8 @@ function helmTimeoutMs(deadline: number): number {
 
 async function openSession(ctx: StepContext): Promise<HelmSession> {
   // Located (and its version checked) on the first helm run: a step that decides no-op runs none.
-  const helm = (): Promise<HelmBinary> => locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
+  const helm = (): Promise<HelmBinary> =>
+    locateHelm({ explicit: ctx.tools?.helm, redactor: ctx.redactor, signal: ctx.signal });
   return HelmSession.open({ helm, connection: ctx.connection, redactor: ctx.redactor, signal: ctx.signal });
 }
 
@@ -113,7 +127,15 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
     const gather = async (fact: ReleaseFact): Promise<ReleaseFacts> => {
       switch (fact) {
         case "values":
-          return { ...facts, values: await computeValues(step.action, { baseDir: ctx.spec.baseDir, signal: ctx.signal, redactor: ctx.redactor, deadline: ctx.deadline }) };
+          return {
+            ...facts,
+            values: await computeValues(step.action, {
+              baseDir: ctx.spec.baseDir,
+              signal: ctx.signal,
+              redactor: ctx.redactor,
+              deadline: ctx.deadline,
+            }),
+          };
         case "deployedValues": {
           const deployedValues = stored?.latestValues ?? (await session.userValues(t.release, t.namespace));
           registerPreviousSecrets(ctx.redactor, facts.values ?? {}, deployedValues);
@@ -122,22 +144,40 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
         case "desiredChart":
           return { ...facts, desiredChart: await desiredChart(session, t.source, await chart(), ctx.spec.baseDir) };
         case "hooksMatch":
-          return { ...facts, hooksMatch: await session.hasLabels(t.release, t.namespace, { [HOOKS_LABEL]: renderHooksFingerprint(step) ?? null }) };
+          return {
+            ...facts,
+            hooksMatch: await session.hasLabels(t.release, t.namespace, {
+              [HOOKS_LABEL]: renderHooksFingerprint(step) ?? null,
+            }),
+          };
         case "manifests": {
           const deployed = await session.rawManifest(t.release, t.namespace);
-          return { ...facts, manifests: { deployed, rendered: await dryRun(session, t, await chart(), facts.values ?? {}, "upgrade", step, ctx) } };
+          return {
+            ...facts,
+            manifests: {
+              deployed,
+              rendered: await dryRun(session, t, await chart(), facts.values ?? {}, "upgrade", step, ctx),
+            },
+          };
         }
       }
     };
     // Waiting for a dead run's helm, then recovering, is at most two rounds; a third pending is refused.
-    for (let pendingRounds = 0; ; ) {
+    for (let pendingRounds = 0; ;) {
       const decision = decideRelease(facts);
       if (decision.action === "pending") {
-        const outcome = mode === "apply" && pendingRounds++ < 2 ? await recoverPending(session, t, decision.state.last, facts.history ?? [], ctx) : undefined;
-        if (outcome === undefined || outcome.action === "refuse") throw executionError(`${decision.reason}${outcome?.note ?? ""}`);
+        const outcome =
+          mode === "apply" && pendingRounds++ < 2
+            ? await recoverPending(session, t, decision.state.last, facts.history ?? [], ctx)
+            : undefined;
+        if (outcome === undefined || outcome.action === "refuse")
+          throw executionError(`${decision.reason}${outcome?.note ?? ""}`);
         // The release changed under us: start again from its storage.
         stored = await storedReleasesOf(ctx, t);
-        facts = { ...initial, history: stored !== undefined ? stored.history : await session.history(t.release, t.namespace) };
+        facts = {
+          ...initial,
+          history: stored !== undefined ? stored.history : await session.history(t.release, t.namespace),
+        };
         continue;
       }
       if (decision.action !== "need") {
@@ -160,11 +200,18 @@ const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", k
  * re-run). Undefined means "ask helm": another storage driver, no permission to list Secrets, or
  * a record helm did not write.
  */
-async function storedReleasesOf(ctx: StepContext, t: { release: string; namespace: string }): Promise<StoredReleases | undefined> {
+async function storedReleasesOf(
+  ctx: StepContext,
+  t: { release: string; namespace: string },
+): Promise<StoredReleases | undefined> {
   const driver = process.env["HELM_DRIVER"];
   if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
   try {
-    const list = await ctx.kube.list(SECRETS, { namespace: t.namespace, labelSelector: releaseSelector(t.release), signal: ctx.signal });
+    const list = await ctx.kube.list(SECRETS, {
+      namespace: t.namespace,
+      labelSelector: releaseSelector(t.release),
+      signal: ctx.signal,
+    });
     return storedReleases(list.items, t.release);
   } catch (e) {
     if (ctx.signal.aborted) throw e;
@@ -190,7 +237,11 @@ export function renderHooksFingerprint(step: HelmStep): string | undefined {
  * (provider/hooks/post-renderer.ts). A hook's own error is kept, so the step fails
  * with it (and its retry semantics) rather than with helm's wrapping of it.
  */
-async function hookRenderer(session: HelmSession, ctx: StepContext, send: boolean): Promise<{ renderer: PostRenderer; hookError: () => unknown } | undefined> {
+async function hookRenderer(
+  session: HelmSession,
+  ctx: StepContext,
+  send: boolean,
+): Promise<{ renderer: PostRenderer; hookError: () => unknown } | undefined> {
   const hooks = ctx.hooks;
   if (hooks === undefined || !hooks.transformsObjects) return undefined;
   let failure: unknown;
@@ -206,7 +257,12 @@ async function hookRenderer(session: HelmSession, ctx: StepContext, send: boolea
 }
 
 /** Runs a helm install/upgrade with the hook renderer; a hook's failure wins over helm's report of it. */
-async function withHookRenderer<T>(session: HelmSession, ctx: StepContext, send: boolean, run: (postRenderer: string | undefined) => Promise<T>): Promise<T> {
+async function withHookRenderer<T>(
+  session: HelmSession,
+  ctx: StepContext,
+  send: boolean,
+  run: (postRenderer: string | undefined) => Promise<T>,
+): Promise<T> {
   const hooked = await hookRenderer(session, ctx, send);
   try {
     return await run(hooked?.renderer.executable);
@@ -219,19 +275,29 @@ async function withHookRenderer<T>(session: HelmSession, ctx: StepContext, send:
   }
 }
 
-async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Values, mode: "install" | "upgrade", step: HelmStep, ctx: StepContext): Promise<string> {
-  const r = await withHookRenderer(session, ctx, false, (postRenderer) => session.installOrUpgrade({
-    postRenderer,
-    mode,
-    release: t.release,
-    namespace: t.namespace,
-    chart: ref,
-    valuesFile: valuesFile(session, values),
-    // On a missing namespace a server-side dry-run install fails; createNamespace makes helm tolerate it.
-    createNamespace: step.action.createNamespace,
-    timeoutMs: helmTimeoutMs(ctx.deadline),
-    dryRun: true,
-  }));
+async function dryRun(
+  session: HelmSession,
+  t: Target,
+  ref: ChartRef,
+  values: Values,
+  mode: "install" | "upgrade",
+  step: HelmStep,
+  ctx: StepContext,
+): Promise<string> {
+  const r = await withHookRenderer(session, ctx, false, (postRenderer) =>
+    session.installOrUpgrade({
+      postRenderer,
+      mode,
+      release: t.release,
+      namespace: t.namespace,
+      chart: ref,
+      valuesFile: valuesFile(session, values),
+      // On a missing namespace a server-side dry-run install fails; createNamespace makes helm tolerate it.
+      createNamespace: step.action.createNamespace,
+      timeoutMs: helmTimeoutMs(ctx.deadline),
+      dryRun: true,
+    }),
+  );
   return r.rawManifest;
 }
 
@@ -242,7 +308,13 @@ async function dryRun(session: HelmSession, t: Target, ref: ChartRef, values: Va
  * `atomic`, whose rollback on a failed wait is helm's. A repository or OCI chart is pulled
  * first so its files can be read; helm then installs from that archive (one download either way).
  */
-async function installSource(session: HelmSession, ref: ChartRef, t: Target, step: HelmStep, ctx: StepContext): Promise<{ chart: ChartRef; khookWaits: boolean }> {
+async function installSource(
+  session: HelmSession,
+  ref: ChartRef,
+  t: Target,
+  step: HelmStep,
+  ctx: StepContext,
+): Promise<{ chart: ChartRef; khookWaits: boolean }> {
   if (!step.action.wait || step.action.atomic) return { chart: ref, khookWaits: false };
   if (t.source.form === "local") return { chart: ref, khookWaits: !chartMayHaveHooks(ref.chart) };
   let archive: string;
@@ -285,7 +357,10 @@ async function recoverPending(
   switch (decision.action) {
     case "refuse":
       // Today's refusal; when a khook run did leave it, also why khook would not recover it itself.
-      return { action: "refuse", note: mark !== undefined ? `. khook did not recover ${describeRevision(last)} itself: ${decision.why}` : "" };
+      return {
+        action: "refuse",
+        note: mark !== undefined ? `. khook did not recover ${describeRevision(last)} itself: ${decision.why}` : "",
+      };
     case "wait":
       ctx.log(decision.line);
       await waitWhileRunning(decision.pid, mark?.processStart, decision.until, ctx.signal);
@@ -293,7 +368,8 @@ async function recoverPending(
     case "recover": {
       ctx.log(decision.line);
       const r = decision.recovery;
-      if (r.action === "rollback") await session.rollback(r.release, r.namespace, r.toRevision, helmTimeoutMs(ctx.deadline));
+      if (r.action === "rollback")
+        await session.rollback(r.release, r.namespace, r.toRevision, helmTimeoutMs(ctx.deadline));
       else await session.uninstall(r.release, r.namespace, helmTimeoutMs(ctx.deadline));
       return { action: "recovered" };
     }
@@ -328,7 +404,9 @@ function helmProcess(pid: number, start: string | undefined): { running: boolean
   const fields = procStat(pid);
   if (fields === undefined) {
     // Gone meanwhile; or no /proc (not Linux), where a live pid is all there is to know.
-    return fs.existsSync("/proc/self/stat") ? { running: false, identified: true } : { running: true, identified: false };
+    return fs.existsSync("/proc/self/stat")
+      ? { running: false, identified: true }
+      : { running: true, identified: false };
   }
   if (fields[0] === "Z" || fields[0] === "X") return { running: false, identified: true };
   if (start === undefined) return { running: true, identified: false };
@@ -339,7 +417,12 @@ function helmProcess(pid: number, start: string | undefined): { running: boolean
 const PID_POLL_MS = 250;
 
 /** Until `pid` (on this host) is gone, or `until` passes; without a pid (another host), until `until`. Abortable. */
-async function waitWhileRunning(pid: number | undefined, start: string | undefined, until: number, signal: AbortSignal): Promise<void> {
+async function waitWhileRunning(
+  pid: number | undefined,
+  start: string | undefined,
+  until: number,
+  signal: AbortSignal,
+): Promise<void> {
   while (Date.now() < until && (pid === undefined || helmProcess(pid, start).running)) {
     signal.throwIfAborted();
     const ms = pid === undefined ? until - Date.now() : Math.min(PID_POLL_MS, until - Date.now());
@@ -395,7 +478,10 @@ async function assess(step: HelmStep, ctx: StepContext, opts?: AssessOptions): P
   try {
     const assessment = { action: p.decision.action, reason: p.decision.reason };
     if (opts?.diff !== true) return assessment;
-    return { ...assessment, diff: await releaseDiff(step, ctx, p).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))) };
+    return {
+      ...assessment,
+      diff: await releaseDiff(step, ctx, p).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))),
+    };
   } finally {
     p.session.close();
   }
@@ -421,10 +507,16 @@ async function releaseDiff(step: HelmStep, ctx: StepContext, p: Prepared): Promi
   if (decision.action === "skip" || decision.action === "no-op") return "";
   // Raw texts, so that a changed secret still shows as a changed line; the diff is redacted as a whole.
   const manifests = p.facts.manifests;
-  const before = decision.action === "install" ? "" : normalizeManifest(manifests?.deployed ?? (await session.rawManifest(t.release, t.namespace)));
-  const after = normalizeManifest(manifests?.rendered ?? (await dryRun(session, t, refOf(p), valuesOf(p), decision.action, step, ctx)));
+  const before =
+    decision.action === "install"
+      ? ""
+      : normalizeManifest(manifests?.deployed ?? (await session.rawManifest(t.release, t.namespace)));
+  const after = normalizeManifest(
+    manifests?.rendered ?? (await dryRun(session, t, refOf(p), valuesOf(p), decision.action, step, ctx)),
+  );
   const where = `${t.namespace}/${t.release}`;
-  const oldLabel = decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
+  const oldLabel =
+    decision.action === "install" ? `${where} (not installed)` : `${where} ${describeRevision(decision.last)}`;
   const newLabel = `${where} ${chartLabel(decision.desired)} (server dry-run)`;
   const masked = maskSecretData(before, after);
   return ctx.redactor.redact(unifiedDiff(masked.before, masked.after, { old: oldLabel, new: newLabel }));
@@ -439,11 +531,18 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         return { status: "skipped", reason: decision.reason };
       case "no-op":
         // khook's own wait leaves a release that never became ready `deployed`: check it again rather than trust it.
-        if (step.action.wait) await waitForRelease(p.deployedManifest ?? (await session.rawManifest(t.release, t.namespace)), { name: t.release, namespace: t.namespace }, ctx);
+        if (step.action.wait)
+          await waitForRelease(
+            p.deployedManifest ?? (await session.rawManifest(t.release, t.namespace)),
+            { name: t.release, namespace: t.namespace },
+            ctx,
+          );
         return { status: "ok", reason: `no-op: ${decision.reason}` };
       case "install":
       case "upgrade": {
-        ctx.log(`${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`);
+        ctx.log(
+          `${decision.action === "install" ? "installing" : "upgrading"} release ${t.release} (namespace ${t.namespace}): ${decision.reason}; chart ${t.described}`,
+        );
         const desired = decision.desired;
         if (ctx.hooks !== undefined) {
           // seed 004's context: chart (with appVersion: one `helm show chart`), release, merged values and the
@@ -454,7 +553,15 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
           ]);
           const chart = shown ?? desired;
           ctx.hooks.setExtras({
-            ...(chart !== undefined ? { chart: { name: chart.name, version: chart.version, ...(shown?.appVersion !== undefined ? { appVersion: shown.appVersion } : {}) } } : {}),
+            ...(chart !== undefined
+              ? {
+                  chart: {
+                    name: chart.name,
+                    version: chart.version,
+                    ...(shown?.appVersion !== undefined ? { appVersion: shown.appVersion } : {}),
+                  },
+                }
+              : {}),
             release: { name: t.release, namespace: t.namespace },
             values: valuesOf(p),
             ...(capabilities !== undefined ? { capabilities } : {}),
@@ -462,7 +569,12 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         }
         const fingerprint = renderHooksFingerprint(step);
         // Set when hooks exist, cleared (helm's `null`) when they were removed; untouched in specs without hooks.
-        const hookLabel: Record<string, string> = fingerprint !== undefined ? { [HOOKS_LABEL]: fingerprint } : ctx.spec.hooks.length > 0 && decision.action === "upgrade" ? { [HOOKS_LABEL]: "null" } : {};
+        const hookLabel: Record<string, string> =
+          fingerprint !== undefined
+            ? { [HOOKS_LABEL]: fingerprint }
+            : ctx.spec.hooks.length > 0 && decision.action === "upgrade"
+              ? { [HOOKS_LABEL]: "null" }
+              : {};
         const install = await installSource(session, refOf(p), t, step, ctx);
         const timeoutMs = helmTimeoutMs(ctx.deadline);
         // helm's pid and host go into the record as soon as it runs: if khook dies, the next run can tell its helm from another's.
@@ -485,21 +597,31 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
             revision: (p.facts.history?.at(-1)?.revision ?? 0) + 1,
           });
         };
-        const r = await withPendingHint(session, t, () => withHookRenderer(session, ctx, true, (postRenderer) => session.installOrUpgrade({
-          postRenderer,
-          mode: decision.action,
-          release: t.release,
-          namespace: t.namespace,
-          chart: install.chart,
-          valuesFile: valuesFile(session, valuesOf(p)),
-          createNamespace: step.action.createNamespace,
-          atomic: step.action.atomic,
-          wait: step.action.wait && !install.khookWaits,
-          timeoutMs,
-          // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
-          // and a release khook did not install must not become khook's by being upgraded.
-          labels: { ...(decision.action === "install" ? releaseOwnershipLabels(ctx.spec.name) : {}), ...hookLabel },
-        }, { onSpawn }))).finally(() => marked);
+        const r = await withPendingHint(session, t, () =>
+          withHookRenderer(session, ctx, true, (postRenderer) =>
+            session.installOrUpgrade(
+              {
+                postRenderer,
+                mode: decision.action,
+                release: t.release,
+                namespace: t.namespace,
+                chart: install.chart,
+                valuesFile: valuesFile(session, valuesOf(p)),
+                createNamespace: step.action.createNamespace,
+                atomic: step.action.atomic,
+                wait: step.action.wait && !install.khookWaits,
+                timeoutMs,
+                // The ownership marker. On upgrade, helm keeps the labels an earlier revision carried,
+                // and a release khook did not install must not become khook's by being upgraded.
+                labels: {
+                  ...(decision.action === "install" ? releaseOwnershipLabels(ctx.spec.name) : {}),
+                  ...hookLabel,
+                },
+              },
+              { onSpawn },
+            ),
+          ),
+        ).finally(() => marked);
         if (install.khookWaits) await waitForRelease(r.rawManifest, { name: t.release, namespace: t.namespace }, ctx);
         const verb = decision.action === "install" ? "installed" : "upgraded to";
         return {

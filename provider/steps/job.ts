@@ -29,7 +29,9 @@ function jobNamespace(step: JobStep): string {
 type Condition = { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string };
 
 function finished(job: KubeObject | undefined): { state: "complete" | "failed"; condition: Condition } | undefined {
-  const conditions = ((job?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).filter((c) => c.status === "True");
+  const conditions = ((job?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).filter(
+    (c) => c.status === "True",
+  );
   const failed = conditions.find((c) => c.type === "Failed");
   if (failed) return { state: "failed", condition: failed };
   const complete = conditions.find((c) => c.type === "Complete");
@@ -50,16 +52,24 @@ function notOursReason(step: JobStep, job: KubeObject, specName: string): string
 /** Refuses a same-named Job that this spec does not own. */
 function assertOwned(step: JobStep, job: KubeObject | undefined, specName: string): void {
   const why = job === undefined ? undefined : notOursReason(step, job, specName);
-  if (why !== undefined) throw executionError(`${why}; khook never replaces a Job it does not own. Rename the step or delete that Job yourself`);
+  if (why !== undefined)
+    throw executionError(
+      `${why}; khook never replaces a Job it does not own. Rename the step or delete that Job yourself`,
+    );
 }
 
 export function jobManifest(step: JobStep, specName: string): KubeObject {
   const a = step.action;
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SPEC_LABEL]: labelValue(specName), [STEP_LABEL]: labelValue(step.name) };
+  const labels = {
+    [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+    [SPEC_LABEL]: labelValue(specName),
+    [STEP_LABEL]: labelValue(step.name),
+  };
   const container: Record<string, unknown> = { name: "main", image: a.image };
   if (a.command && a.command.length > 0) container.command = a.command;
   if (a.args && a.args.length > 0) container.args = a.args;
-  if (a.env && Object.keys(a.env).length > 0) container.env = Object.entries(a.env).map(([name, value]) => ({ name, value }));
+  if (a.env && Object.keys(a.env).length > 0)
+    container.env = Object.entries(a.env).map(([name, value]) => ({ name, value }));
   return {
     apiVersion: "batch/v1",
     kind: "Job",
@@ -104,7 +114,9 @@ async function whileItRuns<T>(step: JobStep, wait: Promise<T>): Promise<T> {
     return await wait;
   } catch (e) {
     if (transientCause(e) === undefined) throw e;
-    throw executionError(`${(e as Error).message} (while job ${step.name} ran; not retried, since a new try would run the job again)`);
+    throw executionError(
+      `${(e as Error).message} (while job ${step.name} ran; not retried, since a new try would run the job again)`,
+    );
   }
 }
 
@@ -120,48 +132,74 @@ export const jobExecutor: StepExecutor<"job"> = {
     assertOwned(step, job, ctx.spec.name);
     const done = finished(job);
     if (step.action.skipIf === "succeeded" && done?.state === "complete") {
-      return { action: "skip", reason: `skipIf: succeeded — job ${step.name} completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
+      return {
+        action: "skip",
+        reason: `skipIf: succeeded — job ${step.name} completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}`,
+      };
     }
-    return { action: "run", reason: job === undefined ? `create job ${step.name} (${step.action.image})` : `replace the previous run's job ${step.name} (${done?.state ?? "still running"})` };
+    return {
+      action: "run",
+      reason:
+        job === undefined
+          ? `create job ${step.name} (${step.action.image})`
+          : `replace the previous run's job ${step.name} (${done?.state ?? "still running"})`,
+    };
   },
 
   async apply(step, ctx) {
     const ns = jobNamespace(step);
-    if (step.action.createNamespace && (await ensureNamespace(ctx.kube, ns, ctx.signal))) ctx.log(`namespace/${ns} created`);
+    if (step.action.createNamespace && (await ensureNamespace(ctx.kube, ns, ctx.signal)))
+      ctx.log(`namespace/${ns} created`);
     const previous = await getJob(step, ctx);
     assertOwned(step, previous, ctx.spec.name);
     const done = finished(previous);
     if (step.action.skipIf === "succeeded" && done?.state === "complete") {
-      return { status: "skipped", reason: `skipIf: succeeded — job ${step.name} already completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}` };
+      return {
+        status: "skipped",
+        reason: `skipIf: succeeded — job ${step.name} already completed${done.condition.lastTransitionTime ? ` at ${done.condition.lastTransitionTime}` : ""}`,
+      };
     }
     if (previous !== undefined) {
       ctx.log(`replacing the previous run's job ${step.name}`);
       await ctx.kube.delete(JOBS, step.name, ns, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(JOBS, step.name, ns, { signal: ctx.signal, timeoutMs: ctx.deadline, ...(previous.metadata?.uid ? { uid: previous.metadata.uid } : {}) });
+      await ctx.kube.waitForDeletion(JOBS, step.name, ns, {
+        signal: ctx.signal,
+        timeoutMs: ctx.deadline,
+        ...(previous.metadata?.uid ? { uid: previous.metadata.uid } : {}),
+      });
     }
     const created = await ctx.kube.create(JOBS, jobManifest(step, ctx.spec.name), { signal: ctx.signal });
     ctx.log(`job ${step.name} created; waiting for it to finish`);
     const uid = created.metadata?.uid;
     const result = await whileItRuns(
       step,
-      explainedWait(ctx, () => [subjectOf(JOBS, step.name, ns)], (onProgress, timeoutMs) =>
-        ctx.kube.waitFor(
-          { resource: JOBS, name: step.name, namespace: ns },
-          (objs) => {
-            const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
-            if (job === undefined) return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
-            const f = finished(job);
-            if (f !== undefined) return { state: "done", value: f };
-            const active = (job.status as { active?: number } | undefined)?.active ?? 0;
-            return { state: "pending", message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet` };
-          },
-          { signal: ctx.signal, timeoutMs, description: `job ${step.name} to finish`, onProgress },
-        ),
+      explainedWait(
+        ctx,
+        () => [subjectOf(JOBS, step.name, ns)],
+        (onProgress, timeoutMs) =>
+          ctx.kube.waitFor(
+            { resource: JOBS, name: step.name, namespace: ns },
+            (objs) => {
+              const job = objs.find((o) => uid === undefined || o.metadata?.uid === uid);
+              if (job === undefined)
+                return { state: "failed", message: `job ${step.name} was deleted while khook waited for it` };
+              const f = finished(job);
+              if (f !== undefined) return { state: "done", value: f };
+              const active = (job.status as { active?: number } | undefined)?.active ?? 0;
+              return {
+                state: "pending",
+                message: active > 0 ? `job ${step.name} is running` : `job ${step.name} has not started a pod yet`,
+              };
+            },
+            { signal: ctx.signal, timeoutMs, description: `job ${step.name} to finish`, onProgress },
+          ),
       ),
     );
     if (result.state === "complete") return { status: "ok", reason: `job ${step.name} completed` };
     const why = [result.condition.reason, result.condition.message].filter(Boolean).join(": ");
-    throw executionError(ctx.redactor.redact(`job ${step.name} failed${why ? ` (${why})` : ""}; ${await failureLogs(step, ctx)}`));
+    throw executionError(
+      ctx.redactor.redact(`job ${step.name} failed${why ? ` (${why})` : ""}; ${await failureLogs(step, ctx)}`),
+    );
   },
 
   async destroy(step, ctx) {
@@ -170,7 +208,11 @@ export const jobExecutor: StepExecutor<"job"> = {
     const why = notOursReason(step, job, ctx.spec.name);
     if (why !== undefined) return { status: "skipped", reason: `${why}; left alone` };
     await ctx.kube.delete(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, propagationPolicy: "Background" });
-    await ctx.kube.waitForDeletion(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, timeoutMs: ctx.deadline, ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}) });
+    await ctx.kube.waitForDeletion(JOBS, step.name, jobNamespace(step), {
+      signal: ctx.signal,
+      timeoutMs: ctx.deadline,
+      ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}),
+    });
     return { status: "ok", reason: `job ${step.name} deleted` };
   },
 };

@@ -13,17 +13,25 @@ export interface ResolvedObject {
 }
 
 /** Resolves each manifest's kind and effective namespace (namespace-less namespaced objects get `defaultNamespace`). */
-export async function resolveObjects(kube: KubeApi, objects: readonly SourcedObject[], defaultNamespace: string | undefined, signal: AbortSignal): Promise<(ResolvedObject | UnknownKind)[]> {
+export async function resolveObjects(
+  kube: KubeApi,
+  objects: readonly SourcedObject[],
+  defaultNamespace: string | undefined,
+  signal: AbortSignal,
+): Promise<(ResolvedObject | UnknownKind)[]> {
   return Promise.all(
     objects.map(async ({ object, origin }) => {
       const manifest = object as KubeObject;
       const name = String(manifest.metadata?.name ?? "");
       try {
         const resource = await kube.resolveKind(String(manifest.apiVersion), String(manifest.kind), { signal });
-        const namespace = resource.namespaced ? (manifest.metadata?.namespace ?? defaultNamespace ?? kube.contextNamespace) : undefined;
+        const namespace = resource.namespaced
+          ? (manifest.metadata?.namespace ?? defaultNamespace ?? kube.contextNamespace)
+          : undefined;
         return { manifest, origin, resource, name, namespace };
       } catch (e) {
-        if (e instanceof UnknownResourceError) return { unknown: true as const, manifest, origin, name, message: e.message };
+        if (e instanceof UnknownResourceError)
+          return { unknown: true as const, manifest, origin, name, message: e.message };
         throw e;
       }
     }),
@@ -52,7 +60,8 @@ export function forDiff(obj: KubeObject | undefined): string {
   if (obj === undefined) return "";
   const copy = structuredClone(obj) as KubeObject & { status?: unknown };
   const meta = copy.metadata ?? {};
-  for (const k of ["managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"]) delete meta[k];
+  for (const k of ["managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"])
+    delete meta[k];
   if (meta.annotations) {
     delete meta.annotations["kubectl.kubernetes.io/last-applied-configuration"];
     if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
@@ -65,14 +74,21 @@ export function forDiff(obj: KubeObject | undefined): string {
  * Secret values never reach a diff (kubectl diff does the same): each data/stringData value
  * becomes `***`, or `*** (before)` / `*** (after)` where the two sides differ.
  */
-export function maskSecretPair(before: KubeObject | undefined, after: KubeObject | undefined): { before: KubeObject | undefined; after: KubeObject | undefined } {
+export function maskSecretPair(
+  before: KubeObject | undefined,
+  after: KubeObject | undefined,
+): { before: KubeObject | undefined; after: KubeObject | undefined } {
   const isSecret = (o: KubeObject | undefined) => o?.kind === "Secret";
   if (!isSecret(before) && !isSecret(after)) return { before, after };
   const fieldsOf = (o: KubeObject | undefined, field: string): Record<string, unknown> => {
     const v = (o as Record<string, unknown> | undefined)?.[field];
     return v !== null && typeof v === "object" ? (v as Record<string, unknown>) : {};
   };
-  const mask = (o: KubeObject | undefined, other: KubeObject | undefined, side: "before" | "after"): KubeObject | undefined => {
+  const mask = (
+    o: KubeObject | undefined,
+    other: KubeObject | undefined,
+    side: "before" | "after",
+  ): KubeObject | undefined => {
     if (o === undefined) return undefined;
     const copy = structuredClone(o) as Record<string, unknown>;
     for (const field of ["data", "stringData"]) {
@@ -80,7 +96,12 @@ export function maskSecretPair(before: KubeObject | undefined, after: KubeObject
       const theirs = fieldsOf(other, field);
       if (Object.keys(mine).length === 0) continue;
       copy[field] = Object.fromEntries(
-        Object.keys(mine).map((k) => [k, other === undefined || !(k in theirs) || JSON.stringify(theirs[k]) === JSON.stringify(mine[k]) ? "***" : `*** (${side})`]),
+        Object.keys(mine).map((k) => [
+          k,
+          other === undefined || !(k in theirs) || JSON.stringify(theirs[k]) === JSON.stringify(mine[k])
+            ? "***"
+            : `*** (${side})`,
+        ]),
       );
     }
     return copy as KubeObject;

@@ -24,7 +24,9 @@ async function findTarget(step: PatchStep, ctx: StepContext): Promise<Target> {
   const namespace = type.namespaced ? step.action.namespace : undefined;
   const live = await ctx.kube.get(type, name, namespace, { signal: ctx.signal });
   if (live === undefined) {
-    throw executionError(`${step.action.target}${namespace ? ` in namespace ${namespace}` : ""} does not exist; a patch target must exist (order this step after whatever creates it with needs:)`);
+    throw executionError(
+      `${step.action.target}${namespace ? ` in namespace ${namespace}` : ""} does not exist; a patch target must exist (order this step after whatever creates it with needs:)`,
+    );
   }
   return { resource: type, name, namespace, live };
 }
@@ -32,10 +34,19 @@ async function findTarget(step: PatchStep, ctx: StepContext): Promise<Target> {
 async function sendPatch(step: PatchStep, ctx: StepContext, t: Target, dryRun: boolean): Promise<KubeObject> {
   const type = step.action.type;
   try {
-    return await ctx.kube.patch(t.resource, t.name, t.namespace, type, step.action.patch, { signal: ctx.signal, dryRun });
+    return await ctx.kube.patch(t.resource, t.name, t.namespace, type, step.action.patch, {
+      signal: ctx.signal,
+      dryRun,
+    });
   } catch (e) {
-    if (type === "strategic" && isKubeApiError(e) && (e.status === 415 || /strategic merge patch/i.test(e.apiMessage))) {
-      throw executionError(`${e.message}\nhint: strategic merge patches do not work on custom resources; use type: merge`);
+    if (
+      type === "strategic" &&
+      isKubeApiError(e) &&
+      (e.status === 415 || /strategic merge patch/i.test(e.apiMessage))
+    ) {
+      throw executionError(
+        `${e.message}\nhint: strategic merge patches do not work on custom resources; use type: merge`,
+      );
     }
     throw e;
   }
@@ -57,13 +68,24 @@ export const patchExecutor: StepExecutor<"patch"> = {
       : { action: "no-op" as const, reason: `${step.action.target} already matches the patch` };
     if (opts?.diff !== true) return assessment;
     const masked = maskSecretPair(t.live, after);
-    return { ...assessment, diff: unifiedDiff(forDiff(masked.before), forDiff(masked.after), { old: `${step.action.target} (live)`, new: `${step.action.target} (patched)` }) };
+    return {
+      ...assessment,
+      diff: unifiedDiff(forDiff(masked.before), forDiff(masked.after), {
+        old: `${step.action.target} (live)`,
+        new: `${step.action.target} (patched)`,
+      }),
+    };
   },
 
   async apply(step, ctx) {
     const t = await findTarget(step, ctx);
     const after = await sendPatch(step, ctx, t, false);
-    return { status: "ok", reason: changed(t.live, after) ? `${step.action.target} patched` : `${step.action.target} already matched the patch (no change)` };
+    return {
+      status: "ok",
+      reason: changed(t.live, after)
+        ? `${step.action.target} patched`
+        : `${step.action.target} already matched the patch (no change)`,
+    };
   },
 
   async destroy() {

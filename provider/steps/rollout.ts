@@ -40,11 +40,15 @@ async function resolveTarget(step: RolloutStep, kube: KubeApi, signal: AbortSign
   const { type, name } = await kube.resolveTarget(ref, { signal });
   if (name === undefined) {
     const message = `rollout.${mode} needs TYPE/NAME (e.g. deployment/coredns), got "${ref}"`;
-    throw invalidInput(`step ${step.name}: ${message}`, [{ severity: "error", path: field, message, position: step.position }]);
+    throw invalidInput(`step ${step.name}: ${message}`, [
+      { severity: "error", path: field, message, position: step.position },
+    ]);
   }
   if (type.group !== "apps" || !ROLLOUT_KINDS.includes(type.kind as RolloutKind)) {
     const message = `rollout ${mode} supports deployment, daemonset and statefulset, not ${type.kind.toLowerCase()}`;
-    throw invalidInput(`step ${step.name}: ${message}`, [{ severity: "error", path: field, message, position: step.position }]);
+    throw invalidInput(`step ${step.name}: ${message}`, [
+      { severity: "error", path: field, message, position: step.position },
+    ]);
   }
   const namespace = a.namespace;
   return { mode, type, name, namespace, label: `${type.kind.toLowerCase()}/${name} in namespace ${namespace}` };
@@ -61,14 +65,19 @@ function replicasOf(o: KubeObject): string {
 async function restart(t: Target, ctx: StepContext): Promise<StepOutcome> {
   const live = await ctx.kube.get(t.type, t.name, t.namespace, { signal: ctx.signal });
   if (!live) {
-    throw executionError(`${t.type.resource}.apps "${t.name}" not found in namespace "${t.namespace}": rollout restart needs an existing ${t.type.kind} (order this step after whatever creates it with needs:)`);
+    throw executionError(
+      `${t.type.resource}.apps "${t.name}" not found in namespace "${t.namespace}": rollout restart needs an existing ${t.type.kind} (order this step after whatever creates it with needs:)`,
+    );
   }
   if (t.type.kind === "Deployment" && (live["spec"] as { paused?: boolean } | undefined)?.paused === true) {
     throw executionError(`can't restart paused deployment "${t.name}" (run rollout resume first)`);
   }
   const now = new Date();
   await ctx.kube.patch(t.type, t.name, t.namespace, "strategic", restartPatch(now), { signal: ctx.signal });
-  return { status: "ok", reason: `${t.type.kind.toLowerCase()}.apps/${t.name} restarted (restartedAt ${rfc3339(now)})` };
+  return {
+    status: "ok",
+    reason: `${t.type.kind.toLowerCase()}.apps/${t.name} restarted (restartedAt ${rfc3339(now)})`,
+  };
 }
 
 async function status(t: Target, ctx: StepContext): Promise<StepOutcome> {
@@ -105,7 +114,11 @@ export const rolloutExecutor: StepExecutor<"rollout"> = {
     const t = await resolveTarget(step, ctx.kube, ctx.signal);
     const live = await ctx.kube.get(t.type, t.name, t.namespace, { signal: ctx.signal });
     if (t.mode === "restart") {
-      if (!live) return { action: "restart", reason: `${t.label} does not exist yet (restart fails unless an earlier step creates it)` };
+      if (!live)
+        return {
+          action: "restart",
+          reason: `${t.label} does not exist yet (restart fails unless an earlier step creates it)`,
+        };
       const r = replicasOf(live);
       return { action: "restart", reason: `${t.label}${r ? ` (${r})` : ""} gets a new restartedAt` };
     }

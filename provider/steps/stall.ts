@@ -44,16 +44,47 @@ export function waitBoundMs(deadline: number): number {
   return Math.max(0, deadline - Math.min(2000, Math.floor(deadline / 10)));
 }
 
-const REPLICA_SETS: ResourceType = { group: "apps", version: "v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true };
-const CLAIMS: ResourceType = { group: "", version: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true };
+const REPLICA_SETS: ResourceType = {
+  group: "apps",
+  version: "v1",
+  resource: "replicasets",
+  kind: "ReplicaSet",
+  namespaced: true,
+};
+const CLAIMS: ResourceType = {
+  group: "",
+  version: "v1",
+  resource: "persistentvolumeclaims",
+  kind: "PersistentVolumeClaim",
+  namespaced: true,
+};
 const EVENTS: ResourceType = { group: "", version: "v1", resource: "events", kind: "Event", namespaced: true };
-const ENDPOINT_SLICES: ResourceType = { group: "discovery.k8s.io", version: "v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true };
+const ENDPOINT_SLICES: ResourceType = {
+  group: "discovery.k8s.io",
+  version: "v1",
+  resource: "endpointslices",
+  kind: "EndpointSlice",
+  namespaced: true,
+};
 
 /** Kinds whose readiness is decided by pods (and so can be diagnosed). */
-const DIAGNOSABLE = new Set(["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "Pod", "Service", "PersistentVolumeClaim"]);
+const DIAGNOSABLE = new Set([
+  "Deployment",
+  "StatefulSet",
+  "DaemonSet",
+  "ReplicaSet",
+  "ReplicationController",
+  "Job",
+  "Pod",
+  "Service",
+  "PersistentVolumeClaim",
+]);
 
 /** Reads the subjects and what hangs off them; each read that fails is left out. */
-export async function gatherStallFacts(ctx: Pick<StepContext, "kube" | "signal">, subjects: readonly StallSubject[]): Promise<{ subjects: KubeObject[]; related: KubeObject[] }> {
+export async function gatherStallFacts(
+  ctx: Pick<StepContext, "kube" | "signal">,
+  subjects: readonly StallSubject[],
+): Promise<{ subjects: KubeObject[]; related: KubeObject[] }> {
   const wanted = subjects.filter((s) => DIAGNOSABLE.has(s.kind) && s.namespace !== undefined);
   const opts = { signal: ctx.signal };
   const quiet = async <T>(p: Promise<T>, fallback: T): Promise<T> => {
@@ -77,16 +108,30 @@ export async function gatherStallFacts(ctx: Pick<StepContext, "kube" | "signal">
   const related = await Promise.all(
     namespaces.flatMap((namespace) => {
       const kinds = kindsIn(namespace);
-      const types = [PODS, CLAIMS, EVENTS, ...(kinds.has("Deployment") ? [REPLICA_SETS] : []), ...(kinds.has("Service") ? [ENDPOINT_SLICES] : [])];
+      const types = [
+        PODS,
+        CLAIMS,
+        EVENTS,
+        ...(kinds.has("Deployment") ? [REPLICA_SETS] : []),
+        ...(kinds.has("Service") ? [ENDPOINT_SLICES] : []),
+      ];
       // A list's items carry no kind: put it back, the reasoning reads it.
-      return types.map((rt) => quiet(ctx.kube.list(rt, { namespace, ...opts }).then((l) => l.items.map((o) => ({ ...o, kind: rt.kind }))), [] as KubeObject[]));
+      return types.map((rt) =>
+        quiet(
+          ctx.kube.list(rt, { namespace, ...opts }).then((l) => l.items.map((o) => ({ ...o, kind: rt.kind }))),
+          [] as KubeObject[],
+        ),
+      );
     }),
   );
   return { subjects: live, related: related.flat() };
 }
 
 /** The blocking causes of the subjects now, redacted; empty when none is known (or nothing could be read). */
-export async function diagnoseStall(ctx: Pick<StepContext, "kube" | "signal" | "redactor">, subjects: readonly StallSubject[]): Promise<string[]> {
+export async function diagnoseStall(
+  ctx: Pick<StepContext, "kube" | "signal" | "redactor">,
+  subjects: readonly StallSubject[],
+): Promise<string[]> {
   if (subjects.length === 0) return [];
   try {
     return stallCauses(await gatherStallFacts(ctx, subjects)).map((l) => ctx.redactor.redact(l));

@@ -12,16 +12,7 @@ import type { StepRecord } from "../state/journal.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
-  | "install"
-  | "upgrade"
-  | "create"
-  | "configure"
-  | "delete"
-  | "restart"
-  | "run"
-  | "wait"
-  | "skip"
-  | "no-op";
+  "install" | "upgrade" | "create" | "configure" | "delete" | "restart" | "run" | "wait" | "skip" | "no-op";
 
 export interface Assessment {
   action: PlanAction;

@@ -55,10 +55,16 @@ async function resolveTarget(step: WaitStep, ctx: StepContext, waitForType: bool
     waitMs: waitForType ? Math.min(UNKNOWN_TYPE_GRACE_MS, ctx.deadline) : 0,
   });
   if (name !== undefined && a.allNamespaces) {
-    throw invalidInput(`step ${step.name}: wait.on names one object (${a.on}); it cannot be combined with allNamespaces`, []);
+    throw invalidInput(
+      `step ${step.name}: wait.on names one object (${a.on}); it cannot be combined with allNamespaces`,
+      [],
+    );
   }
   if (name !== undefined && a.selector) {
-    throw invalidInput(`step ${step.name}: wait.on names one object (${a.on}); it cannot be combined with selector`, []);
+    throw invalidInput(
+      `step ${step.name}: wait.on names one object (${a.on}); it cannot be combined with selector`,
+      [],
+    );
   }
   const namespace = type.namespaced && !a.allNamespaces ? (a.namespace ?? ctx.kube.contextNamespace) : undefined;
   const scope: WaitScope = {
@@ -74,7 +80,12 @@ async function resolveTarget(step: WaitStep, ctx: StepContext, waitForType: bool
 
 function label(s: WaitScope): string {
   const rt = s.resource;
-  let out = s.name !== undefined ? `${rt.kind.toLowerCase()}/${s.name}` : rt.group === "" ? rt.resource : `${rt.resource}.${rt.group}`;
+  let out =
+    s.name !== undefined
+      ? `${rt.kind.toLowerCase()}/${s.name}`
+      : rt.group === ""
+        ? rt.resource
+        : `${rt.resource}.${rt.group}`;
   if (rt.namespaced) out += s.allNamespaces ? " in all namespaces" : ` in namespace ${s.namespace}`;
   if (s.labelSelector) out += ` matching ${s.labelSelector}`;
   if (s.fieldSelector) out += ` with ${s.fieldSelector}`;
@@ -89,7 +100,9 @@ async function current(ctx: StepContext, s: WaitScope): Promise<KubeObject[]> {
     // A field selector still applies to a named object, as in kubectl.
     if (!s.fieldSelector) return [o];
   }
-  const fieldSelector = [s.name !== undefined ? `metadata.name=${s.name}` : "", s.fieldSelector ?? ""].filter(Boolean).join(",");
+  const fieldSelector = [s.name !== undefined ? `metadata.name=${s.name}` : "", s.fieldSelector ?? ""]
+    .filter(Boolean)
+    .join(",");
   const { items } = await ctx.kube.list(s.resource, {
     namespace: s.namespace,
     allNamespaces: s.allNamespaces,
@@ -122,7 +135,10 @@ export const waitExecutor: StepExecutor<"wait"> = {
       t = await resolveTarget(step, ctx, false);
     } catch (e) {
       if (e instanceof UnknownResourceError) {
-        return { action: "wait", reason: `${cond} on ${step.action.on}: the resource type is not served yet (${e.message})` };
+        return {
+          action: "wait",
+          reason: `${cond} on ${step.action.on}: the resource type is not served yet (${e.message})`,
+        };
       }
       throw e;
     }
@@ -145,18 +161,31 @@ export const waitExecutor: StepExecutor<"wait"> = {
     ctx.log(`waiting for ${cond} on ${t.label}`);
     // What is waited on, for a diagnosis when it does not converge (not for `delete`: nothing blocks a deletion but finalizers, which the progress names).
     const subjects = async (): Promise<StallSubject[]> =>
-      t.condition.kind === "delete" ? [] : (await current(ctx, t.scope)).map((o) => subjectOf(t.scope.resource, o.metadata?.name ?? "", o.metadata?.namespace));
+      t.condition.kind === "delete"
+        ? []
+        : (await current(ctx, t.scope)).map((o) =>
+            subjectOf(t.scope.resource, o.metadata?.name ?? "", o.metadata?.namespace),
+          );
     const objs = await explainedWait(
       ctx,
       subjects,
-      (onProgress, timeoutMs) => ctx.kube.waitForCondition(t.scope, t.condition, { signal: ctx.signal, timeoutMs, onProgress, description: `${cond} on ${t.label}` }),
+      (onProgress, timeoutMs) =>
+        ctx.kube.waitForCondition(t.scope, t.condition, {
+          signal: ctx.signal,
+          timeoutMs,
+          onProgress,
+          description: `${cond} on ${t.label}`,
+        }),
       throttled((m) => ctx.log(m)),
     );
     if (t.condition.kind === "delete") return { status: "ok", reason: `nothing matches ${t.label} any more` };
     const n = objs.length;
     return {
       status: "ok",
-      reason: t.scope.name !== undefined ? `${cond} holds on ${t.label}` : `${cond} holds on ${n} ${n === 1 ? "object" : "objects"} (${t.label})`,
+      reason:
+        t.scope.name !== undefined
+          ? `${cond} holds on ${t.label}`
+          : `${cond} holds on ${n} ${n === 1 ? "object" : "objects"} (${t.label})`,
     };
   },
 

@@ -121,7 +121,16 @@ function startTool(file: string, opts: ExecOptions): Promise<ExecResult> {
 
   return new Promise<ExecResult>((resolve) => {
     if (opts.signal?.aborted) {
-      resolve({ command, ok: false, exitCode: null, exitSignal: null, stdout: "", stderr: "", truncated: false, aborted: true });
+      resolve({
+        command,
+        ok: false,
+        exitCode: null,
+        exitSignal: null,
+        stdout: "",
+        stderr: "",
+        truncated: false,
+        aborted: true,
+      });
       return;
     }
 
@@ -208,7 +217,8 @@ function startTool(file: string, opts: ExecOptions): Promise<ExecResult> {
     const finish = (code: number | null, sig: NodeJS.Signals | null): void => {
       if (settled) return;
       settled = true;
-      if (process.env["KHOOK_DEBUG_EXEC"]) process.stderr.write(`khook exec: ${command} -> ${code ?? sig ?? "error"} in ${Date.now() - started}ms\n`);
+      if (process.env["KHOOK_DEBUG_EXEC"])
+        process.stderr.write(`khook exec: ${command} -> ${code ?? sig ?? "error"} in ${Date.now() - started}ms\n`);
       if (killTimer) clearTimeout(killTimer);
       if (drainTimer) clearTimeout(drainTimer);
       if (groupKillTimer) clearTimeout(groupKillTimer);

@@ -91,14 +91,28 @@ const located = new Map<string, Promise<HelmBinary>>();
  * Finds helm (configuration, then KHOOK_HELM, then PATH) and checks its
  * version once per path. Rejects with a clear message saying what to install.
  */
-export function locateHelm(opts: { explicit?: string | undefined; redactor: Redactor; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<HelmBinary> {
-  const found = locateTool("helm", { explicit: opts.explicit, envVar: "KHOOK_HELM", ...(opts.env ? { env: opts.env } : {}) });
+export function locateHelm(opts: {
+  explicit?: string | undefined;
+  redactor: Redactor;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+}): Promise<HelmBinary> {
+  const found = locateTool("helm", {
+    explicit: opts.explicit,
+    envVar: "KHOOK_HELM",
+    ...(opts.env ? { env: opts.env } : {}),
+  });
   if (!found.ok) return Promise.reject(executionError(helmMissingMessage(found.message)));
   const key = found.tool.path;
   let p = located.get(key);
   if (p === undefined) {
     p = (async () => {
-      const r = await runTool(found.tool.path, { args: ["version", "--short"], redactor: opts.redactor, ...(opts.signal ? { signal: opts.signal } : {}), env: { HELM_DEBUG: undefined } });
+      const r = await runTool(found.tool.path, {
+        args: ["version", "--short"],
+        redactor: opts.redactor,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        env: { HELM_DEBUG: undefined },
+      });
       const where = `${found.tool.path}, from ${found.tool.from}`;
       if (!r.ok) throw executionError(`${describeFailure(r, `helm version (${where})`)}\n${INSTALL_HINT}`);
       const v = parseHelmVersion(r.stdout);
@@ -222,7 +236,8 @@ export class HelmSession {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-helm-"));
     liveSessions.add(this.dir);
     fs.chmodSync(this.dir, 0o700);
-    for (const d of ["cache", "config", "data", "cache/repository", "config/registry"]) fs.mkdirSync(path.join(this.dir, d), { recursive: true, mode: 0o700 });
+    for (const d of ["cache", "config", "data", "cache/repository", "config/registry"])
+      fs.mkdirSync(path.join(this.dir, d), { recursive: true, mode: 0o700 });
     this.env = {
       ...extraEnv,
       HELM_CACHE_HOME: path.join(this.dir, "cache"),
@@ -252,7 +267,8 @@ export class HelmSession {
     } else if (connection?.kubeconfigPath !== undefined && connection.kubeconfigPath !== "") {
       this.globalFlags.push("--kubeconfig", connection.kubeconfigPath);
     }
-    if (connection?.context !== undefined && connection.context !== "") this.globalFlags.push("--kube-context", connection.context);
+    if (connection?.context !== undefined && connection.context !== "")
+      this.globalFlags.push("--kube-context", connection.context);
   }
 
   static open(opts: HelmSessionOptions): HelmSession {
@@ -275,7 +291,10 @@ export class HelmSession {
   }
 
   /** Runs helm with the session's environment and connection flags. Never throws for exit codes. */
-  async run(args: readonly string[], opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean; onSpawn?: (pid: number) => void } = {}): Promise<ExecResult> {
+  async run(
+    args: readonly string[],
+    opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean; onSpawn?: (pid: number) => void } = {},
+  ): Promise<ExecResult> {
     if (this.closed) throw new Error("helm session is closed");
     const full = opts.cluster === false ? [...args] : [...args, ...this.globalFlags];
     this.resolvedHelm ??= typeof this.helm === "function" ? this.helm() : Promise.resolve(this.helm);
@@ -292,7 +311,11 @@ export class HelmSession {
   }
 
   /** Like run, but a failure throws a HelmError describing it. */
-  async must(args: readonly string[], what: string, opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {}): Promise<ExecResult> {
+  async must(
+    args: readonly string[],
+    what: string,
+    opts: { stdin?: string; keepRawStdout?: boolean; cluster?: boolean } = {},
+  ): Promise<ExecResult> {
     const r = await this.run(args, opts);
     if (!r.ok) throw this.failure(r, what);
     return r;
@@ -315,9 +338,16 @@ export class HelmSession {
     if (existing !== undefined) return existing.name;
     const name = `khook-${createHash("sha256").update(url).digest("hex").slice(0, 12)}`;
     this.repos.set(url, { name, auth });
-    const repositories = [...this.repos.entries()].map(([u, e]) => ({ name: e.name, url: u, username: e.auth.username, password: e.auth.password }));
+    const repositories = [...this.repos.entries()].map(([u, e]) => ({
+      name: e.name,
+      url: u,
+      username: e.auth.username,
+      password: e.auth.password,
+    }));
     const file = this.env["HELM_REPOSITORY_CONFIG"]!;
-    fs.writeFileSync(file, JSON.stringify({ apiVersion: "", generated: "0001-01-01T00:00:00Z", repositories }), { mode: 0o600 });
+    fs.writeFileSync(file, JSON.stringify({ apiVersion: "", generated: "0001-01-01T00:00:00Z", repositories }), {
+      mode: 0o600,
+    });
     fs.chmodSync(file, 0o600);
     const r = await this.run(["repo", "update", name, "--fail-on-repo-update-fail"], { cluster: false });
     if (!r.ok) {
@@ -337,7 +367,8 @@ export class HelmSession {
   addRegistry(host: string, auth: BasicAuth): void {
     this.registries.set(host, auth);
     const auths: Record<string, { auth: string }> = {};
-    for (const [h, a] of this.registries) auths[h] = { auth: Buffer.from(`${a.username}:${a.password}`, "utf8").toString("base64") };
+    for (const [h, a] of this.registries)
+      auths[h] = { auth: Buffer.from(`${a.username}:${a.password}`, "utf8").toString("base64") };
     const file = this.env["HELM_REGISTRY_CONFIG"]!;
     fs.writeFileSync(file, JSON.stringify({ auths }), { mode: 0o600 });
     fs.chmodSync(file, 0o600);
@@ -359,14 +390,20 @@ export class HelmSession {
 
   /** The user-supplied values of the release's latest revision (unredacted: compare only, never print). */
   async userValues(release: string, namespace: string): Promise<Record<string, unknown>> {
-    const r = await this.must(["get", "values", release, "--namespace", namespace, "--output", "json"], `helm get values ${release}`, { keepRawStdout: true });
+    const r = await this.must(
+      ["get", "values", release, "--namespace", namespace, "--output", "json"],
+      `helm get values ${release}`,
+      { keepRawStdout: true },
+    );
     let parsed: unknown;
     try {
       parsed = JSON.parse(r.rawStdout ?? "null");
     } catch {
       throw executionError(`helm get values ${release}: the output is not JSON`);
     }
-    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   }
 
   /**
@@ -375,7 +412,9 @@ export class HelmSession {
    * caller redacts what it prints.
    */
   async rawManifest(release: string, namespace: string): Promise<string> {
-    const r = await this.must(["get", "manifest", release, "--namespace", namespace], `helm get manifest ${release}`, { keepRawStdout: true });
+    const r = await this.must(["get", "manifest", release, "--namespace", namespace], `helm get manifest ${release}`, {
+      keepRawStdout: true,
+    });
     return r.rawStdout ?? "";
   }
 
@@ -386,7 +425,18 @@ export class HelmSession {
       .map(([k, v]) => (v === null ? `!${k}` : `${k}=${v}`))
       .join(",");
     const r = await this.must(
-      ["list", "--namespace", namespace, "--all", "--filter", `^${escapeRegex(release)}$`, "--selector", selector, "--output", "json"],
+      [
+        "list",
+        "--namespace",
+        namespace,
+        "--all",
+        "--filter",
+        `^${escapeRegex(release)}$`,
+        "--selector",
+        selector,
+        "--output",
+        "json",
+      ],
       `helm list ${release}`,
     );
     const parsed = parseJson(r.stdout, "helm list") as { name?: string }[] | null;
@@ -396,33 +446,53 @@ export class HelmSession {
   /** `helm pull` of a repository or OCI chart into the session directory; the archive's path. */
   async pull(ref: ChartRef): Promise<string> {
     const dest = fs.mkdtempSync(path.join(this.dir, "chart-"));
-    await this.must(["pull", ref.chart, ...ref.flags, "--destination", dest], `helm pull ${ref.chart}`, { cluster: false });
+    await this.must(["pull", ref.chart, ...ref.flags, "--destination", dest], `helm pull ${ref.chart}`, {
+      cluster: false,
+    });
     const archives = fs.readdirSync(dest).filter((f) => f.endsWith(".tgz"));
-    if (archives.length !== 1) throw executionError(`helm pull ${ref.chart} left ${archives.length} chart archives instead of one`);
+    if (archives.length !== 1)
+      throw executionError(`helm pull ${ref.chart} left ${archives.length} chart archives instead of one`);
     return path.join(dest, archives[0]!);
   }
 
   /** Chart.yaml name and version of a chart reference (resolves "latest" and version ranges). */
   async showChart(ref: ChartRef): Promise<ChartMeta> {
-    const r = await this.must(["show", "chart", ref.chart, ...ref.flags], `helm show chart ${ref.chart}`, { cluster: false });
+    const r = await this.must(["show", "chart", ref.chart, ...ref.flags], `helm show chart ${ref.chart}`, {
+      cluster: false,
+    });
     return parseChartYaml(r.stdout, ref.chart);
   }
 
   /** helm install / upgrade; returns the new release's revision and status. Throws on failure. `onSpawn` is told helm's pid. */
   async installOrUpgrade(req: InstallRequest, opts: { onSpawn?: (pid: number) => void } = {}): Promise<InstallResult> {
     const r = await this.run(buildInstallArgs(req), { keepRawStdout: true, ...opts });
-    if (!r.ok) throw this.failure(r, `helm ${req.mode}${req.dryRun ? " --dry-run=server" : ""} ${req.release} (namespace ${req.namespace})`);
+    if (!r.ok)
+      throw this.failure(
+        r,
+        `helm ${req.mode}${req.dryRun ? " --dry-run=server" : ""} ${req.release} (namespace ${req.namespace})`,
+      );
     return parseReleaseJson(r.rawStdout ?? "");
   }
 
   /** helm rollback to `revision` (a pending release's recovery). Throws on failure. */
   async rollback(release: string, namespace: string, revision: number, timeoutMs: number): Promise<void> {
-    await this.must(["rollback", release, String(revision), "--namespace", namespace, "--timeout", goDuration(timeoutMs)], `helm rollback ${release} ${revision} (namespace ${namespace})`);
+    await this.must(
+      ["rollback", release, String(revision), "--namespace", namespace, "--timeout", goDuration(timeoutMs)],
+      `helm rollback ${release} ${revision} (namespace ${namespace})`,
+    );
   }
 
   /** helm uninstall, waiting for the release's resources to be gone. false when the release was not found. */
   async uninstall(release: string, namespace: string, timeoutMs: number): Promise<boolean> {
-    const r = await this.run(["uninstall", release, "--namespace", namespace, "--wait", "--timeout", goDuration(timeoutMs)]);
+    const r = await this.run([
+      "uninstall",
+      release,
+      "--namespace",
+      namespace,
+      "--wait",
+      "--timeout",
+      goDuration(timeoutMs),
+    ]);
     if (!r.ok) {
       if (!r.aborted && /not found/i.test(r.stderr)) return false;
       throw this.failure(r, `helm uninstall ${release} (namespace ${namespace})`);
@@ -442,7 +512,12 @@ export interface InstallResult {
 
 /** The few fields khook reads from `helm install/upgrade -o json` (the rest, values included, is dropped). */
 export function parseReleaseJson(raw: string): InstallResult {
-  let rel: { version?: unknown; info?: { status?: unknown }; manifest?: unknown; chart?: { metadata?: { name?: unknown; version?: unknown } } };
+  let rel: {
+    version?: unknown;
+    info?: { status?: unknown };
+    manifest?: unknown;
+    chart?: { metadata?: { name?: unknown; version?: unknown } };
+  };
   try {
     rel = JSON.parse(raw) as typeof rel;
   } catch {
@@ -452,7 +527,8 @@ export function parseReleaseJson(raw: string): InstallResult {
   return {
     revision: typeof rel.version === "number" ? rel.version : 0,
     status: typeof rel.info?.status === "string" ? rel.info.status : "unknown",
-    chart: typeof meta?.name === "string" && typeof meta.version === "string" ? `${meta.name}-${meta.version}` : undefined,
+    chart:
+      typeof meta?.name === "string" && typeof meta.version === "string" ? `${meta.name}-${meta.version}` : undefined,
     rawManifest: typeof rel.manifest === "string" ? rel.manifest : "",
   };
 }
@@ -477,7 +553,8 @@ export function parseChartYaml(text: string, what: string): ChartMeta {
   };
   const name = field("name");
   const version = field("version");
-  if (name === undefined || version === undefined) throw executionError(`${what}: the chart metadata has no name or version`);
+  if (name === undefined || version === undefined)
+    throw executionError(`${what}: the chart metadata has no name or version`);
   const appVersion = field("appVersion");
   return { name, version, ...(appVersion !== undefined ? { appVersion } : {}) };
 }

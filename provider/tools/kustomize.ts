@@ -32,7 +32,10 @@ export const REMOTE_BASE_EXPLANATION =
   "kustomize: sources must be local, because remote bases need git. Vendor the base into the repository and reference it by a relative path";
 
 /** The kustomize invocation: the program and the arguments before the directory. */
-export function kustomizeCommand(opts: Pick<KustomizeOptions, "kustomizePath" | "kubectlPath" | "env">): { file: string; args: string[] } {
+export function kustomizeCommand(opts: Pick<KustomizeOptions, "kustomizePath" | "kubectlPath" | "env">): {
+  file: string;
+  args: string[];
+} {
   const env = opts.env ?? process.env;
   const k = locateTool("kustomize", { explicit: opts.kustomizePath, envVar: "KHOOK_KUSTOMIZE", env });
   if (k.ok) return { file: k.tool.path, args: ["build"] };
@@ -65,7 +68,10 @@ export async function renderKustomize(dir: string, opts: KustomizeOptions): Prom
   } catch {
     throw executionError(`kustomize: ${shown} does not exist (${dir})`);
   }
-  if (!st.isDirectory()) throw executionError(`kustomize: ${shown} is not a directory; point kustomize: at the directory that holds kustomization.yaml`);
+  if (!st.isDirectory())
+    throw executionError(
+      `kustomize: ${shown} is not a directory; point kustomize: at the directory that holds kustomization.yaml`,
+    );
   if (readKustomization(dir) === undefined) {
     throw executionError(`kustomize: ${shown} has no kustomization.yaml, kustomization.yml or Kustomization file`);
   }
@@ -75,7 +81,11 @@ export async function renderKustomize(dir: string, opts: KustomizeOptions): Prom
       const where = path.relative(dir, r.dir) || ".";
       return `${where === "." ? shown : path.join(shown, where)}: ${r.ref}`;
     });
-    throw executionError(opts.redactor.redact(`kustomize: the kustomization references a remote base (${list.join("; ")}); ${REMOTE_BASE_EXPLANATION}`));
+    throw executionError(
+      opts.redactor.redact(
+        `kustomize: the kustomization references a remote base (${list.join("; ")}); ${REMOTE_BASE_EXPLANATION}`,
+      ),
+    );
   }
   const cmd = kustomizeCommand(opts);
   const r = await runTool(cmd.file, {
@@ -87,7 +97,8 @@ export async function renderKustomize(dir: string, opts: KustomizeOptions): Prom
     ...(opts.env ? { env: opts.env, cleanEnv: true } : {}),
   });
   if (!r.ok) {
-    if (r.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : executionError(`kustomize ${shown}: stopped`);
+    if (r.aborted)
+      throw opts.signal.reason instanceof Error ? opts.signal.reason : executionError(`kustomize ${shown}: stopped`);
     throw executionError(describeFailure(r, `kustomize build ${shown}`));
   }
   if (r.truncated) throw executionError(`kustomize build ${shown}: the output is larger than khook accepts`);

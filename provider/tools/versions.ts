@@ -30,11 +30,22 @@ function query(tool: ToolVersion["tool"], env: NodeJS.ProcessEnv): Promise<ToolV
   if (!found.ok) return Promise.resolve({ tool, version: undefined, path: undefined, problem: found.message });
   const file = found.tool.path;
   return new Promise((resolve) => {
-    execFile(file, [...VERSION_ARGS[tool]], { env, timeout: QUERY_TIMEOUT_MS, encoding: "utf8" }, (error, stdout, stderr) => {
-      const version = error === null ? parseToolVersion(stdout) : undefined;
-      if (version !== undefined) resolve({ tool, version, path: file });
-      else resolve({ tool, version: undefined, path: file, problem: `${file} ${VERSION_ARGS[tool].join(" ")} did not print a version: ${(error?.message ?? `${stdout}${stderr}`).trim().slice(0, 300)}` });
-    });
+    execFile(
+      file,
+      [...VERSION_ARGS[tool]],
+      { env, timeout: QUERY_TIMEOUT_MS, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const version = error === null ? parseToolVersion(stdout) : undefined;
+        if (version !== undefined) resolve({ tool, version, path: file });
+        else
+          resolve({
+            tool,
+            version: undefined,
+            path: file,
+            problem: `${file} ${VERSION_ARGS[tool].join(" ")} did not print a version: ${(error?.message ?? `${stdout}${stderr}`).trim().slice(0, 300)}`,
+          });
+      },
+    );
   });
 }
 

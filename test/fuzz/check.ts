@@ -25,8 +25,15 @@ export interface Workspace {
 export function createWorkspace(repoRoot: string): Workspace {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fuzz-"));
   const examplesDir = path.join(dir, "examples");
-  fs.cpSync(path.join(repoRoot, "examples"), examplesDir, { recursive: true, filter: (src) => !src.includes("node_modules") });
-  return { examplesDir, specFile: path.join(examplesDir, "fuzz.khook.yaml"), dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  fs.cpSync(path.join(repoRoot, "examples"), examplesDir, {
+    recursive: true,
+    filter: (src) => !src.includes("node_modules"),
+  });
+  return {
+    examplesDir,
+    specFile: path.join(examplesDir, "fuzz.khook.yaml"),
+    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 interface CliRun {
@@ -62,11 +69,14 @@ function leakForms(secret: string, publicText: string): string[] {
   // printed legitimately, like a public run below.
   const escapedOnce = JSON.stringify(publicText);
   const escapedTwice = JSON.stringify(escapedOnce);
-  const isPublic = (f: string): boolean => publicText.includes(f) || escapedOnce.includes(f) || escapedTwice.includes(f);
+  const isPublic = (f: string): boolean =>
+    publicText.includes(f) || escapedOnce.includes(f) || escapedTwice.includes(f);
   // A short line of a multi-line secret (`\"|`) also occurs by chance, e.g. as the JSON escaping of a
   // token a message quotes: lines count from FRAGMENT characters, like any other piece of the secret.
   const lines = new Set(secret.includes("\n") ? secret.split(/\r?\n/).map((l) => l.trim()) : []);
-  const forms = encodedForms(secret).filter((f) => f.length >= 3 && (f === secret || !isPublic(f)) && (!lines.has(f) || f.length >= FRAGMENT));
+  const forms = encodedForms(secret).filter(
+    (f) => f.length >= 3 && (f === secret || !isPublic(f)) && (!lines.has(f) || f.length >= FRAGMENT),
+  );
   const chars = [...secret];
   for (let i = 0; i + FRAGMENT <= chars.length; i++) {
     const run = chars.slice(i, i + FRAGMENT).join("");
@@ -79,7 +89,10 @@ function leakForms(secret: string, publicText: string): string[] {
 const PROBLEM_LINE = /^ {2}- (.*?):(\d+):(\d+): /;
 
 /** The invariants' violations (none when the input passes), and what validate printed. */
-export async function checkLoaderInput(input: LoaderInput, workspace: Workspace): Promise<{ violations: string[]; exitCode: number; validateStderr: string }> {
+export async function checkLoaderInput(
+  input: LoaderInput,
+  workspace: Workspace,
+): Promise<{ violations: string[]; exitCode: number; validateStderr: string }> {
   fs.writeFileSync(workspace.specFile, input.spec);
   const flags = ["-f", workspace.specFile, ...input.set.flatMap((s) => ["--set", s])];
   const runs = [
@@ -90,19 +103,32 @@ export async function checkLoaderInput(input: LoaderInput, workspace: Workspace)
   ];
   const violations: string[] = [];
   for (const r of runs) {
-    if (r.code !== 0 && r.code !== 2) violations.push(`${command(r)}: exit ${r.code}, not 0 or 2: ${firstLines(r.stderr)}`);
+    if (r.code !== 0 && r.code !== 2)
+      violations.push(`${command(r)}: exit ${r.code}, not 0 or 2: ${firstLines(r.stderr)}`);
   }
-  if (new Set(runs.map((r) => r.code)).size > 1) violations.push(`validate and plan --offline disagree: exits ${runs.map((r) => `${command(r)}=${r.code}`).join(", ")}`);
+  if (new Set(runs.map((r) => r.code)).size > 1)
+    violations.push(
+      `validate and plan --offline disagree: exits ${runs.map((r) => `${command(r)}=${r.code}`).join(", ")}`,
+    );
 
   const validate = runs[0]!;
   if (validate.code === 2) violations.push(...problemListViolations(validate.stderr, workspace.specFile));
 
   const secrets = secretValues(input).filter((s) => s.length >= 3);
-  const publicText = [input.spec, ...input.set, ...Object.entries(input.env).filter(([k]) => !k.startsWith(SECRET_PREFIX)).map(([, v]) => v)].join("\n");
+  const publicText = [
+    input.spec,
+    ...input.set,
+    ...Object.entries(input.env)
+      .filter(([k]) => !k.startsWith(SECRET_PREFIX))
+      .map(([, v]) => v),
+  ].join("\n");
   for (const secret of secrets) {
     for (const form of leakForms(secret, publicText)) {
       for (const r of runs) {
-        if (r.stdout.includes(form) || r.stderr.includes(form)) violations.push(`${command(r)} prints ${JSON.stringify(form)}, a secret's ${form === secret ? "value" : "form or fragment"}`);
+        if (r.stdout.includes(form) || r.stderr.includes(form))
+          violations.push(
+            `${command(r)} prints ${JSON.stringify(form)}, a secret's ${form === secret ? "value" : "form or fragment"}`,
+          );
       }
     }
   }
@@ -116,7 +142,8 @@ function problemListViolations(stderr: string, file: string): string[] {
   if (header === null) return [`exit 2 without the problem list header: ${firstLines(stderr)}`];
   const problems = lines.filter((l) => l.startsWith("  - "));
   const out: string[] = [];
-  if (problems.length !== Number(header[2])) out.push(`exit 2 announces ${header[2]} problems and lists ${problems.length}: ${firstLines(stderr)}`);
+  if (problems.length !== Number(header[2]))
+    out.push(`exit 2 announces ${header[2]} problems and lists ${problems.length}: ${firstLines(stderr)}`);
   for (const p of problems) {
     const m = PROBLEM_LINE.exec(p);
     if (m === null || m[1] !== file) out.push(`a problem without file:line:column: ${p.slice(0, 200)}`);

@@ -34,7 +34,30 @@ export function secretValues(input: LoaderInput): string[] {
 const awkwardValue = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 24 }),
   fc.string({ unit: fc.constantFrom(..."ab-_.:/@ #'\"{}[]|>&*!%\\\n\t$"), maxLength: 16 }),
-  fc.constantFrom("", "true", "no", "~", "null", "0x1F", "1e3", "-", "- a", "a: b", "{a: 1}", "[1, 2]", "'", '"', "|", "${X}", "$${X}", "}", "\n", " lead", "trail ", "https://user:pass@example.com/x"),
+  fc.constantFrom(
+    "",
+    "true",
+    "no",
+    "~",
+    "null",
+    "0x1F",
+    "1e3",
+    "-",
+    "- a",
+    "a: b",
+    "{a: 1}",
+    "[1, 2]",
+    "'",
+    '"',
+    "|",
+    "${X}",
+    "$${X}",
+    "}",
+    "\n",
+    " lead",
+    "trail ",
+    "https://user:pass@example.com/x",
+  ),
   fc.integer({ min: -5, max: 100_000 }).map(String),
 );
 
@@ -42,17 +65,60 @@ const awkwardValue = fc.oneof(
 const secretValue = fc.oneof(
   fc.string({ unit: "grapheme", minLength: 6, maxLength: 32 }),
   fc.string({ unit: fc.constantFrom(..."aZ09-_.:/+=@#'\" {}|$\\\n"), minLength: 6, maxLength: 24 }),
-  fc.constantFrom("s3cr3t-token", "hunter2hunter2", "p@ss:word/with?chars", "line1\nline2", "quote'n\"quote", "${NOT_A_REF}"),
+  fc.constantFrom(
+    "s3cr3t-token",
+    "hunter2hunter2",
+    "p@ss:word/with?chars",
+    "line1\nline2",
+    "quote'n\"quote",
+    "${NOT_A_REF}",
+  ),
 );
 
 // ---- pipelines ----
 
 /** Pipeline stages: sprig functions with plausible arguments, and raw tokens. */
 const stage = fc.oneof(
-  fc.constantFrom("upper", "lower", "trim", "quote", "squote", "b64enc", "b64dec", "sha256sum", "toJson", "title", "kebabcase", "urlquery", "len", "toString", "nospace", "default \"d\"", "required \"need it\""),
+  fc.constantFrom(
+    "upper",
+    "lower",
+    "trim",
+    "quote",
+    "squote",
+    "b64enc",
+    "b64dec",
+    "sha256sum",
+    "toJson",
+    "title",
+    "kebabcase",
+    "urlquery",
+    "len",
+    "toString",
+    "nospace",
+    'default "d"',
+    'required "need it"',
+  ),
   fc.integer({ min: -3, max: 70 }).map((n) => `trunc ${n}`),
   fc.tuple(fc.constantFrom("indent", "nindent"), fc.integer({ min: 0, max: 8 })).map(([f, n]) => `${f} ${n}`),
-  fc.constantFrom('printf "%s-x"', 'printf "%d"', 'printf "%v %v"', 'replace "a" "b"', 'regexReplaceAll "[a-z]+" "X"', 'regexFind "(("', 'split ","', 'join "-"', "list 1 2", 'dict "a" 1', 'semver "1.2.3"', 'env "HOME"', "now", 'fail "no"', 'trimPrefix "a"', 'contains "x"', 'ternary "y" "n"'),
+  fc.constantFrom(
+    'printf "%s-x"',
+    'printf "%d"',
+    'printf "%v %v"',
+    'replace "a" "b"',
+    'regexReplaceAll "[a-z]+" "X"',
+    'regexFind "(("',
+    'split ","',
+    'join "-"',
+    "list 1 2",
+    'dict "a" 1',
+    'semver "1.2.3"',
+    'env "HOME"',
+    "now",
+    'fail "no"',
+    'trimPrefix "a"',
+    'contains "x"',
+    'ternary "y" "n"',
+  ),
   fc.constantFrom("(", ")", "|", ".", "$", "nil", '"', "`", "1.5", "0x1F", ":=", "$x"),
 );
 export const pipelineText = fc.array(stage, { minLength: 1, maxLength: 4 }).map((stages) => stages.join(" | "));
@@ -64,7 +130,19 @@ const SECRET_NAMES = ["TOKEN", "PASSWORD"];
 
 /** A slot: a variable reference (plain, defaulted, piped), a literal, or an escaped `$${`. */
 const slot = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...VAR_NAMES, ...SECRET_NAMES, "UNSET"), fc.option(awkwardValue, { nil: undefined }), fc.option(pipelineText, { nil: undefined })).map(([name, def, pipe]) => `\${${name}${def === undefined ? "" : `:-${def}`}${pipe === undefined ? "" : ` | ${pipe}`}}`) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(...VAR_NAMES, ...SECRET_NAMES, "UNSET"),
+        fc.option(awkwardValue, { nil: undefined }),
+        fc.option(pipelineText, { nil: undefined }),
+      )
+      .map(
+        ([name, def, pipe]) =>
+          `\${${name}${def === undefined ? "" : `:-${def}`}${pipe === undefined ? "" : ` | ${pipe}`}}`,
+      ),
+  },
   { weight: 1, arbitrary: awkwardValue },
   { weight: 1, arbitrary: fc.constantFrom("$${HOME}", "$${", "${", "${}", "${ A }", "${A|}", "${1A}") },
 );
@@ -115,20 +193,67 @@ const variableSources = fc.record({
   set: fc.dictionary(fc.constantFrom(...VAR_NAMES), awkwardValue, { maxKeys: 2 }),
 });
 
-function withVariables(kind: LoaderInput["kind"], spec: string, v: { vars: Record<string, string>; secrets: Record<string, string>; set: Record<string, string> }): LoaderInput {
+function withVariables(
+  kind: LoaderInput["kind"],
+  spec: string,
+  v: { vars: Record<string, string>; secrets: Record<string, string>; set: Record<string, string> },
+): LoaderInput {
   const env: Record<string, string> = {};
   for (const [k, value] of Object.entries(v.vars)) env[`${VAR_PREFIX}${k}`] = value;
   for (const [k, value] of Object.entries(v.secrets)) env[`${SECRET_PREFIX}${k}`] = value;
   return { kind, spec, env, set: Object.entries(v.set).map(([k, value]) => `${k}=${value}`) };
 }
 
-const templateInput: fc.Arbitrary<LoaderInput> = fc.tuple(fc.array(slot, { minLength: 12, maxLength: 12 }), variableSources).map(([slots, v]) => withVariables("template", templateSpec(slots), v));
+const templateInput: fc.Arbitrary<LoaderInput> = fc
+  .tuple(fc.array(slot, { minLength: 12, maxLength: 12 }), variableSources)
+  .map(([slots, v]) => withVariables("template", templateSpec(slots), v));
 
 // ---- mutations of the examples ----
 
 /** Text a mutation may insert: YAML syntax, khook keys, variable syntax, control characters. */
 const fragment = fc.oneof(
-  fc.constantFrom("${", "}", "${APP}", "${TOKEN}", "${X:-}", "${X:-a}b}", "$${", ":", ": ", "- ", "- name: x", "&a ", "*a", "<<: *a", "|", ">", "{", "[", "]", '"', "'", "#", "\t", "\n", "---\n", "needs: [", "needs: [x]", "when: 'x'", "when: 'vars.APP == 1'", "\u0000", "\uFEFF", "\u2028", "?", "!!binary ", "!!str ", "%YAML 1.1\n", "timeout: 0", "retries: -1", "wait: {}", "helm: {}"),
+  fc.constantFrom(
+    "${",
+    "}",
+    "${APP}",
+    "${TOKEN}",
+    "${X:-}",
+    "${X:-a}b}",
+    "$${",
+    ":",
+    ": ",
+    "- ",
+    "- name: x",
+    "&a ",
+    "*a",
+    "<<: *a",
+    "|",
+    ">",
+    "{",
+    "[",
+    "]",
+    '"',
+    "'",
+    "#",
+    "\t",
+    "\n",
+    "---\n",
+    "needs: [",
+    "needs: [x]",
+    "when: 'x'",
+    "when: 'vars.APP == 1'",
+    "\u0000",
+    "\uFEFF",
+    "\u2028",
+    "?",
+    "!!binary ",
+    "!!str ",
+    "%YAML 1.1\n",
+    "timeout: 0",
+    "retries: -1",
+    "wait: {}",
+    "helm: {}",
+  ),
   fc.string({ unit: "grapheme", maxLength: 12 }),
 );
 
@@ -223,7 +348,41 @@ function mutatedExampleInput(examples: ReturnType<typeof readExamples>): fc.Arbi
 
 // ---- random YAML ----
 
-const KHOOK_KEYS = ["apiVersion", "kind", "metadata", "name", "steps", "needs", "when", "timeout", "retries", "retryDelay", "onError", "helm", "apply", "delete", "patch", "wait", "rollout", "job", "manifests", "inline", "file", "url", "chart", "repo", "version", "values", "namespace", "for", "on", "target", "image", "state", "defaults"];
+const KHOOK_KEYS = [
+  "apiVersion",
+  "kind",
+  "metadata",
+  "name",
+  "steps",
+  "needs",
+  "when",
+  "timeout",
+  "retries",
+  "retryDelay",
+  "onError",
+  "helm",
+  "apply",
+  "delete",
+  "patch",
+  "wait",
+  "rollout",
+  "job",
+  "manifests",
+  "inline",
+  "file",
+  "url",
+  "chart",
+  "repo",
+  "version",
+  "values",
+  "namespace",
+  "for",
+  "on",
+  "target",
+  "image",
+  "state",
+  "defaults",
+];
 
 /** JSON-like trees over khook's own keys, so that some of them get past the first checks. */
 const khookishTree: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
@@ -244,7 +403,41 @@ const specShapedTree = fc.record({
 
 /** Raw YAML-ish token soup, for the parser's error paths. */
 const yamlSoup = fc
-  .array(fc.oneof(fc.constantFrom("a", "b:", "- ", ": ", "\n", "\n  ", "  ", "{", "}", "[", "]", ",", "&x", "*x", "!tag", "? ", "|", ">-", "#c", "'", '"', "---", "...", "%TAG ! x", "\t", "${A}", "${S}"), fc.string({ maxLength: 6 })), { maxLength: 40 })
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        "a",
+        "b:",
+        "- ",
+        ": ",
+        "\n",
+        "\n  ",
+        "  ",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        "&x",
+        "*x",
+        "!tag",
+        "? ",
+        "|",
+        ">-",
+        "#c",
+        "'",
+        '"',
+        "---",
+        "...",
+        "%TAG ! x",
+        "\t",
+        "${A}",
+        "${S}",
+      ),
+      fc.string({ maxLength: 6 }),
+    ),
+    { maxLength: 40 },
+  )
   .map((tokens) => tokens.join(""));
 
 const randomYamlInput: fc.Arbitrary<LoaderInput> = fc
@@ -256,9 +449,18 @@ const randomYamlInput: fc.Arbitrary<LoaderInput> = fc
     ),
     fc.option(secretValue, { nil: undefined }),
   )
-  .map(([spec, secret]): LoaderInput => ({ kind: "random-yaml", spec, env: secret === undefined ? {} : { [`${SECRET_PREFIX}S`]: secret }, set: [] }));
+  .map(([spec, secret]): LoaderInput => ({
+    kind: "random-yaml",
+    spec,
+    env: secret === undefined ? {} : { [`${SECRET_PREFIX}S`]: secret },
+    set: [],
+  }));
 
 /** Every generator, weighted towards inputs that get deep into the loader. */
 export function loaderInputs(examplesDir: string): fc.Arbitrary<LoaderInput> {
-  return fc.oneof({ weight: 3, arbitrary: mutatedExampleInput(readExamples(examplesDir)) }, { weight: 3, arbitrary: templateInput }, { weight: 2, arbitrary: randomYamlInput });
+  return fc.oneof(
+    { weight: 3, arbitrary: mutatedExampleInput(readExamples(examplesDir)) },
+    { weight: 3, arbitrary: templateInput },
+    { weight: 2, arbitrary: randomYamlInput },
+  );
 }

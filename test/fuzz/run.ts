@@ -63,7 +63,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export function runLoaderFuzz(repoRoot: string, request: Omit<WorkerRequest, "repoRoot">, bounds: FuzzBounds = DEFAULT_BOUNDS): Promise<FuzzReport> {
+export function runLoaderFuzz(
+  repoRoot: string,
+  request: Omit<WorkerRequest, "repoRoot">,
+  bounds: FuzzBounds = DEFAULT_BOUNDS,
+): Promise<FuzzReport> {
   const started = performance.now();
   const worker = new Worker(path.join(__dirname, "worker.js"), {
     workerData: { ...request, repoRoot } satisfies WorkerRequest,
@@ -104,7 +108,13 @@ export function runLoaderFuzz(repoRoot: string, request: Omit<WorkerRequest, "re
     const arm = (): void => {
       clearTimeout(watchdog);
       watchdog = setTimeout(() => {
-        finish(empty({ reason: "over-budget", input: current ?? { kind: "template", spec: "", env: {}, set: [] }, message: `an input ran longer than ${bounds.inputBudgetMs} ms` }));
+        finish(
+          empty({
+            reason: "over-budget",
+            input: current ?? { kind: "template", spec: "", env: {}, set: [] },
+            message: `an input ran longer than ${bounds.inputBudgetMs} ms`,
+          }),
+        );
       }, bounds.inputBudgetMs);
     };
     arm();
@@ -135,7 +145,14 @@ export function runLoaderFuzz(repoRoot: string, request: Omit<WorkerRequest, "re
       finish(empty({ reason: "crash", input: current ?? { kind: "template", spec: "", env: {}, set: [] }, message }));
     });
     worker.on("exit", (code) => {
-      if (!settled) finish(empty({ reason: "crash", input: current ?? { kind: "template", spec: "", env: {}, set: [] }, message: `the worker exited with ${code} before it reported\n${workerOutput}` }));
+      if (!settled)
+        finish(
+          empty({
+            reason: "crash",
+            input: current ?? { kind: "template", spec: "", env: {}, set: [] },
+            message: `the worker exited with ${code} before it reported\n${workerOutput}`,
+          }),
+        );
     });
   });
 }

@@ -30,7 +30,13 @@ async function fuzz(request: WorkerRequest): Promise<void> {
         if (exitCode === 0) valid++;
         if (violations.length > 0) throw new Error(violations.join("\n"));
       }),
-      { seed: request.seed, numRuns: request.runs, ...(request.timeLimitMs !== undefined ? { interruptAfterTimeLimit: request.timeLimitMs, markInterruptAsFailure: false } : {}) },
+      {
+        seed: request.seed,
+        numRuns: request.runs,
+        ...(request.timeLimitMs !== undefined
+          ? { interruptAfterTimeLimit: request.timeLimitMs, markInterruptAsFailure: false }
+          : {}),
+      },
     );
     const counterexample = details.counterexample?.[0];
     post({
@@ -41,7 +47,15 @@ async function fuzz(request: WorkerRequest): Promise<void> {
       byKind,
       maxHeapBytes,
       valid,
-      ...(details.failed && counterexample !== undefined ? { failure: { input: counterexample, message: details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance) } } : {}),
+      ...(details.failed && counterexample !== undefined
+        ? {
+            failure: {
+              input: counterexample,
+              message:
+                details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance),
+            },
+          }
+        : {}),
     });
   } finally {
     workspace.dispose();

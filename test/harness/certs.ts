@@ -25,19 +25,29 @@ async function ecKey(file: string, cwd: string): Promise<void> {
   await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file], cwd);
 }
 
-async function signed(
-  cwd: string,
-  name: string,
-  subject: string,
-  ext: string,
-): Promise<void> {
+async function signed(cwd: string, name: string, subject: string, ext: string): Promise<void> {
   await ecKey(`${name}.key`, cwd);
   await openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], cwd);
   fs.writeFileSync(path.join(cwd, `${name}.ext`), ext);
   await openssl(
     [
-      "x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", `0x${randomBytes(12).toString("hex")}`,
-      "-days", "3650", "-sha256", "-extfile", `${name}.ext`, "-out", `${name}.crt`,
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-set_serial",
+      `0x${randomBytes(12).toString("hex")}`,
+      "-days",
+      "3650",
+      "-sha256",
+      "-extfile",
+      `${name}.ext`,
+      "-out",
+      `${name}.crt`,
     ],
     cwd,
   );
@@ -48,9 +58,22 @@ export async function generateClusterCerts(dir: string, extraSans: string[] = []
   await ecKey("ca.key", dir);
   await openssl(
     [
-      "req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=khook-test-ca", "-days", "3650", "-sha256",
-      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-      "-out", "ca.crt",
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      "ca.key",
+      "-subj",
+      "/CN=khook-test-ca",
+      "-days",
+      "3650",
+      "-sha256",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+      "-out",
+      "ca.crt",
     ],
     dir,
   );
@@ -110,13 +133,31 @@ export async function generateServingCerts(dir: string, cn = "khook-test-webhook
   await ecKey("ca.key", dir);
   await openssl(
     [
-      "req", "-x509", "-new", "-key", "ca.key", "-subj", `/CN=${cn}-ca`, "-days", "30", "-sha256",
-      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-      "-out", "ca.crt",
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      "ca.key",
+      "-subj",
+      `/CN=${cn}-ca`,
+      "-days",
+      "30",
+      "-sha256",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+      "-out",
+      "ca.crt",
     ],
     dir,
   );
-  await signed(dir, "serving", `/CN=${cn}`, "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n");
+  await signed(
+    dir,
+    "serving",
+    `/CN=${cn}`,
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+  );
   const read = (f: string) => fs.readFileSync(path.join(dir, f), "utf8");
   return { caPem: read("ca.crt"), certPem: read("serving.crt"), keyPem: read("serving.key") };
 }

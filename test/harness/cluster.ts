@@ -260,10 +260,18 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   ];
 
   try {
-    start("etcd", { bin: bins.etcd, args: etcdArgs("khook", etcdDataDir, etcdClient, etcdPeer), log: path.join(logsDir, "etcd.log") });
+    start("etcd", {
+      bin: bins.etcd,
+      args: etcdArgs("khook", etcdDataDir, etcdClient, etcdPeer),
+      log: path.join(logsDir, "etcd.log"),
+    });
     if (peers.length > 0) {
       state.etcdPeers = peers.map((m) => {
-        const command = { bin: bins.etcd, args: etcdArgs(m.name, m.dataDir, m.client, m.peer), log: path.join(logsDir, `${m.name}.log`) };
+        const command = {
+          bin: bins.etcd,
+          args: etcdArgs(m.name, m.dataDir, m.client, m.peer),
+          log: path.join(logsDir, `${m.name}.log`),
+        };
         return { pid: spawnComponent(command), command, dataDir: m.dataDir };
       });
       writeState(state);
@@ -275,27 +283,30 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
 
     start("kube-apiserver", {
       bin: bins.apiserver,
-      args: withFlags([
-        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${path.join(dir, "pki")}`,
-        `--tls-cert-file=${certs.serverCrt}`,
-        `--tls-private-key-file=${certs.serverKey}`,
-        `--client-ca-file=${certs.caCrt}`,
-        `--service-account-key-file=${certs.saPub}`,
-        `--service-account-signing-key-file=${certs.saKey}`,
-        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-        "--service-cluster-ip-range=10.96.0.0/16",
-        "--authorization-mode=RBAC",
-        "--endpoint-reconciler-type=none",
-        "--allow-privileged=true",
-        "--enable-priority-and-fairness=false",
-        "--profiling=false",
-        "--event-ttl=30m",
-        "--v=1",
-      ], opts.apiserverFlags ?? []),
+      args: withFlags(
+        [
+          `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+          "--bind-address=127.0.0.1",
+          "--advertise-address=127.0.0.1",
+          `--secure-port=${apiPort}`,
+          `--cert-dir=${path.join(dir, "pki")}`,
+          `--tls-cert-file=${certs.serverCrt}`,
+          `--tls-private-key-file=${certs.serverKey}`,
+          `--client-ca-file=${certs.caCrt}`,
+          `--service-account-key-file=${certs.saPub}`,
+          `--service-account-signing-key-file=${certs.saKey}`,
+          "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+          "--service-cluster-ip-range=10.96.0.0/16",
+          "--authorization-mode=RBAC",
+          "--endpoint-reconciler-type=none",
+          "--allow-privileged=true",
+          "--enable-priority-and-fairness=false",
+          "--profiling=false",
+          "--event-ttl=30m",
+          "--v=1",
+        ],
+        opts.apiserverFlags ?? [],
+      ),
       log: path.join(logsDir, "kube-apiserver.log"),
     });
 
@@ -437,11 +448,11 @@ export async function restartComponent(s: ClusterState, c: Component, timeoutMs 
 /** Waits until kube-apiserver answers /readyz with 200 (it checks etcd too). */
 export async function waitApiReady(s: ClusterState, timeoutMs = 90_000): Promise<void> {
   const api = apiClient(s.server, path.join(s.dir, "pki"));
-  await waitFor(
-    "kube-apiserver /readyz",
-    async () => (await api.request("GET", "/readyz")).status === 200,
-    { timeoutMs, intervalMs: 100, onTimeout: () => componentLogs(s, 30) },
-  );
+  await waitFor("kube-apiserver /readyz", async () => (await api.request("GET", "/readyz")).status === 200, {
+    timeoutMs,
+    intervalMs: 100,
+    onTimeout: () => componentLogs(s, 30),
+  });
 }
 
 /** SIGSTOP: the component stays up (its sockets accept connections) but answers nothing. */
@@ -462,7 +473,8 @@ function signalComponent(s: ClusterState, c: Component, sig: NodeJS.Signals): vo
 
 /** SIGSTOP of every etcd member but the API server's: that member keeps running, without a quorum. */
 export function freezeEtcdPeers(s: ClusterState): void {
-  if ((s.etcdPeers ?? []).length === 0) throw new Error("khook harness: the cluster has one etcd member (start it with etcdMembers > 1)");
+  if ((s.etcdPeers ?? []).length === 0)
+    throw new Error("khook harness: the cluster has one etcd member (start it with etcdMembers > 1)");
   for (const m of s.etcdPeers!) process.kill(m.pid, "SIGSTOP");
 }
 
@@ -482,7 +494,13 @@ export async function stopCluster(dirOrState: string | ClusterState, opts: { kee
   const dir = typeof dirOrState === "string" ? dirOrState : dirOrState.dir;
   const s = readClusterState(dir);
   if (!s) return;
-  const order: (Component | "watchdog")[] = ["kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"];
+  const order: (Component | "watchdog")[] = [
+    "kwok",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kube-apiserver",
+    "etcd",
+  ];
   await Promise.all([
     ...order.map(async (c) => {
       const pid = s.pids[c];

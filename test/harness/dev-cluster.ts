@@ -12,9 +12,18 @@ export function devClusterName(argv: readonly string[], checkout: string = repoR
   const at = argv.indexOf("--name");
   if (at >= 0) {
     const name = argv[at + 1];
-    if (name === undefined || !NAME.test(name)) throw new Error(`cluster-cli: --name needs a name of lowercase letters, digits and '-' (got ${JSON.stringify(name ?? "")})`);
+    if (name === undefined || !NAME.test(name))
+      throw new Error(
+        `cluster-cli: --name needs a name of lowercase letters, digits and '-' (got ${JSON.stringify(name ?? "")})`,
+      );
     return name;
   }
-  const base = path.basename(checkout).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30) || "checkout";
+  const base =
+    path
+      .basename(checkout)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 30) || "checkout";
   return `dev-${base}-${crc32(path.resolve(checkout)).toString(16).padStart(8, "0")}`;
 }

@@ -285,13 +285,25 @@ export async function startOciRegistry(opts: BasicAuth & { push?: boolean }): Pr
     const charts: string[] = [];
     if (opts.push !== false) {
       const pkgDir = await packagedTestCharts();
-      for (const f of fs.readdirSync(pkgDir).filter((x) => x.endsWith(".tgz")).sort()) {
+      for (const f of fs
+        .readdirSync(pkgDir)
+        .filter((x) => x.endsWith(".tgz"))
+        .sort()) {
         await runOk(helm, ["push", path.join(pkgDir, f), `oci://${host}/charts`, "--plain-http"], { env });
         const m = /^(.*)-(\d+\.\d+\.\d+.*)\.tgz$/.exec(f);
         charts.push(m ? `${m[1]}:${m[2]}` : f);
       }
     }
-    return { host, url: `oci://${host}/charts`, username: opts.username, password: opts.password, charts, helmEnv: env, logFile, close };
+    return {
+      host,
+      url: `oci://${host}/charts`,
+      username: opts.username,
+      password: opts.password,
+      charts,
+      helmEnv: env,
+      logFile,
+      close,
+    };
   } catch (e) {
     const logs = tailFile(logFile);
     await close();

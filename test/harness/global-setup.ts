@@ -9,7 +9,14 @@
 // so unit tests still run and every integration test fails with the reason.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { componentLogs, pruneStaleTestClusters, readClusterState, startCluster, stopCluster, type ClusterState } from "./cluster";
+import {
+  componentLogs,
+  pruneStaleTestClusters,
+  readClusterState,
+  startCluster,
+  stopCluster,
+  type ClusterState,
+} from "./cluster";
 import { defaultEnvFile, toolPathVar, writeTestEnv } from "./env";
 import { ensureSea } from "./sea";
 import { LATE_TOOLS, defaultUnits, ensureToolchain } from "./toolchain";

@@ -8,14 +8,22 @@ import type { AddressInfo } from "node:net";
 
 export type HookBehaviour =
   /** 200 with the children changed by `change` (or no body when it is absent). */
-  | { kind: "ok"; change?: (children: Record<string, Record<string, unknown>>) => Record<string, Record<string, unknown>> }
+  | {
+      kind: "ok";
+      change?: (children: Record<string, Record<string, unknown>>) => Record<string, Record<string, unknown>>;
+    }
   /** A non-2xx error answer in the contract's shape. */
   | { kind: "error"; status?: number; message: string; permanent?: boolean; continue?: boolean };
 
 export interface RecordedRequest {
   readonly path: string;
   readonly headers: http.IncomingHttpHeaders;
-  readonly body: { phase: string; object: unknown; children: Record<string, Record<string, unknown>>; context: Record<string, unknown> };
+  readonly body: {
+    phase: string;
+    object: unknown;
+    children: Record<string, Record<string, unknown>>;
+    context: Record<string, unknown>;
+  };
 }
 
 export class HookServer {
@@ -64,12 +72,18 @@ export class HookServer {
           res.writeHead(200).end();
           return;
         }
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ children: answer.change(structuredClone(body.children)) }));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ children: answer.change(structuredClone(body.children)) }));
         return;
       }
-      res
-        .writeHead(answer.status ?? 500, { "content-type": "application/json" })
-        .end(JSON.stringify({ message: answer.message, ...(answer.permanent !== undefined ? { permanent: answer.permanent } : {}), ...(answer.continue !== undefined ? { continue: answer.continue } : {}) }));
+      res.writeHead(answer.status ?? 500, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          message: answer.message,
+          ...(answer.permanent !== undefined ? { permanent: answer.permanent } : {}),
+          ...(answer.continue !== undefined ? { continue: answer.continue } : {}),
+        }),
+      );
     });
   }
 }

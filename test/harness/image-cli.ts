@@ -15,7 +15,10 @@ async function main(argv: string[]): Promise<number> {
   await ensureToolchain({ only: ["helm", "kustomize", "khook-image"], log });
   await ensureSea(log);
   const username = process.env["KHOOK_IMAGE_USERNAME"];
-  const image = await buildImage(reference, { plainHttp: argv.includes("--plain-http"), ...(username !== undefined ? { login: { username, password: process.env["KHOOK_IMAGE_PASSWORD"] ?? "" } } : {}) });
+  const image = await buildImage(reference, {
+    plainHttp: argv.includes("--plain-http"),
+    ...(username !== undefined ? { login: { username, password: process.env["KHOOK_IMAGE_PASSWORD"] ?? "" } } : {}),
+  });
   process.stdout.write(`${JSON.stringify(image, null, 2)}\n`);
   return 0;
 }

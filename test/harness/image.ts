@@ -67,7 +67,8 @@ function registryArgs(opts: RegistryOptions): { args: string[]; env: NodeJS.Proc
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env["KHOOK_IMAGE_USERNAME"];
   delete env["KHOOK_IMAGE_PASSWORD"];
-  if (opts.login !== undefined) Object.assign(env, { KHOOK_IMAGE_USERNAME: opts.login.username, KHOOK_IMAGE_PASSWORD: opts.login.password });
+  if (opts.login !== undefined)
+    Object.assign(env, { KHOOK_IMAGE_USERNAME: opts.login.username, KHOOK_IMAGE_PASSWORD: opts.login.password });
   return { args: opts.plainHttp === true ? ["-plain-http"] : [], env };
 }
 
@@ -80,8 +81,12 @@ async function debianPackages(): Promise<string[]> {
   if (missing.length > 0) {
     let r = await run("apt-get", ["download", ...missing], { cwd: dir });
     // A fresh machine has no package lists yet; as root (CI), fetch them once and try again.
-    if (r.code !== 0 && process.getuid?.() === 0 && (await run("apt-get", ["update", "-qq"])).code === 0) r = await run("apt-get", ["download", ...missing], { cwd: dir });
-    if (r.code !== 0) throw new Error(`apt-get download ${missing.join(" ")} failed (exit ${r.code}); run apt-get update first:\n${r.stderr}`);
+    if (r.code !== 0 && process.getuid?.() === 0 && (await run("apt-get", ["update", "-qq"])).code === 0)
+      r = await run("apt-get", ["download", ...missing], { cwd: dir });
+    if (r.code !== 0)
+      throw new Error(
+        `apt-get download ${missing.join(" ")} failed (exit ${r.code}); run apt-get update first:\n${r.stderr}`,
+      );
   }
   return DEBS.map((p) => path.join(dir, have(p)!));
 }
@@ -128,7 +133,10 @@ function copyRuntimeLibraries(binary: string, packages: string, layer: string): 
     if (seen.has(lib)) continue;
     seen.add(lib);
     const rel = LIB_DIRS.map((d) => path.join(d, lib)).find((r) => fs.existsSync(path.join(packages, r)));
-    if (rel === undefined) throw new Error(`image: ${lib}, which ${path.basename(binary)} needs, is in none of the Debian packages ${DEBS.join(", ")}`);
+    if (rel === undefined)
+      throw new Error(
+        `image: ${lib}, which ${path.basename(binary)} needs, is in none of the Debian packages ${DEBS.join(", ")}`,
+      );
     place(rel);
     queue.push(...elfNeeds(path.join(layer, rel)).needed);
   }
@@ -142,12 +150,19 @@ function write(file: string, content: string | Buffer, mode = 0o644): void {
 }
 
 function baseLayer(dir: string, packages: string): void {
-  write(path.join(dir, "etc", "passwd"), `root:x:0:0:root:/root:/sbin/nologin\nkhook:x:${IMAGE_UID}:${IMAGE_UID}:khook:${IMAGE_HOME}:/sbin/nologin\n`);
+  write(
+    path.join(dir, "etc", "passwd"),
+    `root:x:0:0:root:/root:/sbin/nologin\nkhook:x:${IMAGE_UID}:${IMAGE_UID}:khook:${IMAGE_HOME}:/sbin/nologin\n`,
+  );
   write(path.join(dir, "etc", "group"), `root:x:0:\nkhook:x:${IMAGE_UID}:\n`);
   write(path.join(dir, "etc", "nsswitch.conf"), "passwd: files\ngroup: files\nhosts: files dns\n");
   write(path.join(dir, "etc", "hosts"), "127.0.0.1 localhost\n::1 localhost\n");
   const mozilla = path.join(packages, "usr", "share", "ca-certificates", "mozilla");
-  const bundle = fs.readdirSync(mozilla).filter((f) => f.endsWith(".crt")).sort().map((f) => fs.readFileSync(path.join(mozilla, f), "utf8").trimEnd() + "\n");
+  const bundle = fs
+    .readdirSync(mozilla)
+    .filter((f) => f.endsWith(".crt"))
+    .sort()
+    .map((f) => fs.readFileSync(path.join(mozilla, f), "utf8").trimEnd() + "\n");
   write(path.join(dir, "etc", "ssl", "certs", "ca-certificates.crt"), bundle.join(""));
   for (const d of ["proc", "dev", "home/khook", "tmp"]) fs.mkdirSync(path.join(dir, d), { recursive: true });
   fs.chmodSync(path.join(dir, "tmp"), 0o1777);
@@ -174,11 +189,19 @@ export async function buildImage(reference: string, opts: RegistryOptions = {}):
     const debs = await debianPackages();
     const packages = path.join(work, "packages");
     extractDebs(debs, packages);
-    const layers = { base: path.join(work, "base"), libs: path.join(work, "libs"), tools: path.join(work, "tools"), khook: path.join(work, "khook") };
+    const layers = {
+      base: path.join(work, "base"),
+      libs: path.join(work, "libs"),
+      tools: path.join(work, "tools"),
+      khook: path.join(work, "khook"),
+    };
     baseLayer(layers.base, packages);
     const khook = seaPath();
     copyRuntimeLibraries(khook, packages, layers.libs);
-    for (const [name, from] of [["helm", toolPath("helm")], ["kustomize", toolPath("kustomize")]] as const) {
+    for (const [name, from] of [
+      ["helm", toolPath("helm")],
+      ["kustomize", toolPath("kustomize")],
+    ] as const) {
       write(path.join(layers.tools, "usr", "local", "bin", name), fs.readFileSync(from), 0o755);
     }
     write(path.join(layers.khook, "usr", "local", "bin", "khook"), fs.readFileSync(khook), 0o755);
@@ -188,22 +211,39 @@ export async function buildImage(reference: string, opts: RegistryOptions = {}):
     const args = [
       "build",
       ...registry.args,
-      "-tag", reference,
+      "-tag",
+      reference,
       ...Object.values(layers).flatMap((d) => ["-layer", d]),
-      "-chown", `home/khook=${IMAGE_UID}:${IMAGE_UID}`,
-      "-entrypoint", ENTRYPOINT,
-      "-user", `${IMAGE_UID}:${IMAGE_UID}`,
-      "-workdir", IMAGE_HOME,
-      "-env", "PATH=/usr/local/bin",
-      "-env", `HOME=${IMAGE_HOME}`,
-      "-label", `org.opencontainers.image.version=${version}`,
-      "-label", "org.opencontainers.image.title=khook",
-      "-label", `io.khook.helm.version=v${HELM_VERSION}`,
-      "-label", `io.khook.kustomize.version=v${KUSTOMIZE_VERSION}`,
-      "-label", `io.khook.debian.packages=${debLabel}`,
+      "-chown",
+      `home/khook=${IMAGE_UID}:${IMAGE_UID}`,
+      "-entrypoint",
+      ENTRYPOINT,
+      "-user",
+      `${IMAGE_UID}:${IMAGE_UID}`,
+      "-workdir",
+      IMAGE_HOME,
+      "-env",
+      "PATH=/usr/local/bin",
+      "-env",
+      `HOME=${IMAGE_HOME}`,
+      "-label",
+      `org.opencontainers.image.version=${version}`,
+      "-label",
+      "org.opencontainers.image.title=khook",
+      "-label",
+      `io.khook.helm.version=v${HELM_VERSION}`,
+      "-label",
+      `io.khook.kustomize.version=v${KUSTOMIZE_VERSION}`,
+      "-label",
+      `io.khook.debian.packages=${debLabel}`,
     ];
     const pushed = await runOk(toolPath("khook-image"), args, { env: registry.env });
-    const report = JSON.parse(pushed.stdout) as { reference: string; digest: string; compressedSize: number; layers: { dir: string; digest: string; size: number }[] };
+    const report = JSON.parse(pushed.stdout) as {
+      reference: string;
+      digest: string;
+      compressedSize: number;
+      layers: { dir: string; digest: string; size: number }[];
+    };
     return {
       reference: report.reference,
       digest: report.digest,
@@ -218,12 +258,18 @@ export async function buildImage(reference: string, opts: RegistryOptions = {}):
 }
 
 /** Pulls `reference` and unpacks its root filesystem into `dir`; returns the digest and the image config. */
-export async function exportImage(reference: string, dir: string, opts: RegistryOptions = {}): Promise<{ digest: string; config: ImageConfig }> {
+export async function exportImage(
+  reference: string,
+  dir: string,
+  opts: RegistryOptions = {},
+): Promise<{ digest: string; config: ImageConfig }> {
   fs.mkdirSync(dir, { recursive: true });
   // The root of the filesystem, as a runtime makes it: the image's user must traverse it (mkdtemp makes 0700).
   fs.chmodSync(dir, 0o755);
   const registry = registryArgs(opts);
-  const r = await runOk(toolPath("khook-image"), ["export", ...registry.args, "-tag", reference, "-dir", dir], { env: registry.env });
+  const r = await runOk(toolPath("khook-image"), ["export", ...registry.args, "-tag", reference, "-dir", dir], {
+    env: registry.env,
+  });
   return JSON.parse(r.stdout) as { digest: string; config: ImageConfig };
 }
 
@@ -233,13 +279,39 @@ export async function exportImage(reference: string, dir: string, opts: Registry
  * namespace mounts /proc and binds /dev into the root (they vanish with the namespace), then
  * unshare --root/--wd/--setuid/--setgid enters it. The host's network (loopback included) is shared.
  */
-export function runInRootfs(rootfs: string, config: ImageConfig, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+export function runInRootfs(
+  rootfs: string,
+  config: ImageConfig,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<RunResult> {
   const unshare = findOnPath("unshare");
   if (unshare === undefined) throw new Error("image: running the image needs util-linux's unshare on PATH");
   const [uid, gid] = (config.User ?? "0:0").split(":");
   const environment = [...(config.Env ?? []), ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
-  const enter = [unshare, `--root=${rootfs}`, `--wd=${config.WorkingDir ?? "/"}`, "--setuid", uid ?? "0", "--setgid", gid ?? uid ?? "0", ...(config.Entrypoint ?? []), ...args];
+  const enter = [
+    unshare,
+    `--root=${rootfs}`,
+    `--wd=${config.WorkingDir ?? "/"}`,
+    "--setuid",
+    uid ?? "0",
+    "--setgid",
+    gid ?? uid ?? "0",
+    ...(config.Entrypoint ?? []),
+    ...args,
+  ];
   // The host's sh and env set the namespace up; inside the root nothing but the entrypoint runs, with the image's environment only.
   const script = 'r="$1"; shift; mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && exec env -i "$@"';
-  return run(unshare, ["--mount", "--propagation", "private", "sh", "-c", script, "sh", rootfs, ...environment, ...enter]);
+  return run(unshare, [
+    "--mount",
+    "--propagation",
+    "private",
+    "sh",
+    "-c",
+    script,
+    "sh",
+    rootfs,
+    ...environment,
+    ...enter,
+  ]);
 }

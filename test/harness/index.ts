@@ -115,7 +115,12 @@ type AfterContext = Pick<TestContext, "after"> & { passed?: boolean; name?: stri
  */
 export async function withNamespace(t: AfterContext, prefix = "khook-test"): Promise<string> {
   const c = await testCluster();
-  const clean = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 48) || "khook-test";
+  const clean =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 48) || "khook-test";
   const name = `${clean}-${randomBytes(4).toString("hex")}`;
   const manifest = JSON.stringify({
     apiVersion: "v1",

@@ -9,12 +9,7 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { after, afterEach, before } from "node:test";
-import {
-  startCluster,
-  stopCluster,
-  type ClusterState,
-  type StartClusterOptions,
-} from "./cluster";
+import { startCluster, stopCluster, type ClusterState, type StartClusterOptions } from "./cluster";
 import { clusterAt, type TestCluster } from "./index";
 
 export interface PrivateCluster {
@@ -62,10 +57,7 @@ export function privateCluster(
     state,
     cluster,
     async kubectl(args, input) {
-      const r = await cluster().kubectl(
-        args,
-        input !== undefined ? { input } : {},
-      );
+      const r = await cluster().kubectl(args, input !== undefined ? { input } : {});
       assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
       return r.stdout.trim();
     },

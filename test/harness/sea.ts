@@ -24,18 +24,25 @@ export function builtSea(): string {
 export function ensureSea(log: (line: string) => void): Promise<string> {
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(repoRoot(), "scripts", "build-sea.mjs")], { cwd: repoRoot(), maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
-      if (error !== null) {
-        reject(new Error(`building the single executable failed: ${error.message}\n${stderr}`));
-        return;
-      }
-      if (!fs.existsSync(seaPath())) {
-        reject(new Error(`scripts/build-sea.mjs succeeded but ${seaPath()} is missing`));
-        return;
-      }
-      log(`khook test setup: single executable ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (${stderr.trim().split("\n").at(-1) ?? ""})`);
-      resolve(seaPath());
-    });
+    execFile(
+      process.execPath,
+      [path.join(repoRoot(), "scripts", "build-sea.mjs")],
+      { cwd: repoRoot(), maxBuffer: 16 << 20 },
+      (error, _stdout, stderr) => {
+        if (error !== null) {
+          reject(new Error(`building the single executable failed: ${error.message}\n${stderr}`));
+          return;
+        }
+        if (!fs.existsSync(seaPath())) {
+          reject(new Error(`scripts/build-sea.mjs succeeded but ${seaPath()} is missing`));
+          return;
+        }
+        log(
+          `khook test setup: single executable ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (${stderr.trim().split("\n").at(-1) ?? ""})`,
+        );
+        resolve(seaPath());
+      },
+    );
   });
 }
 

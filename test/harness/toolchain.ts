@@ -320,7 +320,11 @@ const UNITS: Unit[] = [
       // wrapper is built from a scratch copy holding them, so the checkout stays clean.
       const src = path.join(path.dirname(ctx.binDir), "src");
       fs.cpSync(wrapperDir("pulumi-kubernetes"), src, { recursive: true });
-      const upstream = await goModuleDir(ctx, src, `github.com/pulumi/pulumi-kubernetes/provider/v4@${PULUMI_KUBERNETES_MODULE_VERSION}`);
+      const upstream = await goModuleDir(
+        ctx,
+        src,
+        `github.com/pulumi/pulumi-kubernetes/provider/v4@${PULUMI_KUBERNETES_MODULE_VERSION}`,
+      );
       const cmdDir = path.join(upstream, "cmd", "pulumi-resource-kubernetes");
       const schema = JSON.parse(fs.readFileSync(path.join(cmdDir, "schema.json"), "utf8")) as Record<string, unknown>;
       schema["version"] = PULUMI_KUBERNETES_VERSION;
@@ -343,13 +347,27 @@ const UNITS: Unit[] = [
     bins: ["khook-image"],
     recipe: () => hashFiles(wrapperDir("khook-image")),
     prefetch: wrapperPrefetch("khook-image"),
-    build: (ctx) => goBuild(ctx, { cwd: wrapperDir("khook-image"), ldflags: "-s -w", pkgs: ["."], out: path.join(ctx.binDir, "khook-image") }),
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("khook-image"),
+        ldflags: "-s -w",
+        pkgs: ["."],
+        out: path.join(ctx.binDir, "khook-image"),
+      }),
   },
 ];
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
-export const CLIENT_TOOLS: string[] = ["helm", "kustomize", "registry", "pulumi", "pulumi-yaml", "pulumi-sdkgen", "khook-image"];
+export const CLIENT_TOOLS: string[] = [
+  "helm",
+  "kustomize",
+  "registry",
+  "pulumi",
+  "pulumi-yaml",
+  "pulumi-sdkgen",
+  "khook-image",
+];
 /**
  * Built by default, but after everything else and apart from it: pulumi-resource-kubernetes
  * (issue 21 §3) costs more than the rest of the toolchain (≈ 1,700 CPU-seconds cold; 56 min of wall
@@ -385,10 +403,12 @@ let goVersionMemo: string | undefined;
 function goVersionCached(): string {
   if (goVersionMemo === undefined) {
     try {
-      goVersionMemo = require("node:child_process").execFileSync("go", ["env", "GOVERSION"], {
-        encoding: "utf8",
-        env: goEnv(),
-      }).trim();
+      goVersionMemo = require("node:child_process")
+        .execFileSync("go", ["env", "GOVERSION"], {
+          encoding: "utf8",
+          env: goEnv(),
+        })
+        .trim();
     } catch {
       goVersionMemo = "no-go";
     }
@@ -483,8 +503,14 @@ async function goRun(ctx: BuildCtx, args: string[], cwd: string, extraEnv: NodeJ
 /** The directory of a module in Go's module cache (downloading it when missing). */
 async function goModuleDir(ctx: BuildCtx, cwd: string, modAtVersion: string): Promise<string> {
   const stdout = await new Promise<string>((resolve, reject) =>
-    execFile("go", ["mod", "download", "-json", modAtVersion], { cwd, env: goEnv(), signal: ctx.signal, maxBuffer: 1 << 20 }, (e, out) =>
-      e ? reject(new Error(`khook toolchain: go mod download ${modAtVersion} failed: ${e.message}\n${out}`)) : resolve(out),
+    execFile(
+      "go",
+      ["mod", "download", "-json", modAtVersion],
+      { cwd, env: goEnv(), signal: ctx.signal, maxBuffer: 1 << 20 },
+      (e, out) =>
+        e
+          ? reject(new Error(`khook toolchain: go mod download ${modAtVersion} failed: ${e.message}\n${out}`))
+          : resolve(out),
     ),
   );
   const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
@@ -638,10 +664,18 @@ export async function ensureToolchain(opts: EnsureOptions = {}): Promise<EnsureR
           } catch (e) {
             fs.rmSync(partial, { recursive: true, force: true });
             const spent = ((Date.now() - started) / 60_000).toFixed(1);
-            throw new Error(`${(e as Error).message}\n(khook toolchain: ${u.id} failed after ${spent} min of building)`);
+            throw new Error(
+              `${(e as Error).message}\n(khook toolchain: ${u.id} failed after ${spent} min of building)`,
+            );
           }
           const seconds = Math.round((Date.now() - t0) / 100) / 10;
-          const stamp: Stamp = { id: u.id, version: u.version, recipe: recipeHash(u), builtAt: new Date().toISOString(), seconds };
+          const stamp: Stamp = {
+            id: u.id,
+            version: u.version,
+            recipe: recipeHash(u),
+            builtAt: new Date().toISOString(),
+            seconds,
+          };
           writeFileAtomic(path.join(partial, ".khook-tool.json"), `${JSON.stringify(stamp, null, 2)}\n`);
           // Swap in the new build; a previous build (forced rebuild, recipe change) goes last,
           // so concurrent users of the old binaries see a gap of one rename at most.
@@ -668,7 +702,14 @@ export async function ensureToolchain(opts: EnsureOptions = {}): Promise<EnsureR
 }
 
 /** A listing of every unit: id, version, binaries, cached or not, and its build time. */
-export function describeToolchain(): { id: string; version: string; dir: string; cached: boolean; bins: string[]; seconds?: number }[] {
+export function describeToolchain(): {
+  id: string;
+  version: string;
+  dir: string;
+  cached: boolean;
+  bins: string[];
+  seconds?: number;
+}[] {
   return UNITS.map((u) => {
     const dir = unitDir(u);
     let seconds: number | undefined;
@@ -677,6 +718,13 @@ export function describeToolchain(): { id: string; version: string; dir: string;
     } catch {
       /* not built */
     }
-    return { id: u.id, version: u.version, dir, cached: isCached(u), bins: u.bins, ...(seconds === undefined ? {} : { seconds }) };
+    return {
+      id: u.id,
+      version: u.version,
+      dir,
+      cached: isCached(u),
+      bins: u.bins,
+      ...(seconds === undefined ? {} : { seconds }),
+    };
   });
 }

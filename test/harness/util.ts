@@ -24,7 +24,8 @@ export function runDir(): string {
 export function repoRoot(): string {
   let dir = __dirname;
   for (;;) {
-    if (fs.existsSync(path.join(dir, "package.json")) && fs.existsSync(path.join(dir, "scripts", "toolchain"))) return dir;
+    if (fs.existsSync(path.join(dir, "package.json")) && fs.existsSync(path.join(dir, "scripts", "toolchain")))
+      return dir;
     const up = path.dirname(dir);
     if (up === dir) throw new Error(`khook harness: cannot find the repository root above ${__dirname}`);
     dir = up;

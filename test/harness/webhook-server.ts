@@ -52,7 +52,10 @@ export class HostileWebhook {
   /** Prepares two CAs (the registered one and another) and a port; starts in `mode` (default `down`). */
   static async start(mode: WebhookMode = "down"): Promise<HostileWebhook> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-webhook-"));
-    const [trusted, other] = await Promise.all([generateServingCerts(path.join(dir, "trusted")), generateServingCerts(path.join(dir, "other"), "khook-test-other")]);
+    const [trusted, other] = await Promise.all([
+      generateServingCerts(path.join(dir, "trusted")),
+      generateServingCerts(path.join(dir, "other"), "khook-test-other"),
+    ]);
     fs.rmSync(dir, { recursive: true, force: true });
     // A free port, kept for the webhook's life: it is closed and reopened as the mode changes.
     const probe = https.createServer({ cert: trusted.certPem, key: trusted.keyPem });
@@ -151,7 +154,11 @@ export class HostileWebhook {
       const review = JSON.parse(body) as ConversionReview;
       const to = review.request?.desiredAPIVersion ?? "";
       const converted = (review.request?.objects ?? []).map((o) => ({ ...o, apiVersion: to }));
-      json({ apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview", response: { uid: review.request?.uid ?? "", convertedObjects: converted, result: { status: "Success" } } });
+      json({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "ConversionReview",
+        response: { uid: review.request?.uid ?? "", convertedObjects: converted, result: { status: "Success" } },
+      });
       return;
     }
     const review = JSON.parse(body) as AdmissionReview;
@@ -159,17 +166,35 @@ export class HostileWebhook {
     json({
       apiVersion: "admission.k8s.io/v1",
       kind: "AdmissionReview",
-      response: { uid: review.request?.uid ?? "", allowed, ...(allowed ? {} : { status: { code: 403, reason: "Forbidden", message: DENY_MESSAGE } }) },
+      response: {
+        uid: review.request?.uid ?? "",
+        allowed,
+        ...(allowed ? {} : { status: { code: 403, reason: "Forbidden", message: DENY_MESSAGE } }),
+      },
     });
   }
 }
 
 /** The webhook's rules: ConfigMaps created or updated in `namespace` only (`namespaceSelector`), so other tests are not touched. */
-function webhookEntry(name: string, url: string, caBundle: string, namespace: string, timeoutSeconds: number): Record<string, unknown> {
+function webhookEntry(
+  name: string,
+  url: string,
+  caBundle: string,
+  namespace: string,
+  timeoutSeconds: number,
+): Record<string, unknown> {
   return {
     name,
     clientConfig: { url, ...(caBundle !== "" ? { caBundle } : {}) },
-    rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"], scope: "Namespaced" }],
+    rules: [
+      {
+        apiGroups: [""],
+        apiVersions: ["v1"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["configmaps"],
+        scope: "Namespaced",
+      },
+    ],
     namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
     failurePolicy: "Fail",
     sideEffects: "None",
@@ -194,7 +219,15 @@ export function validatingWebhookConfiguration(hook: HostileWebhook, r: WebhookR
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: r.name },
-    webhooks: [webhookEntry(`${r.name}.khook.test`, hook.url("/validate"), r.caBundle ?? hook.caBundle, r.namespace, r.timeoutSeconds ?? 2)],
+    webhooks: [
+      webhookEntry(
+        `${r.name}.khook.test`,
+        hook.url("/validate"),
+        r.caBundle ?? hook.caBundle,
+        r.namespace,
+        r.timeoutSeconds ?? 2,
+      ),
+    ],
   };
 }
 
@@ -204,7 +237,18 @@ export function mutatingWebhookConfiguration(hook: HostileWebhook, r: WebhookReg
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
     metadata: { name: r.name },
-    webhooks: [{ ...webhookEntry(`${r.name}.khook.test`, hook.url("/mutate"), r.caBundle ?? hook.caBundle, r.namespace, r.timeoutSeconds ?? 2), reinvocationPolicy: "Never" }],
+    webhooks: [
+      {
+        ...webhookEntry(
+          `${r.name}.khook.test`,
+          hook.url("/mutate"),
+          r.caBundle ?? hook.caBundle,
+          r.namespace,
+          r.timeoutSeconds ?? 2,
+        ),
+        reinvocationPolicy: "Never",
+      },
+    ],
   };
 }
 
@@ -213,7 +257,12 @@ export function mutatingWebhookConfiguration(hook: HostileWebhook, r: WebhookReg
  * object makes the API server call the conversion webhook (v2 → v1 for storage).
  */
 export function conversionCrd(hook: HostileWebhook, group: string): Record<string, unknown> {
-  const schema = { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } } };
+  const schema = {
+    openAPIV3Schema: {
+      type: "object",
+      properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+    },
+  };
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -228,7 +277,10 @@ export function conversionCrd(hook: HostileWebhook, group: string): Record<strin
       ],
       conversion: {
         strategy: "Webhook",
-        webhook: { clientConfig: { url: hook.url("/convert"), caBundle: hook.caBundle }, conversionReviewVersions: ["v1"] },
+        webhook: {
+          clientConfig: { url: hook.url("/convert"), caBundle: hook.caBundle },
+          conversionReviewVersions: ["v1"],
+        },
       },
     },
   };
@@ -244,6 +296,13 @@ export function unavailableApiService(group: string, namespace: string): Record<
     apiVersion: "apiregistration.k8s.io/v1",
     kind: "APIService",
     metadata: { name: `v1beta1.${group}` },
-    spec: { group, version: "v1beta1", service: { name: "absent", namespace, port: 443 }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 100 },
+    spec: {
+      group,
+      version: "v1beta1",
+      service: { name: "absent", namespace, port: 443 },
+      insecureSkipTLSVerify: true,
+      groupPriorityMinimum: 100,
+      versionPriority: 100,
+    },
   };
 }

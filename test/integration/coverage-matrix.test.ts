@@ -17,7 +17,7 @@ interface Row {
   verify(ns: string, kubectl: Kubectl, run: ReturnType<typeof parseRun>): Promise<void>;
 }
 
-const cm = (name: string, ns: string, data = "a: \"1\"", labels = "") =>
+const cm = (name: string, ns: string, data = 'a: "1"', labels = "") =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n${labels ? `  labels: {${labels}}\n` : ""}data:\n  ${data}\n`;
 
 const deployment = (name: string, replicas = 1) => `apiVersion: apps/v1
@@ -52,8 +52,11 @@ const rows: Row[] = [
 ${indent(`${cm("from-inline", ns)}---\n${cm("second-doc", ns)}`, 12)}
 `,
     async verify(ns, kubectl) {
-      const names = (await kubectl(["get", "configmaps", "-n", ns, "-o", "jsonpath={.items[*].metadata.name}"])).split(" ");
-      for (const n of ["from-file", "from-url", "from-inline", "second-doc"]) assert.ok(names.includes(n), `${n} missing from ${names.join(",")}`);
+      const names = (await kubectl(["get", "configmaps", "-n", ns, "-o", "jsonpath={.items[*].metadata.name}"])).split(
+        " ",
+      );
+      for (const n of ["from-file", "from-url", "from-inline", "second-doc"])
+        assert.ok(names.includes(n), `${n} missing from ${names.join(",")}`);
     },
   },
   {
@@ -66,7 +69,16 @@ ${indent(`${cm("from-inline", ns)}---\n${cm("second-doc", ns)}`, 12)}
 ${indent(cm("ssa", ns), 12)}
 `,
     async verify(ns, kubectl) {
-      const managers = await kubectl(["get", "configmap", "ssa", "-n", ns, "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}"]);
+      const managers = await kubectl([
+        "get",
+        "configmap",
+        "ssa",
+        "-n",
+        ns,
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}",
+      ]);
       assert.match(managers, /khook.*\/.*Apply/);
     },
   },
@@ -82,7 +94,18 @@ ${indent(deployment("web"), 12)}
 `,
     async verify(ns, kubectl, run) {
       assert.match(stepOf(run, "app").reason, /condition=Available met/);
-      assert.equal(await kubectl(["get", "deployment", "web", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Available\")].status}"]), "True");
+      assert.equal(
+        await kubectl([
+          "get",
+          "deployment",
+          "web",
+          "-n",
+          ns,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Available")].status}',
+        ]),
+        "True",
+      );
     },
   },
   {
@@ -152,7 +175,15 @@ ${indent(deployment("patched"), 12)}
           value: registry.example/patched:2.0
 `,
     async verify(ns, kubectl) {
-      const out = await kubectl(["get", "deployment", "patched", "-n", ns, "-o", "jsonpath={.spec.template.spec.nodeSelector.khook\\.io/non-existing} {.metadata.annotations.merged} {.spec.template.spec.containers[0].image}"]);
+      const out = await kubectl([
+        "get",
+        "deployment",
+        "patched",
+        "-n",
+        ns,
+        "-o",
+        "jsonpath={.spec.template.spec.nodeSelector.khook\\.io/non-existing} {.metadata.annotations.merged} {.spec.template.spec.containers[0].image}",
+      ]);
       assert.equal(out, "true yes registry.example/patched:2.0");
     },
   },
@@ -224,7 +255,18 @@ ${indent(deployment("rolled"), 12)}
 `,
     async verify(ns, kubectl, run) {
       assert.equal(stepOf(run, "status").status, "ok");
-      assert.match(await kubectl(["get", "deployment", "rolled", "-n", ns, "-o", "jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}"]), /^\d{4}-\d\d-\d\dT/);
+      assert.match(
+        await kubectl([
+          "get",
+          "deployment",
+          "rolled",
+          "-n",
+          ns,
+          "-o",
+          "jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}",
+        ]),
+        /^\d{4}-\d\d-\d\dT/,
+      );
     },
   },
   {
@@ -239,7 +281,10 @@ ${indent(cm("in-new", `${ns}-created`), 12)}
 `,
     async verify(ns, kubectl) {
       try {
-        assert.equal(await kubectl(["get", "configmap", "in-new", "-n", `${ns}-created`, "-o", "jsonpath={.metadata.name}"]), "in-new");
+        assert.equal(
+          await kubectl(["get", "configmap", "in-new", "-n", `${ns}-created`, "-o", "jsonpath={.metadata.name}"]),
+          "in-new",
+        );
       } finally {
         await kubectl(["delete", "namespace", `${ns}-created`, "--wait=false"]);
       }
@@ -256,7 +301,14 @@ ${indent(cm("in-new", `${ns}-created`), 12)}
       namespace: ${ns}
 `,
     async verify(ns, kubectl) {
-      const job = JSON.parse(await kubectl(["get", "job", "migrate", "-n", ns, "-o", "json"])) as { metadata: { labels: Record<string, string> }; spec: { backoffLimit: number; activeDeadlineSeconds: number; template: { spec: { restartPolicy: string; containers: { args: string[] }[] } } } };
+      const job = JSON.parse(await kubectl(["get", "job", "migrate", "-n", ns, "-o", "json"])) as {
+        metadata: { labels: Record<string, string> };
+        spec: {
+          backoffLimit: number;
+          activeDeadlineSeconds: number;
+          template: { spec: { restartPolicy: string; containers: { args: string[] }[] } };
+        };
+      };
       assert.equal(job.metadata.labels["app.kubernetes.io/managed-by"], "khook");
       assert.equal(job.spec.backoffLimit, 0);
       assert.equal(job.spec.activeDeadlineSeconds, 300);
@@ -282,7 +334,10 @@ ${indent(cm("labelled", ns), 12)}
           labels: { team: platform }
 `,
     async verify(ns, kubectl) {
-      assert.equal(await kubectl(["get", "configmap", "labelled", "-n", ns, "-o", "jsonpath={.metadata.labels.team}"]), "platform");
+      assert.equal(
+        await kubectl(["get", "configmap", "labelled", "-n", ns, "-o", "jsonpath={.metadata.labels.team}"]),
+        "platform",
+      );
     },
   },
   {

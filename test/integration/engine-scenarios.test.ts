@@ -7,7 +7,21 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
-import { applyStep, cliEnv, cm, gatedChain, gateStep, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
+import {
+  applyStep,
+  cliEnv,
+  cm,
+  gatedChain,
+  gateStep,
+  khookSpec,
+  outputMatches,
+  parseRun,
+  runKhook,
+  specDir,
+  startKhook,
+  stateIn,
+  stepOf,
+} from "./support/khook-cli.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
 
@@ -25,10 +39,22 @@ async function setup(t: TestContext) {
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     return { r, run: parseRun(r) };
   };
-  const openGate = () => kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
+  const openGate = () =>
+    kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
   const record = async (name: string) => {
-    const b64 = await kubectl(["get", "secret", `khook-state-${name}`, "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
-    return JSON.parse(Buffer.from(b64, "base64").toString("utf8")) as { runStatus: string; steps: Record<string, { status: string; inputHash: string }> };
+    const b64 = await kubectl([
+      "get",
+      "secret",
+      `khook-state-${name}`,
+      "-n",
+      ns,
+      "-o",
+      "jsonpath={.data.record\\.json}",
+    ]);
+    return JSON.parse(Buffer.from(b64, "base64").toString("utf8")) as {
+      runStatus: string;
+      steps: Record<string, { status: string; inputHash: string }>;
+    };
   };
   return { cluster, ns, kubectl, khook, apply, openGate, record, env };
 }
@@ -38,19 +64,39 @@ describe("engine: onError", () => {
   test("onError: fail — running steps finish, nothing new starts, and every not-yet-run step is reported skipped", async (t) => {
     const { ns, khook, cluster } = await setup(t);
     const steps = `${applyStep("gate-cm", cm("gate", ns, 'ready: "no"'))}${gateStep("gate", ns, "    needs: [gate-cm]\n")}${applyStep("independent", cm("independent", ns), "    needs: [gate-cm]\n")}`;
-    const r = await khook(["apply", "-f", specDir(khookSpec("onerror-fail", steps)).file, "-o", "json", "--parallelism", "1"]);
+    const r = await khook([
+      "apply",
+      "-f",
+      specDir(khookSpec("onerror-fail", steps)).file,
+      "-o",
+      "json",
+      "--parallelism",
+      "1",
+    ]);
     const run = parseRun(r);
     assert.equal(r.code, 1);
     assert.equal(stepOf(run, "gate").status, "failed");
     assert.equal(stepOf(run, "independent").status, "skipped");
     assert.match(stepOf(run, "independent").reason, /gate/);
-    assert.notEqual((await cluster.kubectl(["get", "configmap", "independent", "-n", ns])).code, 0, "nothing new started");
+    assert.notEqual(
+      (await cluster.kubectl(["get", "configmap", "independent", "-n", ns])).code,
+      0,
+      "nothing new started",
+    );
   });
 
   test("onError: continue — the step is marked failed and independent branches go on", async (t) => {
     const { ns, khook, kubectl } = await setup(t);
     const steps = `${applyStep("gate-cm", cm("gate", ns, 'ready: "no"'))}${gateStep("gate", ns, "    needs: [gate-cm]\n    onError: continue\n")}${applyStep("blocked", cm("blocked", ns), "    needs: [gate]\n")}${applyStep("independent", cm("independent", ns), "    needs: [gate-cm]\n")}`;
-    const r = await khook(["apply", "-f", specDir(khookSpec("onerror-continue", steps)).file, "-o", "json", "--parallelism", "1"]);
+    const r = await khook([
+      "apply",
+      "-f",
+      specDir(khookSpec("onerror-continue", steps)).file,
+      "-o",
+      "json",
+      "--parallelism",
+      "1",
+    ]);
     const run = parseRun(r);
     assert.equal(r.code, 1, "a failed step still fails the run");
     assert.equal(stepOf(run, "gate").status, "failed");
@@ -77,7 +123,14 @@ describe("engine: retries, timeouts and when:", () => {
 
   test("timeout: each attempt is bounded by the step timeout", async (t) => {
     const { ns, apply } = await setup(t);
-    const { r, run } = await apply(specDir(khookSpec("timeout", `  - name: never\n    timeout: 2s\n    wait:\n      for: condition=Ready\n      on: pod/does-not-exist\n      namespace: ${ns}\n`)).file);
+    const { r, run } = await apply(
+      specDir(
+        khookSpec(
+          "timeout",
+          `  - name: never\n    timeout: 2s\n    wait:\n      for: condition=Ready\n      on: pod/does-not-exist\n      namespace: ${ns}\n`,
+        ),
+      ).file,
+    );
     assert.equal(r.code, 1);
     assert.equal(stepOf(run, "never").status, "failed");
     assert.match(stepOf(run, "never").error ?? "", /timed out after 2s/);
@@ -85,7 +138,7 @@ describe("engine: retries, timeouts and when:", () => {
 
   test("when: a step excluded by when: is reported skipped but still satisfies needs", async (t) => {
     const { ns, apply } = await setup(t);
-    const steps = `${applyStep("optional", cm("optional", ns), "    when: vars.get(\"ENABLE\", \"false\") == \"true\"\n")}${applyStep("dependent", cm("dependent", ns), "    needs: [optional]\n")}`;
+    const steps = `${applyStep("optional", cm("optional", ns), '    when: vars.get("ENABLE", "false") == "true"\n')}${applyStep("dependent", cm("dependent", ns), "    needs: [optional]\n")}`;
     const { r, run } = await apply(specDir(khookSpec("when", steps)).file);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(stepOf(run, "optional").status, "skipped");
@@ -102,7 +155,11 @@ describe("engine: retries, timeouts and when:", () => {
     assert.equal(stepOf(run, "found").status, "skipped");
     assert.match(stepOf(run, "found").reason, /skipIf: exists/);
     assert.equal(stepOf(run, "next").status, "ok");
-    assert.equal(await kubectl(["get", "configmap", "exists", "-n", ns, "-o", "jsonpath={.data.a}"]), "1", "skipIf: exists does not touch the object");
+    assert.equal(
+      await kubectl(["get", "configmap", "exists", "-n", ns, "-o", "jsonpath={.data.a}"]),
+      "1",
+      "skipIf: exists does not touch the object",
+    );
   });
 });
 
@@ -110,7 +167,10 @@ describe("apply and patch details", () => {
   test("skipIf: exists still runs waitFor: the condition must hold whether this run created the objects or found them", async (t) => {
     const { ns, kubectl, env } = await setup(t);
     await kubectl(["create", "configmap", "found", "-n", ns, "--from-literal=ready=no"]);
-    const steps = applyStep("found", cm("found", ns, 'ready: "yes"')).replace("    apply:\n", "    apply:\n      skipIf: exists\n      waitFor: jsonpath={.data.ready}=yes\n");
+    const steps = applyStep("found", cm("found", ns, 'ready: "yes"')).replace(
+      "    apply:\n",
+      "    apply:\n      skipIf: exists\n      waitFor: jsonpath={.data.ready}=yes\n",
+    );
     const proc = startKhook(["apply", "-f", specDir(khookSpec("skipwait", steps)).file, "-o", "json"], { env });
     // The step found the object and is now waiting on it: make the condition true.
     await outputMatches(proc, /waiting for jsonpath/);
@@ -125,12 +185,14 @@ describe("apply and patch details", () => {
   test("patch: a strategic patch of a custom resource fails with the hint to use type: merge", async (t) => {
     const { ns, kubectl, apply } = await setup(t);
     const crd = specDir("", {
-      "crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.hint.khook.io}\nspec:\n  group: hint.khook.io\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+      "crd.yaml":
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.hint.khook.io}\nspec:\n  group: hint.khook.io\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget}\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
     });
     await kubectl(["apply", "-f", path.join(crd.dir, "crd.yaml")]);
     t.after(() => kubectl(["delete", "crd", "widgets.hint.khook.io", "--wait=false"]));
     await kubectl(["wait", "--for=condition=Established", "crd/widgets.hint.khook.io"]);
-    const widget = "apiVersion: hint.khook.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: " + ns + "\nspec: {size: 1}\n";
+    const widget =
+      "apiVersion: hint.khook.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: " + ns + "\nspec: {size: 1}\n";
     const steps = `${applyStep("widget", widget)}  - name: grow\n    needs: [widget]\n    patch:\n      target: widget/w\n      namespace: ${ns}\n      patch: {spec: {size: 2}}\n`;
     const { r, run } = await apply(specDir(khookSpec("hint", steps)).file);
     assert.equal(r.code, 1);
@@ -170,7 +232,12 @@ describe("state record", () => {
 
   test("change detection is per step: changing one step re-runs only that step", async (t) => {
     const { ns, apply, kubectl } = await setup(t);
-    const spec = (value: string) => khookSpec("perstep", `${applyStep("one", cm("one", ns))}${applyStep("two", cm("two", ns, `a: "${value}"`), "    needs: [one]\n")}`, stateIn(ns));
+    const spec = (value: string) =>
+      khookSpec(
+        "perstep",
+        `${applyStep("one", cm("one", ns))}${applyStep("two", cm("two", ns, `a: "${value}"`), "    needs: [one]\n")}`,
+        stateIn(ns),
+      );
     const dir = specDir(spec("1"));
     assert.equal((await apply(dir.file)).r.code, 0);
     const rvOne = await kubectl(["get", "configmap", "one", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]);
@@ -179,17 +246,34 @@ describe("state record", () => {
     assert.equal(stepOf(again.run, "one").reason, RESUME);
     assert.equal(stepOf(again.run, "two").status, "ok");
     assert.equal(await kubectl(["get", "configmap", "two", "-n", ns, "-o", "jsonpath={.data.a}"]), "2");
-    assert.equal(await kubectl(["get", "configmap", "one", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]), rvOne);
+    assert.equal(
+      await kubectl(["get", "configmap", "one", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]),
+      rvOne,
+    );
   });
 
   test("khook refuses to touch a Secret of the record's name that it does not own", async (t) => {
     const { ns, apply, kubectl } = await setup(t);
-    await kubectl(["create", "secret", "generic", "khook-state-foreign", "-n", ns, "--from-literal=record.json=theirs"]);
+    await kubectl([
+      "create",
+      "secret",
+      "generic",
+      "khook-state-foreign",
+      "-n",
+      ns,
+      "--from-literal=record.json=theirs",
+    ]);
     const { r } = await apply(specDir(khookSpec("foreign", applyStep("cm", cm("x", ns)), stateIn(ns))).file);
     assert.equal(r.code, 1);
     assert.match(r.stdout + r.stderr, /khook-state-foreign/);
     assert.match(r.stdout + r.stderr, /app\.kubernetes\.io\/managed-by/);
-    assert.equal(Buffer.from(await kubectl(["get", "secret", "khook-state-foreign", "-n", ns, "-o", "jsonpath={.data.record\\.json}"]), "base64").toString(), "theirs");
+    assert.equal(
+      Buffer.from(
+        await kubectl(["get", "secret", "khook-state-foreign", "-n", ns, "-o", "jsonpath={.data.record\\.json}"]),
+        "base64",
+      ).toString(),
+      "theirs",
+    );
   });
 
   test("no lease, no run: a record khook may read but not write fails the run (exit 1) before its step runs", async (t) => {
@@ -202,19 +286,35 @@ describe("state record", () => {
     await kubectl(["apply", "-f", path.join(role.dir, "role.yaml")]);
     await kubectl(["create", "rolebinding", "limited", "-n", ns, "--role=limited", `--serviceaccount=${ns}:limited`]);
     const token = await kubectl(["create", "token", "limited", "-n", ns]);
-    const admin = JSON.parse(await kubectl(["config", "view", "--raw", "-o", "json"])) as { clusters: { name: string; cluster: Record<string, unknown> }[] };
+    const admin = JSON.parse(await kubectl(["config", "view", "--raw", "-o", "json"])) as {
+      clusters: { name: string; cluster: Record<string, unknown> }[];
+    };
     const kubeconfig = path.join(specDir("").dir, "limited.kubeconfig");
     fs.writeFileSync(
       kubeconfig,
-      JSON.stringify({ apiVersion: "v1", kind: "Config", clusters: [{ name: "c", cluster: admin.clusters[0]!.cluster }], users: [{ name: "u", user: { token } }], contexts: [{ name: "c", context: { cluster: "c", user: "u", namespace: ns } }], "current-context": "c" }),
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: admin.clusters[0]!.cluster }],
+        users: [{ name: "u", user: { token } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "u", namespace: ns } }],
+        "current-context": "c",
+      }),
     );
     const { file } = specDir(khookSpec("rbac", applyStep("cm", cm("rbac-cm", ns)), stateIn(ns)));
     const r = await runKhook(["apply", "-f", file, "-o", "json"], { env: cliEnv(kubeconfig) });
     assert.equal(r.code, 1, `${r.stdout}\n${r.stderr}`);
     const run = parseRun(r);
-    assert.deepEqual([stepOf(run, "cm").status, stepOf(run, "cm").reason], ["skipped", "not started: the state record could not be claimed"]);
+    assert.deepEqual(
+      [stepOf(run, "cm").status, stepOf(run, "cm").reason],
+      ["skipped", "not started: the state record could not be claimed"],
+    );
     assert.match(r.stderr, /forbidden to create Secret "khook-state-rbac" .*Nothing was changed/);
-    assert.equal(await kubectl(["get", "configmap", "rbac-cm", "-n", ns, "--ignore-not-found", "-o", "name"]), "", "the step did not run unguarded");
+    assert.equal(
+      await kubectl(["get", "configmap", "rbac-cm", "-n", ns, "--ignore-not-found", "-o", "name"]),
+      "",
+      "the step did not run unguarded",
+    );
   });
 
   test("status shows what the last run did", async (t) => {
@@ -223,9 +323,15 @@ describe("state record", () => {
     assert.equal((await apply(file)).r.code, 0);
     const r = await khook(["status", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stderr);
-    const s = JSON.parse(r.stdout) as { runStatus: string; steps: { name: string; status: string; resumable: boolean }[] };
+    const s = JSON.parse(r.stdout) as {
+      runStatus: string;
+      steps: { name: string; status: string; resumable: boolean }[];
+    };
     assert.equal(s.runStatus, "succeeded");
-    assert.deepEqual(s.steps.map((x) => [x.name, x.status, x.resumable]), [["cm", "ok", true]]);
+    assert.deepEqual(
+      s.steps.map((x) => [x.name, x.status, x.resumable]),
+      [["cm", "ok", true]],
+    );
   });
 
   test("kill -9 mid-run, then a re-run resumes from the last completed step", async (t) => {
@@ -245,7 +351,11 @@ describe("state record", () => {
     await openGate();
     const again = await apply(file);
     assert.equal(again.r.code, 0, again.r.stderr);
-    assert.match(again.r.stderr, /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/, "the killed run's lease is taken over at once");
+    assert.match(
+      again.r.stderr,
+      /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/,
+      "the killed run's lease is taken over at once",
+    );
     assert.equal(stepOf(again.run, "first").reason, RESUME);
     assert.equal(stepOf(again.run, "blocked").status, "ok");
     assert.equal(stepOf(again.run, "last").status, "ok");
@@ -283,7 +393,8 @@ describe("destroy", () => {
     assert.ok((await record("destroy")).steps.mine);
     const d = await khook(["destroy", "-f", file, "-o", "json"]);
     assert.equal(d.code, 0, d.stderr);
-    const exists = async (kind: string, name: string) => (await cluster.kubectl(["get", kind, name, "-n", ns])).code === 0;
+    const exists = async (kind: string, name: string) =>
+      (await cluster.kubectl(["get", kind, name, "-n", ns])).code === 0;
     assert.equal(await exists("configmap", "mine"), false);
     assert.equal(await exists("job", "job"), false);
     assert.equal(await exists("configmap", "preexisting"), true, "an adopted object is not deleted");

@@ -11,7 +11,14 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { clusterAt, startCluster, stopCluster, toolEnv, type ClusterState, type TestCluster } from "../harness/index.js";
+import {
+  clusterAt,
+  startCluster,
+  stopCluster,
+  toolEnv,
+  type ClusterState,
+  type TestCluster,
+} from "../harness/index.js";
 import { HookServer } from "../harness/hook-server.js";
 import { repoRoot } from "../harness/util.js";
 import { cliEnv, parseRun, runKhook, type CliResult } from "./support/khook-cli.js";
@@ -96,7 +103,14 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
       prepare: [["label", "node", "--all", "node-role.kubernetes.io/worker="]],
     },
   ],
-  ["rollout.khook.yaml", { provide: [COREDNS, daemonSet("eks-pod-identity-agent", "kube-system"), statefulSet("postgres", "data")].join("---\n") }],
+  [
+    "rollout.khook.yaml",
+    {
+      provide: [COREDNS, daemonSet("eks-pod-identity-agent", "kube-system"), statefulSet("postgres", "data")].join(
+        "---\n",
+      ),
+    },
+  ],
   [
     "patch.khook.yaml",
     {
@@ -111,16 +125,32 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
     "kudo-mysql.khook.yaml",
     {
       // The claim binds to a volume with no storage class, as a cluster without a provisioner needs.
-      provide: "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: kudo-mysql-data}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/kudo-mysql}}\n",
+      provide:
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: kudo-mysql-data}\nspec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/kudo-mysql}}\n",
     },
   ],
   ["job.khook.yaml", {}],
-  ["variables.khook.yaml", { flags: ["--var-file", path.join(EXAMPLES, "vars", "variables.vars.yaml")], env: () => ({ KHOOK_SECRET_TOKEN: "example-token-value" }) }],
+  [
+    "variables.khook.yaml",
+    {
+      flags: ["--var-file", path.join(EXAMPLES, "vars", "variables.vars.yaml")],
+      env: () => ({ KHOOK_SECRET_TOKEN: "example-token-value" }),
+    },
+  ],
   // The audit webhook is a real HTTP server on loopback (a variable: KHOOK_VAR_AUDIT_URL).
-  ["hooks.khook.yaml", { env: ({ hookUrl }) => ({ KHOOK_VAR_AUDIT_URL: hookUrl, PATH: toolEnv()["PATH"] }), expectHookCalls: ["pre-apply", "post-apply", "finalize"] }],
+  [
+    "hooks.khook.yaml",
+    {
+      env: ({ hookUrl }) => ({ KHOOK_VAR_AUDIT_URL: hookUrl, PATH: toolEnv()["PATH"] }),
+      expectHookCalls: ["pre-apply", "post-apply", "finalize"],
+    },
+  ],
   ["apply.khook.yaml", { needsInternet: "a url: source downloads metrics-server's components.yaml from GitHub" }],
   ["helm.khook.yaml", { needsInternet: "charts from public helm repositories and ghcr.io" }],
-  ["bootstrap.khook.yaml", { needsInternet: "ingress-nginx, cert-manager, external-secrets and Argo CD from their public helm repositories" }],
+  [
+    "bootstrap.khook.yaml",
+    { needsInternet: "ingress-nginx, cert-manager, external-secrets and Argo CD from their public helm repositories" },
+  ],
 ];
 
 let cluster: TestCluster;
@@ -148,17 +178,32 @@ async function khook(args: string[], plan: ExamplePlan): Promise<CliResult> {
 
 describe("examples-are-applied-and-destroyed", () => {
   test("every example is in this file's table, and each one that needs the internet says so in its header", () => {
-    const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith(".khook.yaml")).sort();
-    assert.deepEqual([...PLANS.map(([f]) => f)].sort(), files, "add the new example to PLANS (how to run it here, or why it cannot)");
+    const files = fs
+      .readdirSync(EXAMPLES)
+      .filter((f) => f.endsWith(".khook.yaml"))
+      .sort();
+    assert.deepEqual(
+      [...PLANS.map(([f]) => f)].sort(),
+      files,
+      "add the new example to PLANS (how to run it here, or why it cannot)",
+    );
     for (const [file, plan] of PLANS) {
       const header = fs.readFileSync(path.join(EXAMPLES, file), "utf8").split(/\n(?!#)/)[0]!;
-      assert.equal(INTERNET_HEADER.test(header), plan.needsInternet !== undefined, `${file}: its header ${plan.needsInternet ? "must" : "must not"} carry "# Needs the internet: ..."`);
+      assert.equal(
+        INTERNET_HEADER.test(header),
+        plan.needsInternet !== undefined,
+        `${file}: its header ${plan.needsInternet ? "must" : "must not"} carry "# Needs the internet: ..."`,
+      );
     }
   });
 
   for (const [file, plan] of PLANS) {
     if (plan.needsInternet !== undefined) {
-      test(`${file} is skipped here: it needs the internet (${plan.needsInternet})`, { skip: `needs the internet: ${plan.needsInternet}` }, () => undefined);
+      test(
+        `${file} is skipped here: it needs the internet (${plan.needsInternet})`,
+        { skip: `needs the internet: ${plan.needsInternet}` },
+        () => undefined,
+      );
       continue;
     }
     test(`${file}: apply converges in one run, and destroy completes`, async () => {
@@ -175,12 +220,17 @@ describe("examples-are-applied-and-destroyed", () => {
       assert.equal(applied.code, 0, `khook apply -f examples/${file}:\n${applied.stdout}\n${applied.stderr}`);
       const run = parseRun(applied);
       assert.equal(run.status, "succeeded", applied.stdout);
-      for (const s of run.steps) assert.ok(["ok", "skipped"].includes(s.status), `${file}: step ${s.name} is ${s.status}`);
+      for (const s of run.steps)
+        assert.ok(["ok", "skipped"].includes(s.status), `${file}: step ${s.name} is ${s.status}`);
       const destroyed = await khook(["destroy", "-f", spec, "-o", "json"], plan);
       assert.equal(destroyed.code, 0, `khook destroy -f examples/${file}:\n${destroyed.stdout}\n${destroyed.stderr}`);
       if (plan.expectHookCalls !== undefined) {
         const phases = new Set(hooks.requests.map((r) => r.body.phase));
-        for (const phase of plan.expectHookCalls) assert.ok(phases.has(phase), `${file}: its webhook was not called for ${phase} (calls: ${[...phases].join(", ") || "none"})`);
+        for (const phase of plan.expectHookCalls)
+          assert.ok(
+            phases.has(phase),
+            `${file}: its webhook was not called for ${phase} (calls: ${[...phases].join(", ") || "none"})`,
+          );
       }
       for (const args of plan.cleanup ?? []) {
         const r = await cluster.kubectl([...args]);

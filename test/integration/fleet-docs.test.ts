@@ -36,14 +36,25 @@ describe("docs/fleet.md recipes", () => {
     const cluster = await testCluster();
     const ns = await withNamespace(t, "fleet-docs");
     const manifests = recipe("kubernetes-job");
-    const r = await cluster.kubectl(["apply", "--dry-run=server", "-n", ns, "-f", "-", "-o", "json"], { input: manifests });
+    const r = await cluster.kubectl(["apply", "--dry-run=server", "-n", ns, "-f", "-", "-o", "json"], {
+      input: manifests,
+    });
     assert.equal(r.code, 0, r.stderr);
     const items = (JSON.parse(r.stdout) as { items: { kind: string; spec?: Record<string, unknown> }[] }).items;
-    assert.deepEqual(items.map((i) => i.kind), ["ConfigMap", "Job"]);
-    const job = items[1]!.spec as { completionMode: string; backoffLimitPerIndex: number; podFailurePolicy: { rules: { action: string; onExitCodes?: { values: number[] } }[] } };
+    assert.deepEqual(
+      items.map((i) => i.kind),
+      ["ConfigMap", "Job"],
+    );
+    const job = items[1]!.spec as {
+      completionMode: string;
+      backoffLimitPerIndex: number;
+      podFailurePolicy: { rules: { action: string; onExitCodes?: { values: number[] } }[] };
+    };
     assert.equal(job.completionMode, "Indexed");
     // The server kept the exit-code rule: exit 2 (invalid input) fails the index, never retried.
-    assert.deepEqual(job.podFailurePolicy.rules.find((rule) => rule.action === "FailIndex")?.onExitCodes?.values, [EXIT_CODES["invalid-input"]]);
+    assert.deepEqual(job.podFailurePolicy.rules.find((rule) => rule.action === "FailIndex")?.onExitCodes?.values, [
+      EXIT_CODES["invalid-input"],
+    ]);
     // The spec inside is a valid khook spec with a record, which is what makes retries resume.
     const configMap = parseAllDocuments(manifests)[0]!.toJS() as { data: Record<string, string> };
     assert.match(configMap.data["spec.yaml"]!, /^state: \{\}$/m);
@@ -54,22 +65,53 @@ describe("docs/fleet.md recipes", () => {
     const ns = await withNamespace(t, "fleet-argo");
     // The full CRD is ~1 MB of schema: too big for client-side apply's annotation, as Argo's README says.
     const crd = path.join(await argoModuleDir(), "manifests", "base", "crds", "full", "argoproj.io_workflows.yaml");
-    const installed = await cluster.kubectl(["apply", "--server-side", "--field-manager=khook-fleet-docs-test", "-f", crd]);
+    const installed = await cluster.kubectl([
+      "apply",
+      "--server-side",
+      "--field-manager=khook-fleet-docs-test",
+      "-f",
+      crd,
+    ]);
     assert.equal(installed.code, 0, installed.stderr);
     t.after(() => cluster.kubectl(["delete", "crd", "workflows.argoproj.io", "--wait=false", "--ignore-not-found"]));
     // kubectl wait fails at once ("accessor error") while the new CRD has no conditions yet; it watches once they exist.
-    let established = await cluster.kubectl(["wait", "--for=condition=Established", "crd/workflows.argoproj.io", "--timeout=60s"]);
-    for (let attempt = 0; attempt < 50 && established.code !== 0 && /accessor error/.test(established.stderr); attempt++) {
-      established = await cluster.kubectl(["wait", "--for=condition=Established", "crd/workflows.argoproj.io", "--timeout=60s"]);
+    let established = await cluster.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/workflows.argoproj.io",
+      "--timeout=60s",
+    ]);
+    for (
+      let attempt = 0;
+      attempt < 50 && established.code !== 0 && /accessor error/.test(established.stderr);
+      attempt++
+    ) {
+      established = await cluster.kubectl([
+        "wait",
+        "--for=condition=Established",
+        "crd/workflows.argoproj.io",
+        "--timeout=60s",
+      ]);
     }
     assert.equal(established.code, 0, established.stderr);
 
-    const submit = (manifest: string) => cluster.kubectl(["create", "--dry-run=server", "--validate=strict", "-n", ns, "-f", "-", "-o", "json"], { input: manifest });
+    const submit = (manifest: string) =>
+      cluster.kubectl(["create", "--dry-run=server", "--validate=strict", "-n", ns, "-f", "-", "-o", "json"], {
+        input: manifest,
+      });
     const r = await submit(recipe("argo-workflow"));
     assert.equal(r.code, 0, r.stderr);
-    const accepted = JSON.parse(r.stdout) as { kind: string; spec: { templates: { retryStrategy?: { expression?: string; limit?: unknown } }[] } };
+    const accepted = JSON.parse(r.stdout) as {
+      kind: string;
+      spec: { templates: { retryStrategy?: { expression?: string; limit?: unknown } }[] };
+    };
     assert.equal(accepted.kind, "Workflow");
-    assert.ok(accepted.spec.templates.some((tpl) => tpl.retryStrategy?.expression !== undefined && tpl.retryStrategy.limit !== undefined), "the schema kept the retry strategy");
+    assert.ok(
+      accepted.spec.templates.some(
+        (tpl) => tpl.retryStrategy?.expression !== undefined && tpl.retryStrategy.limit !== undefined,
+      ),
+      "the schema kept the retry strategy",
+    );
     // The schema is enforced, so the acceptance above means something: a misspelt field is refused.
     const typo = await submit(recipe("argo-workflow").replace("retryStrategy:", "retryStrateg:"));
     assert.notEqual(typo.code, 0);
@@ -77,8 +119,11 @@ describe("docs/fleet.md recipes", () => {
   });
 
   test("the Argo Workflow retries exit 1, a killed pod and a pod that left no exit code, and never exit 2 (Argo's evaluator)", async () => {
-    const workflow = parseAllDocuments(recipe("argo-workflow"))[0]!.toJS() as { spec: { templates: { retryStrategy?: { expression: string } }[] } };
-    const expression = workflow.spec.templates.find((tpl) => tpl.retryStrategy !== undefined)!.retryStrategy!.expression;
+    const workflow = parseAllDocuments(recipe("argo-workflow"))[0]!.toJS() as {
+      spec: { templates: { retryStrategy?: { expression: string } }[] };
+    };
+    const expression = workflow.spec.templates.find((tpl) => tpl.retryStrategy !== undefined)!.retryStrategy!
+      .expression;
     // -1: what the controller puts in lastRetry.exitCode when the pod left none (deleted, never ran); 137: SIGKILL (OOM, eviction).
     const codes = [EXIT_CODES.execution, EXIT_CODES["invalid-input"], EXIT_CODES.cancelled, -1, 137].map(String);
     const { stdout } = await run(await argoRetry(), [expression, ...codes]);
@@ -97,7 +142,11 @@ const GO_ENV = { ...process.env, CGO_ENABLED: "0", GOTOOLCHAIN: "local", GOFLAGS
 
 /** The argo-workflows module at the version support/argo-retry pins, from Go's module cache (downloaded once). */
 async function argoModuleDir(): Promise<string> {
-  const { stdout } = await run("go", ["mod", "download", "-json", "github.com/argoproj/argo-workflows/v3"], { cwd: ARGO_RETRY_DIR, env: GO_ENV, timeout: 600_000 });
+  const { stdout } = await run("go", ["mod", "download", "-json", "github.com/argoproj/argo-workflows/v3"], {
+    cwd: ARGO_RETRY_DIR,
+    env: GO_ENV,
+    timeout: 600_000,
+  });
   return (JSON.parse(stdout) as { Dir: string }).Dir;
 }
 

@@ -13,7 +13,15 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import { clusterAt, killComponent, pulumiEnv, restartComponent, startCluster, stopCluster, type ClusterState } from "../harness/index.js";
+import {
+  clusterAt,
+  killComponent,
+  pulumiEnv,
+  restartComponent,
+  startCluster,
+  stopCluster,
+  type ClusterState,
+} from "../harness/index.js";
 import { run, type RunResult } from "../harness/util.js";
 import { khookRoot, linkKhook } from "./support/pulumi-project.js";
 
@@ -40,7 +48,9 @@ let allPassed = true;
 
 before(async () => {
   // Started side by side: each is a few processes that mostly wait on each other.
-  const started = await Promise.all(NAMES.map((n) => startCluster({ name: `fleet-${n}-${process.pid}`, watchPid: process.pid })));
+  const started = await Promise.all(
+    NAMES.map((n) => startCluster({ name: `fleet-${n}-${process.pid}`, watchPid: process.pid })),
+  );
   NAMES.forEach((n, i) => clusters.set(n, started[i]!));
   work = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fleet-"));
   // Where a user's project would have its node_modules: the stacks' dynamic providers start below it.
@@ -66,12 +76,28 @@ function cluster(n: Name): ClusterState {
 async function fleet(reportFile: string): Promise<{ r: RunResult; report: ClusterReport[] }> {
   const program = path.join(khookRoot(), "dist", "examples", "fleet", "index.js");
   const env = { ...pulumiEnv(work), KUBECONFIG: "/dev/null" }; // never an ambient cluster
-  const r = await run(process.execPath, [program, "--kubeconfigs", path.join(work, "kubeconfigs"), "--concurrency", "2", "--work", path.join(work, "fleet"), "--json", reportFile], {
-    cwd: work,
-    env,
-    timeoutMs: 600_000,
-  });
-  const report = fs.existsSync(reportFile) ? (JSON.parse(fs.readFileSync(reportFile, "utf8")) as { clusters: ClusterReport[] }).clusters : [];
+  const r = await run(
+    process.execPath,
+    [
+      program,
+      "--kubeconfigs",
+      path.join(work, "kubeconfigs"),
+      "--concurrency",
+      "2",
+      "--work",
+      path.join(work, "fleet"),
+      "--json",
+      reportFile,
+    ],
+    {
+      cwd: work,
+      env,
+      timeoutMs: 600_000,
+    },
+  );
+  const report = fs.existsSync(reportFile)
+    ? (JSON.parse(fs.readFileSync(reportFile, "utf8")) as { clusters: ClusterReport[] }).clusters
+    : [];
   return { r, report };
 }
 
@@ -105,49 +131,75 @@ async function versions(n: Name): Promise<Record<string, string>> {
 }
 
 async function clusterName(n: Name): Promise<string> {
-  const r = await clusterAt(cluster(n).kubeconfig).kubectl(["-n", "platform", "get", "configmap", "cluster-info", "-o", "jsonpath={.data.cluster}"]);
+  const r = await clusterAt(cluster(n).kubeconfig).kubectl([
+    "-n",
+    "platform",
+    "get",
+    "configmap",
+    "cluster-info",
+    "-o",
+    "jsonpath={.data.cluster}",
+  ]);
   assert.equal(r.code, 0, r.stderr);
   return r.stdout;
 }
 
-test("a fleet run carries on past an unreachable cluster, and its re-run finishes only that cluster", { timeout: 900_000 }, async (t) => {
-  t.after(() => {
-    if ((t as { passed?: boolean }).passed === false) allPassed = false;
-  });
-  const show = (r: RunResult): string => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\nkept: ${work}`;
+test(
+  "a fleet run carries on past an unreachable cluster, and its re-run finishes only that cluster",
+  { timeout: 900_000 },
+  async (t) => {
+    t.after(() => {
+      if ((t as { passed?: boolean }).passed === false) allPassed = false;
+    });
+    const show = (r: RunResult): string =>
+      `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\nkept: ${work}`;
 
-  await killComponent(cluster(DOWN), "kube-apiserver");
-  const first = await fleet(path.join(work, "report-1.json"));
-  assert.equal(first.r.code, 1, `one cluster failed, so the run exits 1\n${show(first.r)}`);
-  assert.equal(first.report.length, 3, show(first.r));
-  const down = row(first.report, DOWN);
-  assert.equal(down.result, "failed", show(first.r));
-  assert.match(down.error ?? "", new RegExp(`cannot reach the Kubernetes API server at ${cluster(DOWN).server.replace(/[.]/g, "\\.")}`), show(first.r));
-  assert.match(tableLine(first.r.stdout, DOWN), /\bfailed\b.*cannot reach the Kubernetes API server/);
-  assert.match(first.r.stdout, /2 of 3 clusters ok; failed: alpha/);
-  for (const n of ["bravo", "charlie"] as const) {
-    const ok = row(first.report, n);
-    assert.deepEqual({ result: ok.result, operation: ok.operation, applied: ok.applied, resumed: ok.resumed }, { result: "ok", operation: "create", applied: STEPS, resumed: 0 }, show(first.r));
-    assert.match(tableLine(first.r.stdout, n), /^\S+\s+ok\s/);
-    assert.equal(await clusterName(n), n, `${n} was bootstrapped with its own name`);
-  }
-  const before = { bravo: await versions("bravo"), charlie: await versions("charlie") };
+    await killComponent(cluster(DOWN), "kube-apiserver");
+    const first = await fleet(path.join(work, "report-1.json"));
+    assert.equal(first.r.code, 1, `one cluster failed, so the run exits 1\n${show(first.r)}`);
+    assert.equal(first.report.length, 3, show(first.r));
+    const down = row(first.report, DOWN);
+    assert.equal(down.result, "failed", show(first.r));
+    assert.match(
+      down.error ?? "",
+      new RegExp(`cannot reach the Kubernetes API server at ${cluster(DOWN).server.replace(/[.]/g, "\\.")}`),
+      show(first.r),
+    );
+    assert.match(tableLine(first.r.stdout, DOWN), /\bfailed\b.*cannot reach the Kubernetes API server/);
+    assert.match(first.r.stdout, /2 of 3 clusters ok; failed: alpha/);
+    for (const n of ["bravo", "charlie"] as const) {
+      const ok = row(first.report, n);
+      assert.deepEqual(
+        { result: ok.result, operation: ok.operation, applied: ok.applied, resumed: ok.resumed },
+        { result: "ok", operation: "create", applied: STEPS, resumed: 0 },
+        show(first.r),
+      );
+      assert.match(tableLine(first.r.stdout, n), /^\S+\s+ok\s/);
+      assert.equal(await clusterName(n), n, `${n} was bootstrapped with its own name`);
+    }
+    const before = { bravo: await versions("bravo"), charlie: await versions("charlie") };
 
-  await restartComponent(cluster(DOWN), "kube-apiserver");
-  const second = await fleet(path.join(work, "report-2.json"));
-  assert.equal(second.r.code, 0, show(second.r));
-  assert.deepEqual(
-    Object.fromEntries(second.report.map((x) => [x.cluster, { result: x.result, operation: x.operation, applied: x.applied, resumed: x.resumed }])),
-    {
-      alpha: { result: "ok", operation: "create", applied: STEPS, resumed: 0 },
-      bravo: { result: "ok", operation: "same", applied: 0, resumed: STEPS },
-      charlie: { result: "ok", operation: "same", applied: 0, resumed: STEPS },
-    },
-    show(second.r),
-  );
-  assert.match(second.r.stdout, /3 of 3 clusters ok\n/);
-  assert.equal(await clusterName(DOWN), DOWN);
-  for (const n of ["bravo", "charlie"] as const) {
-    assert.deepEqual(await versions(n), before[n], `${n}: nothing written again, not even the record`);
-  }
-});
+    await restartComponent(cluster(DOWN), "kube-apiserver");
+    const second = await fleet(path.join(work, "report-2.json"));
+    assert.equal(second.r.code, 0, show(second.r));
+    assert.deepEqual(
+      Object.fromEntries(
+        second.report.map((x) => [
+          x.cluster,
+          { result: x.result, operation: x.operation, applied: x.applied, resumed: x.resumed },
+        ]),
+      ),
+      {
+        alpha: { result: "ok", operation: "create", applied: STEPS, resumed: 0 },
+        bravo: { result: "ok", operation: "same", applied: 0, resumed: STEPS },
+        charlie: { result: "ok", operation: "same", applied: 0, resumed: STEPS },
+      },
+      show(second.r),
+    );
+    assert.match(second.r.stdout, /3 of 3 clusters ok\n/);
+    assert.equal(await clusterName(DOWN), DOWN);
+    for (const n of ["bravo", "charlie"] as const) {
+      assert.deepEqual(await versions(n), before[n], `${n}: nothing written again, not even the record`);
+    }
+  },
+);

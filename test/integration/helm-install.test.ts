@@ -8,7 +8,18 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
-import { packagedTestCharts, startChartRepo, startOciRegistry, testChartPath, testCluster, toolEnv, toolPath, withNamespace, type ChartRepoFixture, type OciRegistryFixture } from "../harness/index.js";
+import {
+  packagedTestCharts,
+  startChartRepo,
+  startOciRegistry,
+  testChartPath,
+  testCluster,
+  toolEnv,
+  toolPath,
+  withNamespace,
+  type ChartRepoFixture,
+  type OciRegistryFixture,
+} from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
@@ -21,7 +32,11 @@ after(async () => {
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
-function loadStep(stepYaml: string, files: Record<string, string> = {}, env: Record<string, string> = {}): { spec: LoadedSpec; step: HelmStep } {
+function loadStep(
+  stepYaml: string,
+  files: Record<string, string> = {},
+  env: Record<string, string> = {},
+): { spec: LoadedSpec; step: HelmStep } {
   const spec = specFromSteps(stepYaml, { name: "helm-it", files, env });
   return { spec, step: spec.steps[0] as HelmStep };
 }
@@ -37,7 +52,11 @@ interface Revision {
 
 async function history(release: string, ns: string): Promise<Revision[]> {
   const cluster = await testCluster();
-  const r = await run(toolPath("helm"), ["history", release, "-n", ns, "-o", "json", "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
+  const r = await run(
+    toolPath("helm"),
+    ["history", release, "-n", ns, "-o", "json", "--kubeconfig", cluster.kubeconfig],
+    { env: toolEnv() },
+  );
   if (r.code !== 0 && /not found/.test(r.stderr)) return [];
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout) as Revision[];
@@ -64,7 +83,12 @@ function helmStepYaml(name: string, ns: string, chartYaml: string, message: stri
  * The install path every source form must follow: install (revision 1),
  * upgrade on a changed value (revision 2), no-op on an unchanged re-run (still 2).
  */
-async function installUpgradeNoop(t: TestContext, chartYaml: string, files: Record<string, string> = {}, env: Record<string, string> = {}): Promise<void> {
+async function installUpgradeNoop(
+  t: TestContext,
+  chartYaml: string,
+  files: Record<string, string> = {},
+  env: Record<string, string> = {},
+): Promise<void> {
   const ns = await withNamespace(t, "helm-src");
   const release = "demo";
 
@@ -75,13 +99,23 @@ async function installUpgradeNoop(t: TestContext, chartYaml: string, files: Reco
   const out1 = await helmExecutor.apply(first.step, await context(first.spec));
   assert.equal(out1.status, "ok");
   assert.match(out1.reason, /^installed revision 1 \(khook-demo-0\.1\.0, deployed\)/);
-  assert.equal(await releaseOwnedBy(release, ns, first.spec.name), true, "the release khook installed carries its ownership labels");
-  assert.deepEqual((await history(release, ns)).map((h) => [h.revision, h.status]), [[1, "deployed"]]);
+  assert.equal(
+    await releaseOwnedBy(release, ns, first.spec.name),
+    true,
+    "the release khook installed carries its ownership labels",
+  );
+  assert.deepEqual(
+    (await history(release, ns)).map((h) => [h.revision, h.status]),
+    [[1, "deployed"]],
+  );
   assert.equal(await configMessage(ns, `${release}-config`), "one");
 
   const changed = loadStep(helmStepYaml(release, ns, chartYaml, "two"), files, env);
   const plan2 = await helmExecutor.assess(changed.step, await context(changed.spec));
-  assert.deepEqual(plan2, { action: "upgrade", reason: "revision 1 (khook-demo-0.1.0, deployed) -> khook-demo@0.1.0 (values changed)" });
+  assert.deepEqual(plan2, {
+    action: "upgrade",
+    reason: "revision 1 (khook-demo-0.1.0, deployed) -> khook-demo@0.1.0 (values changed)",
+  });
   const out2 = await helmExecutor.apply(changed.step, await context(changed.spec));
   assert.match(out2.reason, /^upgraded to revision 2 \(khook-demo-0\.1\.0, deployed\)/);
   assert.equal(await configMessage(ns, `${release}-config`), "two");
@@ -156,7 +190,13 @@ function ociDigest(reg: OciRegistryFixture, repoPath: string, tag: string): Prom
 describe("helm: install, upgrade on a changed value, no-op on an unchanged re-run", () => {
   test("from a local chart directory (relative to the spec file)", async (t) => {
     const chart = testChartPath("khook-demo");
-    await installUpgradeNoop(t, `chart: ./charts/khook-demo`, Object.fromEntries(walk(chart).map((f) => [`charts/khook-demo/${f}`, fs.readFileSync(path.join(chart, f), "utf8")])));
+    await installUpgradeNoop(
+      t,
+      `chart: ./charts/khook-demo`,
+      Object.fromEntries(
+        walk(chart).map((f) => [`charts/khook-demo/${f}`, fs.readFileSync(path.join(chart, f), "utf8")]),
+      ),
+    );
   });
 
   test("from a local .tgz package", async (t) => {
@@ -177,10 +217,21 @@ describe("helm: install, upgrade on a changed value, no-op on an unchanged re-ru
 
   test("from an HTTP repository with basic auth in an auth: block, from a secret variable", async (t) => {
     const r = await privateChartRepo();
-    await installUpgradeNoop(t, `chart: khook-demo\nrepo: ${r.url}\nversion: "0.1.0"\nauth:\n  username: ${REPO_AUTH.username}\n  password: \${REPO_PASS}`, {}, { KHOOK_SECRET_REPO_PASS: REPO_AUTH.password });
+    await installUpgradeNoop(
+      t,
+      `chart: khook-demo\nrepo: ${r.url}\nversion: "0.1.0"\nauth:\n  username: ${REPO_AUTH.username}\n  password: \${REPO_PASS}`,
+      {},
+      { KHOOK_SECRET_REPO_PASS: REPO_AUTH.password },
+    );
     const authed = r.requests.filter((q) => q.headers.authorization !== undefined);
-    assert.ok(authed.some((q) => q.path === "/index.yaml"), "the index was fetched with credentials");
-    assert.ok(authed.some((q) => q.path.endsWith(".tgz")), "the chart was fetched with credentials");
+    assert.ok(
+      authed.some((q) => q.path === "/index.yaml"),
+      "the index was fetched with credentials",
+    );
+    assert.ok(
+      authed.some((q) => q.path.endsWith(".tgz")),
+      "the chart was fetched with credentials",
+    );
   });
 
   test("from an HTTP repository with basic auth as URL userinfo", async (t) => {
@@ -191,20 +242,38 @@ describe("helm: install, upgrade on a changed value, no-op on an unchanged re-ru
 
   test("from an OCI registry with basic auth: inline :tag", async (t) => {
     const reg = await registry();
-    await installUpgradeNoop(t, `chart: ${reg.url}/khook-demo:0.1.0\nauth: { username: ${OCI_AUTH.username}, password: "\${OCI_PASS}" }`, {}, { KHOOK_SECRET_OCI_PASS: OCI_AUTH.password });
+    await installUpgradeNoop(
+      t,
+      `chart: ${reg.url}/khook-demo:0.1.0\nauth: { username: ${OCI_AUTH.username}, password: "\${OCI_PASS}" }`,
+      {},
+      { KHOOK_SECRET_OCI_PASS: OCI_AUTH.password },
+    );
   });
 
   test("from an OCI registry with basic auth: version: field, and @digest", async (t) => {
     const reg = await registry();
-    await installUpgradeNoop(t, `chart: ${reg.url}/khook-demo\nversion: "0.1.0"\nauth: { username: ${OCI_AUTH.username}, password: ${OCI_AUTH.password} }`);
+    await installUpgradeNoop(
+      t,
+      `chart: ${reg.url}/khook-demo\nversion: "0.1.0"\nauth: { username: ${OCI_AUTH.username}, password: ${OCI_AUTH.password} }`,
+    );
     const digest = await ociDigest(reg, "charts/khook-demo", "0.1.0");
-    await installUpgradeNoop(t, `chart: ${reg.url}/khook-demo@${digest}\nauth: { username: ${OCI_AUTH.username}, password: ${OCI_AUTH.password} }`);
+    await installUpgradeNoop(
+      t,
+      `chart: ${reg.url}/khook-demo@${digest}\nauth: { username: ${OCI_AUTH.username}, password: ${OCI_AUTH.password} }`,
+    );
   });
 
   test("an OCI registry rejects wrong credentials, and the error says so without the password", async (t) => {
     const reg = await registry();
     const ns = await withNamespace(t, "helm-src");
-    const { spec, step } = loadStep(helmStepYaml("demo", ns, `chart: ${reg.url}/khook-demo:0.1.0\nauth: { username: robot, password: wrong-pass-123 }`, "x"));
+    const { spec, step } = loadStep(
+      helmStepYaml(
+        "demo",
+        ns,
+        `chart: ${reg.url}/khook-demo:0.1.0\nauth: { username: robot, password: wrong-pass-123 }`,
+        "x",
+      ),
+    );
     await assert.rejects(helmExecutor.apply(step, await context(spec)), (e: Error) => {
       assert.match(e.message, /401|unauthorized|authentication/i);
       assert.ok(!e.message.includes("wrong-pass-123"), e.message);
@@ -219,7 +288,10 @@ describe("helm: plan --diff shows the manifest diff from a server-side dry-run u
     const chart = `chart: ${testChartPath("khook-demo")}`;
     const first = loadStep(helmStepYaml("demo", ns, chart, "one"));
     const fresh = await assessDiff(helmExecutor, first.step, await context(first.spec));
-    assert.match(fresh, new RegExp(`^--- ${ns}/demo \\(not installed\\)\n\\+\\+\\+ ${ns}/demo khook-demo@0\\.1\\.0 \\(server dry-run\\)`));
+    assert.match(
+      fresh,
+      new RegExp(`^--- ${ns}/demo \\(not installed\\)\n\\+\\+\\+ ${ns}/demo khook-demo@0\\.1\\.0 \\(server dry-run\\)`),
+    );
     assert.match(fresh, /^\+ {2}message: "one"$/m);
     await helmExecutor.apply(first.step, await context(first.spec));
 
@@ -241,9 +313,15 @@ describe("helm: plan --diff shows the manifest diff from a server-side dry-run u
     const a = loadStep(helmStepYaml("demo", ns, "chart: ./chart", "one"), files);
     await helmExecutor.apply(a.step, await context(a.spec));
     const cm = "chart/templates/configmap.yaml";
-    const b = loadStep(helmStepYaml("demo", ns, "chart: ./chart", "one"), { ...files, [cm]: files[cm]!.replace("chartVersion:", "edited: \"yes\"\n  chartVersion:") });
+    const b = loadStep(helmStepYaml("demo", ns, "chart: ./chart", "one"), {
+      ...files,
+      [cm]: files[cm]!.replace("chartVersion:", 'edited: "yes"\n  chartVersion:'),
+    });
     const plan = await helmExecutor.assess(b.step, await context(b.spec));
-    assert.deepEqual(plan, { action: "upgrade", reason: "revision 1 (khook-demo-0.1.0, deployed) -> khook-demo@0.1.0 (chart content changed)" });
+    assert.deepEqual(plan, {
+      action: "upgrade",
+      reason: "revision 1 (khook-demo-0.1.0, deployed) -> khook-demo@0.1.0 (chart content changed)",
+    });
   });
 });
 

@@ -13,10 +13,13 @@ import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
 import { helmExecutor } from "../../provider/steps/helm.js";
 import { executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
 
-
 const load = (stepsYaml: string, name = "helm-it"): LoadedSpec => specFromSteps(stepsYaml, { name });
 
-function stepOf<T extends LoadedStep["type"]>(spec: LoadedSpec, name: string, type: T): Extract<LoadedStep, { type: T }> {
+function stepOf<T extends LoadedStep["type"]>(
+  spec: LoadedSpec,
+  name: string,
+  type: T,
+): Extract<LoadedStep, { type: T }> {
   const s = spec.stepsByName.get(name);
   assert.equal(s?.type, type);
   return s as Extract<LoadedStep, { type: T }>;
@@ -54,10 +57,16 @@ describe("delete.release: helm uninstall, then wait until the release's resource
 
     const del = stepOf(spec, "remove", "delete");
     const plan = await deleteReleaseExecutor.assess(del, await context(spec));
-    assert.deepEqual(plan, { action: "delete", reason: `uninstall release web (namespace ${ns}), revision 1 (khook-deploy-0.1.0, deployed)` });
+    assert.deepEqual(plan, {
+      action: "delete",
+      reason: `uninstall release web (namespace ${ns}), revision 1 (khook-deploy-0.1.0, deployed)`,
+    });
     const out = await deleteReleaseExecutor.apply(del, await context(spec));
     assert.equal(out.status, "ok");
-    assert.equal(out.reason, `uninstalled release web (namespace ${ns}, was revision 1 (khook-deploy-0.1.0, deployed)); its resources are gone`);
+    assert.equal(
+      out.reason,
+      `uninstalled release web (namespace ${ns}, was revision 1 (khook-deploy-0.1.0, deployed)); its resources are gone`,
+    );
     // Checked right after the step returned, without polling: helm waited.
     assert.equal(await releaseStatus("web", ns), undefined);
     assert.equal(await exists(ns, "deployment/web"), false);
@@ -68,11 +77,19 @@ describe("delete.release: helm uninstall, then wait until the release's resource
 
   test("an absent release is success (ignoreNotFound defaults to true), and a failure with ignoreNotFound: false", async (t) => {
     const ns = await withNamespace(t, "helm-del");
-    const spec = load(`  - name: a\n    delete: { release: never-installed, namespace: ${ns} }\n  - name: b\n    delete: { release: never-installed, namespace: ${ns}, ignoreNotFound: false }\n`);
+    const spec = load(
+      `  - name: a\n    delete: { release: never-installed, namespace: ${ns} }\n  - name: b\n    delete: { release: never-installed, namespace: ${ns}, ignoreNotFound: false }\n`,
+    );
     const a = stepOf(spec, "a", "delete");
-    assert.deepEqual(await deleteReleaseExecutor.assess(a, await context(spec)), { action: "no-op", reason: `release never-installed not found in namespace ${ns}; nothing to delete` });
+    assert.deepEqual(await deleteReleaseExecutor.assess(a, await context(spec)), {
+      action: "no-op",
+      reason: `release never-installed not found in namespace ${ns}; nothing to delete`,
+    });
     assert.equal((await deleteReleaseExecutor.apply(a, await context(spec))).status, "ok");
-    await assert.rejects(deleteReleaseExecutor.apply(stepOf(spec, "b", "delete"), await context(spec)), new RegExp(`release never-installed not found in namespace ${ns} \\(ignoreNotFound: false\\)`));
+    await assert.rejects(
+      deleteReleaseExecutor.apply(stepOf(spec, "b", "delete"), await context(spec)),
+      new RegExp(`release never-installed not found in namespace ${ns} \\(ignoreNotFound: false\\)`),
+    );
   });
 });
 
@@ -108,7 +125,9 @@ describe("destroy of a helm: step uninstalls the release only if khook installed
     const ns = await withNamespace(t, "helm-destroy");
     const pre = await helm(["install", "demo", testChartPath("khook-demo"), "-n", ns]);
     assert.equal(pre.code, 0, pre.stderr);
-    const spec = load(`  - name: demo\n    helm: { chart: ${testChartPath("khook-demo")}, namespace: ${ns}, values: { message: upgraded-by-khook } }\n`);
+    const spec = load(
+      `  - name: demo\n    helm: { chart: ${testChartPath("khook-demo")}, namespace: ${ns}, values: { message: upgraded-by-khook } }\n`,
+    );
     const step = stepOf(spec, "demo", "helm");
     const out = await helmExecutor.apply(step, await context(spec));
     assert.match(out.reason, /^upgraded to revision 2/);

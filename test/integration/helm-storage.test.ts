@@ -28,7 +28,21 @@ describe("helm release storage", () => {
     const env = { ...helmEnv(home), KUBECONFIG: cluster.kubeconfig };
     const chart = testChartPath("khook-demo");
     for (const message of ["first", "second"]) {
-      const r = await helm(["upgrade", "--install", "demo", chart, "-n", ns, "--set", `message=${message}`, "--set", "nested.token=s3cr3t"], env);
+      const r = await helm(
+        [
+          "upgrade",
+          "--install",
+          "demo",
+          chart,
+          "-n",
+          ns,
+          "--set",
+          `message=${message}`,
+          "--set",
+          "nested.token=s3cr3t",
+        ],
+        env,
+      );
       assert.equal(r.code, 0, r.stderr);
     }
     const historyRun = await helm(["history", "demo", "-n", ns, "-o", "json"], env);
@@ -44,8 +58,23 @@ describe("helm release storage", () => {
     const stored = storedReleases(list.items, "demo");
     assert.ok(stored !== undefined, "the Secrets decode");
 
-    const fields = (h: { revision: number; status: string; chart: string; app_version: string; description: string }) => ({ revision: h.revision, status: h.status, chart: h.chart, app_version: h.app_version, description: h.description });
-    assert.deepEqual(stored.history?.map(fields), (JSON.parse(historyRun.stdout) as Parameters<typeof fields>[0][]).map(fields));
+    const fields = (h: {
+      revision: number;
+      status: string;
+      chart: string;
+      app_version: string;
+      description: string;
+    }) => ({
+      revision: h.revision,
+      status: h.status,
+      chart: h.chart,
+      app_version: h.app_version,
+      description: h.description,
+    });
+    assert.deepEqual(
+      stored.history?.map(fields),
+      (JSON.parse(historyRun.stdout) as Parameters<typeof fields>[0][]).map(fields),
+    );
     assert.deepEqual(stored.latestValues, JSON.parse(valuesRun.stdout));
     assert.deepEqual(stored.latestValues, { message: "second", nested: { token: "s3cr3t" } });
     // The manifest a no-op `wait: true` step checks; `helm get manifest` adds a trailing newline.

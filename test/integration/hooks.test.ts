@@ -39,22 +39,28 @@ async function kubectlJson(args: string[]): Promise<Record<string, unknown> | un
 }
 
 function labelsOf(o: Record<string, unknown> | undefined): Record<string, string> {
-  return ((o?.metadata as { labels?: Record<string, string> } | undefined)?.labels) ?? {};
+  return (o?.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
 }
 
 const configMapStep = (name: string, ns: string, extra = ""): string =>
   `  - name: ${name}\n${extra}    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: ${name}}\n            data: {k: v}\n`;
 
-const LABELS = "  - name: team-labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: platform}}}\n";
+const LABELS =
+  "  - name: team-labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: platform}}}\n";
 
 describe("post-render functions", () => {
   test("a transformer labels the objects of an apply step and of a helm release; the live objects carry the label", async (t) => {
     const ns = await withNamespace(t, "hook-labels");
-    const steps = configMapStep("plain", ns) + `  - name: chart\n    helm:\n      chart: ${testChartPath("khook-test-app")}\n      namespace: ${ns}\n`;
+    const steps =
+      configMapStep("plain", ns) +
+      `  - name: chart\n    helm:\n      chart: ${testChartPath("khook-test-app")}\n      namespace: ${ns}\n`;
     const { file } = hookedSpec("hook-labels", LABELS, steps);
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.deepEqual(parseRun(r).steps.map((s) => s.status), ["ok", "ok"]);
+    assert.deepEqual(
+      parseRun(r).steps.map((s) => s.status),
+      ["ok", "ok"],
+    );
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "plain"]))["team"], "platform");
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "chart-app"]))["team"], "platform");
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "deployment", "chart-app"]))["team"], "platform");
@@ -87,7 +93,10 @@ describe("post-render functions", () => {
     assert.equal(web.attempts, 1, "a function's verdict is not retried");
     assert.match(web.error!, /rejected the step's objects \(2 errors\); nothing was sent to the cluster/);
     // Functions see the objects as written (the step's namespace is applied when they are sent).
-    assert.match(web.error!, /error Deployment\/web spec\.template\.spec\.containers\[0\]\.resources\.limits: container app has no resource limits/);
+    assert.match(
+      web.error!,
+      /error Deployment\/web spec\.template\.spec\.containers\[0\]\.resources\.limits: container app has no resource limits/,
+    );
     assert.match(web.error!, /containers\[2\]\.resources\.limits: container log has no resource limits/);
     assert.doesNotMatch(web.error!, /containers\[1\]/);
     const chart = stepOf(parseRun(r), "chart");
@@ -96,7 +105,11 @@ describe("post-render functions", () => {
     // Nothing touched the cluster: no namespace, no Deployment, no release.
     assert.equal(await kubectlJson(["get", "namespace", fresh]), undefined);
     assert.equal(await kubectlJson(["-n", existing, "get", "deployment", "chart-app"]), undefined);
-    const history = await run(toolPath("helm"), ["history", "chart", "-n", existing, "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
+    const history = await run(
+      toolPath("helm"),
+      ["history", "chart", "-n", existing, "--kubeconfig", cluster.kubeconfig],
+      { env: toolEnv() },
+    );
     assert.notEqual(history.code, 0);
     assert.match(history.stderr, /not found/);
   });
@@ -105,7 +118,8 @@ describe("post-render functions", () => {
     const ns = await withNamespace(t, "hook-secret-cm");
     const pin = "pin-5521-very-secret";
     // A policy: no credentials in ConfigMaps. The offending object carries the secret, so before, it skipped validation.
-    const hooks = "  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/no-secret-data}\n";
+    const hooks =
+      "  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/no-secret-data}\n";
     const step = `  - name: cm\n    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: leaky}\n            data: {password: '\${PIN}'}\n`;
     const { dir, file } = hookedSpec("hook-secret-cm", hooks, step);
     fs.writeFileSync(
@@ -126,7 +140,10 @@ describe("post-render functions", () => {
     const { dir, file } = hookedSpec("hook-kust", LABELS, steps);
     fs.mkdirSync(path.join(dir, "k"));
     fs.writeFileSync(path.join(dir, "k", "kustomization.yaml"), "resources: [cm.yaml]\nnamePrefix: k-\n");
-    fs.writeFileSync(path.join(dir, "k", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n");
+    fs.writeFileSync(
+      path.join(dir, "k", "cm.yaml"),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n",
+    );
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "k-cm"]))["team"], "platform");
@@ -149,12 +166,22 @@ describe("webhooks (a real hook server on loopback)", () => {
   });
   after(() => server.close());
 
-  const audit = (events: string, extra = ""): string => `  - name: audit\n    on: [${events}]\n${extra}    webhook: {url: '${server.url}', timeout: 5s}\n`;
+  const audit = (events: string, extra = ""): string =>
+    `  - name: audit\n    on: [${events}]\n${extra}    webhook: {url: '${server.url}', timeout: 5s}\n`;
   const retrying = "    retries: 2\n    retryDelay: 0s\n";
 
   test("pre-apply: success with changed children — what the hook returns is what is applied", async (t) => {
     const ns = await withNamespace(t, "hook-children");
-    server.on("pre-apply", { kind: "ok", change: (c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { audited: "yes" } } }])) });
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (c) =>
+        Object.fromEntries(
+          Object.entries(c).map(([k, v]) => [
+            k,
+            { ...v, metadata: { ...(v.metadata as object), labels: { audited: "yes" } } },
+          ]),
+        ),
+    });
     const { file } = hookedSpec("hook-children", audit("pre-apply"), configMapStep("cm", ns));
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -163,33 +190,70 @@ describe("webhooks (a real hook server on loopback)", () => {
 
   test("webhook-no-additions: a pre-apply webhook that adds a ClusterRoleBinding fails the step naming it; nothing is created", async (t) => {
     const ns = await withNamespace(t, "hook-add");
-    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `${ns}-pwned` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: "default", namespace: ns }] };
+    const binding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${ns}-pwned` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name: "default", namespace: ns }],
+    };
     server.on("pre-apply", { kind: "ok", change: (c) => ({ ...c, [`ClusterRoleBinding/${ns}-pwned`]: binding }) });
     const { file } = hookedSpec("hook-add", audit("pre-apply"), configMapStep("cm", ns));
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(stepOf(parseRun(r), "cm").error!, new RegExp(`added ClusterRoleBinding/${ns}-pwned, which the step does not declare`));
+    assert.match(
+      stepOf(parseRun(r), "cm").error!,
+      new RegExp(`added ClusterRoleBinding/${ns}-pwned, which the step does not declare`),
+    );
     assert.equal(await kubectlJson(["get", "clusterrolebinding", `${ns}-pwned`]), undefined);
     assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined, "the step sent nothing");
   });
 
   test("webhook-allowed-additions: with allow: {add: true}, an added ConfigMap in the step's namespace is created owned by the step, recorded, and removed by destroy", async (t) => {
     const ns = await withNamespace(t, "hook-add-ok");
-    server.on("pre-apply", { kind: "ok", change: (c) => ({ ...c, [`ConfigMap/extra -n ${ns}`]: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "extra", namespace: ns }, data: { k: "v" } } }) });
-    const { file } = hookedSpec("hook-add-ok", audit("pre-apply", "    allow: {add: true}\n"), configMapStep("cm", ns), `state:\n  namespace: ${ns}\n`);
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (c) => ({
+        ...c,
+        [`ConfigMap/extra -n ${ns}`]: {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "extra", namespace: ns },
+          data: { k: "v" },
+        },
+      }),
+    });
+    const { file } = hookedSpec(
+      "hook-add-ok",
+      audit("pre-apply", "    allow: {add: true}\n"),
+      configMapStep("cm", ns),
+      `state:\n  namespace: ${ns}\n`,
+    );
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const extra = await kubectlJson(["-n", ns, "get", "configmap", "extra"]);
-    assert.equal((extra?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.["khook.io/owned-by"], "hook-add-ok/cm");
+    assert.equal(
+      (extra?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.["khook.io/owned-by"],
+      "hook-add-ok/cm",
+    );
     const d = await khook(["destroy", "-f", file]);
     assert.equal(d.code, 0, d.stdout + d.stderr);
-    assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "extra"]), undefined, "destroy removed the added object");
+    assert.equal(
+      await kubectlJson(["-n", ns, "get", "configmap", "extra"]),
+      undefined,
+      "destroy removed the added object",
+    );
     assert.equal(await kubectlJson(["-n", ns, "get", "configmap", "cm"]), undefined);
   });
 
   test("pre-apply: permanent: false is retried under the step's retries, then succeeds", async (t) => {
     const ns = await withNamespace(t, "hook-retry");
-    server.on("pre-apply", { kind: "error", message: "not ready" }, { kind: "error", message: "not ready" }, { kind: "ok" });
+    server.on(
+      "pre-apply",
+      { kind: "error", message: "not ready" },
+      { kind: "error", message: "not ready" },
+      { kind: "ok" },
+    );
     const before = server.count("pre-apply");
     const { file } = hookedSpec("hook-retry", audit("pre-apply"), configMapStep("cm", ns, retrying));
     const r = await khook(["apply", "-f", file, "-o", "json"]);
@@ -236,7 +300,11 @@ describe("webhooks (a real hook server on loopback)", () => {
     const ns = await withNamespace(t, "hook-finalize");
     server.on("pre-apply", { kind: "ok" });
     server.on("post-apply", { kind: "ok" });
-    const { file } = hookedSpec("hook-finalize", audit("pre-apply, post-apply, finalize"), configMapStep("cm", ns, "    retries: 1\n    retryDelay: 0s\n"));
+    const { file } = hookedSpec(
+      "hook-finalize",
+      audit("pre-apply, post-apply, finalize"),
+      configMapStep("cm", ns, "    retries: 1\n    retryDelay: 0s\n"),
+    );
     const applied = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(applied.code, 0, applied.stdout + applied.stderr);
     const post = server.requests.filter((x) => x.body.phase === "post-apply").at(-1)!;
@@ -244,7 +312,12 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.deepEqual(Object.keys(post.body.children), ["ConfigMap/cm"]);
 
     // The hook refuses twice: both attempts fail, the object stays.
-    server.on("finalize", { kind: "error", message: "still in use" }, { kind: "error", message: "still in use" }, { kind: "ok" });
+    server.on(
+      "finalize",
+      { kind: "error", message: "still in use" },
+      { kind: "error", message: "still in use" },
+      { kind: "ok" },
+    );
     const blocked = await khook(["destroy", "-f", file, "-o", "json"]);
     assert.equal(blocked.code, 1, blocked.stdout + blocked.stderr);
     assert.match(stepOf(parseRun(blocked), "cm").error!, /finalize hook audit .*still in use/);
@@ -258,7 +331,22 @@ describe("webhooks (a real hook server on loopback)", () => {
 
   test("helm: pre-apply children reach the release through the post-renderer; post-apply gets the chart, release revision, values and capabilities", async (t) => {
     const ns = await withNamespace(t, "hook-helm");
-    server.on("pre-apply", { kind: "ok", change: (c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { ...((v.metadata as { labels?: object }).labels ?? {}), audited: "yes" } } }])) });
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (c) =>
+        Object.fromEntries(
+          Object.entries(c).map(([k, v]) => [
+            k,
+            {
+              ...v,
+              metadata: {
+                ...(v.metadata as object),
+                labels: { ...((v.metadata as { labels?: object }).labels ?? {}), audited: "yes" },
+              },
+            },
+          ]),
+        ),
+    });
     server.on("post-apply", { kind: "ok" });
     const step = `  - name: chart\n    helm:\n      chart: ${testChartPath("khook-test-app")}\n      namespace: ${ns}\n      values: {message: hello}\n`;
     const { file } = hookedSpec("hook-helm", audit("pre-apply, post-apply"), step);
@@ -267,7 +355,10 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.equal(labelsOf(await kubectlJson(["-n", ns, "get", "configmap", "chart-app"]))["audited"], "yes");
     const pre = server.requests.filter((x) => x.body.phase === "pre-apply").at(-1)!;
     assert.deepEqual(Object.keys(pre.body.children).sort(), ["ConfigMap/chart-app", "Deployment/chart-app"]);
-    const post = server.requests.filter((x) => x.body.phase === "post-apply").at(-1)!.body.context as Record<string, any>;
+    const post = server.requests.filter((x) => x.body.phase === "post-apply").at(-1)!.body.context as Record<
+      string,
+      any
+    >;
     assert.equal(post.chart.name, "khook-test-app");
     assert.equal(post.chart.version, "0.1.0");
     assert.equal(post.chart.appVersion, "1.0.0");
@@ -306,10 +397,23 @@ describe("webhooks (a real hook server on loopback)", () => {
     assert.equal(outputs[0]!.code, 1);
     assert.match(outputs[0]!.stderr, /token \*\*\* is revoked/);
     assert.equal(server.requests.at(-1)!.headers.authorization, `Bearer ${token}`, "the hook got the real header");
-    const recordB64 = (await cluster.kubectl(["get", "secret", "khook-state-hook-secret", "-n", ns, "-o", "jsonpath={.data.record\\.json}"])).stdout;
+    const recordB64 = (
+      await cluster.kubectl([
+        "get",
+        "secret",
+        "khook-state-hook-secret",
+        "-n",
+        ns,
+        "-o",
+        "jsonpath={.data.record\\.json}",
+      ])
+    ).stdout;
     const record = Buffer.from(recordB64, "base64").toString("utf8");
     assert.match(record, /revoked/, "the record holds the (redacted) error");
-    for (const [where, text] of [...outputs.map((o, i) => [`run ${i}`, o.stdout + o.stderr] as const), ["record", record] as const]) {
+    for (const [where, text] of [
+      ...outputs.map((o, i) => [`run ${i}`, o.stdout + o.stderr] as const),
+      ["record", record] as const,
+    ]) {
       assert.ok(!text.includes(token), `${where} leaks the token`);
       assert.ok(!text.includes(Buffer.from(token).toString("base64")), `${where} leaks the token (base64)`);
     }

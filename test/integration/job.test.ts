@@ -8,10 +8,13 @@ async function setup(t: TestContext) {
   const cluster = await testCluster();
   const ns = await withNamespace(t, "job");
   const run = async (steps: string) => {
-    const r = await runKhook(["apply", "-f", specDir(khookSpec("jobs", steps)).file, "-o", "json"], { env: cliEnv(cluster.kubeconfig) });
+    const r = await runKhook(["apply", "-f", specDir(khookSpec("jobs", steps)).file, "-o", "json"], {
+      env: cliEnv(cluster.kubeconfig),
+    });
     return { r, run: parseRun(r) };
   };
-  const uid = async (name: string) => (await cluster.kubectl(["get", "job", name, "-n", ns, "-o", "jsonpath={.metadata.uid}"])).stdout.trim();
+  const uid = async (name: string) =>
+    (await cluster.kubectl(["get", "job", name, "-n", ns, "-o", "jsonpath={.metadata.uid}"])).stdout.trim();
   return { cluster, ns, run, uid };
 }
 
@@ -43,7 +46,9 @@ describe("job:", () => {
 
   test("a failed Job fails the step with the pod's logs (or why there are none); every retry is a fresh Job", async (t) => {
     const { ns, run } = await setup(t);
-    const { r, run: result } = await run(`  - name: broken\n    retries: 1\n    retryDelay: 1s\n    job: { image: "${TEST_FAIL_IMAGE}", namespace: ${ns} }\n`);
+    const { r, run: result } = await run(
+      `  - name: broken\n    retries: 1\n    retryDelay: 1s\n    job: { image: "${TEST_FAIL_IMAGE}", namespace: ${ns} }\n`,
+    );
     assert.equal(r.code, 1);
     const step = stepOf(result, "broken");
     assert.equal(step.status, "failed");

@@ -12,7 +12,8 @@ async function setup(t: TestContext) {
   const getJson = async (kind: string, name: string, namespace: string | undefined = ns): Promise<KubeObject> =>
     JSON.parse(await kubectl(["get", kind, name, ...(namespace ? ["-n", namespace] : []), "-o", "json"])) as KubeObject;
   /** Runs the real `kubectl apply` on a manifest; returns kubectl's output line. */
-  const kubectlApply = (manifest: KubeObject, extra: string[] = []): Promise<string> => kubectl(["apply", ...extra], JSON.stringify(manifest));
+  const kubectlApply = (manifest: KubeObject, extra: string[] = []): Promise<string> =>
+    kubectl(["apply", ...extra], JSON.stringify(manifest));
   return { cluster, ns, kube, kubectl, getJson, kubectlApply };
 }
 
@@ -23,7 +24,16 @@ const cm = (name: string, data: Record<string, string>, meta: Record<string, unk
   data,
 });
 
-function deployment(name: string, ns: string, opts: { labels?: Record<string, string>; containers?: unknown[]; replicas?: number; extraSpec?: Record<string, unknown> } = {}): KubeObject {
+function deployment(
+  name: string,
+  ns: string,
+  opts: {
+    labels?: Record<string, string>;
+    containers?: unknown[];
+    replicas?: number;
+    extraSpec?: Record<string, unknown>;
+  } = {},
+): KubeObject {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -50,7 +60,12 @@ describe("apply: create, configure, unchanged", () => {
     assert.equal(r1.namespace, ns);
     const live1 = await getJson("configmap", "settings");
     const la = JSON.parse(live1.metadata!.annotations![LAST_APPLIED_ANNOTATION]!) as KubeObject;
-    assert.deepEqual(la, { apiVersion: "v1", kind: "ConfigMap", metadata: { annotations: {}, name: "settings", namespace: ns }, data: { a: "1" } });
+    assert.deepEqual(la, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { annotations: {}, name: "settings", namespace: ns },
+      data: { a: "1" },
+    });
 
     const r2 = await kube.apply(cm("settings", { a: "1" }), { defaultNamespace: ns });
     assert.equal(summary(r2), "configmap/settings unchanged");
@@ -67,7 +82,15 @@ describe("apply: create, configure, unchanged", () => {
     const v1 = deployment("web", ns, {
       labels: { app: "web", tier: "front" },
       containers: [
-        { name: "app", image: "nginx:1.25", env: [{ name: "A", value: "1" }, { name: "B", value: "2" }], args: ["--x", "--y"] },
+        {
+          name: "app",
+          image: "nginx:1.25",
+          env: [
+            { name: "A", value: "1" },
+            { name: "B", value: "2" },
+          ],
+          args: ["--x", "--y"],
+        },
         { name: "sidecar", image: "busybox:1.36" },
       ],
       extraSpec: { minReadySeconds: 5 },
@@ -81,10 +104,21 @@ describe("apply: create, configure, unchanged", () => {
     });
     assert.equal((await kube.apply(v2)).action, "configured");
     const live = await getJson("deployment", "web");
-    assert.deepEqual(live.metadata?.labels, { app: "web", owner: "someone-else" }, "tier removed, the other manager's label kept");
-    const spec = live["spec"] as { minReadySeconds?: number; template: { spec: { containers: { name: string; env?: unknown; args?: unknown }[] } } };
+    assert.deepEqual(
+      live.metadata?.labels,
+      { app: "web", owner: "someone-else" },
+      "tier removed, the other manager's label kept",
+    );
+    const spec = live["spec"] as {
+      minReadySeconds?: number;
+      template: { spec: { containers: { name: string; env?: unknown; args?: unknown }[] } };
+    };
     assert.equal(spec.minReadySeconds, undefined, "minReadySeconds removed");
-    assert.deepEqual(spec.template.spec.containers.map((c) => c.name), ["app"], "the sidecar container removed");
+    assert.deepEqual(
+      spec.template.spec.containers.map((c) => c.name),
+      ["app"],
+      "the sidecar container removed",
+    );
     assert.deepEqual(spec.template.spec.containers[0]!.env, [{ name: "A", value: "1" }], "env B removed");
     assert.deepEqual(spec.template.spec.containers[0]!.args, ["--x"]);
     assert.equal((await kube.apply(v2)).action, "unchanged");
@@ -108,13 +142,23 @@ describe("apply: interoperates with kubectl apply", () => {
     assert.equal(summary(rSame), "deployment.apps/api unchanged");
 
     // khook now removes what kubectl had applied.
-    const m2 = deployment("api", ns, { containers: [{ name: "app", image: "nginx:1.25", ports: [{ containerPort: 80 }] }] });
+    const m2 = deployment("api", ns, {
+      containers: [{ name: "app", image: "nginx:1.25", ports: [{ containerPort: 80 }] }],
+    });
     assert.equal((await kube.apply(m2)).action, "configured");
     const live = await getJson("deployment", "api");
     assert.deepEqual(live.metadata?.labels, { app: "api" });
-    const containers = (live["spec"] as { template: { spec: { containers: { name: string; ports: { containerPort: number }[] }[] } } }).template.spec.containers;
-    assert.deepEqual(containers.map((c) => c.name), ["app"]);
-    assert.deepEqual(containers[0]!.ports.map((p) => p.containerPort), [80]);
+    const containers = (
+      live["spec"] as { template: { spec: { containers: { name: string; ports: { containerPort: number }[] }[] } } }
+    ).template.spec.containers;
+    assert.deepEqual(
+      containers.map((c) => c.name),
+      ["app"],
+    );
+    assert.deepEqual(
+      containers[0]!.ports.map((p) => p.containerPort),
+      [80],
+    );
 
     // And kubectl, applying what khook applied, finds nothing to do.
     assert.match(await kubectlApply(m2), /deployment\.apps\/api unchanged/);
@@ -132,8 +176,17 @@ describe("apply: interoperates with kubectl apply", () => {
     const theirs: string[] = [];
     const ours: string[] = [];
     for (const m of seq) theirs.push((await kubectlApply(m)).replace(/^configmap\/seq /, ""));
-    await kube.delete({ group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true }, "seq", ns);
-    await kube.waitForDeletion({ group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true }, "seq", ns, { timeoutMs: 60_000 });
+    await kube.delete(
+      { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true },
+      "seq",
+      ns,
+    );
+    await kube.waitForDeletion(
+      { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true },
+      "seq",
+      ns,
+      { timeoutMs: 60_000 },
+    );
     for (const m of seq) ours.push((await kube.apply(m)).action);
     assert.deepEqual(ours, theirs);
     assert.deepEqual(ours, ["created", "unchanged", "configured", "configured", "unchanged"]);
@@ -145,7 +198,12 @@ describe("apply: interoperates with kubectl apply", () => {
     t.after(async () => {
       await kubectl(["delete", "clusterrole", name, "--ignore-not-found"]);
     });
-    const role: KubeObject = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules: [] };
+    const role: KubeObject = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name },
+      rules: [],
+    };
     const theirs = [await kubectlApply(role), await kubectlApply(role)].map((l) => l.split(" ").pop());
     await kubectl(["delete", "clusterrole", name]);
     const ours = [(await kube.apply(role)).action, (await kube.apply(role)).action];
@@ -169,12 +227,22 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
           name: "v1",
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } } },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          },
         },
       ],
     },
   };
-  const widget = (ns: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1", namespace: ns }, spec });
+  const widget = (ns: string, spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: `${group}/v1`,
+    kind: "Widget",
+    metadata: { name: "w1", namespace: ns },
+    spec,
+  });
 
   test("a CRD and its custom resources in one batch; re-apply uses a JSON merge patch", async (t) => {
     const { ns, kube, kubectl, getJson } = await setup(t);
@@ -182,7 +250,10 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
       await kubectl(["delete", "crd", `widgets.${group}`, "--ignore-not-found", "--wait=false"]);
     });
     const results = await kube.applyAll([crd, widget(ns, { size: 3, tags: ["a", "b"], nested: { keep: 1, drop: 2 } })]);
-    assert.deepEqual(results.map(summary), [`customresourcedefinition.apiextensions.k8s.io/widgets.${group} created`, `widget.${group}/w1 created`]);
+    assert.deepEqual(results.map(summary), [
+      `customresourcedefinition.apiextensions.k8s.io/widgets.${group} created`,
+      `widget.${group}/w1 created`,
+    ]);
 
     const r = await kube.apply(widget(ns, { size: 3, tags: ["a"], nested: { keep: 1 } }));
     assert.equal(r.action, "configured");
@@ -197,13 +268,37 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
     const r1 = await kube.apply(cm("ssa", { a: "1" }), { defaultNamespace: ns, serverSide: true });
     assert.equal(r1.action, "created");
     const mf = r1.object.metadata?.managedFields as { manager: string; operation: string }[];
-    assert.ok(mf.some((m) => m.manager === "khook" && m.operation === "Apply"), JSON.stringify(mf));
+    assert.ok(
+      mf.some((m) => m.manager === "khook" && m.operation === "Apply"),
+      JSON.stringify(mf),
+    );
     assert.equal(r1.object.metadata?.annotations?.[LAST_APPLIED_ANNOTATION], undefined, "no client-side annotation");
-    assert.equal((await kube.apply(cm("ssa", { a: "1" }), { defaultNamespace: ns, serverSide: true })).action, "unchanged");
+    assert.equal(
+      (await kube.apply(cm("ssa", { a: "1" }), { defaultNamespace: ns, serverSide: true })).action,
+      "unchanged",
+    );
     // Another manager takes field a; khook's forced apply takes it back, and drops b it no longer applies.
-    await kubectl(["patch", "configmap", "ssa", "-n", ns, "--type", "merge", "-p", '{"data":{"a":"theirs"}}', "--field-manager", "other"]);
-    assert.equal((await kube.apply(cm("ssa", { a: "1", b: "2" }), { defaultNamespace: ns, serverSide: true })).action, "configured");
-    assert.equal((await kube.apply(cm("ssa", { a: "1" }), { defaultNamespace: ns, serverSide: true })).action, "configured");
+    await kubectl([
+      "patch",
+      "configmap",
+      "ssa",
+      "-n",
+      ns,
+      "--type",
+      "merge",
+      "-p",
+      '{"data":{"a":"theirs"}}',
+      "--field-manager",
+      "other",
+    ]);
+    assert.equal(
+      (await kube.apply(cm("ssa", { a: "1", b: "2" }), { defaultNamespace: ns, serverSide: true })).action,
+      "configured",
+    );
+    assert.equal(
+      (await kube.apply(cm("ssa", { a: "1" }), { defaultNamespace: ns, serverSide: true })).action,
+      "configured",
+    );
     assert.deepEqual((await getJson("configmap", "ssa"))["data"], { a: "1" });
   });
 
@@ -261,11 +356,18 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
     const { ns, kube } = await setup(t);
     const many = Array.from({ length: 30 }, (_, i) => cm(`many-${i}`, { i: String(i) }, { namespace: ns }));
     const results = await kube.applyAll(many, { concurrency: 8 });
-    assert.deepEqual(results.map((r) => r.name), many.map((m) => m.metadata!.name));
+    assert.deepEqual(
+      results.map((r) => r.name),
+      many.map((m) => m.metadata!.name),
+    );
     assert.ok(results.every((r) => r.action === "created"));
     const again = await kube.applyAll(many, { concurrency: 8 });
     assert.ok(again.every((r) => r.action === "unchanged"));
-    const bad = [cm("ok-1", { a: "1" }, { namespace: ns }), { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "Bad_Name", namespace: ns } }, cm("ok-2", { a: "1" }, { namespace: ns })];
+    const bad = [
+      cm("ok-1", { a: "1" }, { namespace: ns }),
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "Bad_Name", namespace: ns } },
+      cm("ok-2", { a: "1" }, { namespace: ns }),
+    ];
     await assert.rejects(kube.applyAll(bad), (e: Error & { failures?: unknown[]; results?: unknown[] }) => {
       assert.equal(e.failures?.length, 1);
       assert.match(e.message, /configmaps "Bad_Name" in namespace/);

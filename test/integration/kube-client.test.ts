@@ -20,7 +20,12 @@ const setup = (t: TestContext) => kubeSetup(t, "kclient");
 
 const CM: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
 
-const cm = (name: string, ns: string, extra: Partial<KubeObject> = {}, meta: Record<string, unknown> = {}): KubeObject => ({
+const cm = (
+  name: string,
+  ns: string,
+  extra: Partial<KubeObject> = {},
+  meta: Record<string, unknown> = {},
+): KubeObject => ({
   apiVersion: "v1",
   kind: "ConfigMap",
   metadata: { name, namespace: ns, ...meta },
@@ -41,7 +46,10 @@ describe("connecting", () => {
     } finally {
       fromContent.close();
     }
-    await assert.rejects(KubeClient.connect({ kubeconfigPath: cluster.kubeconfig, context: "no-such-context" }), /context "no-such-context" does not exist/);
+    await assert.rejects(
+      KubeClient.connect({ kubeconfigPath: cluster.kubeconfig, context: "no-such-context" }),
+      /context "no-such-context" does not exist/,
+    );
   });
 
   test("KUBECONFIG is a path list: missing entries are skipped and the first file defining a name wins", async (t) => {
@@ -92,7 +100,10 @@ current-context: x
     try {
       assert.equal(withToken.contextNamespace, ns);
       await withToken.list(CM, { namespace: ns });
-      await assert.rejects(withToken.create(CM, cm("denied", ns)), (e: unknown) => e instanceof KubeApiError && e.status === 403 && /forbidden/i.test(e.message));
+      await assert.rejects(
+        withToken.create(CM, cm("denied", ns)),
+        (e: unknown) => e instanceof KubeApiError && e.status === 403 && /forbidden/i.test(e.message),
+      );
     } finally {
       withToken.close();
     }
@@ -105,7 +116,9 @@ current-context: x
     );
     chmodSync(plugin, 0o755);
     const viaExec = await KubeClient.connect({
-      kubeconfigContent: kc(`{exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}}`),
+      kubeconfigContent: kc(
+        `{exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}}`,
+      ),
     });
     try {
       const l = await viaExec.list(CM, { namespace: ns });
@@ -114,7 +127,11 @@ current-context: x
     } finally {
       viaExec.close();
     }
-    const badExec = await KubeClient.connect({ kubeconfigContent: kc(`{exec: {apiVersion: client.authentication.k8s.io/v1, command: "/bin/false", interactiveMode: Never}}`) }).catch((e: Error) => e);
+    const badExec = await KubeClient.connect({
+      kubeconfigContent: kc(
+        `{exec: {apiVersion: client.authentication.k8s.io/v1, command: "/bin/false", interactiveMode: Never}}`,
+      ),
+    }).catch((e: Error) => e);
     if (badExec instanceof KubeClient) {
       await assert.rejects(badExec.list(CM, { namespace: ns }));
       badExec.close();
@@ -193,15 +210,26 @@ describe("errors name the object the way kubectl does", () => {
       return true;
     });
     const DEPLOY = await kube.resolveResource("deployments.apps");
-    await assert.rejects(kube.create(DEPLOY, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "bad", namespace: ns }, spec: {} }), (e: unknown) => {
-      assert.ok(e instanceof KubeApiError);
-      assert.equal(e.status, 422);
-      assert.equal(e.reason, "Invalid");
-      assert.match(e.message, new RegExp(`^deployments\\.apps "bad" in namespace "${ns}": .*spec\\.selector`));
-      return true;
-    });
+    await assert.rejects(
+      kube.create(DEPLOY, {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "bad", namespace: ns },
+        spec: {},
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof KubeApiError);
+        assert.equal(e.status, 422);
+        assert.equal(e.reason, "Invalid");
+        assert.match(e.message, new RegExp(`^deployments\\.apps "bad" in namespace "${ns}": .*spec\\.selector`));
+        return true;
+      },
+    );
     await kube.create(CM, cm("twice", ns));
-    await assert.rejects(kube.create(CM, cm("twice", ns)), (e: unknown) => e instanceof KubeApiError && e.alreadyExists);
+    await assert.rejects(
+      kube.create(CM, cm("twice", ns)),
+      (e: unknown) => e instanceof KubeApiError && e.alreadyExists,
+    );
   });
 });
 
@@ -232,8 +260,14 @@ describe("discovery", () => {
     assert.equal(target.type.kind, "DaemonSet");
     assert.equal(target.name, "kube-proxy");
     assert.equal(kube.discovery.mode, "aggregated");
-    await assert.rejects(kube.resolveResource("gizmos"), (e: unknown) => e instanceof UnknownResourceError && /doesn't have a resource type "gizmos"/.test(e.message));
-    await assert.rejects(kube.resolveKind("apps/v1", "Deploymnt"), /no matches for kind "Deploymnt" in version "apps\/v1"/);
+    await assert.rejects(
+      kube.resolveResource("gizmos"),
+      (e: unknown) => e instanceof UnknownResourceError && /doesn't have a resource type "gizmos"/.test(e.message),
+    );
+    await assert.rejects(
+      kube.resolveKind("apps/v1", "Deploymnt"),
+      /no matches for kind "Deploymnt" in version "apps\/v1"/,
+    );
   });
 
   test("legacy per-group discovery finds the same resources as aggregated discovery", async (t) => {
@@ -244,7 +278,8 @@ describe("discovery", () => {
       const l = await legacy.discovery.refresh();
       assert.equal(legacy.discovery.mode, "legacy");
       const a = await kube.discovery.catalog();
-      const key = (r: { group: string; version: string; resource: string; kind: string; namespaced: boolean }) => `${r.group}/${r.version}/${r.resource}/${r.kind}/${r.namespaced}`;
+      const key = (r: { group: string; version: string; resource: string; kind: string; namespaced: boolean }) =>
+        `${r.group}/${r.version}/${r.resource}/${r.kind}/${r.namespaced}`;
       // Only built-in groups: other tests create CRDs on the shared cluster meanwhile.
       const builtin = (r: { group: string }) => r.group === "" || !r.group.includes(".") || r.group.endsWith(".k8s.io");
       assert.deepEqual(new Set(l.filter(builtin).map(key)), new Set(a.filter(builtin).map(key)));
@@ -271,7 +306,14 @@ describe("discovery", () => {
         group,
         scope: "Cluster",
         names: { plural: "gadgets", singular: "gadget", kind: "Gadget", shortNames: ["gdg"] },
-        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
       },
     };
     // Created behind khook's back, by kubectl:
@@ -293,14 +335,21 @@ describe("discovery", () => {
 describe("objects", () => {
   test("list with label and field selectors, in one namespace and across all", async (t) => {
     const { ns, kube } = await setup(t);
-    for (const [name, tier] of [["l-a", "db"], ["l-b", "web"], ["l-c", "web"]] as const) {
+    for (const [name, tier] of [
+      ["l-a", "db"],
+      ["l-b", "web"],
+      ["l-c", "web"],
+    ] as const) {
       await kube.create(CM, cm(name, ns, {}, { labels: { tier, suite: ns } }));
     }
     const web = await kube.list(CM, { namespace: ns, labelSelector: "tier=web" });
     assert.deepEqual(web.items.map((i) => i.metadata?.name).sort(), ["l-b", "l-c"]);
     assert.equal(web.items[0]!.kind, "ConfigMap", "list items carry their kind");
     const one = await kube.list(CM, { namespace: ns, fieldSelector: "metadata.name=l-a" });
-    assert.deepEqual(one.items.map((i) => i.metadata?.name), ["l-a"]);
+    assert.deepEqual(
+      one.items.map((i) => i.metadata?.name),
+      ["l-a"],
+    );
     const all = await kube.list(CM, { allNamespaces: true, labelSelector: `suite=${ns}` });
     assert.equal(all.items.length, 3);
     const paged = await kube.list(CM, { namespace: ns, labelSelector: `suite=${ns}`, limit: 1 });
@@ -317,22 +366,47 @@ describe("objects", () => {
       spec: {
         replicas: 1,
         selector: { matchLabels: { app: "p" } },
-        template: { metadata: { labels: { app: "p" } }, spec: { containers: [{ name: "a", image: "nginx:1" }, { name: "b", image: "busybox:1" }] } },
+        template: {
+          metadata: { labels: { app: "p" } },
+          spec: {
+            containers: [
+              { name: "a", image: "nginx:1" },
+              { name: "b", image: "busybox:1" },
+            ],
+          },
+        },
       },
     });
-    const s = await kube.patch(DEPLOY, "p", ns, "strategic", { spec: { template: { spec: { containers: [{ name: "b", image: "busybox:2" }] } } } });
-    const containers = (s["spec"] as { template: { spec: { containers: { name: string; image: string }[] } } }).template.spec.containers;
-    assert.deepEqual(containers.map((c) => `${c.name}=${c.image}`), ["a=nginx:1", "b=busybox:2"], "strategic merges containers by name");
+    const s = await kube.patch(DEPLOY, "p", ns, "strategic", {
+      spec: { template: { spec: { containers: [{ name: "b", image: "busybox:2" }] } } },
+    });
+    const containers = (s["spec"] as { template: { spec: { containers: { name: string; image: string }[] } } }).template
+      .spec.containers;
+    assert.deepEqual(
+      containers.map((c) => `${c.name}=${c.image}`),
+      ["a=nginx:1", "b=busybox:2"],
+      "strategic merges containers by name",
+    );
     const m = await kube.patch(DEPLOY, "p", ns, "merge", { metadata: { labels: { x: "1" } } });
     assert.equal(m.metadata?.labels?.["x"], "1");
-    const j = await kube.patch(DEPLOY, "p", ns, "json", [{ op: "remove", path: "/metadata/labels/x" }, { op: "replace", path: "/spec/replicas", value: 3 }]);
+    const j = await kube.patch(DEPLOY, "p", ns, "json", [
+      { op: "remove", path: "/metadata/labels/x" },
+      { op: "replace", path: "/spec/replicas", value: 3 },
+    ]);
     assert.equal(j.metadata?.labels?.["x"], undefined);
     assert.equal((j["spec"] as { replicas: number }).replicas, 3);
     const dry = await kube.patch(DEPLOY, "p", ns, "merge", { spec: { replicas: 7 } }, { dryRun: true });
     assert.equal((dry["spec"] as { replicas: number }).replicas, 7);
-    assert.equal(await kubectl(["get", "deploy", "p", "-n", ns, "-o", "jsonpath={.spec.replicas}"]), "3", "dry run persisted nothing");
+    assert.equal(
+      await kubectl(["get", "deploy", "p", "-n", ns, "-o", "jsonpath={.spec.replicas}"]),
+      "3",
+      "dry run persisted nothing",
+    );
     const mf = (await kube.get(DEPLOY, "p", ns))?.metadata?.managedFields as { manager: string }[];
-    assert.ok(mf.some((f) => f.manager === "khook"), "writes use fieldManager khook");
+    assert.ok(
+      mf.some((f) => f.manager === "khook"),
+      "writes use fieldManager khook",
+    );
   });
 
   test("server-side apply creates (201) and updates", async (t) => {
@@ -354,7 +428,17 @@ describe("objects", () => {
     // The finalizer holds it: the wait must still be pending once it has seen the object.
     while (progress.length === 0) await new Promise((r) => setTimeout(r, 50));
     assert.match(progress[0]!, /still exists \(finalizers: khook\.test\/hold\)/);
-    await kubectl(["patch", "configmap", "held", "-n", ns, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}']);
+    await kubectl([
+      "patch",
+      "configmap",
+      "held",
+      "-n",
+      ns,
+      "--type",
+      "merge",
+      "-p",
+      '{"metadata":{"finalizers":null}}',
+    ]);
     await gone;
     assert.equal(await kube.get(CM, "held", ns), undefined);
     assert.equal((await kube.delete(CM, "held", ns)).status, "not-found");
@@ -365,7 +449,12 @@ describe("objects", () => {
     await kube.create(CM, cm("stays", ns));
     await assert.rejects(kube.waitForDeletion(CM, "stays", ns, { timeoutMs: 1500 }), (e: unknown) => {
       assert.ok(e instanceof WaitTimeoutError);
-      assert.match(e.message, new RegExp(`timed out after 2s waiting for configmaps "stays" in namespace "${ns}" to be deleted: .*still exists`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `timed out after 2s waiting for configmaps "stays" in namespace "${ns}" to be deleted: .*still exists`,
+        ),
+      );
       return true;
     });
   });
@@ -374,7 +463,11 @@ describe("objects", () => {
     const { ns, kube } = await setup(t);
     await kube.create(CM, cm("cancel", ns));
     const ac = new AbortController();
-    const p = kube.waitForDeletion(CM, "cancel", ns, { timeoutMs: 120_000, signal: ac.signal, onProgress: () => ac.abort(new Error("stop now")) });
+    const p = kube.waitForDeletion(CM, "cancel", ns, {
+      timeoutMs: 120_000,
+      signal: ac.signal,
+      onProgress: () => ac.abort(new Error("stop now")),
+    });
     await assert.rejects(p, /stop now/);
   });
 
@@ -384,7 +477,11 @@ describe("objects", () => {
     const ac = new AbortController();
     const seen: string[] = [];
     const consumer = (async () => {
-      for await (const ev of kube.watch(CM, { namespace: ns, resourceVersion: start.resourceVersion, signal: ac.signal })) {
+      for await (const ev of kube.watch(CM, {
+        namespace: ns,
+        resourceVersion: start.resourceVersion,
+        signal: ac.signal,
+      })) {
         // A new namespace gets kube-root-ca.crt from the controller-manager at any moment: only w1 counts.
         if (ev.type === "BOOKMARK" || ev.object.metadata?.name !== "w1") continue;
         seen.push(`${ev.type} ${ev.object.metadata?.name}`);
@@ -408,7 +505,12 @@ describe("logs", () => {
       apiVersion: "batch/v1",
       kind: "Job",
       metadata: { name: "j", namespace: ns },
-      spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox:1.36", command: ["true"] }] } } },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox:1.36", command: ["true"] }] },
+        },
+      },
     });
     const pods = await kube.waitFor(
       { resource: await kube.resolveResource("pods"), namespace: ns, labelSelector: "job-name=j" },
@@ -416,7 +518,10 @@ describe("logs", () => {
       { timeoutMs: 60_000 },
     );
     const found = await kube.jobPods(ns, "j");
-    assert.deepEqual(found.map((p) => p.metadata?.name), pods.map((p) => p.metadata?.name));
+    assert.deepEqual(
+      found.map((p) => p.metadata?.name),
+      pods.map((p) => p.metadata?.name),
+    );
     // kwok runs no containers, so there is no log text; the call must still succeed.
     assert.equal(typeof (await kube.podLogs(ns, found[0]!.metadata!.name!, { tailLines: 10 })), "string");
   });

@@ -24,7 +24,12 @@ function adminMaterial(kubeconfig: string): { server: string; ca: string; cert: 
     assert.ok(v, `the test kubeconfig has ${name}`);
     return v;
   };
-  return { server: field("server"), ca: field("certificate-authority-data"), cert: field("client-certificate-data"), key: field("client-key-data") };
+  return {
+    server: field("server"),
+    ca: field("certificate-authority-data"),
+    cert: field("client-certificate-data"),
+    key: field("client-key-data"),
+  };
 }
 
 function tmpdir(t: TestContext): string {
@@ -75,7 +80,10 @@ async function listsConfigMaps(kubeconfigPath: string, ns: string): Promise<void
   const kube = await KubeClient.connect({ kubeconfigPath });
   try {
     const l = await kube.list(CM, { namespace: ns });
-    assert.ok(l.items.some((i) => i.metadata?.name === MARKER), `${MARKER} listed through ${kubeconfigPath}`);
+    assert.ok(
+      l.items.some((i) => i.metadata?.name === MARKER),
+      `${MARKER} listed through ${kubeconfigPath}`,
+    );
   } finally {
     kube.close();
   }
@@ -92,10 +100,18 @@ describe("kubeconfig against the cluster", () => {
     write(path.join(dir, "pki", "admin.key"), Buffer.from(m.key, "base64").toString("utf8"));
     const file = write(
       path.join(dir, "conf", "config"),
-      config(m.server, "certificate-authority: ../pki/ca.crt", "{client-certificate: ../pki/admin.crt, client-key: ../pki/admin.key}"),
+      config(
+        m.server,
+        "certificate-authority: ../pki/ca.crt",
+        "{client-certificate: ../pki/admin.crt, client-key: ../pki/admin.key}",
+      ),
     );
     await listsConfigMaps(file, ns);
-    const viaKubectl = await run(toolPath("kubectl"), ["--kubeconfig", file, "-n", ns, "get", "configmap", MARKER, "-o", "name"], { env: toolEnv(), cwd: os.tmpdir() });
+    const viaKubectl = await run(
+      toolPath("kubectl"),
+      ["--kubeconfig", file, "-n", ns, "get", "configmap", MARKER, "-o", "name"],
+      { env: toolEnv(), cwd: os.tmpdir() },
+    );
     assert.equal(viaKubectl.code, 0, viaKubectl.stderr);
   });
 
@@ -105,7 +121,10 @@ describe("kubeconfig against the cluster", () => {
     const m = adminMaterial(cluster.kubeconfig);
     const dir = tmpdir(t);
     write(path.join(dir, "token"), `${await readerToken(ns)}\n`);
-    const file = write(path.join(dir, "config"), config(m.server, `certificate-authority-data: ${m.ca}`, "{tokenFile: token}", ns));
+    const file = write(
+      path.join(dir, "config"),
+      config(m.server, `certificate-authority-data: ${m.ca}`, "{tokenFile: token}", ns),
+    );
     await listsConfigMaps(file, ns);
     const kube = await KubeClient.connect({ kubeconfigPath: file });
     try {
@@ -128,16 +147,24 @@ describe("kubeconfig against the cluster", () => {
     write(path.join(sa, "ca.crt"), Buffer.from(m.ca, "base64").toString("utf8"));
     write(path.join(sa, "namespace"), ns);
     const url = new URL(m.server);
-    const host = { env: { KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port }, homeDir: tmpdir(t), serviceAccountDir: sa };
+    const host = {
+      env: { KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port },
+      homeDir: tmpdir(t),
+      serviceAccountDir: sa,
+    };
     const sel = selectContext(loadKubeconfig({}, host));
     assert.equal(sel.source.kind, "in-cluster");
     assert.equal(sel.namespace, ns);
     const { tls, headers } = await (await credentialsFor(sel)).current();
     const status = await new Promise<number>((resolve, reject) => {
-      const req = https.request(`${sel.server}/api/v1/namespaces/${ns}/configmaps`, { headers, ca: tls.ca, agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = https.request(
+        `${sel.server}/api/v1/namespaces/${ns}/configmaps`,
+        { headers, ca: tls.ca, agent: false },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end();
     });
@@ -157,7 +184,11 @@ describe("kubeconfig against the cluster", () => {
     );
     const file = write(
       path.join(dir, "config"),
-      config(m.server, `certificate-authority-data: ${m.ca}`, "{exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/cred.sh, interactiveMode: Never}}"),
+      config(
+        m.server,
+        `certificate-authority-data: ${m.ca}`,
+        "{exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/cred.sh, interactiveMode: Never}}",
+      ),
     );
     await listsConfigMaps(file, ns);
   });
@@ -166,15 +197,28 @@ describe("kubeconfig against the cluster", () => {
     const cluster = await testCluster();
     const m = adminMaterial(cluster.kubeconfig);
     const dir = tmpdir(t);
-    const first = write(path.join(dir, "first"), config(m.server, `certificate-authority-data: ${m.ca}`, `{token: a}`, "one", "from-first").replace(/current-context: .*\n/, ""));
+    const first = write(
+      path.join(dir, "first"),
+      config(m.server, `certificate-authority-data: ${m.ca}`, `{token: a}`, "one", "from-first").replace(
+        /current-context: .*\n/,
+        "",
+      ),
+    );
     const second = write(
       path.join(dir, "second"),
-      config("https://127.0.0.1:1", `insecure-skip-tls-verify: true`, `{token: b}`, "two", "from-second").replace("current-context: from-second", "current-context: from-first"),
+      config("https://127.0.0.1:1", `insecure-skip-tls-verify: true`, `{token: b}`, "two", "from-second").replace(
+        "current-context: from-second",
+        "current-context: from-first",
+      ),
     );
     const list = [path.join(dir, "missing"), first, second].join(path.delimiter);
-    const sel = selectContext(loadKubeconfig({}, { env: { KUBECONFIG: list }, homeDir: dir, serviceAccountDir: path.join(dir, "none") }));
+    const sel = selectContext(
+      loadKubeconfig({}, { env: { KUBECONFIG: list }, homeDir: dir, serviceAccountDir: path.join(dir, "none") }),
+    );
     const kubectl = async (jsonpath: string): Promise<string> => {
-      const r = await run(toolPath("kubectl"), ["config", "view", "--minify", "-o", `jsonpath=${jsonpath}`], { env: { ...toolEnv(), KUBECONFIG: list } });
+      const r = await run(toolPath("kubectl"), ["config", "view", "--minify", "-o", `jsonpath=${jsonpath}`], {
+        env: { ...toolEnv(), KUBECONFIG: list },
+      });
       assert.equal(r.code, 0, r.stderr);
       return r.stdout.trim();
     };

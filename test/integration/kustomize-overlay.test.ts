@@ -20,14 +20,14 @@ import type { StepContext } from "../../provider/steps/types.js";
 import { renderKustomize } from "../../provider/tools/kustomize.js";
 import { executorContext } from "./support/executors.js";
 
-
 const SECRET = "kustomize-s3cret-value";
 
 /** A base with a ConfigMap and a Deployment, and an overlay with a strategic patch, a configMapGenerator and a secretGenerator. */
 function tree(root: string, extra: Record<string, string> = {}): void {
   const files: Record<string, string> = {
     "base/kustomization.yaml": "resources:\n  - configmap.yaml\n  - deployment.yaml\n",
-    "base/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: base\n  keep: from-base\n",
+    "base/configmap.yaml":
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: base\n  keep: from-base\n",
     "base/deployment.yaml": [
       "apiVersion: apps/v1",
       "kind: Deployment",
@@ -59,7 +59,8 @@ function tree(root: string, extra: Record<string, string> = {}): void {
       "    envs: [creds.env]",
       "",
     ].join("\n"),
-    "overlays/dev/settings-patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: dev\n",
+    "overlays/dev/settings-patch.yaml":
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: dev\n",
     "overlays/dev/creds.env": `PASSWORD=${SECRET}\n`,
     ...extra,
   };
@@ -70,7 +71,10 @@ function tree(root: string, extra: Record<string, string> = {}): void {
 }
 
 function specIn(dir: string, steps: string, env: Record<string, string> = {}): LoadedSpec {
-  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: kustomize-it\nsteps:\n${steps}`);
+  fs.writeFileSync(
+    path.join(dir, "spec.yaml"),
+    `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: kustomize-it\nsteps:\n${steps}`,
+  );
   return loadSpec({ file: path.join(dir, "spec.yaml"), env });
 }
 
@@ -106,15 +110,57 @@ describe("kustomize: manifest sources", () => {
 
     const out = await applyExecutor.apply(up, await context(spec));
     assert.equal(out.status, "ok");
-    const settings = await kubectl(["-n", ns, "get", "configmap", "settings", "-o", "jsonpath={.data.mode} {.data.keep} {.metadata.labels.env}"]);
+    const settings = await kubectl([
+      "-n",
+      ns,
+      "get",
+      "configmap",
+      "settings",
+      "-o",
+      "jsonpath={.data.mode} {.data.keep} {.metadata.labels.env}",
+    ]);
     assert.equal(settings.stdout, "dev from-base dev", "the patch and the overlay's labels applied over the base");
-    const cms = await kubectl(["-n", ns, "get", "configmaps", "-l", "env=dev", "-o", "jsonpath={.items[*].metadata.name}"]);
+    const cms = await kubectl([
+      "-n",
+      ns,
+      "get",
+      "configmaps",
+      "-l",
+      "env=dev",
+      "-o",
+      "jsonpath={.items[*].metadata.name}",
+    ]);
     const generated = cms.stdout.split(" ").find((n) => n.startsWith("generated-"));
     assert.ok(generated, `a generated ConfigMap with a content-hash suffix exists: ${cms.stdout}`);
-    const envFrom = await kubectl(["-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].envFrom[0].configMapRef.name}"]);
-    assert.equal(envFrom.stdout, generated, "the reference to the generated ConfigMap was rewritten to its hashed name");
-    const creds = await kubectl(["-n", ns, "get", "secrets", "-l", "env=dev", "-o", "jsonpath={.items[*].data.PASSWORD}"]);
-    assert.equal(Buffer.from(creds.stdout, "base64").toString(), SECRET, "the rendered secret reached the cluster intact");
+    const envFrom = await kubectl([
+      "-n",
+      ns,
+      "get",
+      "deployment",
+      "web",
+      "-o",
+      "jsonpath={.spec.template.spec.containers[0].envFrom[0].configMapRef.name}",
+    ]);
+    assert.equal(
+      envFrom.stdout,
+      generated,
+      "the reference to the generated ConfigMap was rewritten to its hashed name",
+    );
+    const creds = await kubectl([
+      "-n",
+      ns,
+      "get",
+      "secrets",
+      "-l",
+      "env=dev",
+      "-o",
+      "jsonpath={.items[*].data.PASSWORD}",
+    ]);
+    assert.equal(
+      Buffer.from(creds.stdout, "base64").toString(),
+      SECRET,
+      "the rendered secret reached the cluster intact",
+    );
 
     const gone = await deleteExecutor.apply(down, await context(spec));
     assert.equal(gone.status, "ok");
@@ -131,8 +177,15 @@ describe("kustomize: manifest sources", () => {
     try {
       const spec = specIn(dir, `  - name: up\n    apply:\n      manifests:\n        - kustomize: ./overlays/dev\n`);
       assert.equal(spec.baseDir, dir);
-      const text = await renderKustomize(path.resolve(spec.baseDir, "./overlays/dev"), { signal: new AbortController().signal, redactor: spec.redactor, kustomizePath: toolPath("kustomize") });
-      assert.deepEqual(names(text).filter((n) => !n.startsWith("ConfigMap/generated") && !n.startsWith("Secret/creds")), ["ConfigMap/settings", "Deployment/web"]);
+      const text = await renderKustomize(path.resolve(spec.baseDir, "./overlays/dev"), {
+        signal: new AbortController().signal,
+        redactor: spec.redactor,
+        kustomizePath: toolPath("kustomize"),
+      });
+      assert.deepEqual(
+        names(text).filter((n) => !n.startsWith("ConfigMap/generated") && !n.startsWith("Secret/creds")),
+        ["ConfigMap/settings", "Deployment/web"],
+      );
     } finally {
       process.chdir(cwd);
     }
@@ -143,7 +196,11 @@ describe("kustomize: manifest sources", () => {
     tree(dir);
     const redactor = new Redactor();
     const signal = new AbortController().signal;
-    const viaKustomize = await renderKustomize(path.join(dir, "overlays/dev"), { signal, redactor, kustomizePath: toolPath("kustomize") });
+    const viaKustomize = await renderKustomize(path.join(dir, "overlays/dev"), {
+      signal,
+      redactor,
+      kustomizePath: toolPath("kustomize"),
+    });
     const viaKubectl = await renderKustomize(path.join(dir, "overlays/dev"), {
       signal,
       redactor,
@@ -155,7 +212,10 @@ describe("kustomize: manifest sources", () => {
 
   test("a remote base is rejected with the spec's explanation, before anything runs (at load, and again at render time)", async () => {
     const dir = tempDir();
-    tree(dir, { "overlays/remote/kustomization.yaml": "resources:\n  - ../../base\n  - https://github.com/example/config//base?ref=v1.0.0\n" });
+    tree(dir, {
+      "overlays/remote/kustomization.yaml":
+        "resources:\n  - ../../base\n  - https://github.com/example/config//base?ref=v1.0.0\n",
+    });
     assert.throws(
       () => specIn(dir, `  - name: up\n    apply:\n      manifests:\n        - kustomize: ./overlays/remote\n`),
       /references a remote base .*kustomize: sources must be local, because remote bases need git/s,
@@ -163,15 +223,29 @@ describe("kustomize: manifest sources", () => {
 
     // Valid at load; a remote base appears afterwards (deeper in the tree): rejected when rendering.
     const spec = specIn(dir, `  - name: up\n    apply:\n      manifests:\n        - kustomize: ./overlays/dev\n`);
-    fs.writeFileSync(path.join(dir, "base/kustomization.yaml"), "resources:\n  - configmap.yaml\n  - git@github.com:example/config.git//base\n");
+    fs.writeFileSync(
+      path.join(dir, "base/kustomization.yaml"),
+      "resources:\n  - configmap.yaml\n  - git@github.com:example/config.git//base\n",
+    );
     const marker = path.join(tempDir(), "ran");
     const spy = path.join(tempDir(), "kustomize");
     fs.writeFileSync(spy, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
     await assert.rejects(
-      renderKustomize(path.join(dir, "overlays/dev"), { signal: new AbortController().signal, redactor: spec.redactor, kustomizePath: spy, written: "./overlays/dev" }),
+      renderKustomize(path.join(dir, "overlays/dev"), {
+        signal: new AbortController().signal,
+        redactor: spec.redactor,
+        kustomizePath: spy,
+        written: "./overlays/dev",
+      }),
       (e: Error) => {
-        assert.match(e.message, /kustomize: the kustomization references a remote base \(base: git@github\.com:example\/config\.git\/\/base\)/);
-        assert.match(e.message, /kustomize: sources must be local, because remote bases need git\. Vendor the base into the repository and reference it by a relative path/);
+        assert.match(
+          e.message,
+          /kustomize: the kustomization references a remote base \(base: git@github\.com:example\/config\.git\/\/base\)/,
+        );
+        assert.match(
+          e.message,
+          /kustomize: sources must be local, because remote bases need git\. Vendor the base into the repository and reference it by a relative path/,
+        );
         return true;
       },
     );
@@ -185,7 +259,12 @@ describe("kustomize: manifest sources", () => {
     const dir = tempDir();
     tree(dir, { "overlays/broken/kustomization.yaml": "resources:\n  - missing.yaml\n" });
     await assert.rejects(
-      renderKustomize(path.join(dir, "overlays/broken"), { signal: new AbortController().signal, redactor: new Redactor(), kustomizePath: toolPath("kustomize"), written: "./overlays/broken" }),
+      renderKustomize(path.join(dir, "overlays/broken"), {
+        signal: new AbortController().signal,
+        redactor: new Redactor(),
+        kustomizePath: toolPath("kustomize"),
+        written: "./overlays/broken",
+      }),
       /kustomize build \.\/overlays\/broken failed \(exit code 1\):\n.*missing\.yaml/s,
     );
   });

@@ -22,7 +22,19 @@ import { killComponent, restartComponent } from "../harness/index.js";
 import { privateCluster } from "../harness/private-cluster.js";
 import { isAlive } from "../harness/util.js";
 import { HostileWebhook, validatingWebhookConfiguration } from "../harness/webhook-server.js";
-import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
+import {
+  applyStep,
+  cliEnv,
+  cm,
+  khookSpec,
+  outputMatches,
+  parseRun,
+  runKhook,
+  specDir,
+  startKhook,
+  stateIn,
+  stepOf,
+} from "./support/khook-cli.js";
 import { pulumiTools } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, PulumiProject, type PulumiRun } from "./support/pulumi-project.js";
 import { configMapStep, spec as pulumiSpec } from "./support/pulumi-specs.js";
@@ -37,7 +49,10 @@ async function namespace(prefix: string): Promise<string> {
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const WAITING_FOR_SERVER = () => new RegExp(`waiting for the API server at ${escape(state().server)} to be ready \\(ECONNREFUSED\\); up to \\d\\d:\\d\\d:\\d\\d`);
+const WAITING_FOR_SERVER = () =>
+  new RegExp(
+    `waiting for the API server at ${escape(state().server)} to be ready \\(ECONNREFUSED\\); up to \\d\\d:\\d\\d:\\d\\d`,
+  );
 
 /** The API server is down for `fn`, and up again after it whatever happens (the next test needs it). */
 async function withApiServerDown<T>(fn: () => Promise<T>): Promise<T> {
@@ -63,7 +78,9 @@ describe("khook apply --wait-for-cluster against an API server that is not up ye
     const ns = await namespace("late-cli");
     const { file } = specDir(khookSpec("late", applyStep("first", cm("first", ns)), stateIn(ns)));
     const r = await withApiServerDown(async () => {
-      const run = startKhook(["apply", "-f", file, "-o", "json", "--wait-for-cluster", "10m"], { env: cliEnv(state().kubeconfig) });
+      const run = startKhook(["apply", "-f", file, "-o", "json", "--wait-for-cluster", "10m"], {
+        env: cliEnv(state().kubeconfig),
+      });
       await outputMatches(run, WAITING_FOR_SERVER());
       await upAgain();
       return run.done;
@@ -75,7 +92,10 @@ describe("khook apply --wait-for-cluster against an API server that is not up ye
     assert.equal((r.stderr.match(/waiting for the API server/g) ?? []).length, 1, `one waiting line:\n${r.stderr}`);
     assert.match(r.stderr, new RegExp(`the API server at ${escape(state().server)} is ready after \\d+\\.\\ds`));
     assert.deepEqual(await objectNames(ns, "configmaps"), ["configmap/first"]);
-    assert.equal(await kubectl(["get", "secret", "khook-state-late", "-n", ns, "-o", "name"]), "secret/khook-state-late");
+    assert.equal(
+      await kubectl(["get", "secret", "khook-state-late", "-n", ns, "-o", "name"]),
+      "secret/khook-state-late",
+    );
   });
 
   test("without the flag: the run fails at once naming the server and suggesting --wait-for-cluster, and touches nothing", async () => {
@@ -95,9 +115,17 @@ describe("khook apply --wait-for-cluster against an API server that is not up ye
     const ns = await namespace("late-short");
     const { file } = specDir(khookSpec("late", applyStep("first", cm("first", ns)), stateIn(ns)));
     // The server stays down for the whole (short) wait: its end is certain, not a race.
-    const r = await withApiServerDown(() => runKhook(["apply", "-f", file, "--wait-for-cluster", "2s"], { env: cliEnv(state().kubeconfig) }));
+    const r = await withApiServerDown(() =>
+      runKhook(["apply", "-f", file, "--wait-for-cluster", "2s"], { env: cliEnv(state().kubeconfig) }),
+    );
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`the API server at ${escape(state().server)} was not ready within the --wait-for-cluster time \\(ECONNREFUSED\\)`), r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `the API server at ${escape(state().server)} was not ready within the --wait-for-cluster time \\(ECONNREFUSED\\)`,
+      ),
+      r.stderr,
+    );
     assert.deepEqual(await objectNames(ns, "configmaps"), []);
     assert.deepEqual(await objectNames(ns, "secrets"), []);
   });
@@ -110,7 +138,10 @@ async function pulumiProject(t: TestContext, specText: string, args: Record<stri
     if (process.env.KHOOK_KEEP_PULUMI_PROJECTS) t.diagnostic(`kept ${project.dir}`);
     else await project.cleanup();
   });
-  project.write("args.json", programArgs({ args: { specFile: "./boot.khook.yaml", ...args }, kubeconfigFile: state().kubeconfig }));
+  project.write(
+    "args.json",
+    programArgs({ args: { specFile: "./boot.khook.yaml", ...args }, kubeconfigFile: state().kubeconfig }),
+  );
   await project.init();
   return project;
 }
@@ -133,22 +164,34 @@ function upWhen(project: PulumiProject, pattern: RegExp, act: () => Promise<void
 describe("Pulumi: waitForCluster and the transient retries in the outputs", { timeout: 900_000 }, () => {
   test("waitForCluster: pulumi up waits for an API server that is not up yet and converges in one update", async (t) => {
     const ns = await namespace("late-pulumi");
-    const project = await pulumiProject(t, pulumiSpec("latepulumi", configMapStep("alpha", { a: "1" })), { vars: { NS: ns }, waitForCluster: "10m" });
+    const project = await pulumiProject(t, pulumiSpec("latepulumi", configMapStep("alpha", { a: "1" })), {
+      vars: { NS: ns },
+      waitForCluster: "10m",
+    });
     const up = await withApiServerDown(() => upWhen(project, WAITING_FOR_SERVER(), upAgain));
     assert.equal(up.code, 0, up.output);
     assert.match(up.output, new RegExp(`the API server at ${escape(state().server)} is ready after`), up.output);
     const out = await project.outputs();
     assert.equal(out.runStatus, "succeeded");
-    assert.deepEqual((out.steps as StepOutput[]).map((s) => [s.name, s.status, s.attempts]), [["alpha", "ok", 1]]);
+    assert.deepEqual(
+      (out.steps as StepOutput[]).map((s) => [s.name, s.status, s.attempts]),
+      [["alpha", "ok", 1]],
+    );
     assert.deepEqual(await objectNames(ns, "configmaps"), ["configmap/alpha"]);
   });
 
   test("without waitForCluster: pulumi up fails naming the server and suggesting the input, and touches nothing", async (t) => {
     const ns = await namespace("late-pulumi-no");
-    const project = await pulumiProject(t, pulumiSpec("latepulumino", configMapStep("alpha", { a: "1" })), { vars: { NS: ns } });
+    const project = await pulumiProject(t, pulumiSpec("latepulumino", configMapStep("alpha", { a: "1" })), {
+      vars: { NS: ns },
+    });
     const up = await withApiServerDown(() => project.run(["up", "--yes", "--skip-preview"]));
     assert.notEqual(up.code, 0, up.output);
-    assert.match(up.output, new RegExp(`cannot reach the Kubernetes API server at ${escape(state().server)}`), up.output);
+    assert.match(
+      up.output,
+      new RegExp(`cannot reach the Kubernetes API server at ${escape(state().server)}`),
+      up.output,
+    );
     assert.match(up.output, /waitForCluster/, `the error suggests the input:\n${up.output}`);
     assert.deepEqual(await objectNames(ns, "configmaps"), []);
     assert.deepEqual(await objectNames(ns, "secrets"), []);
@@ -163,8 +206,14 @@ describe("Pulumi: waitForCluster and the transient retries in the outputs", { ti
     t.after(async () => {
       await cluster().kubectl(["delete", "validatingwebhookconfiguration", name, "--ignore-not-found"]);
     });
-    const project = await pulumiProject(t, pulumiSpec("latewebhook", configMapStep("guarded", { a: "1" }, "    timeout: 5m\n")), { vars: { NS: ns } });
-    const waiting = new RegExp(`waiting for admission webhook ${escape(name)}\\.khook\\.test \\(connection refused\\); retrying until`);
+    const project = await pulumiProject(
+      t,
+      pulumiSpec("latewebhook", configMapStep("guarded", { a: "1" }, "    timeout: 5m\n")),
+      { vars: { NS: ns } },
+    );
+    const waiting = new RegExp(
+      `waiting for admission webhook ${escape(name)}\\.khook\\.test \\(connection refused\\); retrying until`,
+    );
     const up = await upWhen(project, waiting, () => hook.set("allow"));
     assert.equal(up.code, 0, up.output);
     // pulumi prints each line as it comes, then again under "Diagnostics:": count the first.

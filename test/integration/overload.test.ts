@@ -36,11 +36,25 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { freezeEtcdPeers, thawEtcdPeers } from "../harness/index.js";
 import { privateCluster } from "../harness/private-cluster.js";
-import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, specDir, startKhook, stepOf } from "./support/khook-cli.js";
+import {
+  applyStep,
+  cliEnv,
+  cm,
+  khookSpec,
+  outputMatches,
+  parseRun,
+  specDir,
+  startKhook,
+  stepOf,
+} from "./support/khook-cli.js";
 
 const { state, kubectl } = privateCluster("overload", {
   // APF on, with a server-wide concurrency small enough that a priority level of one share gets one seat.
-  apiserverFlags: ["--enable-priority-and-fairness=true", "--max-requests-inflight=100", "--max-mutating-requests-inflight=50"],
+  apiserverFlags: [
+    "--enable-priority-and-fairness=true",
+    "--max-requests-inflight=100",
+    "--max-mutating-requests-inflight=50",
+  ],
   // Two etcd members, the API server talking to one: freezing the other takes the quorum away.
   etcdMembers: 2,
 });
@@ -48,7 +62,13 @@ const { state, kubectl } = privateCluster("overload", {
 /** A ServiceAccount with cluster-admin (not system:masters, which APF exempts), its token, and a kubeconfig for it. */
 async function tenant(ns: string, name: string): Promise<{ token: string; kubeconfig: string; ca: Buffer }> {
   await kubectl(["create", "serviceaccount", name, "-n", ns]);
-  await kubectl(["create", "clusterrolebinding", `${ns}-${name}`, "--clusterrole=cluster-admin", `--serviceaccount=${ns}:${name}`]);
+  await kubectl([
+    "create",
+    "clusterrolebinding",
+    `${ns}-${name}`,
+    "--clusterrole=cluster-admin",
+    `--serviceaccount=${ns}:${name}`,
+  ]);
   const token = await kubectl(["create", "token", name, "-n", ns, "--duration=1h"]);
   const caData = /certificate-authority-data: (\S+)/.exec(fs.readFileSync(state().kubeconfig, "utf8"))![1]!;
   const kubeconfig = path.join(state().dir, `${name}.kubeconfig`);
@@ -77,7 +97,15 @@ function oneSeatFor(ns: string, name: string): string {
     apiVersion: "flowcontrol.apiserver.k8s.io/v1",
     kind: "PriorityLevelConfiguration",
     metadata: { name: `${ns}-one-seat` },
-    spec: { type: "Limited", limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: "Reject" } } },
+    spec: {
+      type: "Limited",
+      limited: {
+        nominalConcurrencyShares: 1,
+        lendablePercent: 0,
+        borrowingLimitPercent: 0,
+        limitResponse: { type: "Reject" },
+      },
+    },
   };
   const schema = {
     apiVersion: "flowcontrol.apiserver.k8s.io/v1",
@@ -108,16 +136,20 @@ interface Answer {
 /** One request as the tenant, no retries: its status, and which FlowSchema APF classified it by. */
 function ask(token: string, ca: Buffer, p: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = https.request(`${state().server}${p}`, { ca, headers: { authorization: `Bearer ${token}` }, timeout: 30_000 }, (res) => {
-      res.resume();
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          flowSchemaUid: String(res.headers["x-kubernetes-pf-flowschema-uid"] ?? ""),
-          retryAfter: res.headers["retry-after"] as string | undefined,
-        }),
-      );
-    });
+    const req = https.request(
+      `${state().server}${p}`,
+      { ca, headers: { authorization: `Bearer ${token}` }, timeout: 30_000 },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            flowSchemaUid: String(res.headers["x-kubernetes-pf-flowschema-uid"] ?? ""),
+            retryAfter: res.headers["retry-after"] as string | undefined,
+          }),
+        );
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`GET ${p} timed out`)));
     req.on("error", reject);
     req.end();
@@ -133,7 +165,11 @@ function holdSeat(token: string, ca: Buffer, ns: string): { release: () => void 
   const req = https.request(`${state().server}/api/v1/namespaces/${ns}/configmaps`, {
     method: "POST",
     ca,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    },
   });
   req.on("error", () => undefined); // released by destroying it
   req.write(body.slice(0, 10));
@@ -141,7 +177,13 @@ function holdSeat(token: string, ca: Buffer, ns: string): { release: () => void 
 }
 
 /** Asks until `holds` is true of the answer (APF digests new objects, and dispatches the holder, in its own time). */
-async function askUntil(token: string, ca: Buffer, p: string, what: string, holds: (a: Answer) => boolean): Promise<Answer> {
+async function askUntil(
+  token: string,
+  ca: Buffer,
+  p: string,
+  what: string,
+  holds: (a: Answer) => boolean,
+): Promise<Answer> {
   let last: Answer | undefined;
   for (let i = 0; i < 600; i++) {
     last = await ask(token, ca, p);
@@ -159,7 +201,13 @@ describe("overload: the API server answers 429 (API Priority and Fairness)", { t
     await kubectl(["apply", "-f", "-"], oneSeatFor(ns, "tenant"));
     const schemaUid = await kubectl(["get", "flowschema", `${ns}-tenant`, "-o", "jsonpath={.metadata.uid}"]);
     const probe = `/api/v1/namespaces/${ns}/configmaps`;
-    await askUntil(who.token, who.ca, probe, "APF classifying the tenant's requests by the test's FlowSchema", (a) => a.flowSchemaUid === schemaUid);
+    await askUntil(
+      who.token,
+      who.ca,
+      probe,
+      "APF classifying the tenant's requests by the test's FlowSchema",
+      (a) => a.flowSchemaUid === schemaUid,
+    );
 
     const seat = holdSeat(who.token, who.ca, ns);
     t.after(() => seat.release());
@@ -191,7 +239,10 @@ describe("etcd without a quorum: the API server cannot commit or read", { timeou
     const run = startKhook(["apply", "-f", file, "-o", "json"], { env: cliEnv(state().kubeconfig) });
     // The apply reads first, and a read goes unanswered until a timeout (khook's own, or the API
     // server's 504): the line names whichever comes first. Writes get "etcdserver: request timed out".
-    await outputMatches(run, /\[first\] waiting for the API server \((no response|etcdserver: request timed out|Timeout: request did not complete within the allotted timeout)\); retrying until \d\d:\d\d:\d\d/);
+    await outputMatches(
+      run,
+      /\[first\] waiting for the API server \((no response|etcdserver: request timed out|Timeout: request did not complete within the allotted timeout)\); retrying until \d\d:\d\d:\d\d/,
+    );
     thawEtcdPeers(state());
     const r = await run.done;
     assert.equal(r.code, 0, r.stderr);

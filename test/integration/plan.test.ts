@@ -57,7 +57,9 @@ test("plan: each step gets an action and a reason from live state; --diff shows 
 
   const applied = await runKhook(["apply", "-f", dir.file], { env });
   assert.equal(applied.code, 0, applied.stderr);
-  const rv = (await cluster.kubectl(["get", "configmap", "planned", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"])).stdout;
+  const rv = (
+    await cluster.kubectl(["get", "configmap", "planned", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"])
+  ).stdout;
 
   const after = await plan();
   assert.equal(after.config!.action, "no-op");
@@ -70,5 +72,10 @@ test("plan: each step gets an action and a reason from live state; --diff shows 
   assert.match(changed.config!.diff ?? "", /-\s+key: one\n\+\s+key: two/);
   const text = await runKhook(["plan", "-f", dir.file, "--diff"], { env });
   assert.match(text.stdout, /# config\n--- configmap\/planned -n .* \(live\)/);
-  assert.equal((await cluster.kubectl(["get", "configmap", "planned", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"])).stdout, rv, "plan --diff changed nothing");
+  assert.equal(
+    (await cluster.kubectl(["get", "configmap", "planned", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]))
+      .stdout,
+    rv,
+    "plan --diff changed nothing",
+  );
 });

@@ -34,7 +34,11 @@ interface EngineEvent {
 
 /** The engine's events of one command, in order. */
 function events(file: string): EngineEvent[] {
-  return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as EngineEvent);
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as EngineEvent);
 }
 
 /** `--event-log` is registered only when PULUMI_DEBUG_COMMANDS is set (pkg/cmd/pulumi/operations/up.go). */
@@ -102,41 +106,62 @@ exports.release = release.status.status;
 exports.report = report.metadata.name;
 `;
 
-test("@pulumi/kubernetes resources that dependsOn a Khook or read its outputs: up creates them after the bootstrap; destroy removes them before it", { timeout: 900_000 }, async (t) => {
-  kubernetesProviderBuilt();
-  const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: ORDER_PROGRAM });
-  const ns = `${namespace}-boot`;
-  t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
-  project.write("boot.khook.yaml", BOOT_NS_SPEC(ns));
-  project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, chart: testChartPath("khook-test-config") }));
-  withEventLog(project);
-  await project.init();
+test(
+  "@pulumi/kubernetes resources that dependsOn a Khook or read its outputs: up creates them after the bootstrap; destroy removes them before it",
+  { timeout: 900_000 },
+  async (t) => {
+    kubernetesProviderBuilt();
+    const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: ORDER_PROGRAM });
+    const ns = `${namespace}-boot`;
+    t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
+    project.write("boot.khook.yaml", BOOT_NS_SPEC(ns));
+    project.write(
+      "args.json",
+      JSON.stringify({ ns, kubeconfigFile: kubeconfig, chart: testChartPath("khook-test-config") }),
+    );
+    withEventLog(project);
+    await project.init();
 
-  const upLog = path.join(project.dir, "up-events.jsonl");
-  const up = await project.ok(["up", "--yes", "--event-log", upLog]);
-  const upEvents = events(upLog);
-  const bootDone = at(upEvents, "resOutputsEvent", KHOOK_TYPE, "boot");
-  assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "after-boot"), up.output);
-  assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:helm.sh/v3:Release", "config-chart"), up.output);
-  assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "boot-report"), up.output);
-  assert.equal((await cluster.configMap(ns, "after-boot"))?.data?.made, "by @pulumi/kubernetes");
-  assert.deepEqual((await cluster.configMap(ns, "boot-report"))?.data, { spec: "interop-boot", runStatus: "succeeded", steps: "namespace=ok" }, "the Khook's outputs reached the @pulumi/kubernetes resource");
-  const chartMap = await cluster.configMap(ns, "config-chart-config");
-  assert.equal(chartMap?.data?.from, "helm.v3.Release", "the chart's ConfigMap is in the namespace the bootstrap created");
-  assert.equal((await project.outputs()).release, "deployed");
+    const upLog = path.join(project.dir, "up-events.jsonl");
+    const up = await project.ok(["up", "--yes", "--event-log", upLog]);
+    const upEvents = events(upLog);
+    const bootDone = at(upEvents, "resOutputsEvent", KHOOK_TYPE, "boot");
+    assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "after-boot"), up.output);
+    assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:helm.sh/v3:Release", "config-chart"), up.output);
+    assert.ok(bootDone < at(upEvents, "resourcePreEvent", "kubernetes:core/v1:ConfigMap", "boot-report"), up.output);
+    assert.equal((await cluster.configMap(ns, "after-boot"))?.data?.made, "by @pulumi/kubernetes");
+    assert.deepEqual(
+      (await cluster.configMap(ns, "boot-report"))?.data,
+      { spec: "interop-boot", runStatus: "succeeded", steps: "namespace=ok" },
+      "the Khook's outputs reached the @pulumi/kubernetes resource",
+    );
+    const chartMap = await cluster.configMap(ns, "config-chart-config");
+    assert.equal(
+      chartMap?.data?.from,
+      "helm.v3.Release",
+      "the chart's ConfigMap is in the namespace the bootstrap created",
+    );
+    assert.equal((await project.outputs()).release, "deployed");
 
-  await project.ok(["preview", "--expect-no-changes"]);
+    await project.ok(["preview", "--expect-no-changes"]);
 
-  const downLog = path.join(project.dir, "destroy-events.jsonl");
-  const down = await project.ok(["destroy", "--yes", "--event-log", downLog]);
-  const downEvents = events(downLog);
-  const bootGone = at(downEvents, "resourcePreEvent", KHOOK_TYPE, "boot");
-  assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "after-boot") < bootGone, down.output);
-  assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:helm.sh/v3:Release", "config-chart") < bootGone, down.output);
-  assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "boot-report") < bootGone, down.output);
-  const left = await cluster.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${ns}`);
-  assert.ok(left === undefined || left.status?.phase === "Terminating", "the bootstrap's namespace is torn down last");
-});
+    const downLog = path.join(project.dir, "destroy-events.jsonl");
+    const down = await project.ok(["destroy", "--yes", "--event-log", downLog]);
+    const downEvents = events(downLog);
+    const bootGone = at(downEvents, "resourcePreEvent", KHOOK_TYPE, "boot");
+    assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "after-boot") < bootGone, down.output);
+    assert.ok(
+      at(downEvents, "resOutputsEvent", "kubernetes:helm.sh/v3:Release", "config-chart") < bootGone,
+      down.output,
+    );
+    assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:core/v1:ConfigMap", "boot-report") < bootGone, down.output);
+    const left = await cluster.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${ns}`);
+    assert.ok(
+      left === undefined || left.status?.phase === "Terminating",
+      "the bootstrap's namespace is torn down last",
+    );
+  },
+);
 
 const CRD_SPEC = `apiVersion: khook.io/v1
 kind: Khook
@@ -201,30 +226,70 @@ const widget = new k8s.apiextensions.CustomResource("widget", {
 exports.widget = widget.metadata.name;
 `;
 
-test("a Khook that depends on a namespace from @pulumi/kubernetes, and a custom resource of the CRD it installs, in one up", { timeout: 900_000 }, async (t) => {
-  kubernetesProviderBuilt();
-  const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, { program: CRD_PROGRAM, files: { "boot.khook.yaml": CRD_SPEC } });
-  const ns = `${namespace}-apps`;
-  t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
-  // A failed run must not leave the cluster-scoped CRD behind for the rest of the suite.
-  t.after(async () => void (await (await testCluster()).kubectl(["delete", "crd", "widgets.interop.khook.io", "--ignore-not-found", "--wait=false"])));
-  project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig }));
-  withEventLog(project);
-  await project.init();
+test(
+  "a Khook that depends on a namespace from @pulumi/kubernetes, and a custom resource of the CRD it installs, in one up",
+  { timeout: 900_000 },
+  async (t) => {
+    kubernetesProviderBuilt();
+    const { project, kubeconfig, namespace, cluster } = await pulumiFixture(t, {
+      program: CRD_PROGRAM,
+      files: { "boot.khook.yaml": CRD_SPEC },
+    });
+    const ns = `${namespace}-apps`;
+    t.after(() => cluster.deleteNamespace(ns).catch(() => undefined));
+    // A failed run must not leave the cluster-scoped CRD behind for the rest of the suite.
+    t.after(
+      async () =>
+        void (await (
+          await testCluster()
+        ).kubectl(["delete", "crd", "widgets.interop.khook.io", "--ignore-not-found", "--wait=false"])),
+    );
+    project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig }));
+    withEventLog(project);
+    await project.init();
 
-  const upLog = path.join(project.dir, "up-events.jsonl");
-  const up = await project.ok(["up", "--yes", "--event-log", upLog]);
-  const upEvents = events(upLog);
-  assert.ok(at(upEvents, "resOutputsEvent", "kubernetes:core/v1:Namespace", "apps") < at(upEvents, "resourcePreEvent", KHOOK_TYPE, "boot"), up.output);
-  assert.ok(at(upEvents, "resOutputsEvent", KHOOK_TYPE, "boot") < at(upEvents, "resourcePreEvent", "kubernetes:interop.khook.io/v1:Widget", "widget"), up.output);
-  assert.equal((await cluster.configMap(ns, "in-their-namespace"))?.data?.a, "1");
-  const widget = await cluster.get<{ spec: { size: string } }>(`/apis/interop.khook.io/v1/namespaces/${ns}/widgets/w1`);
-  assert.equal(widget?.spec.size, "large");
+    const upLog = path.join(project.dir, "up-events.jsonl");
+    const up = await project.ok(["up", "--yes", "--event-log", upLog]);
+    const upEvents = events(upLog);
+    assert.ok(
+      at(upEvents, "resOutputsEvent", "kubernetes:core/v1:Namespace", "apps") <
+        at(upEvents, "resourcePreEvent", KHOOK_TYPE, "boot"),
+      up.output,
+    );
+    assert.ok(
+      at(upEvents, "resOutputsEvent", KHOOK_TYPE, "boot") <
+        at(upEvents, "resourcePreEvent", "kubernetes:interop.khook.io/v1:Widget", "widget"),
+      up.output,
+    );
+    assert.equal((await cluster.configMap(ns, "in-their-namespace"))?.data?.a, "1");
+    const widget = await cluster.get<{ spec: { size: string } }>(
+      `/apis/interop.khook.io/v1/namespaces/${ns}/widgets/w1`,
+    );
+    assert.equal(widget?.spec.size, "large");
 
-  const downLog = path.join(project.dir, "destroy-events.jsonl");
-  const down = await project.ok(["destroy", "--yes", "--event-log", downLog]);
-  const downEvents = events(downLog);
-  assert.ok(at(downEvents, "resOutputsEvent", "kubernetes:interop.khook.io/v1:Widget", "widget") < at(downEvents, "resourcePreEvent", KHOOK_TYPE, "boot"), "the custom resource goes before the bootstrap removes its CRD");
-  assert.ok(at(downEvents, "resOutputsEvent", KHOOK_TYPE, "boot") < at(downEvents, "resourcePreEvent", "kubernetes:core/v1:Namespace", "apps"), down.output);
-  assert.equal(await cluster.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.interop.khook.io").then((c) => c === undefined || (c as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp !== undefined), true, "the bootstrap removed its CRD");
-});
+    const downLog = path.join(project.dir, "destroy-events.jsonl");
+    const down = await project.ok(["destroy", "--yes", "--event-log", downLog]);
+    const downEvents = events(downLog);
+    assert.ok(
+      at(downEvents, "resOutputsEvent", "kubernetes:interop.khook.io/v1:Widget", "widget") <
+        at(downEvents, "resourcePreEvent", KHOOK_TYPE, "boot"),
+      "the custom resource goes before the bootstrap removes its CRD",
+    );
+    assert.ok(
+      at(downEvents, "resOutputsEvent", KHOOK_TYPE, "boot") <
+        at(downEvents, "resourcePreEvent", "kubernetes:core/v1:Namespace", "apps"),
+      down.output,
+    );
+    assert.equal(
+      await cluster
+        .get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.interop.khook.io")
+        .then(
+          (c) =>
+            c === undefined ||
+            (c as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp !== undefined,
+        ),
+      true,
+      "the bootstrap removed its CRD",
+    );
+  },
+);

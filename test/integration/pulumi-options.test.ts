@@ -18,27 +18,37 @@ const boot = new Khook("boot", { specFile: "./boot.khook.yaml", vars: { NS: a.ns
 exports.steps = boot.steps;
 `;
 
-test("resource options: protect blocks destroy and touches nothing; retainOnDelete keeps every object and the record", { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, {
-    program: OPTIONS_PROGRAM,
-    files: { "boot.khook.yaml": spec("options", configMapStep("alpha", { a: "1" })) },
-  });
-  const args = (opts: Record<string, unknown>): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, opts }));
-  args({ protect: true });
-  await project.init();
-  await project.ok(["up", "--yes", "--skip-preview"]);
-  const rv = (await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion;
-  assert.ok(rv);
+test(
+  "resource options: protect blocks destroy and touches nothing; retainOnDelete keeps every object and the record",
+  { timeout: 600_000 },
+  async (t) => {
+    const {
+      project,
+      kubeconfig,
+      namespace: ns,
+      cluster,
+    } = await pulumiFixture(t, {
+      program: OPTIONS_PROGRAM,
+      files: { "boot.khook.yaml": spec("options", configMapStep("alpha", { a: "1" })) },
+    });
+    const args = (opts: Record<string, unknown>): void =>
+      project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, opts }));
+    args({ protect: true });
+    await project.init();
+    await project.ok(["up", "--yes", "--skip-preview"]);
+    const rv = (await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion;
+    assert.ok(rv);
 
-  const blocked = await project.run(["destroy", "--yes", "--skip-preview"]);
-  assert.notEqual(blocked.code, 0, blocked.output);
-  assert.match(blocked.output, /protected/i, blocked.output);
-  assert.equal((await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion, rv);
+    const blocked = await project.run(["destroy", "--yes", "--skip-preview"]);
+    assert.notEqual(blocked.code, 0, blocked.output);
+    assert.match(blocked.output, /protected/i, blocked.output);
+    assert.equal((await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion, rv);
 
-  args({ retainOnDelete: true });
-  await project.ok(["up", "--yes", "--skip-preview"]);
-  await project.ok(["destroy", "--yes", "--skip-preview"]);
-  assert.equal((await project.khookResources()).length, 0);
-  assert.equal((await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion, rv, "the object stays, untouched");
-  assert.ok(await cluster.record(ns, "khook-state-options"), "the record stays");
-});
+    args({ retainOnDelete: true });
+    await project.ok(["up", "--yes", "--skip-preview"]);
+    await project.ok(["destroy", "--yes", "--skip-preview"]);
+    assert.equal((await project.khookResources()).length, 0);
+    assert.equal((await cluster.configMap(ns, "alpha"))?.metadata.resourceVersion, rv, "the object stays, untouched");
+    assert.ok(await cluster.record(ns, "khook-state-options"), "the record stays");
+  },
+);

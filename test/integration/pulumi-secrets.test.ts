@@ -30,10 +30,19 @@ const SPEC = spec(
 );
 
 test("secrets never appear in plaintext in the stack or in any CLI output", { timeout: 900_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC } });
+  const {
+    project,
+    kubeconfig,
+    namespace: ns,
+    cluster,
+  } = await pulumiFixture(t, { program: KHOOK_PROGRAM, files: { "boot.khook.yaml": SPEC } });
   project.write(
     "args.json",
-    programArgs({ args: { specFile: "./boot.khook.yaml", vars: { NS: ns } }, kubeconfigFile: kubeconfig, secretVars: { TOKEN, PASSWORD } }),
+    programArgs({
+      args: { specFile: "./boot.khook.yaml", vars: { NS: ns } },
+      kubeconfigFile: kubeconfig,
+      secretVars: { TOKEN, PASSWORD },
+    }),
   );
   await project.init();
 

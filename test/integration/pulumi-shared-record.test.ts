@@ -64,10 +64,22 @@ type PulumiFixture = Awaited<ReturnType<typeof pulumiFixture>>;
  * (its steps' hashes and its owner token), as that khook's takeovers did. `write` sets the
  * program's arguments: the record each resource names.
  */
-async function earlierKhookStack(fixture: PulumiFixture): Promise<{ write: (first: string, second: string) => void; tokens: { first: string; second: string } }> {
+async function earlierKhookStack(
+  fixture: PulumiFixture,
+): Promise<{ write: (first: string, second: string) => void; tokens: { first: string; second: string } }> {
   const { project, kubeconfig, namespace: ns, cluster } = fixture;
   const write = (firstRecord: string, secondRecord: string): void =>
-    project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "first", vars: { WHO: "a", REC: firstRecord } }, { name: "second", vars: { WHO: "b", REC: secondRecord } }] }));
+    project.write(
+      "args.json",
+      JSON.stringify({
+        ns,
+        kubeconfigFile: kubeconfig,
+        resources: [
+          { name: "first", vars: { WHO: "a", REC: firstRecord } },
+          { name: "second", vars: { WHO: "b", REC: secondRecord } },
+        ],
+      }),
+    );
   write(RECORD, "twin-second");
   await project.ok(["up", "--yes", "--skip-preview"]);
   for (const n of ["common", "cm-a", "cm-b"]) assert.ok(await cluster.configMap(ns, n), `${n} exists`);
@@ -81,102 +93,214 @@ async function earlierKhookStack(fixture: PulumiFixture): Promise<{ write: (firs
   await project.ok(["stack", "import", "--file", file]);
   await cluster.copySecretData(ns, "twin-second", RECORD);
   await cluster.deleteSecret(ns, "twin-second");
-  const tokens = { first: String(khooks.find((r) => r.urn.endsWith("::first"))!.outputs["ownerToken"]), second: String(second.outputs["ownerToken"]) };
+  const tokens = {
+    first: String(khooks.find((r) => r.urn.endsWith("::first"))!.outputs["ownerToken"]),
+    second: String(second.outputs["ownerToken"]),
+  };
   const record = await cluster.record(ns, RECORD);
-  assert.equal(record?.owner?.token, tokens.second, "the record names the second as its owner, as the earlier khook left it");
+  assert.equal(
+    record?.owner?.token,
+    tokens.second,
+    "the record names the second as its owner, as the earlier khook left it",
+  );
   assert.notEqual(record?.owner?.token, tokens.first);
   return { write, tokens };
 }
 
-test("two Khook resources with one spec name: preview refuses the second naming the first and the fix; a stack an earlier khook left on one record is destroyed completely", { timeout: 900_000 }, async (t) => {
-  const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
-  const { project, kubeconfig, namespace: ns, cluster } = fixture;
-  await project.init();
+test(
+  "two Khook resources with one spec name: preview refuses the second naming the first and the fix; a stack an earlier khook left on one record is destroyed completely",
+  { timeout: 900_000 },
+  async (t) => {
+    const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+    const { project, kubeconfig, namespace: ns, cluster } = fixture;
+    await project.init();
 
-  // khook now: the second resource on the first's record fails the preview, naming the first and the fix.
-  project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "first", vars: { WHO: "a", REC: RECORD } }, { name: "second", vars: { WHO: "b", REC: RECORD } }] }));
-  const refused = await project.run(["preview"]);
-  assert.notEqual(refused.code, 0);
-  assert.match(refused.output, /Khook second: the Khook resource "first" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/, refused.output);
-  assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
+    // khook now: the second resource on the first's record fails the preview, naming the first and the fix.
+    project.write(
+      "args.json",
+      JSON.stringify({
+        ns,
+        kubeconfigFile: kubeconfig,
+        resources: [
+          { name: "first", vars: { WHO: "a", REC: RECORD } },
+          { name: "second", vars: { WHO: "b", REC: RECORD } },
+        ],
+      }),
+    );
+    const refused = await project.run(["preview"]);
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.output,
+      /Khook second: the Khook resource "first" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/,
+      refused.output,
+    );
+    assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
 
-  await earlierKhookStack(fixture);
-  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
-  assert.equal(destroyed.code, 0, destroyed.output);
-  for (const n of ["common", "cm-a", "cm-b"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left in the cluster after destroy:\n${destroyed.output}`);
-  assert.equal(await cluster.record(ns, RECORD), undefined, "the record is removed");
-  assert.equal((await project.khookResources()).length, 0);
-});
+    await earlierKhookStack(fixture);
+    const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+    assert.equal(destroyed.code, 0, destroyed.output);
+    for (const n of ["common", "cm-a", "cm-b"])
+      assert.equal(
+        await cluster.configMap(ns, n),
+        undefined,
+        `${n} is left in the cluster after destroy:\n${destroyed.output}`,
+      );
+    assert.equal(await cluster.record(ns, RECORD), undefined, "the record is removed");
+    assert.equal((await project.khookResources()).length, 0);
+  },
+);
 
-test("two Khook resources on one record, fixed as khook advises (the holder gets its own state.name): the move removes nothing and marks the old record as left; destroy then leaves no object and no record behind", { timeout: 900_000 }, async (t) => {
-  const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
-  const { project, namespace: ns, cluster } = fixture;
-  await project.init();
-  const { write, tokens } = await earlierKhookStack(fixture);
+test(
+  "two Khook resources on one record, fixed as khook advises (the holder gets its own state.name): the move removes nothing and marks the old record as left; destroy then leaves no object and no record behind",
+  { timeout: 900_000 },
+  async (t) => {
+    const fixture = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN } });
+    const { project, namespace: ns, cluster } = fixture;
+    await project.init();
+    const { write, tokens } = await earlierKhookStack(fixture);
 
-  // The fix: the resource that holds the shared record moves to a record of its own.
-  write(RECORD, "twin-second-own");
-  const moved = await project.run(["up", "--yes", "--skip-preview"]);
-  assert.equal(moved.code, 0, moved.output);
-  for (const n of ["common", "cm-a", "cm-b"]) assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move:\n${moved.output}`);
-  const left = (await cluster.record(ns, RECORD))?.owner;
-  const own = (await cluster.record(ns, "twin-second-own"))?.owner;
+    // The fix: the resource that holds the shared record moves to a record of its own.
+    write(RECORD, "twin-second-own");
+    const moved = await project.run(["up", "--yes", "--skip-preview"]);
+    assert.equal(moved.code, 0, moved.output);
+    for (const n of ["common", "cm-a", "cm-b"])
+      assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move:\n${moved.output}`);
+    const left = (await cluster.record(ns, RECORD))?.owner;
+    const own = (await cluster.record(ns, "twin-second-own"))?.owner;
 
-  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
-  assert.equal(destroyed.code, 0, destroyed.output);
-  for (const n of ["common", "cm-a", "cm-b"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left in the cluster after destroy:\n${destroyed.output}`);
-  assert.equal(await cluster.record(ns, "twin-second-own"), undefined, "the mover's record is removed");
-  assert.equal(await cluster.record(ns, RECORD), undefined, `the record both shared is removed:\n${destroyed.output}`);
-  assert.equal((await project.khookResources()).length, 0);
+    const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+    assert.equal(destroyed.code, 0, destroyed.output);
+    for (const n of ["common", "cm-a", "cm-b"])
+      assert.equal(
+        await cluster.configMap(ns, n),
+        undefined,
+        `${n} is left in the cluster after destroy:\n${destroyed.output}`,
+      );
+    assert.equal(await cluster.record(ns, "twin-second-own"), undefined, "the mover's record is removed");
+    assert.equal(
+      await cluster.record(ns, RECORD),
+      undefined,
+      `the record both shared is removed:\n${destroyed.output}`,
+    );
+    assert.equal((await project.khookResources()).length, 0);
 
-  // What the move wrote: the old record stayed the mover's, marked as left; the new one remembers it.
-  assert.equal(left?.token, tokens.second);
-  assert.match(left?.movedTo ?? "", /Secret "twin-second-own"/);
-  assert.deepEqual(own?.movedFrom, [`${ns}/${RECORD}`]);
-  assert.match(moved.output, new RegExp(`left the state record ${ns}/${RECORD} for the state record \\(Secret "twin-second-own"`), moved.output);
-});
+    // What the move wrote: the old record stayed the mover's, marked as left; the new one remembers it.
+    assert.equal(left?.token, tokens.second);
+    assert.match(left?.movedTo ?? "", /Secret "twin-second-own"/);
+    assert.deepEqual(own?.movedFrom, [`${ns}/${RECORD}`]);
+    assert.match(
+      moved.output,
+      new RegExp(`left the state record ${ns}/${RECORD} for the state record \\(Secret "twin-second-own"`),
+      moved.output,
+    );
+  },
+);
 
-for (const shell of SHELLS) test(onShell(shell, "a resource whose state.name changes: the move keeps every object, and destroy removes the new record and the one it left"), { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
-  const write = (record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name: "only", vars: { WHO: "a", REC: record } }] }));
-  await project.init();
-  write("twin-before");
-  await project.ok(["up", "--yes", "--skip-preview"]);
-  write("twin-after");
-  const moved = await project.run(["up", "--yes", "--skip-preview"]);
-  assert.equal(moved.code, 0, moved.output);
-  for (const n of ["common", "cm-a"]) assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move`);
-  assert.ok(await cluster.record(ns, "twin-before"), "the left record stays until the resource is destroyed");
-  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
-  assert.equal(destroyed.code, 0, destroyed.output);
-  for (const n of ["common", "cm-a"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
-  assert.equal(await cluster.record(ns, "twin-after"), undefined);
-  assert.equal(await cluster.record(ns, "twin-before"), undefined, `the record it left is removed:\n${destroyed.output}`);
-  assert.match(destroyed.output, new RegExp(`removed the state record ${ns}/twin-before, which its owner had left for another`), destroyed.output);
-});
+for (const shell of SHELLS)
+  test(
+    onShell(
+      shell,
+      "a resource whose state.name changes: the move keeps every object, and destroy removes the new record and the one it left",
+    ),
+    { timeout: 600_000 },
+    async (t) => {
+      const {
+        project,
+        kubeconfig,
+        namespace: ns,
+        cluster,
+      } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
+      const write = (record: string): void =>
+        project.write(
+          "args.json",
+          JSON.stringify({
+            ns,
+            kubeconfigFile: kubeconfig,
+            resources: [{ name: "only", vars: { WHO: "a", REC: record } }],
+          }),
+        );
+      await project.init();
+      write("twin-before");
+      await project.ok(["up", "--yes", "--skip-preview"]);
+      write("twin-after");
+      const moved = await project.run(["up", "--yes", "--skip-preview"]);
+      assert.equal(moved.code, 0, moved.output);
+      for (const n of ["common", "cm-a"])
+        assert.ok(await cluster.configMap(ns, n), `${n} is still there after the move`);
+      assert.ok(await cluster.record(ns, "twin-before"), "the left record stays until the resource is destroyed");
+      const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+      assert.equal(destroyed.code, 0, destroyed.output);
+      for (const n of ["common", "cm-a"])
+        assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
+      assert.equal(await cluster.record(ns, "twin-after"), undefined);
+      assert.equal(
+        await cluster.record(ns, "twin-before"),
+        undefined,
+        `the record it left is removed:\n${destroyed.output}`,
+      );
+      assert.match(
+        destroyed.output,
+        new RegExp(`removed the state record ${ns}/twin-before, which its owner had left for another`),
+        destroyed.output,
+      );
+    },
+  );
 
-for (const shell of SHELLS) test(onShell(shell, "a rename without an alias that also moves the state record: the old resource's delete leaves the objects the new one declares, and removes its record"), { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
-  const write = (name: string, record: string): void => project.write("args.json", JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name, vars: { WHO: "a", REC: record } }] }));
-  await project.init();
-  write("before", "twin-before");
-  await project.ok(["up", "--yes", "--skip-preview"]);
-  // One update: Pulumi creates "after" (on its new record), then deletes "before" (on the old one).
-  write("after", "twin-after");
-  const renamed = await project.run(["up", "--yes", "--skip-preview"]);
-  assert.equal(renamed.code, 0, renamed.output);
-  for (const n of ["common", "cm-a"]) assert.ok(await cluster.configMap(ns, n), `${n}, which "after" declares, was removed by the delete of "before":\n${renamed.output}`);
-  assert.equal(await cluster.record(ns, "twin-before"), undefined, `the old resource's record is removed:\n${renamed.output}`);
-  assert.ok(await cluster.record(ns, "twin-after"));
-  const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
-  assert.equal(destroyed.code, 0, destroyed.output);
-  for (const n of ["common", "cm-a"]) assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
-  assert.equal(await cluster.record(ns, "twin-after"), undefined);
-});
+for (const shell of SHELLS)
+  test(
+    onShell(
+      shell,
+      "a rename without an alias that also moves the state record: the old resource's delete leaves the objects the new one declares, and removes its record",
+    ),
+    { timeout: 600_000 },
+    async (t) => {
+      const {
+        project,
+        kubeconfig,
+        namespace: ns,
+        cluster,
+      } = await pulumiFixture(t, { program: PROGRAM, files: { "twin.khook.yaml": TWIN }, shell });
+      const write = (name: string, record: string): void =>
+        project.write(
+          "args.json",
+          JSON.stringify({ ns, kubeconfigFile: kubeconfig, resources: [{ name, vars: { WHO: "a", REC: record } }] }),
+        );
+      await project.init();
+      write("before", "twin-before");
+      await project.ok(["up", "--yes", "--skip-preview"]);
+      // One update: Pulumi creates "after" (on its new record), then deletes "before" (on the old one).
+      write("after", "twin-after");
+      const renamed = await project.run(["up", "--yes", "--skip-preview"]);
+      assert.equal(renamed.code, 0, renamed.output);
+      for (const n of ["common", "cm-a"])
+        assert.ok(
+          await cluster.configMap(ns, n),
+          `${n}, which "after" declares, was removed by the delete of "before":\n${renamed.output}`,
+        );
+      assert.equal(
+        await cluster.record(ns, "twin-before"),
+        undefined,
+        `the old resource's record is removed:\n${renamed.output}`,
+      );
+      assert.ok(await cluster.record(ns, "twin-after"));
+      const destroyed = await project.run(["destroy", "--yes", "--skip-preview"]);
+      assert.equal(destroyed.code, 0, destroyed.output);
+      for (const n of ["common", "cm-a"])
+        assert.equal(await cluster.configMap(ns, n), undefined, `${n} is left after destroy`);
+      assert.equal(await cluster.record(ns, "twin-after"), undefined);
+    },
+  );
 
-test("two khook:Khook resources with one spec name in a Pulumi YAML program (the native provider): preview refuses the second, naming the first and the fix", { timeout: 600_000 }, async (t) => {
-  const { project, kubeconfig, namespace: ns } = await pulumiFixture(t, { program: "", bare: true, files: { "twin.khook.yaml": TWIN } });
-  const resource = (name: string, who: string): string => `  ${name}:
+test(
+  "two khook:Khook resources with one spec name in a Pulumi YAML program (the native provider): preview refuses the second, naming the first and the fix",
+  { timeout: 600_000 },
+  async (t) => {
+    const {
+      project,
+      kubeconfig,
+      namespace: ns,
+    } = await pulumiFixture(t, { program: "", bare: true, files: { "twin.khook.yaml": TWIN } });
+    const resource = (name: string, who: string): string => `  ${name}:
     type: khook:Khook
     properties:
       specFile: ./twin.khook.yaml
@@ -187,11 +311,19 @@ test("two khook:Khook resources with one spec name in a Pulumi YAML program (the
       kubeconfig:
         fn::readFile: ${kubeconfig}
 `;
-  project.write("Pulumi.yaml", `name: khook-twin-yaml\nruntime: yaml\nresources:\n${resource("first", "a")}${resource("second", "b")}`);
-  Object.assign(project.env, withLauncher(project.env));
-  await project.init();
-  const refused = await project.run(["preview"]);
-  assert.notEqual(refused.code, 0);
-  assert.match(refused.output, /the Khook resource "(first|second)" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/, refused.output);
-  assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
-});
+    project.write(
+      "Pulumi.yaml",
+      `name: khook-twin-yaml\nruntime: yaml\nresources:\n${resource("first", "a")}${resource("second", "b")}`,
+    );
+    Object.assign(project.env, withLauncher(project.env));
+    await project.init();
+    const refused = await project.run(["preview"]);
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.output,
+      /the Khook resource "(first|second)" of this program already uses the state record Secret "khook-state-twin" in namespace "khook-pulumi-[^"]+" \(spec name "twin"\)/,
+      refused.output,
+    );
+    assert.match(refused.output, /distinct metadata\.name \(or state\.name\)/, refused.output);
+  },
+);

@@ -15,7 +15,19 @@ import {
   validatingWebhookConfiguration,
   mutatingWebhookConfiguration,
 } from "../harness/webhook-server.js";
-import { applyStep, cliEnv, cm, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf } from "./support/khook-cli.js";
+import {
+  applyStep,
+  cliEnv,
+  cm,
+  khookSpec,
+  outputMatches,
+  parseRun,
+  runKhook,
+  specDir,
+  startKhook,
+  stateIn,
+  stepOf,
+} from "./support/khook-cli.js";
 
 const WAITING = (what: string) => new RegExp(`waiting for ${what}; retrying until \\d\\d:\\d\\d:\\d\\d`);
 
@@ -39,7 +51,10 @@ async function setup(t: TestContext, prefix: string) {
     });
     await kubectl(["apply", "-f", "-"], JSON.stringify(obj));
   };
-  const status = async (file: string) => JSON.parse((await runKhook(["status", "-f", file, "-o", "json"], { env })).stdout) as { steps: { name: string; transientRetries: number; attempts: number; status: string }[] };
+  const status = async (file: string) =>
+    JSON.parse((await runKhook(["status", "-f", file, "-o", "json"], { env })).stdout) as {
+      steps: { name: string; transientRetries: number; attempts: number; status: string }[];
+    };
   return { cluster, ns, kubectl, env, hook, clusterScoped, status, name: ns.replace(/[^a-z0-9-]/g, "") };
 }
 
@@ -59,12 +74,22 @@ describe("races: admission webhooks", () => {
     const s = await setup(t, "races-down");
     await s.clusterScoped(validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns }));
     const { file } = specDir(khookSpec(s.name, guardedCm(s.ns), stateIn(s.ns)));
-    const { r, run, output } = await applyWhile(s.env, file, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`), () => s.hook.set("allow"));
+    const { r, run, output } = await applyWhile(
+      s.env,
+      file,
+      WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`),
+      () => s.hook.set("allow"),
+    );
     assert.equal(r.code, 0, output);
     const step = stepOf(run, "guarded");
     assert.deepEqual([step.status, step.attempts], ["ok", 1]);
     assert.equal((output.match(/waiting for admission webhook/g) ?? []).length, 1, `one waiting line:\n${output}`);
-    assert.match(output, new RegExp(`admission webhook ${s.name}\\.khook\\.test cleared after .* \\(\\d+ transient retr(y|ies)\\); going on`));
+    assert.match(
+      output,
+      new RegExp(
+        `admission webhook ${s.name}\\.khook\\.test cleared after .* \\(\\d+ transient retr(y|ies)\\); going on`,
+      ),
+    );
     assert.ok(s.hook.count("/validate") >= 1, "the API server called the webhook once it served");
     assert.equal(await s.kubectl(["get", "configmap", "guarded", "-n", s.ns, "-o", "name"]), "configmap/guarded");
     const recorded = (await s.status(file)).steps.find((x) => x.name === "guarded")!;
@@ -80,7 +105,10 @@ describe("races: admission webhooks", () => {
     const proc = startKhook(["apply", "-f", file, "-o", "json"], { env: s.env });
     await outputMatches(proc, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(timeout\\)`));
     await s.hook.set("error");
-    await outputMatches(proc, new RegExp(`waiting for admission webhook ${s.name}\\.khook\\.test \\((?!timeout)[^)]+\\)`));
+    await outputMatches(
+      proc,
+      new RegExp(`waiting for admission webhook ${s.name}\\.khook\\.test \\((?!timeout)[^)]+\\)`),
+    );
     await s.hook.set("allow");
     const r = await proc.done;
     assert.equal(r.code, 0, proc.output());
@@ -92,12 +120,29 @@ describe("races: admission webhooks", () => {
     const s = await setup(t, "races-ca");
     await s.hook.set("allow");
     // Registered with a CA that did not sign the webhook's certificate, as a chart installs it before cert-manager injects the right one.
-    const config = validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns, caBundle: s.hook.wrongCaBundle });
+    const config = validatingWebhookConfiguration(s.hook, {
+      name: s.name,
+      namespace: s.ns,
+      caBundle: s.hook.wrongCaBundle,
+    });
     await s.clusterScoped(config);
     const { file } = specDir(khookSpec(s.name, guardedCm(s.ns)));
-    const { r, run, output } = await applyWhile(s.env, file, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(x509: certificate signed by unknown authority\\)`), async () => {
-      await s.kubectl(["patch", "validatingwebhookconfiguration", s.name, "--type", "json", "-p", JSON.stringify([{ op: "replace", path: "/webhooks/0/clientConfig/caBundle", value: s.hook.caBundle }])]);
-    });
+    const { r, run, output } = await applyWhile(
+      s.env,
+      file,
+      WAITING(`admission webhook ${s.name}\\.khook\\.test \\(x509: certificate signed by unknown authority\\)`),
+      async () => {
+        await s.kubectl([
+          "patch",
+          "validatingwebhookconfiguration",
+          s.name,
+          "--type",
+          "json",
+          "-p",
+          JSON.stringify([{ op: "replace", path: "/webhooks/0/clientConfig/caBundle", value: s.hook.caBundle }]),
+        ]);
+      },
+    );
     assert.equal(r.code, 0, output);
     assert.deepEqual([stepOf(run, "guarded").status, stepOf(run, "guarded").attempts], ["ok", 1]);
   });
@@ -112,7 +157,10 @@ describe("races: admission webhooks", () => {
     assert.equal(r.code, 1, r.stderr);
     const step = stepOf(parseRun(r), "guarded");
     assert.deepEqual([step.status, step.attempts], ["failed", 1]);
-    assert.match(step.error ?? "", new RegExp(`admission webhook "${s.name}\\.khook\\.test" denied the request: ${DENY_MESSAGE}`));
+    assert.match(
+      step.error ?? "",
+      new RegExp(`admission webhook "${s.name}\\.khook\\.test" denied the request: ${DENY_MESSAGE}`),
+    );
     assert.doesNotMatch(r.stderr, /waiting for|transient/, "no retry lines");
     assert.equal(s.hook.count("/validate"), 1, "the API server called the webhook once: khook did not retry");
   });
@@ -138,15 +186,26 @@ spec:
 ${JSON.stringify(validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns }))}
 `;
     t.after(async () => {
-      await s.cluster.kubectl(["delete", "validatingwebhookconfiguration", s.name, "--ignore-not-found", "--wait=false"]);
+      await s.cluster.kubectl([
+        "delete",
+        "validatingwebhookconfiguration",
+        s.name,
+        "--ignore-not-found",
+        "--wait=false",
+      ]);
     });
     const steps = `${applyStep("operator", operator)}${applyStep("guarded", cm("guarded", s.ns), "    needs: [operator]\n    timeout: 3m\n")}`;
     const { file } = specDir(khookSpec(s.name, steps));
-    const { r, run, output } = await applyWhile(s.env, file, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`), async () => {
-      // The webhook's pod serves once it is Ready: as a real operator's does.
-      await s.kubectl(["rollout", "status", "deployment/operator", "-n", s.ns, "--timeout=120s"]);
-      await s.hook.set("allow");
-    });
+    const { r, run, output } = await applyWhile(
+      s.env,
+      file,
+      WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`),
+      async () => {
+        // The webhook's pod serves once it is Ready: as a real operator's does.
+        await s.kubectl(["rollout", "status", "deployment/operator", "-n", s.ns, "--timeout=120s"]);
+        await s.hook.set("allow");
+      },
+    );
     assert.equal(r.code, 0, output);
     assert.deepEqual([stepOf(run, "guarded").status, stepOf(run, "guarded").attempts], ["ok", 1]);
   });
@@ -160,7 +219,12 @@ describe("races: conversion webhooks, CRDs and aggregated APIs", () => {
     await s.kubectl(["wait", "--for=condition=Established", `crd/widgets.${group}`, "--timeout=60s"]);
     const widget = `apiVersion: ${group}/v2\nkind: Widget\nmetadata:\n  name: w\n  namespace: ${s.ns}\nspec:\n  size: 3\n`;
     const { file } = specDir(khookSpec(s.name, applyStep("widget", widget, "    timeout: 3m\n")));
-    const { r, run, output } = await applyWhile(s.env, file, WAITING(`conversion webhook for ${group.replace(/\./g, "\\.")}/v\\d, Kind=Widget \\(connection refused\\)`), () => s.hook.set("allow"));
+    const { r, run, output } = await applyWhile(
+      s.env,
+      file,
+      WAITING(`conversion webhook for ${group.replace(/\./g, "\\.")}/v\\d, Kind=Widget \\(connection refused\\)`),
+      () => s.hook.set("allow"),
+    );
     assert.equal(r.code, 0, output);
     assert.deepEqual([stepOf(run, "widget").status, stepOf(run, "widget").attempts], ["ok", 1]);
     assert.ok(s.hook.count("/convert") >= 1);
@@ -181,10 +245,14 @@ describe("races: conversion webhooks, CRDs and aggregated APIs", () => {
     const { file } = specDir(khookSpec(s.name, steps));
     const r = await runKhook(["apply", "-f", file, "-o", "json"], { env: s.env });
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
-    for (const step of ["config", "crd", "gadget", "rollout-free-wait"]) assert.equal(stepOf(parseRun(r), step).status, "ok", step);
+    for (const step of ["config", "crd", "gadget", "rollout-free-wait"])
+      assert.equal(stepOf(parseRun(r), step).status, "ok", step);
     const warnings = r.stderr.split("\n").filter((l) => l.includes(`couldn't get resource list for ${group}/v1beta1`));
     assert.equal(warnings.length, 1, `warned once, as kubectl does:\n${r.stderr}`);
-    assert.match(warnings[0]!, /^warning: couldn't get resource list for .*: stale discovery: its APIService is not available; steps that use this API wait for it, the others go on$/);
+    assert.match(
+      warnings[0]!,
+      /^warning: couldn't get resource list for .*: stale discovery: its APIService is not available; steps that use this API wait for it, the others go on$/,
+    );
   });
 });
 
@@ -192,9 +260,17 @@ describe("races: helm", () => {
   test("two charts: the first installs a webhook configuration, the second's objects wait for that webhook to serve; one run", async (t) => {
     const s = await setup(t, "races-helm");
     t.after(async () => {
-      await s.cluster.kubectl(["delete", "validatingwebhookconfiguration", s.name, "--ignore-not-found", "--wait=false"]);
+      await s.cluster.kubectl([
+        "delete",
+        "validatingwebhookconfiguration",
+        s.name,
+        "--ignore-not-found",
+        "--wait=false",
+      ]);
     });
-    const values = JSON.stringify({ webhook: validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns }) });
+    const values = JSON.stringify({
+      webhook: validatingWebhookConfiguration(s.hook, { name: s.name, namespace: s.ns }),
+    });
     const steps = `  - name: operator
     helm:
       release: operator
@@ -212,9 +288,17 @@ describe("races: helm", () => {
         data: {guarded: "yes"}
 `;
     const { file } = specDir(khookSpec(s.name, steps));
-    const { r, run, output } = await applyWhile(s.env, file, WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`), () => s.hook.set("allow"));
+    const { r, run, output } = await applyWhile(
+      s.env,
+      file,
+      WAITING(`admission webhook ${s.name}\\.khook\\.test \\(connection refused\\)`),
+      () => s.hook.set("allow"),
+    );
     assert.equal(r.code, 0, output);
     assert.deepEqual([stepOf(run, "config").status, stepOf(run, "config").attempts], ["ok", 1]);
-    assert.equal(await s.kubectl(["get", "configmap", "config-config", "-n", s.ns, "-o", "jsonpath={.data.guarded}"]), "yes");
+    assert.equal(
+      await s.kubectl(["get", "configmap", "config-config", "-n", s.ns, "-o", "jsonpath={.data.guarded}"]),
+      "yes",
+    );
   });
 });

@@ -16,10 +16,22 @@ import { cliEnv, KHOOK_BIN, khookSpec, specDir } from "./support/khook-cli.js";
  * The CLI from the modules tsc emitted, where the probe sees each one load. bin/khook runs the same
  * modules from one bundle (provider/cli/launch.ts), inside which the probe sees only packages.
  */
-const CLI_FROM_MODULES = ["-e", `require(${JSON.stringify(path.join(repoRoot(), "dist", "provider", "cli", "main.js"))}).main(process.argv.slice(1)).then((code) => { process.exitCode = code; });`];
+const CLI_FROM_MODULES = [
+  "-e",
+  `require(${JSON.stringify(path.join(repoRoot(), "dist", "provider", "cli", "main.js"))}).main(process.argv.slice(1)).then((code) => { process.exitCode = code; });`,
+];
 
 /** Not needed to resume: every step is skipped from the record, and the kubeconfig is a plain file. */
-const NOT_FOR_RESUMING = ["the executors", "the hook runners", "the positioned YAML parser", "@kubernetes/client-node", "Pulumi", "ajv's schema compiler", "the CEL library", "the Go template functions"];
+const NOT_FOR_RESUMING = [
+  "the executors",
+  "the hook runners",
+  "the positioned YAML parser",
+  "@kubernetes/client-node",
+  "Pulumi",
+  "ajv's schema compiler",
+  "the CEL library",
+  "the Go template functions",
+];
 
 describe("resumed re-run start-up", () => {
   test("state: a re-run with nothing changed loads no executor, no hook runner, no yaml library and no @kubernetes/client-node", async (t) => {
@@ -54,7 +66,10 @@ describe("resumed re-run start-up", () => {
     // The counter-check: the first run executes its steps, and the probe sees their executors load.
     const first = await modulesLoadedByProcess([...CLI_FROM_MODULES, "apply", "-f", file], env);
     assert.equal(first.code, 0, first.output);
-    assert.ok(heavyLoaded(first.modules, NOT_FOR_RESUMING).includes("the executors"), "the first run loads the executors it runs");
+    assert.ok(
+      heavyLoaded(first.modules, NOT_FOR_RESUMING).includes("the executors"),
+      "the first run loads the executors it runs",
+    );
 
     const rerun = await modulesLoadedByProcess([...CLI_FROM_MODULES, "apply", "-f", file], env);
     assert.equal(rerun.code, 0, rerun.output);

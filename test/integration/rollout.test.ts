@@ -20,7 +20,12 @@ async function until(pred: () => boolean): Promise<void> {
   while (!pred()) await new Promise((r) => setTimeout(r, 50));
 }
 
-const workload = (kind: "Deployment" | "DaemonSet" | "StatefulSet", name: string, extraSpec = "", podSpecExtra = "") => `apiVersion: apps/v1
+const workload = (
+  kind: "Deployment" | "DaemonSet" | "StatefulSet",
+  name: string,
+  extraSpec = "",
+  podSpecExtra = "",
+) => `apiVersion: apps/v1
 kind: ${kind}
 metadata: {name: ${name}}
 spec:
@@ -45,20 +50,42 @@ describe("rollout status", () => {
     const out = await waiting;
     assert.deepEqual(out, { status: "ok", reason: 'deployment "web" successfully rolled out' });
     // kubectl agrees, and the status fields satisfy its rules.
-    assert.match(await kubectl(["rollout", "status", "deployment/web", "-n", ns, "--timeout=5s"]), /successfully rolled out/);
+    assert.match(
+      await kubectl(["rollout", "status", "deployment/web", "-n", ns, "--timeout=5s"]),
+      /successfully rolled out/,
+    );
     const d = (await kube.get(await kube.resolveResource("deploy"), "web", ns)) as KubeObject;
-    const st = d["status"] as { updatedReplicas: number; availableReplicas: number; replicas: number; observedGeneration: number };
+    const st = d["status"] as {
+      updatedReplicas: number;
+      availableReplicas: number;
+      replicas: number;
+      observedGeneration: number;
+    };
     assert.equal(st.updatedReplicas, 2);
     assert.equal(st.availableReplicas, 2);
     assert.ok(st.observedGeneration >= d.metadata!.generation!);
-    assert.deepEqual(await rolloutExecutor.assess(s, await context()), { action: "no-op", reason: 'deployment "web" successfully rolled out' });
+    assert.deepEqual(await rolloutExecutor.assess(s, await context()), {
+      action: "no-op",
+      reason: 'deployment "web" successfully rolled out',
+    });
   });
 
   test("a Deployment that exceeds its progress deadline fails without waiting for the step timeout", async (t) => {
     const { ns, kubectl } = await setup(t);
     // No node matches, so the pods stay Pending and the deployment controller gives up after 1s.
-    await kubectl(["apply", "-n", ns], workload("Deployment", "stuck", "  progressDeadlineSeconds: 1\n", "      nodeSelector: {khook.test/nowhere: \"true\"}\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ status: "deployment/stuck", namespace: ns }), await context(300_000)), /deployment "stuck" exceeded its progress deadline/);
+    await kubectl(
+      ["apply", "-n", ns],
+      workload(
+        "Deployment",
+        "stuck",
+        "  progressDeadlineSeconds: 1\n",
+        '      nodeSelector: {khook.test/nowhere: "true"}\n',
+      ),
+    );
+    await assert.rejects(
+      rolloutExecutor.apply(step({ status: "deployment/stuck", namespace: ns }), await context(300_000)),
+      /deployment "stuck" exceeded its progress deadline/,
+    );
   });
 
   test("DaemonSet and StatefulSet", async (t) => {
@@ -69,13 +96,19 @@ describe("rollout status", () => {
     assert.equal(ds.reason, 'daemon set "agent" successfully rolled out');
     const sts = await rolloutExecutor.apply(step({ status: "statefulset/db", namespace: ns }), await context());
     assert.equal(sts.reason, "partitioned roll out complete: 2 new pods have been updated...");
-    assert.match(await kubectl(["rollout", "status", "statefulset/db", "-n", ns, "--timeout=5s"]), /partitioned roll out complete: 2 new pods have been updated/);
+    assert.match(
+      await kubectl(["rollout", "status", "statefulset/db", "-n", ns, "--timeout=5s"]),
+      /partitioned roll out complete: 2 new pods have been updated/,
+    );
   });
 
   test("a DaemonSet with the OnDelete strategy cannot report rollout status", async (t) => {
     const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("DaemonSet", "ondelete", "  updateStrategy: {type: OnDelete}\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ status: "daemonset/ondelete", namespace: ns }), await context()), /only available for RollingUpdate strategy type/);
+    await assert.rejects(
+      rolloutExecutor.apply(step({ status: "daemonset/ondelete", namespace: ns }), await context()),
+      /only available for RollingUpdate strategy type/,
+    );
   });
 });
 
@@ -85,10 +118,21 @@ describe("rollout restart", () => {
     await kubectl(["apply", "-n", ns], workload("Deployment", "api"));
     await rolloutExecutor.apply(step({ status: "deployment/api", namespace: ns }), await context());
     const s = step({ restart: "deployment/api", namespace: ns });
-    assert.deepEqual(await rolloutExecutor.assess(s, await context()), { action: "restart", reason: `deployment/api in namespace ${ns} (2 replicas) gets a new restartedAt` });
+    assert.deepEqual(await rolloutExecutor.assess(s, await context()), {
+      action: "restart",
+      reason: `deployment/api in namespace ${ns} (2 replicas) gets a new restartedAt`,
+    });
     const out = await rolloutExecutor.apply(s, await context());
     assert.match(out.reason, /^deployment\.apps\/api restarted \(restartedAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/);
-    const at = await kubectl(["get", "deploy", "api", "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`]);
+    const at = await kubectl([
+      "get",
+      "deploy",
+      "api",
+      "-n",
+      ns,
+      "-o",
+      `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`,
+    ]);
     assert.match(at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.ok(!Number.isNaN(Date.parse(at)));
     assert.equal(RESTARTED_AT, "kubectl.kubernetes.io/restartedAt");
@@ -103,7 +147,14 @@ describe("rollout restart", () => {
     await kubectl(["apply", "-n", ns], workload("StatefulSet", "db"));
     for (const target of ["daemonset/agent", "statefulset/db"]) {
       await rolloutExecutor.apply(step({ restart: target, namespace: ns }), await context());
-      const at = await kubectl(["get", target, "-n", ns, "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`]);
+      const at = await kubectl([
+        "get",
+        target,
+        "-n",
+        ns,
+        "-o",
+        `jsonpath={.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}`,
+      ]);
       assert.match(at, /Z$/, target);
     }
   });
@@ -111,10 +162,25 @@ describe("rollout restart", () => {
   test("refuses a paused Deployment, a missing target, and kinds without rollouts", async (t) => {
     const { ns, kubectl } = await setup(t);
     await kubectl(["apply", "-n", ns], workload("Deployment", "paused", "  paused: true\n"));
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/paused", namespace: ns }), await context()), /can't restart paused deployment/);
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "deployment/missing", namespace: ns }), await context()), /not found/);
-    await assert.rejects(rolloutExecutor.apply(step({ restart: "configmap/x", namespace: ns }), await context()), /supports deployment, daemonset and statefulset, not configmap/);
-    await assert.rejects(rolloutExecutor.apply(step({ status: "deployments", namespace: ns }), await context()), /needs TYPE\/NAME/);
-    assert.deepEqual(await rolloutExecutor.destroy(step({ restart: "deployment/x", namespace: ns }), await context()), { status: "skipped", reason: "rollout steps have nothing to undo" });
+    await assert.rejects(
+      rolloutExecutor.apply(step({ restart: "deployment/paused", namespace: ns }), await context()),
+      /can't restart paused deployment/,
+    );
+    await assert.rejects(
+      rolloutExecutor.apply(step({ restart: "deployment/missing", namespace: ns }), await context()),
+      /not found/,
+    );
+    await assert.rejects(
+      rolloutExecutor.apply(step({ restart: "configmap/x", namespace: ns }), await context()),
+      /supports deployment, daemonset and statefulset, not configmap/,
+    );
+    await assert.rejects(
+      rolloutExecutor.apply(step({ status: "deployments", namespace: ns }), await context()),
+      /needs TYPE\/NAME/,
+    );
+    assert.deepEqual(await rolloutExecutor.destroy(step({ restart: "deployment/x", namespace: ns }), await context()), {
+      status: "skipped",
+      reason: "rollout steps have nothing to undo",
+    });
   });
 });

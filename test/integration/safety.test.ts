@@ -37,7 +37,10 @@ describe("job ownership per spec", () => {
 
     const applyA = await runKhook(["apply", "-f", a, "-o", "json"], { env });
     assert.equal(applyA.code, 1, applyA.stderr);
-    assert.match(stepOf(parseRun(applyA), "migrate").error ?? "", /belongs to another khook spec, "spec-b".*never replaces a Job it does not own/);
+    assert.match(
+      stepOf(parseRun(applyA), "migrate").error ?? "",
+      /belongs to another khook spec, "spec-b".*never replaces a Job it does not own/,
+    );
     assert.equal(await jobUid(ns, "migrate"), uidB, "spec B's Job was not replaced");
 
     const destroyA = await runKhook(["destroy", "-f", a, "-o", "json"], { env });
@@ -67,12 +70,28 @@ describe("the state record", () => {
     const r = await runKhook(["apply", "-f", file, "-o", "json"], { env: cliEnv(cluster.kubeconfig) });
     assert.equal(r.code, 1, r.stderr);
 
-    const secret = await cluster.kubectl(["get", "secret", "khook-state-record-skip", "-n", ns, "-o", "jsonpath={.data.record\\.json}"]);
+    const secret = await cluster.kubectl([
+      "get",
+      "secret",
+      "khook-state-record-skip",
+      "-n",
+      ns,
+      "-o",
+      "jsonpath={.data.record\\.json}",
+    ]);
     assert.equal(secret.code, 0, secret.stderr);
-    const record = JSON.parse(Buffer.from(secret.stdout.trim(), "base64").toString("utf8")) as { steps: Record<string, { status: string; reason: string }> };
+    const record = JSON.parse(Buffer.from(secret.stdout.trim(), "base64").toString("utf8")) as {
+      steps: Record<string, { status: string; reason: string }>;
+    };
     assert.equal(record.steps["bad"]?.status, "failed");
-    assert.deepEqual([record.steps["after"]?.status, record.steps["after"]?.reason], ["skipped", 'blocked by failed dependency "bad"']);
-    assert.deepEqual([record.steps["stop"]?.status, record.steps["stop"]?.reason], ["skipped", 'blocked by failed dependency "bad" (via "after")']);
+    assert.deepEqual(
+      [record.steps["after"]?.status, record.steps["after"]?.reason],
+      ["skipped", 'blocked by failed dependency "bad"'],
+    );
+    assert.deepEqual(
+      [record.steps["stop"]?.status, record.steps["stop"]?.reason],
+      ["skipped", 'blocked by failed dependency "bad" (via "after")'],
+    );
     assert.match(record.steps["gated"]?.reason ?? "", /^excluded by when:/);
 
     const status = await runKhook(["status", "-f", file], { env: cliEnv(cluster.kubeconfig) });
@@ -96,7 +115,9 @@ describe("plan against an unreachable cluster", () => {
     const kubeconfig = specDir(
       `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t0k3n-value}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
     ).file;
-    const file = specDir(khookSpec("unreachable", "  - name: w\n    wait: { for: delete, on: configmap/x, namespace: default }\n")).file;
+    const file = specDir(
+      khookSpec("unreachable", "  - name: w\n    wait: { for: delete, on: configmap/x, namespace: default }\n"),
+    ).file;
     for (const extra of [[], ["-o", "json"]]) {
       const r = await runKhook(["plan", "-f", file, ...extra], { env: cliEnv(kubeconfig) });
       assert.equal(r.code, 1, `${extra.join(" ")}: ${r.stdout}${r.stderr}`);
@@ -123,7 +144,11 @@ describe("credentials that stop working mid-session", () => {
     const credential = JSON.stringify({
       apiVersion: "client.authentication.k8s.io/v1",
       kind: "ExecCredential",
-      status: { clientCertificateData: pem(field("client-certificate-data")), clientKeyData: pem(field("client-key-data")), expirationTimestamp: "2000-01-01T00:00:00Z" },
+      status: {
+        clientCertificateData: pem(field("client-certificate-data")),
+        clientKeyData: pem(field("client-key-data")),
+        expirationTimestamp: "2000-01-01T00:00:00Z",
+      },
     });
     fs.writeFileSync(path.join(dir, "credential.json"), credential, { mode: 0o600 });
     fs.writeFileSync(

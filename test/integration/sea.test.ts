@@ -49,9 +49,18 @@ describe("the single executable, alone", () => {
   });
 
   /** Runs the executable the way a user would: nothing but PATH, HOME and the kubeconfig. */
-  async function sea(args: string[], opts: { input?: string; kubeconfig?: string; file?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+  async function sea(
+    args: string[],
+    opts: { input?: string; kubeconfig?: string; file?: string; env?: NodeJS.ProcessEnv } = {},
+  ): Promise<RunResult> {
     if (args[0] !== undefined) ran.add(args[0]);
-    const env: NodeJS.ProcessEnv = { PATH: pathDir, HOME: home, NO_COLOR: "1", ...(opts.kubeconfig !== undefined ? { KUBECONFIG: opts.kubeconfig } : {}), ...opts.env };
+    const env: NodeJS.ProcessEnv = {
+      PATH: pathDir,
+      HOME: home,
+      NO_COLOR: "1",
+      ...(opts.kubeconfig !== undefined ? { KUBECONFIG: opts.kubeconfig } : {}),
+      ...opts.env,
+    };
     return run(opts.file ?? khook, args, { cwd, env, ...(opts.input !== undefined ? { input: opts.input } : {}) });
   }
 
@@ -77,7 +86,10 @@ describe("the single executable, alone", () => {
 
     const schema = await sea(["schema"]);
     assert.equal(schema.code, 0, schema.stderr);
-    assert.equal(schema.stdout, fs.readFileSync(path.join(__dirname, "..", "..", "..", "schema", "v1", "khook.json"), "utf8"));
+    assert.equal(
+      schema.stdout,
+      fs.readFileSync(path.join(__dirname, "..", "..", "..", "schema", "v1", "khook.json"), "utf8"),
+    );
 
     const text = `apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: offline}\nsteps:\n  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm}\n  - name: chart\n    needs: [cm]\n    helm: {chart: ${testChartPath("khook-test-app")}, namespace: demo}\n`;
     const file = spec("offline", text);
@@ -99,7 +111,14 @@ describe("the single executable, alone", () => {
     assert.ok(graph.stdout.includes('"cm"'));
 
     // The schema validator inside the executable reports every problem with its line.
-    const bad = await sea(["validate", "-f", spec("bad", "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: bad}\nsteps:\n  - name: a\n    needs: [missing]\n    wait: {for: nope, on: pods}\n")]);
+    const bad = await sea([
+      "validate",
+      "-f",
+      spec(
+        "bad",
+        "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: bad}\nsteps:\n  - name: a\n    needs: [missing]\n    wait: {for: nope, on: pods}\n",
+      ),
+    ]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /spec\.yaml:6:\d+: \/steps\/0\/needs\/0: step "a" needs "missing"/);
     assert.match(bad.stderr, /spec\.yaml:7:\d+: \/steps\/0\/wait\/for/);
@@ -108,7 +127,22 @@ describe("the single executable, alone", () => {
   test("against the cluster: apply with a helm step whose pre-apply webhook reaches the release through the post-renderer (the executable itself); plan, status, unlock, destroy", async (t) => {
     const cluster = await testCluster();
     const ns = await withNamespace(t, "sea");
-    server.on("pre-apply", { kind: "ok", change: (c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { ...((v.metadata as { labels?: object }).labels ?? {}), audited: "sea" } } }])) });
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (c) =>
+        Object.fromEntries(
+          Object.entries(c).map(([k, v]) => [
+            k,
+            {
+              ...v,
+              metadata: {
+                ...(v.metadata as object),
+                labels: { ...((v.metadata as { labels?: object }).labels ?? {}), audited: "sea" },
+              },
+            },
+          ]),
+        ),
+    });
     const file = spec(
       "cluster",
       `apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: sea}\nstate: {namespace: ${ns}}\nhooks:\n  - name: audit\n    on: [pre-apply]\n    webhook: {url: '${server.url}', timeout: 5s}\nsteps:\n  - name: config\n    apply:\n      namespace: ${ns}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: settings}\n            data: {mode: sea}\n  - name: chart\n    needs: [config]\n    helm:\n      chart: ${testChartPath("khook-test-app")}\n      namespace: ${ns}\n      values: {message: hello}\n`,
@@ -116,18 +150,44 @@ describe("the single executable, alone", () => {
     const kubeconfig = cluster.kubeconfig;
     const applied = await sea(["apply", "-f", file, "-o", "json"], { kubeconfig });
     assert.equal(applied.code, 0, applied.stdout + applied.stderr);
-    const summary = JSON.parse(applied.stdout) as { steps: { status: string }[]; cluster: { server: string; kubeSystemUid: string }; exitCode: number };
-    assert.deepEqual(summary.steps.map((s) => s.status), ["ok", "ok"]);
+    const summary = JSON.parse(applied.stdout) as {
+      steps: { status: string }[];
+      cluster: { server: string; kubeSystemUid: string };
+      exitCode: number;
+    };
+    assert.deepEqual(
+      summary.steps.map((s) => s.status),
+      ["ok", "ok"],
+    );
     // The fleet fields: which cluster this was, and the exit status.
     const kubeSystem = await cluster.kubectl(["get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"]);
-    const apiServer = await cluster.kubectl(["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"]);
+    const apiServer = await cluster.kubectl([
+      "config",
+      "view",
+      "--minify",
+      "-o",
+      "jsonpath={.clusters[0].cluster.server}",
+    ]);
     assert.deepEqual(summary.cluster, { server: apiServer.stdout, kubeSystemUid: kubeSystem.stdout });
     assert.equal(summary.exitCode, 0);
     // What the webhook changed is what helm installed: the manifest went through the post-renderer.
-    const cm = await cluster.kubectl(["-n", ns, "get", "configmap", "chart-app", "-o", "jsonpath={.metadata.labels.audited}"]);
+    const cm = await cluster.kubectl([
+      "-n",
+      ns,
+      "get",
+      "configmap",
+      "chart-app",
+      "-o",
+      "jsonpath={.metadata.labels.audited}",
+    ]);
     assert.equal(cm.stdout, "sea", cm.stderr);
-    const pre = server.requests.filter((r) => r.body.phase === "pre-apply").map((r) => Object.keys(r.body.children).sort());
-    assert.ok(pre.some((children) => children.includes("Deployment/chart-app")), `the release's objects reached the hook: ${JSON.stringify(pre)}`);
+    const pre = server.requests
+      .filter((r) => r.body.phase === "pre-apply")
+      .map((r) => Object.keys(r.body.children).sort());
+    assert.ok(
+      pre.some((children) => children.includes("Deployment/chart-app")),
+      `the release's objects reached the hook: ${JSON.stringify(pre)}`,
+    );
 
     const plan = await sea(["plan", "-f", file], { kubeconfig });
     assert.equal(plan.code, 0, plan.stdout + plan.stderr);
@@ -144,28 +204,56 @@ describe("the single executable, alone", () => {
     assert.deepEqual(fs.readdirSync(cwd), [], "nothing was written into the working directory");
   });
 
-  test("as pulumi-resource-khook (a symlink on PATH, how the Pulumi engine finds a provider plugin) it is the native provider: a Pulumi YAML program previews, applies and destroys with no Node and no node_modules", { timeout: 900_000 }, async (t) => {
-    const { project, kubeconfig, namespace: ns, cluster } = await pulumiFixture(t, { program: "", bare: true, files: { "boot.khook.yaml": pulumiSpec("sea-native", configMapStep("alpha", { a: "1" }) + configMapStep("beta", { b: "2" })) } });
-    project.write("Pulumi.yaml", yamlProgram(ns, kubeconfig));
-    // What the engine can run: YAML's language host and the executable under the plugin's name; nothing else.
-    const pluginPath = toolsOnlyDir(path.join(root, "plugin-path"), { "pulumi-language-yaml": toolPath("pulumi-language-yaml"), "pulumi-resource-khook": khook });
-    assert.equal(findOnPath("node", pluginPath), undefined);
-    for (const k of Object.keys(project.env)) if (!/^PULUMI_|^NO_COLOR$/.test(k)) delete project.env[k];
-    Object.assign(project.env, { PATH: pluginPath, HOME: home });
-    assert.ok(!fs.existsSync(path.join(project.dir, "node_modules")));
-    await project.init();
+  test(
+    "as pulumi-resource-khook (a symlink on PATH, how the Pulumi engine finds a provider plugin) it is the native provider: a Pulumi YAML program previews, applies and destroys with no Node and no node_modules",
+    { timeout: 900_000 },
+    async (t) => {
+      const {
+        project,
+        kubeconfig,
+        namespace: ns,
+        cluster,
+      } = await pulumiFixture(t, {
+        program: "",
+        bare: true,
+        files: {
+          "boot.khook.yaml": pulumiSpec(
+            "sea-native",
+            configMapStep("alpha", { a: "1" }) + configMapStep("beta", { b: "2" }),
+          ),
+        },
+      });
+      project.write("Pulumi.yaml", yamlProgram(ns, kubeconfig));
+      // What the engine can run: YAML's language host and the executable under the plugin's name; nothing else.
+      const pluginPath = toolsOnlyDir(path.join(root, "plugin-path"), {
+        "pulumi-language-yaml": toolPath("pulumi-language-yaml"),
+        "pulumi-resource-khook": khook,
+      });
+      assert.equal(findOnPath("node", pluginPath), undefined);
+      for (const k of Object.keys(project.env)) if (!/^PULUMI_|^NO_COLOR$/.test(k)) delete project.env[k];
+      Object.assign(project.env, { PATH: pluginPath, HOME: home });
+      assert.ok(!fs.existsSync(path.join(project.dir, "node_modules")));
+      await project.init();
 
-    const preview = await project.ok(["preview"]);
-    assert.match(preview.output, /\+ .*khook:index:Khook.*boot.*create/, preview.output);
-    assert.match(preview.output, /\[boot\] plan: alpha: run apply/, "the plan lines reach the user through the engine's log");
-    await project.ok(["up", "--yes", "--skip-preview"]);
-    assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
-    assert.equal((await cluster.configMap(ns, "beta"))?.data?.b, "2");
-    assert.deepEqual(((await project.outputs()).steps as { name: string; status: string }[]).map((s) => `${s.name}=${s.status}`), ["alpha=ok", "beta=ok"]);
-    await project.ok(["preview", "--expect-no-changes"]);
-    await project.ok(["destroy", "--yes", "--skip-preview"]);
-    assert.deepEqual(await cluster.versions(ns, ["alpha", "beta"]), { alpha: undefined, beta: undefined });
-  });
+      const preview = await project.ok(["preview"]);
+      assert.match(preview.output, /\+ .*khook:index:Khook.*boot.*create/, preview.output);
+      assert.match(
+        preview.output,
+        /\[boot\] plan: alpha: run apply/,
+        "the plan lines reach the user through the engine's log",
+      );
+      await project.ok(["up", "--yes", "--skip-preview"]);
+      assert.equal((await cluster.configMap(ns, "alpha"))?.data?.a, "1");
+      assert.equal((await cluster.configMap(ns, "beta"))?.data?.b, "2");
+      assert.deepEqual(
+        ((await project.outputs()).steps as { name: string; status: string }[]).map((s) => `${s.name}=${s.status}`),
+        ["alpha=ok", "beta=ok"],
+      );
+      await project.ok(["preview", "--expect-no-changes"]);
+      await project.ok(["destroy", "--yes", "--skip-preview"]);
+      assert.deepEqual(await cluster.versions(ns, ["alpha", "beta"]), { alpha: undefined, beta: undefined });
+    },
+  );
 
   test("every command of the CLI ran from the executable", () => {
     assert.deepEqual([...ran].filter((c) => c in COMMANDS).sort(), Object.keys(COMMANDS).sort());

@@ -18,7 +18,15 @@ const TOKEN = "s3cr3t/Tok+en=&x y";
 function forms(value: string): string[] {
   const b64 = Buffer.from(value).toString("base64");
   const urlquery = encodeURIComponent(value).replace(/%20/g, "+");
-  return [value, b64, b64.replace(/=+$/, ""), urlquery, encodeURIComponent(value), JSON.stringify(value).slice(1, -1), Buffer.from(b64).toString("base64")];
+  return [
+    value,
+    b64,
+    b64.replace(/=+$/, ""),
+    urlquery,
+    encodeURIComponent(value),
+    JSON.stringify(value).slice(1, -1),
+    Buffer.from(b64).toString("base64"),
+  ];
 }
 
 test("secret values, raw and through pipelines (b64enc, urlquery), never appear in any output, the record, or produced files", async (t) => {
@@ -62,7 +70,8 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
   const before = new Set(fs.readdirSync(os.tmpdir()));
   // The CLI writes a V8 code cache at exit (provider/cli/launch.ts): it is produced by the run, so it is grepped too.
   const codeCache = path.join(dir, "compile-cache");
-  const env = (other: string) => cliEnv(cluster.kubeconfig, { KHOOK_SECRET_TOKEN: TOKEN, KHOOK_VAR_OTHER: other, NODE_COMPILE_CACHE: codeCache });
+  const env = (other: string) =>
+    cliEnv(cluster.kubeconfig, { KHOOK_SECRET_TOKEN: TOKEN, KHOOK_VAR_OTHER: other, NODE_COMPILE_CACHE: codeCache });
   const results: CliResult[] = [];
   const khook = async (args: string[], other = "1") => {
     const r = await runKhook(args, { env: env(other) });
@@ -83,15 +92,25 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
   await khook(["validate", "-f", file]);
   await khook(["plan", "--offline", "-f", file, "-o", "json"]);
 
-  const recordB64 = (await cluster.kubectl(["get", "secret", "khook-state-leak", "-n", ns, "-o", "jsonpath={.data.record\\.json}"])).stdout;
+  const recordB64 = (
+    await cluster.kubectl(["get", "secret", "khook-state-leak", "-n", ns, "-o", "jsonpath={.data.record\\.json}"])
+  ).stdout;
   const record = Buffer.from(recordB64, "base64").toString("utf8");
   assert.match(record, /failing-wait/, "the record holds the failed step");
 
   const destroyed = await khook(["destroy", "-f", file]);
   assert.equal(destroyed.code, 0, destroyed.stderr);
 
-  assert.ok(filesUnder(codeCache).some((f) => f.endsWith(".v8cache")), "the runs wrote their code caches where this test greps");
-  const produced = [...filesUnder(dir), ...[...fs.readdirSync(os.tmpdir())].filter((n) => !before.has(n)).flatMap((n) => filesUnder(path.join(os.tmpdir(), n)))];
+  assert.ok(
+    filesUnder(codeCache).some((f) => f.endsWith(".v8cache")),
+    "the runs wrote their code caches where this test greps",
+  );
+  const produced = [
+    ...filesUnder(dir),
+    ...[...fs.readdirSync(os.tmpdir())]
+      .filter((n) => !before.has(n))
+      .flatMap((n) => filesUnder(path.join(os.tmpdir(), n))),
+  ];
   const haystacks: [string, string][] = [
     ...results.flatMap((r, i): [string, string][] => [
       [`run ${i} stdout`, r.stdout],
@@ -101,7 +120,8 @@ test("secret values, raw and through pipelines (b64enc, urlquery), never appear 
     ...readProduced(produced.filter((f) => f !== file)),
   ];
   for (const form of forms(TOKEN)) {
-    for (const [where, text] of haystacks) assert.ok(!text.includes(form), `${JSON.stringify(form)} leaked into ${where}`);
+    for (const [where, text] of haystacks)
+      assert.ok(!text.includes(form), `${JSON.stringify(form)} leaked into ${where}`);
   }
   // The spec file itself never held the secret: it came from the environment.
   assert.ok(!fs.readFileSync(file, "utf8").includes(TOKEN));

@@ -42,7 +42,10 @@ export async function runPulumiSmoke(t: TestContext): Promise<void> {
     path.join(project, "Pulumi.yaml"),
     "name: khook-smoke\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n",
   );
-  fs.writeFileSync(path.join(project, "package.json"), `${JSON.stringify({ name: "khook-smoke", private: true, main: "index.js" })}\n`);
+  fs.writeFileSync(
+    path.join(project, "package.json"),
+    `${JSON.stringify({ name: "khook-smoke", private: true, main: "index.js" })}\n`,
+  );
   fs.writeFileSync(path.join(project, "index.js"), PROGRAM);
   // The program (and the dynamic-provider shim) resolve @pulumi/pulumi from the repository's deps.
   fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(project, "node_modules"), "dir");

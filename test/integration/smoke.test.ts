@@ -127,7 +127,10 @@ describe("smoke: cluster", () => {
       }),
     );
     await k(["wait", "--for=condition=Established", `crd/${crdName}`, "--timeout=60s"]);
-    await k(["apply", "-n", ns, "-f", "-"], json({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1" }, spec: { size: 3 } }));
+    await k(
+      ["apply", "-n", ns, "-f", "-"],
+      json({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1" }, spec: { size: 3 } }),
+    );
     const size = await k(["get", `widgets.${group}`, "w1", "-n", ns, "-o", "jsonpath={.spec.size}"]);
     assert.equal(size, "3");
   });
@@ -155,27 +158,68 @@ describe("smoke: helm", () => {
     await helm(["install", "from-path", testChartPath("khook-test-app"), "-n", ns, "--wait", "--timeout", "90s"]);
 
     await helm(["repo", "add", "khook-smoke", repo.url, "--username", auth.username, "--password", auth.password]);
-    await helm(["install", "from-repo", "khook-smoke/khook-test-app", "--version", "0.1.0", "-n", ns, "--wait", "--timeout", "90s"]);
+    await helm([
+      "install",
+      "from-repo",
+      "khook-smoke/khook-test-app",
+      "--version",
+      "0.1.0",
+      "-n",
+      ns,
+      "--wait",
+      "--timeout",
+      "90s",
+    ]);
     // Basic auth is enforced: anonymous requests were refused.
     const anon = await fetch(`${repo.url}/index.yaml`);
     assert.equal(anon.status, 401);
 
-    await helm(["install", "from-oci", `${oci.url}/khook-test-app`, "--version", "0.1.0", "--plain-http", "-n", ns, "--wait", "--timeout", "90s"]);
+    await helm([
+      "install",
+      "from-oci",
+      `${oci.url}/khook-test-app`,
+      "--version",
+      "0.1.0",
+      "--plain-http",
+      "-n",
+      ns,
+      "--wait",
+      "--timeout",
+      "90s",
+    ]);
 
-    const list = JSON.parse(await helm(["list", "-n", ns, "-o", "json"])) as { name: string; status: string; chart: string }[];
+    const list = JSON.parse(await helm(["list", "-n", ns, "-o", "json"])) as {
+      name: string;
+      status: string;
+      chart: string;
+    }[];
     const names = list.map((r) => r.name).sort();
     assert.deepEqual(names, ["from-oci", "from-path", "from-repo"]);
     for (const r of list) {
       assert.equal(r.status, "deployed", `${r.name}: ${r.status}`);
       assert.equal(r.chart, "khook-test-app-0.1.0");
     }
-    const avail = await cluster.kubectl(["get", "deploy", "-n", ns, "-o", "jsonpath={.items[*].status.availableReplicas}"]);
+    const avail = await cluster.kubectl([
+      "get",
+      "deploy",
+      "-n",
+      ns,
+      "-o",
+      "jsonpath={.items[*].status.availableReplicas}",
+    ]);
     assert.equal(avail.stdout.trim(), "1 1 1");
   });
 
   test("the toolchain is on PATH for subprocesses", async () => {
     const env = toolEnv();
-    for (const tool of ["kubectl", "helm", "kustomize", "pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"]) {
+    for (const tool of [
+      "kubectl",
+      "helm",
+      "kustomize",
+      "pulumi",
+      "pulumi-language-nodejs",
+      "pulumi-resource-pulumi-nodejs",
+    ]) {
       const r = await run("sh", ["-c", `command -v ${tool}`], { env });
       assert.equal(r.code, 0, `${tool} is not on the harness PATH`);
       assert.equal(r.stdout.trim(), toolPath(tool));

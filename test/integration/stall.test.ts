@@ -43,14 +43,23 @@ async function stalledWait(ns: string, name: string): Promise<{ error: Error; lo
 describe("wait-names-its-blocking-cause (real cluster)", () => {
   test("an unbound claim: the timeout names the claim and the binder's reason, not only 'Available is False'", async (t) => {
     const { ns, kubectl } = await setup(t);
-    await kubectl(["apply", "-n", ns], "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n");
     await kubectl(
       ["apply", "-n", ns],
-      deployment("mysql", "containers: [{name: mysql, image: mysql:8}]\nvolumes: [{name: data, persistentVolumeClaim: {claimName: data}}]"),
+      "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+    );
+    await kubectl(
+      ["apply", "-n", ns],
+      deployment(
+        "mysql",
+        "containers: [{name: mysql, image: mysql:8}]\nvolumes: [{name: data, persistentVolumeClaim: {claimName: data}}]",
+      ),
     );
     const { error, logs } = await stalledWait(ns, "mysql");
     assert.match(error.message, /Available is False/);
-    assert.match(error.message, /what blocks it:\n {2}- pod\/mysql-[a-z0-9-]+: persistentvolumeclaim\/data is not bound \(no persistent volumes available for this claim and no storage class is set\)/);
+    assert.match(
+      error.message,
+      /what blocks it:\n {2}- pod\/mysql-[a-z0-9-]+: persistentvolumeclaim\/data is not bound \(no persistent volumes available for this claim and no storage class is set\)/,
+    );
     assert.ok(
       logs.some((l) => /^blocked: pod\/mysql-[a-z0-9-]+: persistentvolumeclaim\/data is not bound/.test(l)),
       `a blocked: line while waiting; got:\n${logs.join("\n")}`,
@@ -60,15 +69,30 @@ describe("wait-names-its-blocking-cause (real cluster)", () => {
 
   test("an image that cannot be pulled: the container's ImagePullBackOff", async (t) => {
     const { ns, kubectl } = await setup(t);
-    await kubectl(["apply", "-n", ns], deployment("web", 'containers: [{name: web, image: "khook.test/unpullable:1"}]'));
+    await kubectl(
+      ["apply", "-n", ns],
+      deployment("web", 'containers: [{name: web, image: "khook.test/unpullable:1"}]'),
+    );
     const { error } = await stalledWait(ns, "web");
-    assert.match(error.message, /what blocks it:\n {2}- pod\/web-[a-z0-9-]+: container web is waiting: ImagePullBackOff \(Back-off pulling image "khook\.test\/unpullable:1"\)/);
+    assert.match(
+      error.message,
+      /what blocks it:\n {2}- pod\/web-[a-z0-9-]+: container web is waiting: ImagePullBackOff \(Back-off pulling image "khook\.test\/unpullable:1"\)/,
+    );
   });
 
   test("an unschedulable pod: the scheduler's reason", async (t) => {
     const { ns, kubectl } = await setup(t);
-    await kubectl(["apply", "-n", ns], deployment("pinned", 'nodeSelector: {khook.io/no-such-node: "true"}\ncontainers: [{name: pinned, image: "nginx:1.25"}]'));
+    await kubectl(
+      ["apply", "-n", ns],
+      deployment(
+        "pinned",
+        'nodeSelector: {khook.io/no-such-node: "true"}\ncontainers: [{name: pinned, image: "nginx:1.25"}]',
+      ),
+    );
     const { error } = await stalledWait(ns, "pinned");
-    assert.match(error.message, /what blocks it:\n {2}- pod\/pinned-[a-z0-9-]+: cannot be scheduled: 0\/\d+ nodes are available: \d+ node\(s\) didn't match Pod's node affinity\/selector/);
+    assert.match(
+      error.message,
+      /what blocks it:\n {2}- pod\/pinned-[a-z0-9-]+: cannot be scheduled: 0\/\d+ nodes are available: \d+ node\(s\) didn't match Pod's node affinity\/selector/,
+    );
   });
 });

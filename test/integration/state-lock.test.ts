@@ -10,11 +10,35 @@ import * as os from "node:os";
 import { describe, test, type TestContext } from "node:test";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import { testCluster, withNamespace } from "../harness/index.js";
-import { applyStep, cliEnv, cm, gatedChain, khookSpec, outputMatches, parseRun, runKhook, specDir, startKhook, stateIn, stepOf, stepRecorded } from "./support/khook-cli.js";
+import {
+  applyStep,
+  cliEnv,
+  cm,
+  gatedChain,
+  khookSpec,
+  outputMatches,
+  parseRun,
+  runKhook,
+  specDir,
+  startKhook,
+  stateIn,
+  stepOf,
+  stepRecorded,
+} from "./support/khook-cli.js";
 
 interface RecordJson {
   runStatus: string;
-  lease?: { id: string; holder: string; host: string; pid: number; pidNamespace?: string; bootId?: string; command: string; startedAt: string; renewDeadline: string };
+  lease?: {
+    id: string;
+    holder: string;
+    host: string;
+    pid: number;
+    pidNamespace?: string;
+    bootId?: string;
+    command: string;
+    startedAt: string;
+    renewDeadline: string;
+  };
   steps: Record<string, { status: string }>;
 }
 
@@ -36,15 +60,41 @@ async function setup(t: TestContext, spec: string) {
   /** A record as another machine's run left it: its lease, and step `cm` done. */
   const plantRecord = async (lease: NonNullable<RecordJson["lease"]>) => {
     const at = lease.startedAt;
-    const json = JSON.stringify({ format: 1, spec, specHash: "sha256:earlier", khookVersion: "0.0.1", command: "apply", runStatus: "running", startedAt: at, updatedAt: at, lease, steps: {} });
+    const json = JSON.stringify({
+      format: 1,
+      spec,
+      specHash: "sha256:earlier",
+      khookVersion: "0.0.1",
+      command: "apply",
+      runStatus: "running",
+      startedAt: at,
+      updatedAt: at,
+      lease,
+      steps: {},
+    });
     await kubectl(["create", "secret", "generic", secretName, "-n", ns, `--from-literal=record.json=${json}`]);
-    await kubectl(["label", "secret", secretName, "-n", ns, "app.kubernetes.io/managed-by=khook", `khook.io/spec=${spec}`]);
+    await kubectl([
+      "label",
+      "secret",
+      secretName,
+      "-n",
+      ns,
+      "app.kubernetes.io/managed-by=khook",
+      `khook.io/spec=${spec}`,
+    ]);
   };
   return { cluster, ns, kubectl, env, khook, record, plantRecord };
 }
 
 /** Runs khook as pid 50000 of a fresh pid namespace (and user namespace, so no privilege is needed). */
-const IN_NEW_PID_NAMESPACE = ["unshare", "-Urpf", "--mount-proc", "sh", "-c", 'echo 49999 > /proc/sys/kernel/ns_last_pid && "$0" "$@"; exit $?'];
+const IN_NEW_PID_NAMESPACE = [
+  "unshare",
+  "-Urpf",
+  "--mount-proc",
+  "sh",
+  "-c",
+  'echo 49999 > /proc/sys/kernel/ns_last_pid && "$0" "$@"; exit $?',
+];
 
 function canUnsharePid(): boolean {
   return spawnSync("unshare", ["-Urpf", "--mount-proc", "true"]).status === 0;
@@ -58,7 +108,15 @@ async function exitedPid(): Promise<number> {
 }
 
 const minutesFromNow = (m: number) => new Date(Date.now() + m * 60_000).toISOString();
-const lease = (renewDeadline: string) => ({ id: "another-run", holder: "bob", host: "ci-runner-3", pid: 4242, command: "apply", startedAt: "2026-01-01T00:00:00.000Z", renewDeadline });
+const lease = (renewDeadline: string) => ({
+  id: "another-run",
+  holder: "bob",
+  host: "ci-runner-3",
+  pid: 4242,
+  command: "apply",
+  startedAt: "2026-01-01T00:00:00.000Z",
+  renewDeadline,
+});
 
 describe("the lease on the state record", { timeout: 180_000 }, () => {
   test("two concurrent applies: the second fails fast (exit 1) naming the holder, the first completes, and the record is consistent", async (t) => {
@@ -70,9 +128,18 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
 
     const second = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(second.code, 1, second.stderr);
-    assert.match(second.stderr, new RegExp(`locked by another khook run: \\S+ on ${os.hostname().replace(/[.]/g, "\\.")} \\(pid ${first.child.pid}, khook apply started`));
+    assert.match(
+      second.stderr,
+      new RegExp(
+        `locked by another khook run: \\S+ on ${os.hostname().replace(/[.]/g, "\\.")} \\(pid ${first.child.pid}, khook apply started`,
+      ),
+    );
     assert.match(second.stderr, new RegExp(`khook unlock -f ${file.replace(/[.]/g, "\\.")}`));
-    assert.deepEqual(parseRun(second).steps.map((s) => s.status), ["skipped", "skipped", "skipped"], "the second run started nothing");
+    assert.deepEqual(
+      parseRun(second).steps.map((s) => s.status),
+      ["skipped", "skipped", "skipped"],
+      "the second run started nothing",
+    );
     const during = await record();
     assert.equal(during.lease?.pid, first.child.pid, "the second run did not touch the record");
     assert.equal(during.steps.first?.status, "ok");
@@ -83,7 +150,11 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     const after = await record();
     assert.equal(after.runStatus, "succeeded");
     assert.equal(after.lease, undefined, "the lease is released by the last write");
-    assert.deepEqual(Object.fromEntries(Object.entries(after.steps).map(([k, v]) => [k, v.status])), { first: "ok", blocked: "ok", last: "ok" });
+    assert.deepEqual(Object.fromEntries(Object.entries(after.steps).map(([k, v]) => [k, v.status])), {
+      first: "ok",
+      blocked: "ok",
+      last: "ok",
+    });
   });
 
   test("a run that lost its lease stops: cleared by khook unlock, it starts nothing more, writes nothing more, and fails (exit 1) saying so; the next run resumes what was recorded", async (t) => {
@@ -105,9 +176,19 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.deepEqual(await record(), cleared, "nothing was written after the lease was cleared");
     // A run that lost its lease stops: it learns of the unlock at once (a watch on the record), so the
     // step running then is cancelled and the one after it never starts.
-    assert.deepEqual([stepOf(parseRun(r), "blocked").status, stepOf(parseRun(r), "blocked").reason], ["failed", "cancelled while running"]);
-    assert.deepEqual([stepOf(parseRun(r), "last").status, stepOf(parseRun(r), "last").reason], ["skipped", "not started: this run lost its lease on the state record"]);
-    assert.equal((await kubectl(["get", "configmap", "-n", ns, "-o", "name"])).split("\n").includes("configmap/last"), false, "the lost run created nothing more");
+    assert.deepEqual(
+      [stepOf(parseRun(r), "blocked").status, stepOf(parseRun(r), "blocked").reason],
+      ["failed", "cancelled while running"],
+    );
+    assert.deepEqual(
+      [stepOf(parseRun(r), "last").status, stepOf(parseRun(r), "last").reason],
+      ["skipped", "not started: this run lost its lease on the state record"],
+    );
+    assert.equal(
+      (await kubectl(["get", "configmap", "-n", ns, "-o", "name"])).split("\n").includes("configmap/last"),
+      false,
+      "the lost run created nothing more",
+    );
 
     const again = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(again.code, 0, again.stderr);
@@ -135,7 +216,10 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     assert.match(second.stderr, /locked by another khook run: \S+ on \S+ \(pid 50000, khook apply started/);
     assert.equal((await record()).lease?.id, held.lease?.id, "the live run keeps its lease");
     const status = await khook(["status", "-f", file]);
-    assert.match(status.stdout, /Locked: +by .*\(pid 50000, .*khook cannot see that process from here, so the lease holds until it expires/);
+    assert.match(
+      status.stdout,
+      /Locked: +by .*\(pid 50000, .*khook cannot see that process from here, so the lease holds until it expires/,
+    );
 
     await kubectl(["patch", "configmap", "gate", "-n", ns, "--type", "merge", "-p", '{"data":{"ready":"yes"}}']);
     const done = await first.done;
@@ -146,9 +230,18 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
   test("a live run's lease is never taken: a dead pid of another pid namespace on this very host proves nothing", async (t) => {
     const { ns, khook, plantRecord } = await setup(t, "deadpid");
     const deadPid = await exitedPid();
-    const here = { pidNamespace: fs.readlinkSync("/proc/self/ns/pid"), bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() };
+    const here = {
+      pidNamespace: fs.readlinkSync("/proc/self/ns/pid"),
+      bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
+    };
     const deadline = minutesFromNow(30);
-    await plantRecord({ ...lease(deadline), host: os.hostname(), pid: deadPid, ...here, pidNamespace: "pid:[4026000001]" });
+    await plantRecord({
+      ...lease(deadline),
+      host: os.hostname(),
+      pid: deadPid,
+      ...here,
+      pidNamespace: "pid:[4026000001]",
+    });
     const { file } = specDir(khookSpec("deadpid", applyStep("cm", cm("cm", ns)), stateIn(ns)));
     const elsewhere = await khook(["apply", "-f", file]);
     assert.equal(elsewhere.code, 1, "another pid namespace: the pid proves nothing, the lease holds");
@@ -158,16 +251,25 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
   test("khook status says when a recorded holder is gone: a dead pid of this pid namespace and boot, whose lease the next run takes over at once", async (t) => {
     const { ns, khook, record, plantRecord } = await setup(t, "deadhere");
     const deadPid = await exitedPid();
-    const here = { pidNamespace: fs.readlinkSync("/proc/self/ns/pid"), bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() };
+    const here = {
+      pidNamespace: fs.readlinkSync("/proc/self/ns/pid"),
+      bootId: fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
+    };
     await plantRecord({ ...lease(minutesFromNow(30)), host: os.hostname(), pid: deadPid, ...here });
     const { file } = specDir(khookSpec("deadhere", applyStep("cm", cm("cm", ns)), stateIn(ns)));
     const status = await khook(["status", "-f", file, "-o", "json"]);
     assert.equal((JSON.parse(status.stdout) as { leaseHolder?: string }).leaseHolder, "holder-gone");
     const text = await khook(["status", "-f", file]);
-    assert.match(text.stdout, new RegExp(`Locked: +by bob on \\S+ \\(pid ${deadPid}, .*\\), but that process is no longer running`));
+    assert.match(
+      text.stdout,
+      new RegExp(`Locked: +by bob on \\S+ \\(pid ${deadPid}, .*\\), but that process is no longer running`),
+    );
     const taken = await khook(["apply", "-f", file]);
     assert.equal(taken.code, 0, taken.stderr);
-    assert.match(taken.stderr, /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/);
+    assert.match(
+      taken.stderr,
+      /took over the lease .*its process is no longer running \(same host, pid namespace and boot as this run\)/,
+    );
     assert.equal((await record()).steps.cm?.status, "ok");
   });
 
@@ -177,8 +279,14 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     const { file } = specDir(khookSpec("expiredstatus", applyStep("cm", cm("cm", ns)), stateIn(ns)));
     const status = await khook(["status", "-f", file]);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /Locked: +by bob on ci-runner-3 \(pid 4242, .*\), but the lease expired at 2026-01-01T00:01:30\.000Z/);
-    assert.equal((JSON.parse((await khook(["status", "-f", file, "-o", "json"])).stdout) as { leaseHolder?: string }).leaseHolder, "expired");
+    assert.match(
+      status.stdout,
+      /Locked: +by bob on ci-runner-3 \(pid 4242, .*\), but the lease expired at 2026-01-01T00:01:30\.000Z/,
+    );
+    assert.equal(
+      (JSON.parse((await khook(["status", "-f", file, "-o", "json"])).stdout) as { leaseHolder?: string }).leaseHolder,
+      "expired",
+    );
   });
 
   test("no lease, no run: when the record's namespace does not exist, apply fails before the first step, naming the namespace and the fix", async (t) => {
@@ -187,10 +295,22 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     const { file } = specDir(khookSpec("nons", applyStep("cm", cm("cm", ns)), stateIn(missing)));
     const r = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`namespace "${missing}" does not exist — create it \\(kubectl create namespace ${missing}\\), or set state.namespace`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `namespace "${missing}" does not exist — create it \\(kubectl create namespace ${missing}\\), or set state.namespace`,
+      ),
+    );
     assert.match(r.stderr, /Nothing was changed/);
-    assert.deepEqual(parseRun(r).steps.map((s) => [s.status, s.reason]), [["skipped", "not started: the state record could not be claimed"]]);
-    assert.equal(await kubectl(["get", "configmap", "cm", "-n", ns, "--ignore-not-found", "-o", "name"]), "", "nothing ran");
+    assert.deepEqual(
+      parseRun(r).steps.map((s) => [s.status, s.reason]),
+      [["skipped", "not started: the state record could not be claimed"]],
+    );
+    assert.equal(
+      await kubectl(["get", "configmap", "cm", "-n", ns, "--ignore-not-found", "-o", "name"]),
+      "",
+      "nothing ran",
+    );
   });
 
   test("an expired lease is taken over with a warning", async (t) => {
@@ -199,7 +319,10 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
     const { file } = specDir(khookSpec("expired", applyStep("cm", cm("cm", ns)), stateIn(ns)));
     const r = await khook(["apply", "-f", file]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /warning: took over the lease on the state record .* held by bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00\.000Z\): it was not renewed after 2026-01-01T00:01:30\.000Z/);
+    assert.match(
+      r.stderr,
+      /warning: took over the lease on the state record .* held by bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00\.000Z\): it was not renewed after 2026-01-01T00:01:30\.000Z/,
+    );
     const after = await record();
     assert.equal(after.runStatus, "succeeded");
     assert.equal(after.lease, undefined);
@@ -214,7 +337,12 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
 
     const refused = await khook(["apply", "-f", file]);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, new RegExp(`locked by another khook run: bob on ci-runner-3 \\(pid 4242, khook apply started 2026-01-01T00:00:00\\.000Z\\), lease renewed until ${deadline.replace(/[.]/g, "\\.")}`));
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `locked by another khook run: bob on ci-runner-3 \\(pid 4242, khook apply started 2026-01-01T00:00:00\\.000Z\\), lease renewed until ${deadline.replace(/[.]/g, "\\.")}`,
+      ),
+    );
 
     const status = await khook(["status", "-f", file]);
     assert.equal(status.code, 0, status.stderr);
@@ -222,7 +350,12 @@ describe("the lease on the state record", { timeout: 180_000 }, () => {
 
     const unlocked = await khook(["unlock", "-f", file]);
     assert.equal(unlocked.code, 0, unlocked.stderr);
-    assert.match(unlocked.stdout, new RegExp(`Unlocked the state record secret/khook-state-unlock in namespace ${ns}: the lease was held by bob on ci-runner-3 \\(pid 4242`));
+    assert.match(
+      unlocked.stdout,
+      new RegExp(
+        `Unlocked the state record secret/khook-state-unlock in namespace ${ns}: the lease was held by bob on ci-runner-3 \\(pid 4242`,
+      ),
+    );
     assert.match(unlocked.stderr, /had not expired/);
     assert.equal((await record()).lease, undefined);
     assert.equal((await record()).runStatus, "running", "unlock touches nothing but the lease");

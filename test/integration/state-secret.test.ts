@@ -57,7 +57,12 @@ interface SecretJson {
   data?: Record<string, string>;
 }
 
-function recordOf(s: SecretJson | undefined): { runStatus: string; specHash: string; khookVersion: string; steps: Record<string, { status: string; inputHash: string; error?: string }> } {
+function recordOf(s: SecretJson | undefined): {
+  runStatus: string;
+  specHash: string;
+  khookVersion: string;
+  steps: Record<string, { status: string; inputHash: string; error?: string }>;
+} {
   assert.ok(s?.data?.["record.json"], "no record.json in the Secret");
   return JSON.parse(Buffer.from(s.data["record.json"], "base64").toString("utf8"));
 }
@@ -70,7 +75,14 @@ describe("state record Secret", { timeout: 120_000 }, () => {
   test("the record is a Secret labelled app.kubernetes.io/managed-by=khook and khook.io/spec, one JSON blob in data[record.json]", async (t) => {
     const { spec, run, secret } = await setup(t);
     const password = "integration-S3cret-value";
-    const s = spec("labels", [{ name: "a", action: { values: { password } } }, { name: "b", needs: ["a"] }], [password]);
+    const s = spec(
+      "labels",
+      [
+        { name: "a", action: { values: { password } } },
+        { name: "b", needs: ["a"] },
+      ],
+      [password],
+    );
     const { result } = await run(s, new StubExecutors());
     assert.equal(result.status, "succeeded");
     const obj = await secret("khook-state-labels");
@@ -89,16 +101,31 @@ describe("state record Secret", { timeout: 120_000 }, () => {
 
   test("khook refuses a Secret of the record's name without its label — nothing is written and nothing runs", async (t) => {
     const { spec, run, secret, kubectl, ns } = await setup(t);
-    await kubectl(["create", "secret", "generic", "khook-state-foreign", "-n", ns, "--from-literal=record.json=theirs"]);
+    await kubectl([
+      "create",
+      "secret",
+      "generic",
+      "khook-state-foreign",
+      "-n",
+      ns,
+      "--from-literal=record.json=theirs",
+    ]);
     const before = await secret("khook-state-foreign");
     const stubs = new StubExecutors();
     const { result } = await run(spec("foreign", [{ name: "a" }]), stubs);
     assert.equal(result.status, "failed");
     assert.equal(stubs.calls.length, 0, "nothing ran");
-    assert.match(result.journalError ?? "", new RegExp(`refusing to use Secret "khook-state-foreign" in namespace "${ns}"`));
+    assert.match(
+      result.journalError ?? "",
+      new RegExp(`refusing to use Secret "khook-state-foreign" in namespace "${ns}"`),
+    );
     assert.match(result.journalError ?? "", /app\.kubernetes\.io\/managed-by=khook/);
     const afterwards = await secret("khook-state-foreign");
-    assert.equal(afterwards?.metadata.resourceVersion, before?.metadata.resourceVersion, "the foreign Secret was not touched");
+    assert.equal(
+      afterwards?.metadata.resourceVersion,
+      before?.metadata.resourceVersion,
+      "the foreign Secret was not touched",
+    );
   });
 
   test("the journal is written incrementally after every step, with runStatus running while in progress", async (t) => {
@@ -119,7 +146,10 @@ describe("state record Secret", { timeout: 120_000 }, () => {
       }
     };
     const stubs = new StubExecutors().on("b", () => waitFor("a")).on("c", () => waitFor("b"));
-    const { result } = await run(spec("incremental", [{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }]), stubs);
+    const { result } = await run(
+      spec("incremental", [{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }]),
+      stubs,
+    );
     assert.equal(result.status, "succeeded");
     assert.deepEqual(seen, [
       { runStatus: "running", steps: ["a"] },
@@ -154,7 +184,11 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     assert.equal(result.journalError, undefined);
     assert.ok(store.calls.get >= 2, `the conflict was not re-read: ${JSON.stringify(store.calls)}`);
     const obj = await secret("khook-state-conflict");
-    assert.equal((obj?.metadata as { annotations?: Record<string, string> }).annotations?.["other-writer"], "yes", "the other writer's metadata is kept");
+    assert.equal(
+      (obj?.metadata as { annotations?: Record<string, string> }).annotations?.["other-writer"],
+      "yes",
+      "the other writer's metadata is kept",
+    );
     const rec = recordOf(obj);
     assert.equal(rec.runStatus, "succeeded");
     assert.deepEqual(Object.keys(rec.steps), ["a", "b"]);
@@ -164,9 +198,19 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     const { spec, kubectl, ns } = await setup(t);
     await kubectl(["create", "serviceaccount", "reader", "-n", ns]);
     await kubectl(["create", "role", "secret-getter", "-n", ns, "--verb=get", "--resource=secrets"]);
-    await kubectl(["create", "rolebinding", "secret-getter", "-n", ns, "--role=secret-getter", `--serviceaccount=${ns}:reader`]);
+    await kubectl([
+      "create",
+      "rolebinding",
+      "secret-getter",
+      "-n",
+      ns,
+      "--role=secret-getter",
+      `--serviceaccount=${ns}:reader`,
+    ]);
     const token = await kubectl(["create", "token", "reader", "-n", ns, "--duration=10m"]);
-    const admin = JSON.parse(await kubectl(["config", "view", "--raw", "--minify", "-o", "json"])) as { clusters: { cluster: Record<string, unknown> }[] };
+    const admin = JSON.parse(await kubectl(["config", "view", "--raw", "--minify", "-o", "json"])) as {
+      clusters: { cluster: Record<string, unknown> }[];
+    };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-state-rbac-"));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     const kubeconfig = path.join(dir, "reader.kubeconfig");
@@ -187,12 +231,20 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     const s = spec("rbac", [{ name: "a" }, { name: "b" }]);
     const store = new SecretRecordStore(limited, s.state!, s.name);
     const stubs = new StubExecutors();
-    const result = await runSpec(s, { mode: "apply", executors: stubs.map, context: { kube: limited }, journal: Journal.forSpec(s, store) });
+    const result = await runSpec(s, {
+      mode: "apply",
+      executors: stubs.map,
+      context: { kube: limited },
+      journal: Journal.forSpec(s, store),
+    });
     // No lease, no run: the claim is the first write, so nothing runs unguarded.
     assert.deepEqual(statuses(result), ["skipped", "skipped"], "no step runs when the record cannot be claimed");
     assert.equal(stubs.calls.length, 0);
     assert.equal(result.status, "failed", "the journal is part of the contract");
-    assert.match(result.journalError ?? "", new RegExp(`^forbidden to create Secret "khook-state-rbac" in namespace "${ns}".*Nothing was changed`));
+    assert.match(
+      result.journalError ?? "",
+      new RegExp(`^forbidden to create Secret "khook-state-rbac" in namespace "${ns}".*Nothing was changed`),
+    );
     assert.equal(store.calls.create, 1, "no further attempts after a forbidden write");
   });
 
@@ -206,7 +258,10 @@ describe("state record Secret", { timeout: 120_000 }, () => {
     const partial = await run(spec("teardown", steps), failing, "destroy");
     assert.equal(partial.result.status, "failed");
     const rec = recordOf(await secret("khook-state-teardown"));
-    assert.deepEqual([rec.steps["a"]?.status, rec.steps["b"]?.status, rec.steps["c"]?.status], ["destroying", "destroy-failed", "destroyed"]);
+    assert.deepEqual(
+      [rec.steps["a"]?.status, rec.steps["b"]?.status, rec.steps["c"]?.status],
+      ["destroying", "destroy-failed", "destroyed"],
+    );
 
     const { result } = await run(spec("teardown", steps), new StubExecutors(), "destroy");
     assert.equal(result.status, "succeeded");

@@ -15,7 +15,8 @@ const setup = (t: TestContext) => kubeSetup(t, "wait");
 
 const step = (action: WaitAction) => loadedStep("wait", action, "w");
 
-const context = (timeoutMs = 120_000, signal?: AbortSignal) => executorContext({ timeoutMs, ...(signal ? { signal } : {}) });
+const context = (timeoutMs = 120_000, signal?: AbortSignal) =>
+  executorContext({ timeoutMs, ...(signal ? { signal } : {}) });
 
 async function until(pred: () => boolean): Promise<void> {
   while (!pred()) await new Promise((r) => setTimeout(r, 50));
@@ -52,7 +53,9 @@ describe("wait: condition and jsonpath", () => {
     await kubectl(["rollout", "status", "deployment/web", "-n", ns, "--timeout=120s"]);
     const pods = await kube.list(await kube.resolveResource("pods"), { namespace: ns, labelSelector: "app=web" });
     for (const p of pods.items) {
-      const ready = (p["status"] as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === "Ready");
+      const ready = (p["status"] as { conditions: { type: string; status: string }[] }).conditions.find(
+        (c) => c.type === "Ready",
+      );
       assert.equal(ready?.status, "True");
     }
     const afterwards = await waitExecutor.assess(s, await context());
@@ -62,24 +65,50 @@ describe("wait: condition and jsonpath", () => {
 
   test("jsonpath with a filter on a kind/name target that does not exist yet", async (t) => {
     const { ns, kubectl } = await setup(t);
-    const s = step({ for: 'jsonpath={.status.conditions[?(@.type=="Available")].status}=True', on: "deployment/late", namespace: ns });
+    const s = step({
+      for: 'jsonpath={.status.conditions[?(@.type=="Available")].status}=True',
+      on: "deployment/late",
+      namespace: ns,
+    });
     const ctx = await context();
     const logs = ctx.logs;
     const waiting = waitExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("deployment/late does not exist yet")));
     await kubectl(["apply", "-n", ns], deployment("late", 1));
     const out = await waiting;
-    assert.match(out.reason, /jsonpath=\{\.status\.conditions\[\?\(@\.type=="Available"\)\]\.status\}=True holds on deployment\/late/);
+    assert.match(
+      out.reason,
+      /jsonpath=\{\.status\.conditions\[\?\(@\.type=="Available"\)\]\.status\}=True holds on deployment\/late/,
+    );
     // kubectl agrees that the condition holds now.
-    assert.equal(await kubectl(["get", "deploy", "late", "-n", ns, "-o", 'jsonpath={.status.conditions[?(@.type=="Available")].status}']), "True");
+    assert.equal(
+      await kubectl([
+        "get",
+        "deploy",
+        "late",
+        "-n",
+        ns,
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Available")].status}',
+      ]),
+      "True",
+    );
     assert.equal((await waitExecutor.assess(s, await context())).action, "no-op");
   });
 
   test("jsonpath value and existence forms, relaxed syntax, on a cluster-scoped target", async (t) => {
     const { cluster } = await setup(t);
     const node = (await cluster.kubectl(["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"])).stdout.trim();
-    for (const f of ["jsonpath=status.capacity", "jsonpath={.metadata.labels.type}=kwok", `jsonpath=.metadata.name=${node}`, "condition=Ready"]) {
-      const out = await waitExecutor.apply(step({ for: f, on: `node/${node}`, namespace: "ignored-for-cluster-scoped" }), await context());
+    for (const f of [
+      "jsonpath=status.capacity",
+      "jsonpath={.metadata.labels.type}=kwok",
+      `jsonpath=.metadata.name=${node}`,
+      "condition=Ready",
+    ]) {
+      const out = await waitExecutor.apply(
+        step({ for: f, on: `node/${node}`, namespace: "ignored-for-cluster-scoped" }),
+        await context(),
+      );
       assert.equal(out.status, "ok", f);
     }
   });
@@ -115,7 +144,10 @@ describe("wait: delete", () => {
   test("every matching resource is gone (objects held by a finalizer keep it waiting)", async (t) => {
     const { ns, kubectl } = await setup(t);
     for (const n of ["d1", "d2"]) {
-      await kubectl(["apply", "-n", ns], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, labels: {doomed: "yes"}, finalizers: [khook.test/hold]}\ndata: {a: "1"}\n`);
+      await kubectl(
+        ["apply", "-n", ns],
+        `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, labels: {doomed: "yes"}, finalizers: [khook.test/hold]}\ndata: {a: "1"}\n`,
+      );
     }
     const s = step({ for: "delete", on: "configmaps", namespace: ns, selector: "doomed=yes" });
     assert.match((await waitExecutor.assess(s, await context())).reason, /2 still exist: configmap\/d1, configmap\/d2/);
@@ -124,7 +156,8 @@ describe("wait: delete", () => {
     const logs = ctx.logs;
     const waiting = waitExecutor.apply(s, ctx);
     await until(() => logs.some((l) => l.includes("still exist")));
-    for (const n of ["d1", "d2"]) await kubectl(["patch", "configmap", n, "-n", ns, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}']);
+    for (const n of ["d1", "d2"])
+      await kubectl(["patch", "configmap", n, "-n", ns, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}']);
     const out = await waiting;
     assert.match(out.reason, /nothing matches configmaps in namespace .* matching doomed=yes any more/);
     assert.equal((await waitExecutor.assess(s, await context())).action, "no-op");
@@ -132,12 +165,18 @@ describe("wait: delete", () => {
 
   test("delete of something already absent holds at once", async (t) => {
     const { ns } = await setup(t);
-    const out = await waitExecutor.apply(step({ for: "delete", on: "deployment/never-existed", namespace: ns }), await context());
+    const out = await waitExecutor.apply(
+      step({ for: "delete", on: "deployment/never-existed", namespace: ns }),
+      await context(),
+    );
     assert.equal(out.status, "ok");
   });
 
   test("destroy has nothing to undo", async () => {
-    assert.deepEqual(await waitExecutor.destroy(step({ for: "delete", on: "pods" }), undefined as never), { status: "skipped", reason: "wait steps have nothing to undo" });
+    assert.deepEqual(await waitExecutor.destroy(step({ for: "delete", on: "pods" }), undefined as never), {
+      status: "skipped",
+      reason: "wait steps have nothing to undo",
+    });
   });
 });
 
@@ -156,7 +195,10 @@ describe("apply.waitFor: exactly the applied objects", () => {
       { resource: CM, name: "later", namespace: ns },
     ];
     const progress: string[] = [];
-    const waiting = waitForObjects(kube, refs, p.condition, { timeoutMs: 120_000, onProgress: (m) => progress.push(m) });
+    const waiting = waitForObjects(kube, refs, p.condition, {
+      timeoutMs: 120_000,
+      onProgress: (m) => progress.push(m),
+    });
     await until(() => progress.some((l) => l.includes("configmap/later: does not exist yet")));
     await kubectl(["create", "configmap", "later", "-n", ns]);
     await waiting;
@@ -165,7 +207,11 @@ describe("apply.waitFor: exactly the applied objects", () => {
     await waitForObjects(kube, refs.slice(0, 2), ready.condition, { timeoutMs: 120_000 });
     const objs = await Promise.all(["a1", "a2"].map((n) => kube.get(DEPLOY, n, ns)));
     for (const o of objs as KubeObject[]) {
-      assert.ok((o["status"] as { conditions: { type: string; status: string }[] }).conditions.some((c) => c.type === "Available" && c.status === "True"));
+      assert.ok(
+        (o["status"] as { conditions: { type: string; status: string }[] }).conditions.some(
+          (c) => c.type === "Available" && c.status === "True",
+        ),
+      );
     }
   });
 });

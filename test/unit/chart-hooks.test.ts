@@ -31,14 +31,26 @@ function tgz(dir: string, format: "ustar" | "gnu" | "pax" = "gnu"): string {
   return file;
 }
 
-const CHART = { "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n" };
-const HOOK = { "templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    \"helm.sh/hook\": post-install\n" };
+const CHART = {
+  "Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+  "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+};
+const HOOK = {
+  "templates/job.yaml":
+    'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    "helm.sh/hook": post-install\n',
+};
 
 describe("helm-wait-hooks-keep-helm-wait", () => {
   test("a chart directory without the hook annotation anywhere has no hooks; one file with it is enough", () => {
     assert.equal(chartMayHaveHooks(chartDir(CHART)), false);
     assert.equal(chartMayHaveHooks(chartDir({ ...CHART, ...HOOK })), true);
-    assert.equal(chartMayHaveHooks(chartDir({ ...CHART, "templates/_helpers.tpl": '{{- define "x" }}helm.sh/hook: test{{ end }}' })), true, "wherever it is written");
+    assert.equal(
+      chartMayHaveHooks(
+        chartDir({ ...CHART, "templates/_helpers.tpl": '{{- define "x" }}helm.sh/hook: test{{ end }}' }),
+      ),
+      true,
+      "wherever it is written",
+    );
   });
 
   test("a packaged chart is read from its archive, and a subchart archive inside it too", () => {
@@ -61,7 +73,10 @@ describe("helm-wait-hooks-keep-helm-wait", () => {
       fs.writeFileSync(path.join(dir, deep), fs.readFileSync(tgz(chartDir({ ...CHART, ...HOOK }))));
       const archive = fs.readFileSync(tgz(dir, format));
       const names = tarEntries(execFileSync("gzip", ["-dc"], { input: archive }))!.map((e) => e.name);
-      assert.ok(names.some((n) => n.endsWith(deep)), `${format}: ${names.join(", ")}`);
+      assert.ok(
+        names.some((n) => n.endsWith(deep)),
+        `${format}: ${names.join(", ")}`,
+      );
       assert.equal(archiveMayHaveHooks(archive), true, format);
     }
   });

@@ -27,11 +27,19 @@ function runInChild(file: string, cacheDir: string | undefined): { exports: unkn
     const r = runCachedScript(${JSON.stringify(file)}, { cacheDir: ${JSON.stringify(cacheDir)}, variant: "test" });
     process.stdout.write(JSON.stringify({ exports: r.exports, cache: r.cache }));
   `;
-  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { exports: unknown; cache: string };
+  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as {
+    exports: unknown;
+    cache: string;
+  };
 }
 
 function caches(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".v8cache")).sort() : [];
+  return fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".v8cache"))
+        .sort()
+    : [];
 }
 
 /** A CommonJS file whose exports show what it was given, and that does enough to be worth caching. */
@@ -64,7 +72,15 @@ describe("the CLI's code cache", () => {
   test("the file sees Node's CommonJS names: exports, module, require relative to it, __filename, __dirname, this", () => {
     const dir = tempDir();
     const file = writeModule(dir, 3);
-    assert.deepEqual(runInChild(file, undefined).exports, { answer: 3, squared: 9, helper: true, filename: file, dirname: dir, sameExports: true, self: true });
+    assert.deepEqual(runInChild(file, undefined).exports, {
+      answer: 3,
+      squared: 9,
+      helper: true,
+      filename: file,
+      dirname: dir,
+      sameExports: true,
+      self: true,
+    });
   });
 
   test("a changed file never runs from the old cache: it gets its own, and the old one is removed", () => {
@@ -76,7 +92,15 @@ describe("the CLI's code cache", () => {
     writeModule(dir, 8); // same length, so V8's own check alone would accept the old cache
     const changed = runInChild(file, cacheDir);
     assert.equal(changed.cache, "missing");
-    assert.deepEqual(changed.exports, { answer: 8, squared: 64, helper: true, filename: file, dirname: dir, sameExports: true, self: true });
+    assert.deepEqual(changed.exports, {
+      answer: 8,
+      squared: 64,
+      helper: true,
+      filename: file,
+      dirname: dir,
+      sameExports: true,
+      self: true,
+    });
     const after = caches(cacheDir);
     assert.equal(after.length, 1);
     assert.notDeepEqual(after, before);
@@ -125,22 +149,34 @@ describe("bin/khook and its bundle", () => {
     const probeFile = path.join(tempDir(), "probe.js");
     fs.writeFileSync(probeFile, probe);
     const out = path.join(path.dirname(probeFile), "modules.json");
-    const version = execFileSync(process.execPath, ["--require", probeFile, bin, "version"], { encoding: "utf8", env: { ...process.env, NODE_COMPILE_CACHE: cacheDir, PROBE_OUT: out } });
+    const version = execFileSync(process.execPath, ["--require", probeFile, bin, "version"], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_COMPILE_CACHE: cacheDir, PROBE_OUT: out },
+    });
     assert.match(version, /^khook \d+\.\d+\.\d+/);
     const modules = JSON.parse(fs.readFileSync(out, "utf8")) as string[];
     assert.ok(modules.includes(path.join(repoRoot(), "dist", "provider", "cli", "launch.js")));
-    assert.ok(!modules.some((m) => m.startsWith(path.join(repoRoot(), "dist", "provider", "cli", "commands"))), "no module of the CLI is required one by one: they are in the bundle");
+    assert.ok(
+      !modules.some((m) => m.startsWith(path.join(repoRoot(), "dist", "provider", "cli", "commands"))),
+      "no module of the CLI is required one by one: they are in the bundle",
+    );
     const written = caches(cacheDir);
     assert.equal(written.length, 1);
     assert.match(written[0]!, /^khook\.bundle-[0-9a-f]+-version-/);
 
     const offDir = path.join(tempDir(), "cache");
-    execFileSync(process.execPath, [bin, "version"], { encoding: "utf8", env: { ...process.env, NODE_COMPILE_CACHE: offDir, NODE_DISABLE_COMPILE_CACHE: "1" } });
+    execFileSync(process.execPath, [bin, "version"], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_COMPILE_CACHE: offDir, NODE_DISABLE_COMPILE_CACHE: "1" },
+    });
     assert.deepEqual(caches(offDir), []);
   });
 
   test("the build made a bundle that is current", () => {
-    assert.ok(bundleIsCurrent(CLI_BUNDLE, path.join(repoRoot(), "dist", ".tsbuildinfo")), "npm run build writes the bundle after tsc");
+    assert.ok(
+      bundleIsCurrent(CLI_BUNDLE, path.join(repoRoot(), "dist", ".tsbuildinfo")),
+      "npm run build writes the bundle after tsc",
+    );
   });
 
   test("a bundle older than tsc's last build is not used (a tsc run alone must not leave bin/khook on old code)", () => {

@@ -19,7 +19,9 @@ async function khook(argv: string[], opts: { env?: NodeJS.ProcessEnv; stdin?: st
   return { code, out, err };
 }
 
-const GOOD = specText(`  - name: ns\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Namespace\n            metadata: {name: demo}\n  - name: wait\n    needs: [ns]\n    wait: { for: delete, on: pods, namespace: demo }\n  - name: optional\n    needs: [ns]\n    when: 'vars.get("EXTRA", "no") == "yes"'\n    job: { image: "busybox:\${TAG:-1.36}" }\n`);
+const GOOD = specText(
+  `  - name: ns\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Namespace\n            metadata: {name: demo}\n  - name: wait\n    needs: [ns]\n    wait: { for: delete, on: pods, namespace: demo }\n  - name: optional\n    needs: [ns]\n    when: 'vars.get("EXTRA", "no") == "yes"'\n    job: { image: "busybox:\${TAG:-1.36}" }\n`,
+);
 
 function specFile(text = GOOD): string {
   return path.join(tempSpecDir({ "spec.yaml": text }), "spec.yaml");
@@ -33,11 +35,18 @@ describe("khook CLI (offline)", () => {
   });
 
   test("validate: bad input exits 2 with every problem, each with file:line:column and path", async () => {
-    const file = specFile(specText("  - name: a\n    needs: [missing]\n    wait: { for: nope, on: pods }\n  - name: a\n    wait: { for: delete, on: pods }\n"));
+    const file = specFile(
+      specText(
+        "  - name: a\n    needs: [missing]\n    wait: { for: nope, on: pods }\n  - name: a\n    wait: { for: delete, on: pods }\n",
+      ),
+    );
     const r = await khook(["validate", "-f", file]);
     assert.equal(r.code, 2);
     assert.match(r.err, /3 problems/);
-    assert.match(r.err, new RegExp(`${file.replace(/[/.]/g, "\\$&")}:7:\\d+: /steps/0/needs/0: step "a" needs "missing"`));
+    assert.match(
+      r.err,
+      new RegExp(`${file.replace(/[/.]/g, "\\$&")}:7:\\d+: /steps/0/needs/0: step "a" needs "missing"`),
+    );
     assert.match(r.err, /:8:\d+: \/steps\/0\/wait\/for:/);
     assert.match(r.err, /:9:\d+: \/steps\/1\/name: step name "a" is already used/);
   });
@@ -64,19 +73,34 @@ describe("khook CLI (offline)", () => {
     assert.match(text.out, /LEVEL\s+STEP\s+TYPE/);
     assert.match(text.out, /excluded by when/);
     const json = await khook(["plan", "--offline", "-f", file, "-o", "json", "--set", "EXTRA=yes"]);
-    const plan = JSON.parse(json.out) as { steps: { name: string; level: number; action: string; inputHash: string }[] };
-    assert.deepEqual(plan.steps.map((s) => [s.name, s.level, s.action]), [["ns", 0, "run"], ["wait", 1, "run"], ["optional", 1, "run"]]);
+    const plan = JSON.parse(json.out) as {
+      steps: { name: string; level: number; action: string; inputHash: string }[];
+    };
+    assert.deepEqual(
+      plan.steps.map((s) => [s.name, s.level, s.action]),
+      [
+        ["ns", 0, "run"],
+        ["wait", 1, "run"],
+        ["optional", 1, "run"],
+      ],
+    );
   });
 
   test("--set beats --var-file beats KHOOK_SECRET_ beats KHOOK_VAR_ beats the default, through the CLI", async () => {
-    const dir = tempSpecDir({ "spec.yaml": specText("  - name: j\n    job: { image: 'busybox:${TAG:-default}' }\n"), "vars.yaml": "TAG: from-file\n" });
+    const dir = tempSpecDir({
+      "spec.yaml": specText("  - name: j\n    job: { image: 'busybox:${TAG:-default}' }\n"),
+      "vars.yaml": "TAG: from-file\n",
+    });
     const tag = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
       const r = await khook(["plan", "--offline", "-f", path.join(dir, "spec.yaml"), "-o", "json", ...args], { env });
       return (JSON.parse(r.out) as { steps: { summary: string }[] }).steps[0]!.summary;
     };
     assert.match(await tag([]), /busybox:default/);
     assert.match(await tag([], { KHOOK_VAR_TAG: "from-env" }), /busybox:from-env/);
-    assert.match(await tag(["--var-file", path.join(dir, "vars.yaml")], { KHOOK_VAR_TAG: "from-env" }), /busybox:from-file/);
+    assert.match(
+      await tag(["--var-file", path.join(dir, "vars.yaml")], { KHOOK_VAR_TAG: "from-env" }),
+      /busybox:from-file/,
+    );
     assert.match(await tag(["--var-file", path.join(dir, "vars.yaml"), "--set", "TAG=from-set"]), /busybox:from-set/);
     assert.match(await tag(["--var-prefix", "MY_"], { MY_TAG: "custom-prefix" }), /busybox:custom-prefix/);
   });

@@ -14,7 +14,10 @@ function streams(tty: boolean, env: NodeJS.ProcessEnv) {
   return { out: new Output({ stdout, stderr, env }), text: () => err };
 }
 
-const STEPS = [{ name: "cert-manager", type: "helm" }, { name: "issuer", type: "apply" }];
+const STEPS = [
+  { name: "cert-manager", type: "helm" },
+  { name: "issuer", type: "apply" },
+];
 const EVENTS: RunEvent[] = [
   { type: "run-started", spec: "boot", mode: "apply", steps: 2 },
   { type: "step-started", step: "cert-manager", stepType: "helm" },
@@ -27,7 +30,10 @@ test("on a TTY the view redraws each step with a spinner, elapsed time and attem
   const view = createProgressView(out, STEPS, "Applying");
   for (const e of EVENTS) view.onEvent(e);
   view.finish();
-  assert.match(text(), /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*cert-manager\s+helm\s+running\s+\S+\s+attempt 2\/3 waiting for deployment\/cert-manager/);
+  assert.match(
+    text(),
+    /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*cert-manager\s+helm\s+running\s+\S+\s+attempt 2\/3 waiting for deployment\/cert-manager/,
+  );
   assert.match(text(), /\x1b\[\d+F/, "redraws in place");
   assert.match(text(), /\x1b\[36m/, "colour on a TTY");
 });
@@ -44,7 +50,15 @@ test("without a TTY (or in CI) every event is one plain line", () => {
   const { out, text } = streams(false, {});
   const view = createProgressView(out, STEPS, "Applying");
   for (const e of EVENTS) view.onEvent(e);
-  view.onEvent({ type: "attempt-failed", step: "cert-manager", attempt: 2, of: 3, error: "boom", willRetry: true, retryInMs: 10_000 });
+  view.onEvent({
+    type: "attempt-failed",
+    step: "cert-manager",
+    attempt: 2,
+    of: 3,
+    error: "boom",
+    willRetry: true,
+    retryInMs: 10_000,
+  });
   view.finish();
   assert.match(text(), /^Applying boot: 2 steps$/m);
   assert.match(text(), /^\[cert-manager\] attempt 2\/3 failed: boom; retrying in 10s$/m);

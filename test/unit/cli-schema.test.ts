@@ -18,5 +18,8 @@ test("khook schema prints the committed schema byte for byte", async () => {
   // The schema's own text carries example URLs (helm.repo's description) that an output
   // redactor would rewrite; any such change makes the bytes differ.
   assert.ok(committed.includes("://"), "the committed schema has URLs in it, so the comparison can catch a redactor");
-  assert.ok(printed.equals(committed), `khook schema differs from schema/v1/khook.json (printed ${printed.length} bytes, committed ${committed.length})`);
+  assert.ok(
+    printed.equals(committed),
+    `khook schema differs from schema/v1/khook.json (printed ${printed.length} bytes, committed ${committed.length})`,
+  );
 });

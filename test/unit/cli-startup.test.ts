@@ -20,7 +20,10 @@ function modulesLoadedBy(argv: string[]): { code: number; modules: string[] } {
       .main(${JSON.stringify(argv)}, { stdout: sink(), stderr: sink(), env: {} })
       .then((code) => process.stdout.write(JSON.stringify({ code, modules: [...loaded] })));
   `;
-  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as { code: number; modules: string[] };
+  return JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as {
+    code: number;
+    modules: string[];
+  };
 }
 
 const CONFIG_MAP = `  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n`;
@@ -35,7 +38,10 @@ describe("CLI start-up loads only what the command needs", () => {
 
   test("plan --offline and graph of a plain spec load none of the heavy modules", () => {
     const file = path.join(tempSpecDir({ "spec.yaml": specText(CONFIG_MAP) }), "spec.yaml");
-    for (const argv of [["plan", "--offline", "-f", file], ["graph", "-f", file]]) {
+    for (const argv of [
+      ["plan", "--offline", "-f", file],
+      ["graph", "-f", file],
+    ]) {
       const r = modulesLoadedBy(argv);
       assert.equal(r.code, 0, argv.join(" "));
       assert.deepEqual(heavyLoaded(r.modules), [], argv.join(" "));
@@ -52,7 +58,10 @@ describe("CLI start-up loads only what the command needs", () => {
   });
 
   test("an invalid spec loads the positioned YAML parser for its source lines, and still not ajv's compiler", () => {
-    const file = path.join(tempSpecDir({ "spec.yaml": specText("  - name: Bad_Name\n    wait: { for: delete, on: pods }\n") }), "spec.yaml");
+    const file = path.join(
+      tempSpecDir({ "spec.yaml": specText("  - name: Bad_Name\n    wait: { for: delete, on: pods }\n") }),
+      "spec.yaml",
+    );
     const r = modulesLoadedBy(["validate", "-f", file]);
     assert.equal(r.code, 2);
     assert.deepEqual(heavyLoaded(r.modules), ["the positioned YAML parser"]);

@@ -16,14 +16,17 @@ type Node = { [key: string]: unknown };
 
 /** Every `default` in the schema, as [definition, property, value]. */
 function schemaDefaults(): [string, string, unknown][] {
-  const schema = JSON.parse(fs.readFileSync(path.join(repoRoot(), "schema", "v1", "khook.json"), "utf8")) as { $defs: Record<string, Node> };
+  const schema = JSON.parse(fs.readFileSync(path.join(repoRoot(), "schema", "v1", "khook.json"), "utf8")) as {
+    $defs: Record<string, Node>;
+  };
   const out: [string, string, unknown][] = [];
   const visit = (node: unknown, def: string, prop: string): void => {
     if (Array.isArray(node)) node.forEach((n) => visit(n, def, prop));
     else if (node !== null && typeof node === "object") {
       for (const [k, v] of Object.entries(node as Node)) {
         if (k === "default") out.push([def, prop, v]);
-        else if (k === "properties" && v !== null && typeof v === "object") for (const [p, s] of Object.entries(v as Node)) visit(s, def, p);
+        else if (k === "properties" && v !== null && typeof v === "object")
+          for (const [p, s] of Object.entries(v as Node)) visit(s, def, p);
         else visit(v, def, prop);
       }
     }
@@ -54,14 +57,19 @@ describe("the defaults table", () => {
     const all = schemaDefaults();
     assert.ok(all.length >= 20, `the schema's defaults were found (${all.length})`);
     for (const [def, prop, value] of all) {
-      assert.deepEqual(tableValue(def, prop), value, `/$defs/${def}/properties/${prop}: the schema says ${JSON.stringify(value)}`);
+      assert.deepEqual(
+        tableValue(def, prop),
+        value,
+        `/$defs/${def}/properties/${prop}: the schema says ${JSON.stringify(value)}`,
+      );
     }
   });
 
   test("every row of the action table is a default in the schema (the table invents none)", () => {
     const inSchema = new Set(schemaDefaults().map(([def, prop]) => `${def.replace(/Action$/, "")}.${prop}`));
     for (const [row, fields] of Object.entries(ACTION_DEFAULTS)) {
-      for (const field of Object.keys(fields)) assert.ok(inSchema.has(`${row}.${field}`), `${row}.${field} has no default in the schema`);
+      for (const field of Object.keys(fields))
+        assert.ok(inSchema.has(`${row}.${field}`), `${row}.${field} has no default in the schema`);
     }
   });
 
@@ -73,7 +81,15 @@ describe("the defaults table", () => {
     });
     const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
     const action = (name: string): unknown => spec.stepsByName.get(name)!.action;
-    assert.deepEqual(action("h"), { chart: "x", repo: "https://charts.example.com", release: "h", namespace: "default", createNamespace: false, atomic: false, wait: false });
+    assert.deepEqual(action("h"), {
+      chart: "x",
+      repo: "https://charts.example.com",
+      release: "h",
+      namespace: "default",
+      createNamespace: false,
+      atomic: false,
+      wait: false,
+    });
     assert.deepEqual(action("d"), { release: "old", namespace: "default", ignoreNotFound: true });
     assert.deepEqual(action("p"), { target: "ds/x", patch: { a: 1 }, namespace: "default", type: "strategic" });
     assert.deepEqual(action("w"), { for: "delete", on: "pods", allNamespaces: false });
@@ -90,7 +106,10 @@ describe("the defaults table", () => {
   });
 
   test("a value the author wrote wins over the table", () => {
-    const step = { name: "p", patch: { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} } } as StepSpec;
+    const step = {
+      name: "p",
+      patch: { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} },
+    } as StepSpec;
     const n = withActionDefaults(typedActionOf(step), "p");
     assert.deepEqual(n.action, { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} });
   });
@@ -120,10 +139,11 @@ const PINNED: Record<string, string> = {
   "w-all": "sha256:319a6f2628ad5676381a7e7e88578c864a4173357b5b447ee7521c8aa9f964d7",
   "r-restart": "sha256:23e7b1a8df2578a182c01c961619162e0cae24226f67e022ce0447b6284c72e2",
   "j-plain": "sha256:69030d7499704d9c87725038dc5fcc2f26b115febff5cf86d24cfce847b0ffec",
-  "j-set": "sha256:65073bb6319487905bb1c18ee559d40dc8a24e0e20d11ca0168ce7925d5599dd"
+  "j-set": "sha256:65073bb6319487905bb1c18ee559d40dc8a24e0e20d11ca0168ce7925d5599dd",
 };
 
-const PINNED_STEPS = "  - name: h-plain\n    helm: { chart: ./c }\n  - name: h-explicit\n    helm: { chart: ./c, release: h-explicit, namespace: default, createNamespace: false, atomic: false, wait: false }\n  - name: h-set\n    helm: { chart: ./c, release: other, namespace: apps, createNamespace: true, atomic: true, wait: true, skipIf: installed, values: { a: 1 } }\n  - name: h-repo\n    helm: { chart: 'cilium:1.18.4', repo: 'https://helm.cilium.io/' }\n  - name: a-plain\n    apply: { manifests: [ { inline: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\n\" } ] }\n  - name: a-set\n    apply: { manifests: [ { file: ./cm.yaml } ], namespace: apps, createNamespace: true, serverSide: true, skipIf: exists, waitFor: condition=Ready }\n  - name: a-explicit\n    apply: { manifests: [ { url: 'https://example.com/x.yaml' } ], createNamespace: false, serverSide: false }\n  - name: d-manifests\n    delete: { manifests: [ { inline: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\n\" } ], ignoreNotFound: true }\n  - name: d-resource\n    delete: { resource: daemonset/aws-node, namespace: kube-system, allNamespaces: false, ignoreNotFound: false }\n  - name: d-selector\n    delete: { resource: pods, allNamespaces: true, selector: app=x }\n  - name: d-release\n    delete: { release: old, namespace: default, ignoreNotFound: true }\n  - name: d-release-ns\n    delete: { release: old, namespace: apps }\n  - name: p-plain\n    patch: { target: ds/x, patch: { a: 1 } }\n  - name: p-merge\n    patch: { target: ds/x, namespace: kube-system, type: merge, patch: { a: 1 } }\n  - name: w-plain\n    wait: { for: condition=Ready, on: pods }\n  - name: w-all\n    wait: { for: delete, on: pods, allNamespaces: true, selector: app=x }\n  - name: r-restart\n    rollout: { restart: deployment/x, namespace: apps }\n  - name: j-plain\n    job: { image: busybox }\n  - name: j-set\n    job: { image: busybox, command: [sh, -c], args: [echo hi], env: { A: b }, namespace: jobs, createNamespace: true, serviceAccount: sa, skipIf: succeeded }\n";
+const PINNED_STEPS =
+  "  - name: h-plain\n    helm: { chart: ./c }\n  - name: h-explicit\n    helm: { chart: ./c, release: h-explicit, namespace: default, createNamespace: false, atomic: false, wait: false }\n  - name: h-set\n    helm: { chart: ./c, release: other, namespace: apps, createNamespace: true, atomic: true, wait: true, skipIf: installed, values: { a: 1 } }\n  - name: h-repo\n    helm: { chart: 'cilium:1.18.4', repo: 'https://helm.cilium.io/' }\n  - name: a-plain\n    apply: { manifests: [ { inline: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\n\" } ] }\n  - name: a-set\n    apply: { manifests: [ { file: ./cm.yaml } ], namespace: apps, createNamespace: true, serverSide: true, skipIf: exists, waitFor: condition=Ready }\n  - name: a-explicit\n    apply: { manifests: [ { url: 'https://example.com/x.yaml' } ], createNamespace: false, serverSide: false }\n  - name: d-manifests\n    delete: { manifests: [ { inline: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: x}\\n\" } ], ignoreNotFound: true }\n  - name: d-resource\n    delete: { resource: daemonset/aws-node, namespace: kube-system, allNamespaces: false, ignoreNotFound: false }\n  - name: d-selector\n    delete: { resource: pods, allNamespaces: true, selector: app=x }\n  - name: d-release\n    delete: { release: old, namespace: default, ignoreNotFound: true }\n  - name: d-release-ns\n    delete: { release: old, namespace: apps }\n  - name: p-plain\n    patch: { target: ds/x, patch: { a: 1 } }\n  - name: p-merge\n    patch: { target: ds/x, namespace: kube-system, type: merge, patch: { a: 1 } }\n  - name: w-plain\n    wait: { for: condition=Ready, on: pods }\n  - name: w-all\n    wait: { for: delete, on: pods, allNamespaces: true, selector: app=x }\n  - name: r-restart\n    rollout: { restart: deployment/x, namespace: apps }\n  - name: j-plain\n    job: { image: busybox }\n  - name: j-set\n    job: { image: busybox, command: [sh, -c], args: [echo hi], env: { A: b }, namespace: jobs, createNamespace: true, serviceAccount: sa, skipIf: succeeded }\n";
 
 test("input hashes of unchanged specs are stable: defaults written or left out hash as they always did (canonical form v1)", () => {
   const dir = tempSpecDir({

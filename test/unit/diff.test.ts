@@ -15,8 +15,9 @@ function applyUnified(oldText: string, diff: string): string {
       while (ai < start) out.push(a[ai++]!);
       continue;
     }
-    if (line.startsWith(" ")) { out.push(a[ai++]!); }
-    else if (line.startsWith("-")) ai++;
+    if (line.startsWith(" ")) {
+      out.push(a[ai++]!);
+    } else if (line.startsWith("-")) ai++;
     else if (line.startsWith("+")) out.push(line.slice(1));
   }
   while (ai < a.length) out.push(a[ai++]!);
@@ -33,6 +34,14 @@ test("unified diff: a changed line shows as - and + with context", () => {
 });
 
 test("unified diff: applying the diff to the old text gives the new text (property)", () => {
-  const lines = fc.array(fc.constantFrom("a", "b", "c", "d", "e"), { maxLength: 30 }).map((l) => (l.length ? `${l.join("\n")}\n` : ""));
-  fc.assert(fc.property(lines, lines, (x, y) => applyUnified(x, unifiedDiff(x, y, { old: "o", new: "n" }) || "--- o\n+++ n\n") === y));
+  const lines = fc
+    .array(fc.constantFrom("a", "b", "c", "d", "e"), { maxLength: 30 })
+    .map((l) => (l.length ? `${l.join("\n")}\n` : ""));
+  fc.assert(
+    fc.property(
+      lines,
+      lines,
+      (x, y) => applyUnified(x, unifiedDiff(x, y, { old: "o", new: "n" }) || "--- o\n+++ n\n") === y,
+    ),
+  );
 });

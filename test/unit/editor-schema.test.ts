@@ -12,7 +12,12 @@ import { KhookError } from "../../provider/errors.js";
 import { loadSpec } from "../../provider/dsl/load.js";
 import { loadLoaderSchema } from "../../provider/dsl/schema.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
-import { YamlLanguageServer, withLocalSchema, type LspCompletionItem, type LspDiagnostic } from "./support/yaml-language-server.js";
+import {
+  YamlLanguageServer,
+  withLocalSchema,
+  type LspCompletionItem,
+  type LspDiagnostic,
+} from "./support/yaml-language-server.js";
 
 const root = repoRoot();
 const schemaFile = path.join(root, "schema", "v1", "khook.json");
@@ -81,14 +86,21 @@ describe("editor schema: valid specs get no diagnostics", () => {
 
 describe("editor schema: mistakes are still flagged", () => {
   test("editor schema: an unknown key is flagged on the key", async () => {
-    const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}steps:\n  - name: a\n    bogus: 1\n    wait:\n      for: delete\n      on: pods\n`);
+    const { text, diagnostics } = await diagnosticsOf(
+      `${ENVELOPE}steps:\n  - name: a\n    bogus: 1\n    wait:\n      for: delete\n      on: pods\n`,
+    );
     expectAt(diagnostics, positionOf(text, "    bogus:"), /Property bogus is not allowed/);
   });
 
   test("editor schema: a wrong action key is flagged, and the step is told it needs one", async () => {
     const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}steps:\n  - name: a\n    helmm:\n      chart: x\n`);
     expectAt(diagnostics, positionOf(text, "    helmm:"), /Property helmm is not allowed/);
-    assert.ok(diagnostics.some((d) => /A step needs one action key: helm, apply, delete, patch, wait, rollout or job/.test(d.message)), show(diagnostics));
+    assert.ok(
+      diagnostics.some((d) =>
+        /A step needs one action key: helm, apply, delete, patch, wait, rollout or job/.test(d.message),
+      ),
+      show(diagnostics),
+    );
   });
 
   test("editor schema: a skipIf word of another step type is flagged with the right one", async () => {
@@ -97,13 +109,25 @@ describe("editor schema: mistakes are still flagged", () => {
       ["apply", "apply:\n      manifests:\n        - file: ./m.yaml", "succeeded", "exists"],
       ["job", "job:\n      image: busybox", "installed", "succeeded"],
     ] as const) {
-      const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}steps:\n  - name: a\n    ${block}\n      skipIf: ${wrong}\n`);
-      expectAt(diagnostics, { ...positionOf(text, `skipIf: ${wrong}`), character: positionOf(text, `skipIf: ${wrong}`).character + "skipIf: ".length }, new RegExp(`Valid values: "${right}"`), type);
+      const { text, diagnostics } = await diagnosticsOf(
+        `${ENVELOPE}steps:\n  - name: a\n    ${block}\n      skipIf: ${wrong}\n`,
+      );
+      expectAt(
+        diagnostics,
+        {
+          ...positionOf(text, `skipIf: ${wrong}`),
+          character: positionOf(text, `skipIf: ${wrong}`).character + "skipIf: ".length,
+        },
+        new RegExp(`Valid values: "${right}"`),
+        type,
+      );
     }
   });
 
   test("editor schema: a literal that is not a duration is still flagged", async () => {
-    const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}steps:\n  - name: a\n    timeout: soon\n    wait:\n      for: delete\n      on: pods\n`);
+    const { text, diagnostics } = await diagnosticsOf(
+      `${ENVELOPE}steps:\n  - name: a\n    timeout: soon\n    wait:\n      for: delete\n      on: pods\n`,
+    );
     const at = positionOf(text, "timeout: soon");
     expectAt(diagnostics, { line: at.line, character: at.character + "timeout: ".length }, /Not a duration/);
   });
@@ -119,7 +143,8 @@ const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: Re
   },
   {
     rule: "repo with an oci:// chart",
-    steps: "  - name: a\n    helm:\n      chart: oci://registry.example/charts/app:1.0.0\n      repo: https://charts.example\n",
+    steps:
+      "  - name: a\n    helm:\n      chart: oci://registry.example/charts/app:1.0.0\n      repo: https://charts.example\n",
     key: "      repo:",
     message: /^repo: is only for bare chart names; an oci:\/\/ reference or a local path must not set it/,
   },
@@ -131,13 +156,15 @@ const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: Re
   },
   {
     rule: "URL userinfo with auth",
-    steps: "  - name: a\n    helm:\n      chart: app\n      repo: https://user:pass@charts.example\n      auth:\n        username: user\n        password: pass\n",
+    steps:
+      "  - name: a\n    helm:\n      chart: app\n      repo: https://user:pass@charts.example\n      auth:\n        username: user\n        password: pass\n",
     key: "      auth:",
     message: /^credentials come either as userinfo in the URL or as an auth: block, never both/,
   },
   {
     rule: "a json patch with a mapping",
-    steps: "  - name: a\n    patch:\n      target: deployment/x\n      type: json\n      patch:\n        spec:\n          replicas: 2\n",
+    steps:
+      "  - name: a\n    patch:\n      target: deployment/x\n      type: json\n      patch:\n        spec:\n          replicas: 2\n",
     key: "      patch:\n        spec",
     message: /^type: json needs a list of operations/,
   },
@@ -155,7 +182,8 @@ const CROSS_FIELD_RULES: { rule: string; steps: string; key: string; message: Re
   },
   {
     rule: "a container hook function (image:)",
-    hooks: "hooks:\n  - name: h\n    on:\n      - post-render\n    function:\n      exec: ./fn\n      image: gcr.io/fn:1\n",
+    hooks:
+      "hooks:\n  - name: h\n    on:\n      - post-render\n    function:\n      exec: ./fn\n      image: gcr.io/fn:1\n",
     steps: "  - name: a\n    wait:\n      for: delete\n      on: pods\n",
     key: "      image:",
     message: /^container functions \(image:\) are not supported/,
@@ -167,7 +195,12 @@ describe("editor schema: cross-field rules put their message on the offending ke
     test(`editor schema: ${c.rule} is reported on the offending key`, async () => {
       const { text, diagnostics } = await diagnosticsOf(`${ENVELOPE}${c.hooks ?? ""}steps:\n${c.steps}`);
       expectAt(diagnostics, positionOf(text, c.key), c.message);
-      for (const d of diagnostics) assert.doesNotMatch(d.message, /Matches (a schema that is not allowed|multiple schemas)/, "no anonymous not/oneOf message");
+      for (const d of diagnostics)
+        assert.doesNotMatch(
+          d.message,
+          /Matches (a schema that is not allowed|multiple schemas)/,
+          "no anonymous not/oneOf message",
+        );
     });
   }
 });
@@ -187,35 +220,60 @@ describe("editor schema: completion", () => {
   test("editor schema: wait.for completes the condition=, jsonpath= and delete forms", async () => {
     const items = await completionsAt(`${ENVELOPE}steps:\n  - name: a\n    wait:\n      on: pods\n      for: |\n`);
     const texts = items.map(inserted);
-    for (const form of [/^condition=/, /^jsonpath=/, /^delete$/]) assert.ok(texts.some((t) => form.test(t)), `${form.source} in ${JSON.stringify(texts)}`);
+    for (const form of [/^condition=/, /^jsonpath=/, /^delete$/])
+      assert.ok(
+        texts.some((t) => form.test(t)),
+        `${form.source} in ${JSON.stringify(texts)}`,
+      );
   });
 
   test("editor schema: apply.waitFor completes the condition= and jsonpath= forms, not delete", async () => {
-    const items = await completionsAt(`${ENVELOPE}steps:\n  - name: a\n    apply:\n      manifests:\n        - file: ./m.yaml\n      waitFor: |\n`);
+    const items = await completionsAt(
+      `${ENVELOPE}steps:\n  - name: a\n    apply:\n      manifests:\n        - file: ./m.yaml\n      waitFor: |\n`,
+    );
     const texts = items.map(inserted);
-    for (const form of [/^condition=/, /^jsonpath=/]) assert.ok(texts.some((t) => form.test(t)), `${form.source} in ${JSON.stringify(texts)}`);
+    for (const form of [/^condition=/, /^jsonpath=/])
+      assert.ok(
+        texts.some((t) => form.test(t)),
+        `${form.source} in ${JSON.stringify(texts)}`,
+      );
     assert.ok(!texts.includes("delete"), JSON.stringify(texts));
   });
 
   test("editor schema: completing an action key inserts the key with its colon and only required fields", async () => {
     const items = await completionsAt(`${ENVELOPE}steps:\n  - name: a\n    |\n`);
-    const defs = (loadLoaderSchema() as { $defs: Record<string, { required?: string[]; properties?: Record<string, unknown> }> }).$defs;
+    const defs = (
+      loadLoaderSchema() as { $defs: Record<string, { required?: string[]; properties?: Record<string, unknown> }> }
+    ).$defs;
     for (const type of ["helm", "apply", "delete", "patch", "wait", "rollout", "job"]) {
       const item = items.find((i) => i.label === type);
       assert.ok(item !== undefined, `${type} is offered: ${JSON.stringify(items.map((i) => i.label))}`);
       const text = inserted(item);
-      assert.match(text, new RegExp(`^${type}:`), `${type} inserts "${type}:", not a bare word: ${JSON.stringify(text)}`);
+      assert.match(
+        text,
+        new RegExp(`^${type}:`),
+        `${type} inserts "${type}:", not a bare word: ${JSON.stringify(text)}`,
+      );
       const def = defs[`${type}Action`]!;
       const optional = Object.keys(def.properties ?? {}).filter((k) => !(def.required ?? []).includes(k));
-      for (const key of optional) assert.doesNotMatch(text, new RegExp(`\\n\\s*${key}:`), `${type} skeleton inserts optional ${key}: ${JSON.stringify(text)}`);
+      for (const key of optional)
+        assert.doesNotMatch(
+          text,
+          new RegExp(`\\n\\s*${key}:`),
+          `${type} skeleton inserts optional ${key}: ${JSON.stringify(text)}`,
+        );
     }
   });
 
   test("editor schema: a step that already has an action key is offered none of the others", async () => {
     const items = await completionsAt(`${ENVELOPE}steps:\n  - name: a\n    helm:\n      chart: ./c\n    |\n`);
     const labels = items.map((i) => i.label);
-    assert.ok(labels.includes("needs") && labels.includes("timeout"), `the common fields are offered: ${JSON.stringify(labels)}`);
-    for (const other of ["helm", "apply", "delete", "patch", "wait", "rollout", "job"]) assert.ok(!labels.includes(other), `${other} is offered: ${JSON.stringify(labels)}`);
+    assert.ok(
+      labels.includes("needs") && labels.includes("timeout"),
+      `the common fields are offered: ${JSON.stringify(labels)}`,
+    );
+    for (const other of ["helm", "apply", "delete", "patch", "wait", "rollout", "job"])
+      assert.ok(!labels.includes(other), `${other} is offered: ${JSON.stringify(labels)}`);
   });
 });
 
@@ -232,26 +290,60 @@ describe("the loader's schema is derived from the editor schema and stays strict
   }
 
   test("loader schema: after substitution a value must still fit its field", () => {
-    const text = specText("  - name: a\n    timeout: ${WINDOW}\n    retries: ${RETRIES}\n    wait:\n      for: delete\n      on: pods\n      allNamespaces: ${ALL}\n");
-    assert.deepEqual(loadProblems(text, [["WINDOW", "5m"], ["RETRIES", "2"], ["ALL", "true"]]), []);
-    const problems = loadProblems(text, [["WINDOW", "soon"], ["RETRIES", "many"], ["ALL", "maybe"]]);
-    assert.ok(problems.some((p) => p.startsWith("/steps/0/timeout: ") && /not a duration/.test(p)), JSON.stringify(problems));
-    assert.ok(problems.some((p) => p.startsWith("/steps/0/retries: ")), JSON.stringify(problems));
-    assert.ok(problems.some((p) => p.startsWith("/steps/0/wait/allNamespaces: ")), JSON.stringify(problems));
+    const text = specText(
+      "  - name: a\n    timeout: ${WINDOW}\n    retries: ${RETRIES}\n    wait:\n      for: delete\n      on: pods\n      allNamespaces: ${ALL}\n",
+    );
+    assert.deepEqual(
+      loadProblems(text, [
+        ["WINDOW", "5m"],
+        ["RETRIES", "2"],
+        ["ALL", "true"],
+      ]),
+      [],
+    );
+    const problems = loadProblems(text, [
+      ["WINDOW", "soon"],
+      ["RETRIES", "many"],
+      ["ALL", "maybe"],
+    ]);
+    assert.ok(
+      problems.some((p) => p.startsWith("/steps/0/timeout: ") && /not a duration/.test(p)),
+      JSON.stringify(problems),
+    );
+    assert.ok(
+      problems.some((p) => p.startsWith("/steps/0/retries: ")),
+      JSON.stringify(problems),
+    );
+    assert.ok(
+      problems.some((p) => p.startsWith("/steps/0/wait/allNamespaces: ")),
+      JSON.stringify(problems),
+    );
   });
 
   test("loader schema: a literal ${...} left by the $${ escape is not a reference", () => {
-    const problems = loadProblems(specText("  - name: a\n    wait:\n      for: delete\n      on: pods\n      namespace: $${NS}\n"), []);
-    assert.ok(problems.some((p) => p.startsWith("/steps/0/wait/namespace: ")), JSON.stringify(problems));
+    const problems = loadProblems(
+      specText("  - name: a\n    wait:\n      for: delete\n      on: pods\n      namespace: $${NS}\n"),
+      [],
+    );
+    assert.ok(
+      problems.some((p) => p.startsWith("/steps/0/wait/namespace: ")),
+      JSON.stringify(problems),
+    );
   });
 
   test("loader schema: no reference alternative and no editor-only subschema survives the derivation", () => {
     const text = JSON.stringify(loadLoaderSchema());
-    for (const marker of ["#/$defs/reference", "x-khook-editor", "x-khook-exactly-one"]) assert.ok(!text.includes(marker), `${marker} is in the loader's schema`);
+    for (const marker of ["#/$defs/reference", "x-khook-editor", "x-khook-exactly-one"])
+      assert.ok(!text.includes(marker), `${marker} is in the loader's schema`);
   });
 });
 
-function expectAt(diagnostics: readonly LspDiagnostic[], at: { line: number; character: number }, message: RegExp, what = ""): void {
+function expectAt(
+  diagnostics: readonly LspDiagnostic[],
+  at: { line: number; character: number },
+  message: RegExp,
+  what = "",
+): void {
   const hit = diagnostics.find((d) => message.test(d.message));
   assert.ok(hit !== undefined, `${what} expected ${message.source}, got ${show(diagnostics)}`);
   assert.deepEqual(hit.range.start, at, `${what} the message is on the offending key: ${show(diagnostics)}`);

@@ -7,9 +7,25 @@ import { Journal } from "../../provider/state/journal.js";
 import { RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
-import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, resultOf, storedRecord, CHAIN } from "./support/engine-fixtures.js";
+import {
+  deferred,
+  noExtras,
+  recordingSleep,
+  specFixture,
+  StubExecutors,
+  tick,
+  resultOf,
+  storedRecord,
+  CHAIN,
+} from "./support/engine-fixtures.js";
 
-function go(mode: "apply" | "destroy", spec: LoadedSpec, stubs: StubExecutors, store?: MemoryRecordStore, extra: Partial<RunOptions> = {}): Promise<RunResult> {
+function go(
+  mode: "apply" | "destroy",
+  spec: LoadedSpec,
+  stubs: StubExecutors,
+  store?: MemoryRecordStore,
+  extra: Partial<RunOptions> = {},
+): Promise<RunResult> {
   return runSpec(spec, {
     mode,
     executors: stubs.map,
@@ -25,21 +41,31 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
     const stubs = new StubExecutors();
     const r = await go("destroy", specFixture(CHAIN), stubs);
     assert.equal(r.status, "succeeded");
-    assert.deepEqual(stubs.trace.filter((t) => t.startsWith("destroy-start")), ["destroy-start:c", "destroy-start:b", "destroy-start:a"]);
+    assert.deepEqual(
+      stubs.trace.filter((t) => t.startsWith("destroy-start")),
+      ["destroy-start:c", "destroy-start:b", "destroy-start:a"],
+    );
     assert.equal(stubs.started("a", "apply"), 0, "destroy never calls apply");
   });
 
   test("destroy: a step with several dependents waits for all of them, independent ones go in parallel", async () => {
     const releaseC = deferred();
     const stubs = new StubExecutors().on("c", () => releaseC.promise);
-    const p = go("destroy", specFixture([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["a"] }, { name: "d" }]), stubs);
+    const p = go(
+      "destroy",
+      specFixture([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["a"] }, { name: "d" }]),
+      stubs,
+    );
     while (stubs.started("d", "destroy") === 0) await tick();
     await tick();
     assert.equal(stubs.started("a", "destroy"), 0, "a destroyed while c (which needs it) still stands");
     releaseC.resolve();
     await p;
     const t = stubs.trace;
-    assert.ok(t.indexOf("destroy-start:a") > t.indexOf("destroy-end:b") && t.indexOf("destroy-start:a") > t.indexOf("destroy-end:c"));
+    assert.ok(
+      t.indexOf("destroy-start:a") > t.indexOf("destroy-end:b") &&
+        t.indexOf("destroy-start:a") > t.indexOf("destroy-end:c"),
+    );
   });
 
   test("destroy: steps excluded by when: are skipped (not destroyed)", async () => {
@@ -55,7 +81,10 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
     const stubs = new StubExecutors().on("c", () => Promise.reject(new Error("finalizer stuck")));
     const r = await go("destroy", specFixture(CHAIN.map((s) => ({ ...s, onError: "continue" as const }))), stubs);
     assert.equal(resultOf(r, "c").status, "failed");
-    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["skipped", 'kept: step "c", which needs it, failed to destroy']);
+    assert.deepEqual(
+      [resultOf(r, "b").status, resultOf(r, "b").reason],
+      ["skipped", 'kept: step "c", which needs it, failed to destroy'],
+    );
     assert.equal(resultOf(r, "a").reason, 'kept: step "c", which needs it, failed to destroy (via "b")');
     assert.equal(r.status, "failed");
   });
@@ -91,7 +120,10 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
     await go("destroy", specFixture(CHAIN), stubs, store);
     assert.ok(seenAtFirstDestroy);
     assert.equal(seenAtFirstDestroy.runStatus, "destroying");
-    assert.deepEqual(Object.values(seenAtFirstDestroy.steps).map((e) => e.status), ["destroying", "destroying", "destroying"]);
+    assert.deepEqual(
+      Object.values(seenAtFirstDestroy.steps).map((e) => e.status),
+      ["destroying", "destroying", "destroying"],
+    );
   });
 
   test("a partial teardown never leaves a record that resume-skips a step whose objects are gone", async () => {
@@ -110,7 +142,10 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
     assert.equal(rec.runStatus, "failed");
     const next = new StubExecutors();
     const again = await go("apply", specFixture(CHAIN), next, store);
-    assert.deepEqual(next.calls.map((c) => c.step.name), ["a", "b", "c"]);
+    assert.deepEqual(
+      next.calls.map((c) => c.step.name),
+      ["a", "b", "c"],
+    );
     assert.ok(again.steps.every((s) => s.status === "ok"));
   });
 
@@ -130,7 +165,9 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
   test("destroy: if the record cannot be updated first, nothing is destroyed", async () => {
     const store = new MemoryRecordStore();
     await go("apply", specFixture(CHAIN), new StubExecutors(), store);
-    store.failWrites = new PermanentStoreError('forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)');
+    store.failWrites = new PermanentStoreError(
+      'forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)',
+    );
     const stubs = new StubExecutors();
     const r = await go("destroy", specFixture(CHAIN), stubs, store);
     assert.equal(stubs.calls.length, 0);
@@ -148,7 +185,9 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
   test("destroy: a record that cannot be deleted after a successful teardown fails the run", async () => {
     const store = new MemoryRecordStore();
     await go("apply", specFixture(CHAIN), new StubExecutors(), store);
-    store.failDeletes = new PermanentStoreError('forbidden to delete Secret "khook-state-fixture" in namespace "default" (the state record)');
+    store.failDeletes = new PermanentStoreError(
+      'forbidden to delete Secret "khook-state-fixture" in namespace "default" (the state record)',
+    );
     const r = await go("destroy", specFixture(CHAIN), new StubExecutors(), store);
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /forbidden to delete Secret/);

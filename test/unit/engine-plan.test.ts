@@ -36,7 +36,9 @@ describe("plan", { timeout: 10_000 }, () => {
   });
 
   test("plan --offline redacts secrets spliced into a when: expression", () => {
-    const plan = planOffline(specFixture([{ name: "a", when: '"tok-12345" == "x"', included: false }], { secrets: ["tok-12345"] }));
+    const plan = planOffline(
+      specFixture([{ name: "a", when: '"tok-12345" == "x"', included: false }], { secrets: ["tok-12345"] }),
+    );
     assert.equal(plan[0]?.reason, 'excluded by when: "***" == "x"');
   });
 
@@ -52,21 +54,33 @@ describe("plan", { timeout: 10_000 }, () => {
       ],
     );
     assert.equal(plan[0]?.reason, "revision 3 -> cilium@1.18.4");
-    assert.deepEqual(stubs.calls.map((c) => c.kind), ["assess", "assess"], "only assess, never apply/destroy");
+    assert.deepEqual(
+      stubs.calls.map((c) => c.kind),
+      ["assess", "assess"],
+      "only assess, never apply/destroy",
+    );
   });
 
   test("online plan: journal-resumable steps are skip with the resume reason, without assessing them", async () => {
     const spec = specFixture(steps);
     const store = new MemoryRecordStore();
-    await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, store) });
+    await runSpec(spec, {
+      mode: "apply",
+      executors: new StubExecutors().map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+    });
     const writes = store.calls.write;
     const stubs = new StubExecutors();
     const plan = await planOnline(spec, stubs.map, noExtras, Journal.forSpec(spec, store));
-    assert.deepEqual(plan.map((p) => [p.action, p.reason]), [
-      ["skip", RESUME_REASON],
-      ["skip", 'excluded by when: vars.ENV == "prod"'],
-      ["skip", RESUME_REASON],
-    ]);
+    assert.deepEqual(
+      plan.map((p) => [p.action, p.reason]),
+      [
+        ["skip", RESUME_REASON],
+        ["skip", 'excluded by when: vars.ENV == "prod"'],
+        ["skip", RESUME_REASON],
+      ],
+    );
     assert.equal(stubs.calls.length, 0);
     assert.equal(store.calls.write, writes, "a plan never writes the record");
   });
@@ -82,9 +96,17 @@ describe("plan", { timeout: 10_000 }, () => {
   test("online plan: assess calls run in parallel, capped", async () => {
     const many = Array.from({ length: 10 }, (_, i) => ({ name: `s${i}` }));
     const stubs = new StubExecutors();
-    for (const s of many) stubs.on(s.name, async () => { await tick(); return { action: "create", reason: "absent" }; });
+    for (const s of many)
+      stubs.on(s.name, async () => {
+        await tick();
+        return { action: "create", reason: "absent" };
+      });
     const plan = await planOnline(specFixture(many), stubs.map, noExtras, undefined, { parallelism: 3 });
     assert.equal(stubs.maxRunning, 3);
-    assert.deepEqual(plan.map((p) => p.name), many.map((s) => s.name), "document order");
+    assert.deepEqual(
+      plan.map((p) => p.name),
+      many.map((s) => s.name),
+      "document order",
+    );
   });
 });

@@ -13,11 +13,26 @@ import { Journal } from "../../provider/state/journal.js";
 import { parseRecord, RESUME_REASON, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
-import { deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, resultOf, storedRecord, CHAIN } from "./support/engine-fixtures.js";
+import {
+  deferred,
+  noExtras,
+  recordingSleep,
+  specFixture,
+  StubExecutors,
+  tick,
+  resultOf,
+  storedRecord,
+  CHAIN,
+} from "./support/engine-fixtures.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
 
-function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore, extra: Partial<RunOptions> = {}): Promise<RunResult> {
+function apply(
+  spec: LoadedSpec,
+  stubs: StubExecutors,
+  store: MemoryRecordStore,
+  extra: Partial<RunOptions> = {},
+): Promise<RunResult> {
   return runSpec(spec, {
     mode: "apply",
     executors: stubs.map,
@@ -29,8 +44,13 @@ function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore,
 }
 
 describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () => {
-  const steps = "  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n  - name: plain\n    wait: { for: delete, on: pods }\n";
-  const load = (pin: string): LoadedSpec => loadSpec({ file: path.join(tempSpecDir({ "spec.yaml": specText(steps) }), "spec.yaml"), env: { KHOOK_SECRET_PIN: pin } });
+  const steps =
+    "  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n  - name: plain\n    wait: { for: delete, on: pods }\n";
+  const load = (pin: string): LoadedSpec =>
+    loadSpec({
+      file: path.join(tempSpecDir({ "spec.yaml": specText(steps) }), "spec.yaml"),
+      env: { KHOOK_SECRET_PIN: pin },
+    });
 
   test("keyed-hash-resume: the key lives in the record; the next run with the same secret resumes, a rotated secret re-runs the step", async () => {
     const store = new MemoryRecordStore();
@@ -40,7 +60,11 @@ describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () =>
     assert.ok(record.hashKey !== undefined && record.hashKey.length > 0, "the record keeps the key");
     assert.match(record.steps["creds"]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
     assert.match(record.steps["plain"]!.inputHash, /^sha256:/);
-    assert.equal(resultOf(first, "creds").inputHash, record.steps["creds"]!.inputHash, "what is printed is the keyed hash");
+    assert.equal(
+      resultOf(first, "creds").inputHash,
+      record.steps["creds"]!.inputHash,
+      "what is printed is the keyed hash",
+    );
     const second = new StubExecutors();
     const resumed = await apply(load("4711"), second, store);
     assert.equal(second.calls.length, 0, "nothing re-runs");
@@ -48,7 +72,10 @@ describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () =>
     assert.equal(resultOf(resumed, "creds").reason, RESUME);
     const third = new StubExecutors();
     await apply(load("4712"), third, store);
-    assert.deepEqual(third.calls.map((c) => c.step.name), ["creds"]);
+    assert.deepEqual(
+      third.calls.map((c) => c.step.name),
+      ["creds"],
+    );
   });
 
   test("keyed-hash-resume: a spec without secrets writes no key", async () => {
@@ -63,18 +90,38 @@ describe("state: objects webhooks added", { timeout: 10_000 }, () => {
     const store = new MemoryRecordStore();
     const extra = { apiVersion: "v1", kind: "ConfigMap", name: "extra", namespace: "apps" };
     const other = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", name: "r", namespace: "apps" };
-    await apply(specFixture([{ name: "a" }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [extra] })), store);
+    await apply(
+      specFixture([{ name: "a" }]),
+      new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [extra] })),
+      store,
+    );
     assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra]);
     // A changed step whose hook now adds something else: both stay listed, so destroy still finds the first.
-    await apply(specFixture([{ name: "a", version: 2 }]), new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [other] })), store);
+    await apply(
+      specFixture([{ name: "a", version: 2 }]),
+      new StubExecutors().on("a", () => ({ status: "ok", reason: "applied", added: [other] })),
+      store,
+    );
     assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other]);
     const failing = new StubExecutors().on("a", () => Promise.reject(new Error("cannot delete")));
     const spec = specFixture([{ name: "a", version: 2, onError: "continue" as const }]);
-    await runSpec(spec, { mode: "destroy", executors: failing.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    await runSpec(spec, {
+      mode: "destroy",
+      executors: failing.map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+      sleep: recordingSleep().sleep,
+    });
     assert.deepEqual(failing.calls[0]!.ctx.recordedAdditions, [extra, other], "destroy is told what webhooks added");
     assert.deepEqual(storedRecord(store).steps["a"]?.added, [extra, other], "a failed destroy keeps them listed");
     const ok = new StubExecutors();
-    const done = await runSpec(spec, { mode: "destroy", executors: ok.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep });
+    const done = await runSpec(spec, {
+      mode: "destroy",
+      executors: ok.map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+      sleep: recordingSleep().sleep,
+    });
     assert.equal(done.status, "succeeded");
     assert.deepEqual(ok.calls[0]!.ctx.recordedAdditions, [extra, other]);
   });
@@ -101,8 +148,14 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const second = new StubExecutors();
     const edited = specFixture([{ name: "a" }, { name: "b", needs: ["a"], version: 2 }, { name: "c", needs: ["b"] }]);
     const r = await apply(edited, second, store);
-    assert.deepEqual(r.steps.map((s) => s.status), ["skipped", "ok", "skipped"]);
-    assert.deepEqual(second.calls.map((c) => c.step.name), ["b"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["skipped", "ok", "skipped"],
+    );
+    assert.deepEqual(
+      second.calls.map((c) => c.step.name),
+      ["b"],
+    );
     assert.equal(resultOf(r, "c").reason, RESUME, "a changed step never forces its dependents to re-run");
     assert.equal(storedRecord(store).steps["b"]?.inputHash, edited.stepsByName.get("b")?.inputHash);
   });
@@ -119,13 +172,20 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const second = new StubExecutors();
     const r = await apply(specFixture(spec), second, store);
     assert.deepEqual(second.calls.map((c) => c.step.name).sort(), ["a", "b"]);
-    assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["ok", "ok"],
+    );
   });
 
   test("when: is re-evaluated every run and wins over the record", async () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
-    const r = await apply(specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', included: false }]), new StubExecutors(), store);
+    const r = await apply(
+      specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', included: false }]),
+      new StubExecutors(),
+      store,
+    );
     assert.equal(resultOf(r, "argocd").reason, 'excluded by when: vars.ENV == "prod"');
   });
 
@@ -156,7 +216,10 @@ describe("state: resume", { timeout: 10_000 }, () => {
     await apply(specFixture([{ name: "a" }, { name: "b" }]), new StubExecutors(), store);
     const second = new StubExecutors();
     await apply(
-      specFixture([{ name: "a" }, { name: "b", needs: ["a"], timeoutMs: 1000, retries: 3, retryDelayMs: 1, onError: "continue" }]),
+      specFixture([
+        { name: "a" },
+        { name: "b", needs: ["a"], timeoutMs: 1000, retries: 3, retryDelayMs: 1, onError: "continue" },
+      ]),
       second,
       store,
     );
@@ -167,7 +230,15 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const store = new MemoryRecordStore();
     await apply(specFixture(CHAIN), new StubExecutors(), store);
     const second = new StubExecutors().on("a", () => Promise.reject(new Error("a changed and broke")));
-    const r = await apply(specFixture([{ name: "a", version: 2 }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }]), second, store);
+    const r = await apply(
+      specFixture([
+        { name: "a", version: 2 },
+        { name: "b", needs: ["a"] },
+        { name: "c", needs: ["b"] },
+      ]),
+      second,
+      store,
+    );
     assert.equal(resultOf(r, "b").reason, 'not started: step "a" failed');
     const rec = storedRecord(store);
     assert.equal(rec.steps["a"]?.status, "failed");
@@ -213,12 +284,18 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     gate.resolve();
     await p;
     assert.equal(maxInFlight, 1);
-    assert.ok(store.calls.write <= 4, `${store.calls.write} writes (the claim included) for 20 steps finishing while one write was in flight`);
+    assert.ok(
+      store.calls.write <= 4,
+      `${store.calls.write} writes (the claim included) for 20 steps finishing while one write was in flight`,
+    );
     assert.equal(Object.keys(storedRecord(store).steps).length, 20);
   });
 
   test("a resumed re-run of an unchanged 200-step spec reads the record once and writes it at most twice", async () => {
-    const steps = Array.from({ length: 200 }, (_, i) => ({ name: `step-${i}`, ...(i > 0 ? { needs: [`step-${i - 1}`] } : {}) }));
+    const steps = Array.from({ length: 200 }, (_, i) => ({
+      name: `step-${i}`,
+      ...(i > 0 ? { needs: [`step-${i - 1}`] } : {}),
+    }));
     const store = new MemoryRecordStore();
     await apply(specFixture(steps), new StubExecutors(), store);
     store.calls.read = 0;
@@ -234,11 +311,16 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
 
   test("no lease, no run: a record that cannot be claimed (RBAC, a missing namespace) fails the run before the first step, naming why", async () => {
     const store = new MemoryRecordStore();
-    store.failWrites = new PermanentStoreError('cannot create Secret "khook-state-fixture" in namespace "nope" (the state record): namespace "nope" does not exist');
+    store.failWrites = new PermanentStoreError(
+      'cannot create Secret "khook-state-fixture" in namespace "nope" (the state record): namespace "nope" does not exist',
+    );
     const stubs = new StubExecutors();
     const r = await apply(specFixture(CHAIN), stubs, store);
     assert.equal(stubs.calls.length, 0, "no step ran without the lease");
-    assert.deepEqual(r.steps.map((s) => s.status), ["skipped", "skipped", "skipped"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["skipped", "skipped", "skipped"],
+    );
     assert.match(r.steps[0]!.reason, /not started: the state record could not be claimed/);
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /namespace "nope" does not exist.*Nothing was changed/);
@@ -248,13 +330,22 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
   test("a run that succeeds but cannot write its record after the claim fails (exit 1) and says why", async () => {
     const store = new MemoryRecordStore();
     const stubs = new StubExecutors().on("a", () => {
-      store.failWrites = new PermanentStoreError('forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)');
+      store.failWrites = new PermanentStoreError(
+        'forbidden to update Secret "khook-state-fixture" in namespace "default" (the state record)',
+      );
     });
     const r = await apply(specFixture(CHAIN), stubs, store);
-    assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["ok", "ok", "ok"],
+    );
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /forbidden to update Secret "khook-state-fixture" in namespace "default"/);
-    assert.equal(store.calls.write, 2, "the claim, then one failed write: a permanent error stops further write attempts");
+    assert.equal(
+      store.calls.write,
+      2,
+      "the claim, then one failed write: a permanent error stops further write attempts",
+    );
   });
 
   test("a transient write failure is healed by a later successful write", async () => {
@@ -279,7 +370,10 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const stubs = new StubExecutors().on("a", async ({ ctx }) => {
       // Another run takes the record over while a runs (e.g. it judged this run dead).
       const rec = storedRecord(store);
-      theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+      theirs = JSON.stringify({
+        ...rec,
+        lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 },
+      });
       store.put(theirs);
       await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason as Error)));
     });
@@ -288,8 +382,15 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     assert.equal(r.cancelled, false);
     assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason], ["failed", "cancelled while running"]);
     assert.equal(stubs.started("b") + stubs.started("c"), 0, "no step starts after the lease is lost");
-    for (const name of ["b", "c"]) assert.deepEqual([resultOf(r, name).status, resultOf(r, name).reason], ["skipped", "not started: this run lost its lease on the state record"]);
-    assert.match(r.journalError ?? "", /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/);
+    for (const name of ["b", "c"])
+      assert.deepEqual(
+        [resultOf(r, name).status, resultOf(r, name).reason],
+        ["skipped", "not started: this run lost its lease on the state record"],
+      );
+    assert.match(
+      r.journalError ?? "",
+      /lost its lease on the state record \(memory record\): it is now held by bob on ci-runner-3 \(pid 4242/,
+    );
     assert.equal(store.json, theirs, "the other run's record is untouched");
   });
 
@@ -300,22 +401,34 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const stubs = new StubExecutors()
       .on("a", () => {
         const rec = storedRecord(store);
-        theirs = JSON.stringify({ ...rec, lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 } });
+        theirs = JSON.stringify({
+          ...rec,
+          lease: { ...rec.lease, id: "run-other", holder: "bob", host: "ci-runner-3", pid: 4242 },
+        });
         store.put(theirs);
       })
       .on("b", () => new Promise(() => undefined));
     const r = await apply(specFixture(CHAIN), stubs, store);
     assert.equal(r.status, "failed");
-    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["failed", "cancelled while running"], "b started before the write after a found out; it is cancelled");
+    assert.deepEqual(
+      [resultOf(r, "b").status, resultOf(r, "b").reason],
+      ["failed", "cancelled while running"],
+      "b started before the write after a found out; it is cancelled",
+    );
     assert.equal(stubs.started("c"), 0);
-    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "not started: this run lost its lease on the state record"]);
+    assert.deepEqual(
+      [resultOf(r, "c").status, resultOf(r, "c").reason],
+      ["skipped", "not started: this run lost its lease on the state record"],
+    );
     assert.match(r.journalError ?? "", /now held by bob on ci-runner-3/);
     assert.equal(store.json, theirs);
   });
 
   test("a record that cannot be read (or is not khook's) stops the run before anything runs", async () => {
     const store = new MemoryRecordStore();
-    store.failReads = new PermanentStoreError('refusing to use Secret "x" in namespace "default" as the state record: it exists but is not managed by khook');
+    store.failReads = new PermanentStoreError(
+      'refusing to use Secret "x" in namespace "default" as the state record: it exists but is not managed by khook',
+    );
     const stubs = new StubExecutors();
     const r = await apply(specFixture(CHAIN), stubs, store);
     assert.equal(r.status, "failed");
@@ -329,7 +442,9 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     const store = new MemoryRecordStore("{not json");
     const stubs = new StubExecutors();
     const events: string[] = [];
-    const r = await apply(specFixture(CHAIN), stubs, store, { onEvent: (e) => e.type === "journal-warning" && events.push(e.message) });
+    const r = await apply(specFixture(CHAIN), stubs, store, {
+      onEvent: (e) => e.type === "journal-warning" && events.push(e.message),
+    });
     assert.equal(r.status, "succeeded");
     assert.equal(stubs.calls.length, 3);
     assert.equal(events.length, 1);
@@ -350,11 +465,18 @@ describe("state: the journal as the engine writes it", { timeout: 10_000 }, () =
     assert.equal(rec.runStatus, "cancelled");
     assert.equal(rec.steps["a"]?.status, "ok");
     assert.equal(rec.steps["b"]?.status, "failed");
-    assert.deepEqual([rec.steps["c"]?.status, rec.steps["c"]?.reason], ["skipped", "cancelled"], "a never-started step is recorded with its reason");
+    assert.deepEqual(
+      [rec.steps["c"]?.status, rec.steps["c"]?.reason],
+      ["skipped", "cancelled"],
+      "a never-started step is recorded with its reason",
+    );
     // The next run resumes from the last completed step.
     const next = new StubExecutors();
     await apply(specFixture(CHAIN), next, store);
-    assert.deepEqual(next.calls.map((c) => c.step.name), ["b", "c"]);
+    assert.deepEqual(
+      next.calls.map((c) => c.step.name),
+      ["b", "c"],
+    );
   });
 
   test("error text in the record is redacted and truncated", async () => {

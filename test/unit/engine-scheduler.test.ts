@@ -11,9 +11,24 @@ import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engi
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import type { ExecutorRegistry } from "../../provider/steps/types.js";
-import { CHAIN, deferred, noExtras, recordingSleep, specFixture, StubExecutors, tick, type StepFixture, resultOf } from "./support/engine-fixtures.js";
+import {
+  CHAIN,
+  deferred,
+  noExtras,
+  recordingSleep,
+  specFixture,
+  StubExecutors,
+  tick,
+  type StepFixture,
+  resultOf,
+} from "./support/engine-fixtures.js";
 
-function run(steps: StepFixture[], stubs: StubExecutors, extra: Partial<RunOptions> = {}, secrets: string[] = []): Promise<RunResult> & { events: RunEvent[] } {
+function run(
+  steps: StepFixture[],
+  stubs: StubExecutors,
+  extra: Partial<RunOptions> = {},
+  secrets: string[] = [],
+): Promise<RunResult> & { events: RunEvent[] } {
   const events: RunEvent[] = [];
   const spec = specFixture(steps, { secrets });
   const p = runSpec(spec, {
@@ -41,7 +56,10 @@ describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
     const r = await run([{ name: "a" }, { name: "b" }, { name: "c", needs: ["a"] }], stubs);
     assert.equal(r.status, "succeeded");
     assert.ok(stubs.trace.indexOf("start:c") < stubs.trace.indexOf("end:b"));
-    assert.deepEqual(r.steps.map((s) => s.status), ["ok", "ok", "ok"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["ok", "ok", "ok"],
+    );
   });
 
   test("a step runs only when all its needs succeeded", async () => {
@@ -55,7 +73,11 @@ describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
   test("parallelism caps how many steps execute at once", async () => {
     const stubs = new StubExecutors();
     for (const n of ["a", "b", "c", "d", "e"]) stubs.on(n, () => tick());
-    const r = await run(["a", "b", "c", "d", "e"].map((name) => ({ name })), stubs, { parallelism: 2 });
+    const r = await run(
+      ["a", "b", "c", "d", "e"].map((name) => ({ name })),
+      stubs,
+      { parallelism: 2 },
+    );
     assert.equal(stubs.maxRunning, 2);
     assert.equal(r.status, "succeeded");
   });
@@ -64,7 +86,10 @@ describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
     const stubs = new StubExecutors();
     const names = Array.from({ length: 12 }, (_, i) => `s${i}`);
     for (const n of names) stubs.on(n, () => tick());
-    await run(names.map((name) => ({ name })), stubs);
+    await run(
+      names.map((name) => ({ name })),
+      stubs,
+    );
     assert.equal(stubs.maxRunning, 8);
   });
 
@@ -81,17 +106,29 @@ describe("engine: DAG scheduling", { timeout: 10_000 }, () => {
     const stubs = new StubExecutors();
     const p = run([{ name: "c", needs: ["b"] }, { name: "b", needs: ["a"] }, { name: "a" }], stubs);
     const r = await p;
-    assert.deepEqual(r.steps.map((s) => s.name), ["c", "b", "a"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.name),
+      ["c", "b", "a"],
+    );
     const finished = p.events.flatMap((e) => (e.type === "step-finished" ? [e.result.name] : []));
     assert.deepEqual(finished, ["a", "b", "c"]);
-    assert.deepEqual(stubs.trace.filter((t) => t.startsWith("start:")), ["start:a", "start:b", "start:c"]);
+    assert.deepEqual(
+      stubs.trace.filter((t) => t.startsWith("start:")),
+      ["start:a", "start:b", "start:c"],
+    );
   });
 });
 
 describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   test("a step excluded by when: is reported skipped but satisfies needs", async () => {
     const stubs = new StubExecutors();
-    const r = await run([{ name: "a", when: 'vars.ENV == "prod"', included: false }, { name: "b", needs: ["a"] }], stubs);
+    const r = await run(
+      [
+        { name: "a", when: 'vars.ENV == "prod"', included: false },
+        { name: "b", needs: ["a"] },
+      ],
+      stubs,
+    );
     assert.equal(resultOf(r, "a").status, "skipped");
     assert.equal(resultOf(r, "a").reason, 'excluded by when: vars.ENV == "prod"');
     assert.equal(stubs.started("a"), 0);
@@ -112,8 +149,17 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   });
 
   test("skipIf: a step skipped as success satisfies needs", async () => {
-    const stubs = new StubExecutors().on("a", () => ({ status: "skipped", reason: "release already installed (skipIf: installed)" }));
-    const r = await run([{ name: "a", type: "helm" }, { name: "b", needs: ["a"] }], stubs);
+    const stubs = new StubExecutors().on("a", () => ({
+      status: "skipped",
+      reason: "release already installed (skipIf: installed)",
+    }));
+    const r = await run(
+      [
+        { name: "a", type: "helm" },
+        { name: "b", needs: ["a"] },
+      ],
+      stubs,
+    );
     assert.equal(resultOf(r, "a").status, "skipped");
     assert.equal(resultOf(r, "a").reason, "release already installed (skipIf: installed)");
     assert.equal(resultOf(r, "a").attempts, 1);
@@ -126,18 +172,19 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
       throw new Error("boom");
     });
     const r = await run(
-      [
-        { name: "a", onError: "continue" },
-        { name: "b", needs: ["a"] },
-        { name: "c", needs: ["b"] },
-        { name: "d" },
-      ],
+      [{ name: "a", onError: "continue" }, { name: "b", needs: ["a"] }, { name: "c", needs: ["b"] }, { name: "d" }],
       stubs,
     );
     assert.equal(resultOf(r, "a").status, "failed");
     assert.equal(resultOf(r, "a").error, "boom");
-    assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["skipped", 'blocked by failed dependency "a"']);
-    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+    assert.deepEqual(
+      [resultOf(r, "b").status, resultOf(r, "b").reason],
+      ["skipped", 'blocked by failed dependency "a"'],
+    );
+    assert.deepEqual(
+      [resultOf(r, "c").status, resultOf(r, "c").reason],
+      ["skipped", 'blocked by failed dependency "a" (via "b")'],
+    );
     assert.equal(resultOf(r, "d").status, "ok");
     assert.equal(stubs.started("b") + stubs.started("c"), 0);
     assert.equal(r.status, "failed");
@@ -146,11 +193,18 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   test("an excluded step whose dependency failed stays excluded but passes the block on", async () => {
     const stubs = new StubExecutors().on("a", () => Promise.reject(new Error("boom")));
     const r = await run(
-      [{ name: "a", onError: "continue" }, { name: "b", needs: ["a"], included: false }, { name: "c", needs: ["b"] }],
+      [
+        { name: "a", onError: "continue" },
+        { name: "b", needs: ["a"], included: false },
+        { name: "c", needs: ["b"] },
+      ],
       stubs,
     );
     assert.match(resultOf(r, "b").reason, /^excluded by when: /);
-    assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", 'blocked by failed dependency "a" (via "b")']);
+    assert.deepEqual(
+      [resultOf(r, "c").status, resultOf(r, "c").reason],
+      ["skipped", 'blocked by failed dependency "a" (via "b")'],
+    );
   });
 });
 
@@ -164,7 +218,14 @@ describe("engine: onError", { timeout: 10_000 }, () => {
       })
       .on("b", () => releaseB.promise);
     const p = run(
-      [{ name: "a" }, { name: "b" }, { name: "c" }, { name: "d", needs: ["a"] }, { name: "e", needs: ["b"] }, { name: "x", included: false }],
+      [
+        { name: "a" },
+        { name: "b" },
+        { name: "c" },
+        { name: "d", needs: ["a"] },
+        { name: "e", needs: ["b"] },
+        { name: "x", included: false },
+      ],
       stubs,
       { parallelism: 2 },
     );
@@ -190,7 +251,10 @@ describe("engine: onError", { timeout: 10_000 }, () => {
       stubs,
       { parallelism: 1 },
     );
-    assert.deepEqual(r.steps.map((s) => s.status), ["failed", "ok", "ok", "skipped"]);
+    assert.deepEqual(
+      r.steps.map((s) => s.status),
+      ["failed", "ok", "ok", "skipped"],
+    );
     assert.equal(r.status, "failed");
   });
 });
@@ -203,8 +267,13 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", retries: 2, retryDelayMs: 1 }], stubs);
     const r = await p;
-    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason], ["ok", 3, "third time lucky"]);
-    const attempts = p.events.filter((e) => e.type === "attempt-started").map((e) => (e.type === "attempt-started" ? `${e.attempt}/${e.of}` : ""));
+    assert.deepEqual(
+      [resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason],
+      ["ok", 3, "third time lucky"],
+    );
+    const attempts = p.events
+      .filter((e) => e.type === "attempt-started")
+      .map((e) => (e.type === "attempt-started" ? `${e.attempt}/${e.of}` : ""));
     assert.deepEqual(attempts, ["1/3", "2/3", "3/3"]);
     const failures = p.events.flatMap((e) => (e.type === "attempt-failed" ? [[e.attempt, e.error, e.willRetry]] : []));
     assert.deepEqual(failures, [
@@ -219,7 +288,10 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", retries: 1, retryDelayMs: 1 }], stubs);
     const r = await p;
-    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").error, resultOf(r, "a").reason], ["failed", 2, "fail 2", "failed after 2 attempts"]);
+    assert.deepEqual(
+      [resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").error, resultOf(r, "a").reason],
+      ["failed", 2, "fail 2", "failed after 2 attempts"],
+    );
     const last = p.events.filter((e) => e.type === "attempt-failed").at(-1);
     assert.ok(last && last.type === "attempt-failed" && last.willRetry === false && last.retryInMs === 0);
   });
@@ -230,9 +302,15 @@ describe("engine: retries, retryDelay, timeout", { timeout: 10_000 }, () => {
     });
     const p = run([{ name: "a", retries: 3, retryDelayMs: 1 }], stubs);
     const r = await p;
-    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason], ["failed", 1, "failed"]);
+    assert.deepEqual(
+      [resultOf(r, "a").status, resultOf(r, "a").attempts, resultOf(r, "a").reason],
+      ["failed", 1, "failed"],
+    );
     const failed = p.events.filter((e) => e.type === "attempt-failed");
-    assert.deepEqual(failed.map((e) => (e.type === "attempt-failed" ? [e.attempt, e.of, e.willRetry] : [])), [[1, 4, false]]);
+    assert.deepEqual(
+      failed.map((e) => (e.type === "attempt-failed" ? [e.attempt, e.of, e.willRetry] : [])),
+      [[1, 4, false]],
+    );
   });
 
   test("retryDelay: the pause between tries is honoured (injected sleep, no timing)", async () => {
@@ -285,17 +363,22 @@ describe("engine: cancellation", { timeout: 10_000 }, () => {
   test("cancel: stop starting steps, abort running attempts, mark the rest skipped (cancelled)", async () => {
     const ac = new AbortController();
     let aborted = false;
-    const stubs = new StubExecutors()
-      .on("a", ({ ctx }) => {
-        ctx.signal.addEventListener("abort", () => (aborted = true));
-        ac.abort();
-        return new Promise(() => undefined);
-      });
-    const r = await run([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c" }], stubs, { signal: ac.signal, parallelism: 1 });
+    const stubs = new StubExecutors().on("a", ({ ctx }) => {
+      ctx.signal.addEventListener("abort", () => (aborted = true));
+      ac.abort();
+      return new Promise(() => undefined);
+    });
+    const r = await run([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "c" }], stubs, {
+      signal: ac.signal,
+      parallelism: 1,
+    });
     assert.equal(r.status, "cancelled");
     assert.equal(r.cancelled, true);
     assert.ok(aborted);
-    assert.deepEqual([resultOf(r, "a").status, resultOf(r, "a").reason, resultOf(r, "a").error], ["failed", "cancelled while running", "cancelled"]);
+    assert.deepEqual(
+      [resultOf(r, "a").status, resultOf(r, "a").reason, resultOf(r, "a").error],
+      ["failed", "cancelled while running", "cancelled"],
+    );
     assert.deepEqual([resultOf(r, "b").status, resultOf(r, "b").reason], ["skipped", "cancelled"]);
     assert.deepEqual([resultOf(r, "c").status, resultOf(r, "c").reason], ["skipped", "cancelled"]);
     assert.equal(stubs.started("b") + stubs.started("c"), 0);
@@ -384,12 +467,25 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
 
 /** The Scheduler's transitions on their own: no executors, no events, no promises. */
 describe("engine: the Scheduler's transitions", () => {
-  const names = (a: Advance): { resolved: string[]; started: string[] } => ({ resolved: a.resolved.map((r) => r.step.name), started: a.started.map((s) => s.name) });
+  const names = (a: Advance): { resolved: string[]; started: string[] } => ({
+    resolved: a.resolved.map((r) => r.step.name),
+    started: a.started.map((s) => s.name),
+  });
   const ended = (spec: LoadedSpec, name: string, status: StepResult["status"] = "ok"): StepResult => {
     const step = spec.stepsByName.get(name)!;
-    return { name, type: step.type, status, reason: status, attempts: 1, durationMs: 0, inputHash: step.inputHash, ...(status === "failed" ? { error: "boom" } : {}) };
+    return {
+      name,
+      type: step.type,
+      status,
+      reason: status,
+      attempts: 1,
+      durationMs: 0,
+      inputHash: step.inputHash,
+      ...(status === "failed" ? { error: "boom" } : {}),
+    };
   };
-  const scheduler = (spec: LoadedSpec, opts: Partial<ConstructorParameters<typeof Scheduler>[1]> = {}): Scheduler => new Scheduler(spec, { mode: "apply", redact: (s) => s, ...opts });
+  const scheduler = (spec: LoadedSpec, opts: Partial<ConstructorParameters<typeof Scheduler>[1]> = {}): Scheduler =>
+    new Scheduler(spec, { mode: "apply", redact: (s) => s, ...opts });
 
   test("advance starts ready steps in document order up to parallelism; a completion frees a slot and readies its dependents", () => {
     const spec = specFixture([{ name: "a" }, { name: "b" }, { name: "c" }, { name: "d", needs: ["a"] }]);
@@ -441,7 +537,10 @@ describe("engine: the Scheduler's transitions", () => {
     assert.deepEqual(names(s.advance()), { resolved: [], started: ["c"] });
     s.complete(spec.stepsByName.get("c")!, ended(spec, "c"));
     assert.deepEqual(names(s.advance()), { resolved: ["b"], started: ["a"] });
-    assert.deepEqual([s.byName.get("b")!.result.status, s.byName.get("b")!.result.reason], ["skipped", "left to the holder"]);
+    assert.deepEqual(
+      [s.byName.get("b")!.result.status, s.byName.get("b")!.result.reason],
+      ["skipped", "left to the holder"],
+    );
     const apply = scheduler(spec, { leave: new Map([["a", "never in apply"]]) });
     assert.deepEqual(names(apply.advance()), { resolved: [], started: ["a"] }, "apply ignores it");
   });
@@ -454,15 +553,22 @@ describe("engine: the Scheduler's transitions", () => {
     assert.equal(s.stopped, true, "onError: fail stops the run");
     assert.deepEqual(names(s.advance()), { resolved: [], started: [] });
     const rest = s.finish();
-    assert.deepEqual(rest.map((r) => [r.step.name, r.executed, r.resolution.result.reason]), [
-      ["a", false, 'not started: step "c" failed'],
-      ["b", false, 'not started: step "c" failed'],
-    ]);
+    assert.deepEqual(
+      rest.map((r) => [r.step.name, r.executed, r.resolution.result.reason]),
+      [
+        ["a", false, 'not started: step "c" failed'],
+        ["b", false, 'not started: step "c" failed'],
+      ],
+    );
     assert.deepEqual(s.finish(), [], "finish reports the rest once");
   });
 
   test("stop: nothing more starts, running steps still complete, and the first reason is the one reported", () => {
-    const spec = specFixture([{ name: "a" }, { name: "b", needs: ["a"] }, { name: "x", needs: ["a"], included: false }]);
+    const spec = specFixture([
+      { name: "a" },
+      { name: "b", needs: ["a"] },
+      { name: "x", needs: ["a"], included: false },
+    ]);
     const s = scheduler(spec);
     s.advance();
     s.stop("cancelled");
@@ -471,16 +577,22 @@ describe("engine: the Scheduler's transitions", () => {
     s.complete(spec.stepsByName.get("a")!, ended(spec, "a"));
     assert.deepEqual(names(s.advance()), { resolved: [], started: [] });
     assert.equal(s.done, true);
-    assert.deepEqual(s.finish().map((r) => [r.step.name, r.resolution.result.reason]), [
-      ["b", "cancelled"],
-      ["x", 'excluded by when: vars.get("ENABLE_X", "false") == "true"'],
-    ]);
+    assert.deepEqual(
+      s.finish().map((r) => [r.step.name, r.resolution.result.reason]),
+      [
+        ["b", "cancelled"],
+        ["x", 'excluded by when: vars.get("ENABLE_X", "false") == "true"'],
+      ],
+    );
   });
 });
 
 describe("engine: bounded concurrency (steps and the planner's assess calls)", () => {
   test("the limit: parallelism, default 8, whole, at least 1", () => {
-    assert.deepEqual([undefined, 3, 2.7, 0, -4].map((p) => new BoundedConcurrency(p).limit), [8, 3, 2, 1, 1]);
+    assert.deepEqual(
+      [undefined, 3, 2.7, 0, -4].map((p) => new BoundedConcurrency(p).limit),
+      [8, 3, 2, 1, 1],
+    );
   });
 
   test("tryTake takes a slot only when one is free; release gives it back", () => {

@@ -21,13 +21,17 @@ const INPUTS: Record<string, Partial<LoadOptions>> = {
 const files = fs.readdirSync(EXAMPLES).filter((f) => f.endsWith(".khook.yaml"));
 
 test("there is one focused example per step type, a realistic bootstrap, and a variables example", () => {
-  for (const f of ["helm", "apply", "delete", "patch", "wait", "rollout", "job", "bootstrap", "variables"]) assert.ok(files.includes(`${f}.khook.yaml`), f);
+  for (const f of ["helm", "apply", "delete", "patch", "wait", "rollout", "job", "bootstrap", "variables"])
+    assert.ok(files.includes(`${f}.khook.yaml`), f);
 });
 
 for (const file of files) {
   test(`example ${file} starts with the yaml-language-server $schema line, loads, and plans offline`, () => {
     const full = path.join(EXAMPLES, file);
-    assert.match(fs.readFileSync(full, "utf8").split("\n")[0]!, /^# yaml-language-server: \$schema=https:\/\/khook\.io\/schema\/v1\/khook\.json$/);
+    assert.match(
+      fs.readFileSync(full, "utf8").split("\n")[0]!,
+      /^# yaml-language-server: \$schema=https:\/\/khook\.io\/schema\/v1\/khook\.json$/,
+    );
     const spec = loadSpec({ file: full, env: {}, ...INPUTS[file] });
     const plan = planOffline(spec);
     assert.equal(plan.length, spec.steps.length);

@@ -29,18 +29,36 @@ function dummyFor(name: string): string {
 /** The handful of sprig functions the examples use; anything else passes the value through. */
 function pipe(value: string, pipeline: string): string {
   let v = value;
-  for (const stage of pipeline.split("|").map((s) => s.trim()).filter(Boolean)) {
+  for (const stage of pipeline
+    .split("|")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [fn, ...args] = stage.match(/"[^"]*"|\S+/g) ?? [];
     const arg = (args[0] ?? "").replace(/^"|"$/g, "");
     switch (fn) {
-      case "lower": v = v.toLowerCase(); break;
-      case "upper": v = v.toUpperCase(); break;
-      case "trunc": v = v.slice(0, Number(arg)); break;
-      case "b64enc": v = Buffer.from(v).toString("base64"); break;
-      case "urlquery": v = encodeURIComponent(v); break;
-      case "quote": v = JSON.stringify(v); break;
-      case "printf": v = arg.replace("%s", v); break;
-      default: break;
+      case "lower":
+        v = v.toLowerCase();
+        break;
+      case "upper":
+        v = v.toUpperCase();
+        break;
+      case "trunc":
+        v = v.slice(0, Number(arg));
+        break;
+      case "b64enc":
+        v = Buffer.from(v).toString("base64");
+        break;
+      case "urlquery":
+        v = encodeURIComponent(v);
+        break;
+      case "quote":
+        v = JSON.stringify(v);
+        break;
+      case "printf":
+        v = arg.replace("%s", v);
+        break;
+      default:
+        break;
     }
   }
   return v;
@@ -60,9 +78,13 @@ function standInSubstitute(text: string, vars: Readonly<Record<string, string>>)
 function positionLookup(text: string): { doc: unknown; positionOf: PositionLookup } {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter });
-  assert.deepEqual(document.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    document.errors.map((e) => e.message),
+    [],
+  );
   const positionOf: PositionLookup = (pointer) => {
-    const node = document.getIn(pointer === "" ? [] : pointer.slice(1).split("/"), true) as { range?: [number] } | undefined;
+    const node = document.getIn(pointer === "" ? [] : pointer.slice(1).split("/"), true) as
+      { range?: [number] } | undefined;
     if (node?.range === undefined) return undefined;
     const { line, col } = lineCounter.linePos(node.range[0]);
     return { line, column: col };
@@ -70,7 +92,10 @@ function positionLookup(text: string): { doc: unknown; positionOf: PositionLooku
   return { doc: document.toJS(), positionOf };
 }
 
-const specFiles = fs.readdirSync(examplesDir).filter((f) => f.endsWith(".khook.yaml")).sort();
+const specFiles = fs
+  .readdirSync(examplesDir)
+  .filter((f) => f.endsWith(".khook.yaml"))
+  .sort();
 
 test("examples: one focused spec per step type, plus bootstrap, variables and demo", () => {
   for (const f of ["helm", "apply", "delete", "patch", "wait", "rollout", "job", "bootstrap", "variables", "demo"]) {
@@ -83,22 +108,32 @@ for (const file of specFiles) {
     const text = fs.readFileSync(path.join(examplesDir, file), "utf8");
     assert.equal(text.split("\n")[0], SCHEMA_COMMENT, "first line points yaml-language-server at the schema");
     const varsFile = path.join(examplesDir, "vars", file.replace(/\.khook\.yaml$/, ".vars.yaml"));
-    const vars = fs.existsSync(varsFile) ? (parseYaml(fs.readFileSync(varsFile, "utf8")) as Record<string, string>) : {};
+    const vars = fs.existsSync(varsFile)
+      ? (parseYaml(fs.readFileSync(varsFile, "utf8")) as Record<string, string>)
+      : {};
     const { doc, positionOf } = positionLookup(standInSubstitute(text, vars));
     const ds = validateSchema(doc, positionOf, { semanticRules: true });
-    assert.deepEqual(ds.map((d) => `${file}:${d.position?.line ?? "?"}: ${d.path}: ${d.message}`), []);
+    assert.deepEqual(
+      ds.map((d) => `${file}:${d.position?.line ?? "?"}: ${d.path}: ${d.message}`),
+      [],
+    );
   });
 }
 
 test("examples: each step type is shown in its focused spec", () => {
   for (const type of ["helm", "apply", "delete", "patch", "wait", "rollout", "job"]) {
-    const doc = parseYaml(standInSubstitute(fs.readFileSync(path.join(examplesDir, `${type}.khook.yaml`), "utf8"), {})) as { steps: Record<string, unknown>[] };
-    assert.ok(doc.steps.some((s) => type in s), `${type}.khook.yaml has a ${type} step`);
+    const doc = parseYaml(
+      standInSubstitute(fs.readFileSync(path.join(examplesDir, `${type}.khook.yaml`), "utf8"), {}),
+    ) as { steps: Record<string, unknown>[] };
+    assert.ok(
+      doc.steps.some((s) => type in s),
+      `${type}.khook.yaml has a ${type} step`,
+    );
   }
 });
 
 test("examples: the stand-in substitution honours defaults, pipelines and the $${ escape", () => {
-  assert.equal(standInSubstitute("a: ${X:-5|printf \"%sm\"}", {}), 'a: 5m');
+  assert.equal(standInSubstitute('a: ${X:-5|printf "%sm"}', {}), "a: 5m");
   assert.equal(standInSubstitute("a: ${APP|lower|trunc 3}", { APP: "ABCDEF" }), "a: abc");
   assert.equal(standInSubstitute("a: $${HOME} ${Y:-d}", {}), "a: ${HOME} d");
 });

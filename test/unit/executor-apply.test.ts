@@ -5,7 +5,8 @@ import { applyExecutor } from "../../provider/steps/apply.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 
-const CMS = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n";
+const CMS =
+  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n";
 const inline = (text: string): string => `[ { inline: ${JSON.stringify(text)} } ]`;
 const spec = loadSteps(
   `  - name: cms\n    apply: { namespace: apps, createNamespace: true, manifests: ${inline(CMS)} }\n` +
@@ -22,7 +23,11 @@ describe("apply executor", () => {
     const out = await applyExecutor.apply(stepOf(spec, "cms", "apply"), contextFor(spec, kube, lines));
     assert.equal(out.status, "ok");
     assert.equal(out.reason, "2 created");
-    assert.deepEqual(kube.writes, ["create namespace/apps", "apply(create) configmap/a -n apps", "apply(create) configmap/b -n apps"]);
+    assert.deepEqual(kube.writes, [
+      "create namespace/apps",
+      "apply(create) configmap/a -n apps",
+      "apply(create) configmap/b -n apps",
+    ]);
     assert.deepEqual(kube.applyOptions[0]!.createAnnotations, { [OWNER]: "demo/cms" });
     assert.deepEqual(kube.applyOptions[0]!.annotations, { "khook.io/applied-by": "demo/cms" });
     assert.equal(kube.applyOptions[0]!.serverSide, false, "the defaults table's serverSide: false");
@@ -70,24 +75,43 @@ describe("apply executor", () => {
     const b = await applyExecutor.assess(stepOf(spec, "cms", "apply"), contextFor(spec, kube));
     assert.equal(b.action, "create");
     assert.deepEqual(kube.writes, []);
-    assert.ok(kube.applyOptions.every((o) => o.dryRun === true), "assess only dry-runs");
+    assert.ok(
+      kube.applyOptions.every((o) => o.dryRun === true),
+      "assess only dry-runs",
+    );
   });
 
   test("destroy deletes only what this step created, and leaves adopted and foreign objects alone", async () => {
     const kube = new FakeKube();
-    kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps", annotations: { [OWNER]: "demo/cms" } } });
-    kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b", namespace: "apps", annotations: { [OWNER]: "other-spec/cms" } } });
+    kube.seed({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a", namespace: "apps", annotations: { [OWNER]: "demo/cms" } },
+    });
+    kube.seed({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "b", namespace: "apps", annotations: { [OWNER]: "other-spec/cms" } },
+    });
     const out = await applyExecutor.destroy(stepOf(spec, "cms", "apply"), contextFor(spec, kube));
     assert.equal(out.status, "ok");
     assert.match(out.reason, /^1 deleted, 1 left alone \(not created by this step: configmap\/b -n apps\)$/);
     assert.deepEqual(kube.written("delete"), ["delete configmap/a -n apps"]);
     assert.ok(kube.object("ConfigMap", "b", "apps"));
-    assert.ok(!kube.writes.some((w) => w.includes("namespace/apps")), "a namespace from createNamespace is never deleted");
+    assert.ok(
+      !kube.writes.some((w) => w.includes("namespace/apps")),
+      "a namespace from createNamespace is never deleted",
+    );
   });
 
   test("destroy goes in reverse order: a namespace or CRD listed first is deleted last", async () => {
     const kube = new FakeKube();
-    for (const name of ["a", "b"]) kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "apps", annotations: { [OWNER]: "demo/cms" } } });
+    for (const name of ["a", "b"])
+      kube.seed({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "apps", annotations: { [OWNER]: "demo/cms" } },
+      });
     await applyExecutor.destroy(stepOf(spec, "cms", "apply"), contextFor(spec, kube));
     assert.deepEqual(kube.written("delete"), ["delete configmap/b -n apps", "delete configmap/a -n apps"]);
   });

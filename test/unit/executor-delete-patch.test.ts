@@ -17,15 +17,27 @@ const spec = loadSteps(
     `  - name: in-default\n    patch: { target: deployment/web, patch: { spec: { replicas: 1 } } }\n` +
     `  - name: widget\n    patch: { target: widget/w, patch: { spec: { size: 2 } } }\n`,
 );
-const pod = (name: string, namespace: string, app: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace, labels: { app } } });
-const deployment = (namespace: string, replicas: number) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace }, spec: { replicas } });
+const pod = (name: string, namespace: string, app: string) => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace, labels: { app } },
+});
+const deployment = (namespace: string, replicas: number) => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace },
+  spec: { replicas },
+});
 
 describe("delete executor", () => {
   test("by manifests: deletes what exists, waits until it is gone, and counts the absent as success", async () => {
     const kube = new FakeKube();
     kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps" } });
     const step = stepOf(spec, "by-manifests", "delete");
-    assert.deepEqual(await deleteExecutor.assess(step, contextFor(spec, kube)), { action: "delete", reason: "1 to delete: configmap/a -n apps" });
+    assert.deepEqual(await deleteExecutor.assess(step, contextFor(spec, kube)), {
+      action: "delete",
+      reason: "1 to delete: configmap/a -n apps",
+    });
     const out = await deleteExecutor.apply(step, contextFor(spec, kube));
     assert.deepEqual(out, { status: "ok", reason: "1 deleted, 1 already absent" });
     assert.deepEqual(kube.writes, ["delete configmap/a -n apps", "wait-deleted configmap/a -n apps"]);
@@ -34,8 +46,14 @@ describe("delete executor", () => {
   test("ignoreNotFound: false fails on an absent object, naming it, and deletes nothing", async () => {
     const kube = new FakeKube();
     const step = stepOf(spec, "strict", "delete");
-    assert.match((await deleteExecutor.assess(step, contextFor(spec, kube))).reason, /configmap\/a -n default not found: the step will fail \(ignoreNotFound: false\)/);
-    await assert.rejects(deleteExecutor.apply(step, contextFor(spec, kube)), /not found: configmap\/a -n default \(ignoreNotFound: false\)/);
+    assert.match(
+      (await deleteExecutor.assess(step, contextFor(spec, kube))).reason,
+      /configmap\/a -n default not found: the step will fail \(ignoreNotFound: false\)/,
+    );
+    await assert.rejects(
+      deleteExecutor.apply(step, contextFor(spec, kube)),
+      /not found: configmap\/a -n default \(ignoreNotFound: false\)/,
+    );
     assert.deepEqual(kube.writes, []);
   });
 
@@ -62,7 +80,10 @@ describe("delete executor", () => {
   test("destroy of a delete step undoes nothing and touches nothing", async () => {
     const kube = new FakeKube();
     kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps" } });
-    assert.equal((await deleteExecutor.destroy(stepOf(spec, "by-manifests", "delete"), contextFor(spec, kube))).status, "skipped");
+    assert.equal(
+      (await deleteExecutor.destroy(stepOf(spec, "by-manifests", "delete"), contextFor(spec, kube))).status,
+      "skipped",
+    );
     assert.deepEqual(kube.writes, []);
   });
 });
@@ -72,11 +93,24 @@ describe("patch executor", () => {
     const kube = new FakeKube();
     kube.seed(deployment("apps", 1));
     const step = stepOf(spec, "scale", "patch");
-    assert.deepEqual(await patchExecutor.assess(step, contextFor(spec, kube)), { action: "configure", reason: "strategic patch changes deployment/web" });
+    assert.deepEqual(await patchExecutor.assess(step, contextFor(spec, kube)), {
+      action: "configure",
+      reason: "strategic patch changes deployment/web",
+    });
     assert.deepEqual(kube.writes, [], "assess writes nothing");
-    assert.deepEqual(await patchExecutor.apply(step, contextFor(spec, kube)), { status: "ok", reason: "deployment/web patched" });
-    assert.deepEqual(kube.writes, ["patch(strategic) deployment/web -n apps"], "type defaults to strategic (the defaults table)");
-    assert.deepEqual(await patchExecutor.assess(step, contextFor(spec, kube)), { action: "no-op", reason: "deployment/web already matches the patch" });
+    assert.deepEqual(await patchExecutor.apply(step, contextFor(spec, kube)), {
+      status: "ok",
+      reason: "deployment/web patched",
+    });
+    assert.deepEqual(
+      kube.writes,
+      ["patch(strategic) deployment/web -n apps"],
+      "type defaults to strategic (the defaults table)",
+    );
+    assert.deepEqual(await patchExecutor.assess(step, contextFor(spec, kube)), {
+      action: "no-op",
+      reason: "deployment/web already matches the patch",
+    });
   });
 
   test("a target without namespace: is in namespace default (the defaults table), not the context's", async () => {
@@ -88,20 +122,37 @@ describe("patch executor", () => {
   });
 
   test("a missing target fails with what to do", async () => {
-    await assert.rejects(patchExecutor.apply(stepOf(spec, "scale", "patch"), contextFor(spec, new FakeKube())), /deployment\/web in namespace apps does not exist; a patch target must exist \(order this step after whatever creates it with needs:\)/);
+    await assert.rejects(
+      patchExecutor.apply(stepOf(spec, "scale", "patch"), contextFor(spec, new FakeKube())),
+      /deployment\/web in namespace apps does not exist; a patch target must exist \(order this step after whatever creates it with needs:\)/,
+    );
   });
 
   test("a strategic patch a custom resource refuses comes back with the hint to use type: merge", async () => {
     const kube = new FakeKube();
     kube.seed({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "default" } });
-    kube.failNext.set("patch", new KubeApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json", { name: "w" }));
-    await assert.rejects(patchExecutor.apply(stepOf(spec, "widget", "patch"), contextFor(spec, kube)), /hint: strategic merge patches do not work on custom resources; use type: merge/);
+    kube.failNext.set(
+      "patch",
+      new KubeApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json",
+        { name: "w" },
+      ),
+    );
+    await assert.rejects(
+      patchExecutor.apply(stepOf(spec, "widget", "patch"), contextFor(spec, kube)),
+      /hint: strategic merge patches do not work on custom resources; use type: merge/,
+    );
   });
 
   test("destroy never undoes a patch: the object is not khook's", async () => {
     const kube = new FakeKube();
     kube.seed(deployment("apps", 3));
-    assert.equal((await patchExecutor.destroy(stepOf(spec, "scale", "patch"), contextFor(spec, kube))).status, "skipped");
+    assert.equal(
+      (await patchExecutor.destroy(stepOf(spec, "scale", "patch"), contextFor(spec, kube))).status,
+      "skipped",
+    );
     assert.deepEqual(kube.writes, []);
   });
 });

@@ -5,18 +5,32 @@ import { jobExecutor } from "../../provider/steps/job.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 
-const spec = loadSteps("  - name: migrate\n    job: { image: busybox, args: [echo, hi], namespace: jobs, createNamespace: true, skipIf: succeeded }\n  - name: plain\n    job: { image: busybox }\n");
+const spec = loadSteps(
+  "  - name: migrate\n    job: { image: busybox, args: [echo, hi], namespace: jobs, createNamespace: true, skipIf: succeeded }\n  - name: plain\n    job: { image: busybox }\n",
+);
 const migrate = stepOf(spec, "migrate", "job");
 const plain = stepOf(spec, "plain", "job");
 
-function job(name: string, labels: Record<string, string>, conditions: { type: string; status: string }[] = [], namespace = "jobs") {
+function job(
+  name: string,
+  labels: Record<string, string>,
+  conditions: { type: string; status: string }[] = [],
+  namespace = "jobs",
+) {
   return { apiVersion: "batch/v1", kind: "Job", metadata: { name, namespace, labels }, status: { conditions } };
 }
 const OURS = { "app.kubernetes.io/managed-by": "khook", "khook.io/spec": "demo" };
-const completeWhenWaited = (kube: FakeKube, type: "Complete" | "Failed", name = "migrate", namespace = "jobs"): void => {
+const completeWhenWaited = (
+  kube: FakeKube,
+  type: "Complete" | "Failed",
+  name = "migrate",
+  namespace = "jobs",
+): void => {
   kube.beforeWait = () => {
     const j = kube.object("Job", name, namespace)!;
-    j["status"] = { conditions: [{ type, status: "True", reason: type === "Failed" ? "BackoffLimitExceeded" : "Done" }] };
+    j["status"] = {
+      conditions: [{ type, status: "True", reason: type === "Failed" ? "BackoffLimitExceeded" : "Done" }],
+    };
   };
 };
 
@@ -24,9 +38,15 @@ describe("job executor", () => {
   test("a Job of the same name that khook does not own is refused, by assess and by apply, and nothing is written", async () => {
     const kube = new FakeKube();
     kube.seed(job("migrate", { app: "theirs" }));
-    await assert.rejects(jobExecutor.assess(migrate, contextFor(spec, kube)), /job migrate in namespace jobs exists but is not managed by khook .*khook never replaces a Job it does not own/);
+    await assert.rejects(
+      jobExecutor.assess(migrate, contextFor(spec, kube)),
+      /job migrate in namespace jobs exists but is not managed by khook .*khook never replaces a Job it does not own/,
+    );
     await assert.rejects(jobExecutor.apply(migrate, contextFor(spec, kube)), /not managed by khook/);
-    assert.deepEqual(kube.writes.filter((w) => !w.includes("namespace/")), []);
+    assert.deepEqual(
+      kube.writes.filter((w) => !w.includes("namespace/")),
+      [],
+    );
   });
 
   test("a Job of another khook spec is refused and named", async () => {
@@ -43,7 +63,10 @@ describe("job executor", () => {
     const out = await jobExecutor.apply(migrate, contextFor(spec, kube));
     assert.equal(out.status, "skipped");
     assert.match(out.reason, /skipIf: succeeded/);
-    assert.deepEqual(kube.written("create").filter((w) => w.startsWith("create job")), []);
+    assert.deepEqual(
+      kube.written("create").filter((w) => w.startsWith("create job")),
+      [],
+    );
   });
 
   test("a previous run's Job is replaced: deleted, waited for, then created anew", async () => {
@@ -53,7 +76,11 @@ describe("job executor", () => {
     completeWhenWaited(kube, "Complete");
     const out = await jobExecutor.apply(migrate, contextFor(spec, kube));
     assert.equal(out.status, "ok");
-    assert.deepEqual(kube.writes, ["delete job/migrate -n jobs", "wait-deleted job/migrate -n jobs", "create job/migrate -n jobs"]);
+    assert.deepEqual(kube.writes, [
+      "delete job/migrate -n jobs",
+      "wait-deleted job/migrate -n jobs",
+      "create job/migrate -n jobs",
+    ]);
   });
 
   test("the Job khook creates is labelled as this spec's, never retries itself, and is bounded by the step timeout", async () => {
@@ -62,7 +89,11 @@ describe("job executor", () => {
     await jobExecutor.apply(migrate, contextFor(spec, kube));
     const created = kube.object("Job", "migrate", "jobs")!;
     assert.deepEqual(created.metadata?.labels, { ...OURS, "khook.io/step": "migrate" });
-    const jobSpec = created["spec"] as { backoffLimit: number; activeDeadlineSeconds: number; template: { spec: { restartPolicy: string; containers: { args: string[] }[] } } };
+    const jobSpec = created["spec"] as {
+      backoffLimit: number;
+      activeDeadlineSeconds: number;
+      template: { spec: { restartPolicy: string; containers: { args: string[] }[] } };
+    };
     assert.equal(jobSpec.backoffLimit, 0);
     assert.equal(jobSpec.template.spec.restartPolicy, "Never");
     assert.equal(jobSpec.activeDeadlineSeconds, migrate.timeoutMs / 1000);
@@ -82,12 +113,19 @@ describe("job executor", () => {
     const step = stepOf(secretSpec, "migrate", "job");
     const kube = new FakeKube();
     completeWhenWaited(kube, "Failed", "migrate", "default");
-    kube.seed({ apiVersion: "v1", kind: "Pod", metadata: { name: "migrate-x1", namespace: "default", labels: { "job-name": "migrate" } } });
+    kube.seed({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "migrate-x1", namespace: "default", labels: { "job-name": "migrate" } },
+    });
     kube.logs.set("default/migrate-x1", "connecting to db\npassword=hunter2-secret rejected\n");
     const ctx = contextFor(secretSpec, kube);
     ctx.redactor.add("hunter2-secret");
     await assert.rejects(jobExecutor.apply(step, ctx), (e: Error) => {
-      assert.match(e.message, /^job migrate failed \(BackoffLimitExceeded\); last 20 log lines of pod migrate-x1:\nconnecting to db\npassword=\*\*\* rejected$/);
+      assert.match(
+        e.message,
+        /^job migrate failed \(BackoffLimitExceeded\); last 20 log lines of pod migrate-x1:\nconnecting to db\npassword=\*\*\* rejected$/,
+      );
       return true;
     });
   });

@@ -16,9 +16,15 @@ const REFUSED = "https://127.0.0.1:9";
 function files(): { spec: string; kubeconfig: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fleet-"));
   const spec = path.join(dir, "spec.yaml");
-  fs.writeFileSync(spec, "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: fleet}\nstate: {}\nsteps:\n  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm, namespace: default}\n");
+  fs.writeFileSync(
+    spec,
+    "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: fleet}\nstate: {}\nsteps:\n  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm, namespace: default}\n",
+  );
   const kubeconfig = path.join(dir, "kubeconfig");
-  fs.writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '${REFUSED}'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`);
+  fs.writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: '${REFUSED}'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`,
+  );
   return { spec, kubeconfig };
 }
 
@@ -38,7 +44,13 @@ describe("fleet summaries (-o json)", () => {
       assert.equal(r.code, 1);
       assert.equal(r.json["exitCode"], 1);
       assert.deepEqual(r.json["cluster"], { server: REFUSED, kubeSystemUid: null });
-      const steps = r.json["steps"] as { name: string; attempts: number; transientRetries: number; durationMs: number; status: string }[];
+      const steps = r.json["steps"] as {
+        name: string;
+        attempts: number;
+        transientRetries: number;
+        durationMs: number;
+        status: string;
+      }[];
       assert.equal(steps.length, 1);
       assert.equal(typeof steps[0]!.durationMs, "number");
       assert.equal(steps[0]!.transientRetries, 0);

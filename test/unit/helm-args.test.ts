@@ -65,11 +65,17 @@ describe("helm: no secret ever goes on helm's command line", () => {
     const update = calls.find((c) => c.argv[0] === "repo" && c.argv[1] === "update");
     assert.ok(update, "the private repository's index is fetched");
     assert.equal(update.repos?.mode, "600");
-    const repos = JSON.parse(update.repos!.content) as { repositories: { name: string; url: string; username: string; password: string }[] };
+    const repos = JSON.parse(update.repos!.content) as {
+      repositories: { name: string; url: string; username: string; password: string }[];
+    };
     assert.equal(repos.repositories[0]?.password, SECRET_PASS);
     assert.equal(repos.repositories[0]?.url, "http://127.0.0.1:1/charts");
     const install = calls.find((c) => c.argv[0] === "install")!;
-    assert.equal(install.argv[2], `${repos.repositories[0]!.name}/demo`, "the chart is referenced through the private repository entry");
+    assert.equal(
+      install.argv[2],
+      `${repos.repositories[0]!.name}/demo`,
+      "the chart is referenced through the private repository entry",
+    );
     assert.ok(!install.argv.includes("--repo"));
     assert.equal(install.values?.mode, "600");
     assert.deepEqual(JSON.parse(install.values!.content), { token: SECRET_VALUE });
@@ -78,13 +84,22 @@ describe("helm: no secret ever goes on helm's command line", () => {
 
   test("inline URL userinfo credentials go the same way, and never appear in the outcome or logs", async () => {
     const fake = fakeHelm();
-    const spec = load(`  - name: app\n    helm:\n      chart: demo:1.2.3\n      repo: "http://alice:\${PASS|urlquery}@127.0.0.1:1/charts"\n`, { KHOOK_SECRET_PASS: SECRET_PASS });
+    const spec = load(
+      `  - name: app\n    helm:\n      chart: demo:1.2.3\n      repo: "http://alice:\${PASS|urlquery}@127.0.0.1:1/charts"\n`,
+      { KHOOK_SECRET_PASS: SECRET_PASS },
+    );
     const ctx = context(spec, fake.bin);
     const out = await helmExecutor.apply(helmStep(spec, "app"), ctx);
-    for (const c of fake.calls()) assert.ok(!c.argv.join(" ").includes(SECRET_PASS) && !c.argv.join(" ").includes(encodeURIComponent(SECRET_PASS)));
+    for (const c of fake.calls())
+      assert.ok(!c.argv.join(" ").includes(SECRET_PASS) && !c.argv.join(" ").includes(encodeURIComponent(SECRET_PASS)));
     const update = fake.calls().find((c) => c.argv[0] === "repo")!;
-    const repos = JSON.parse(update.repos!.content) as { repositories: { url: string; username: string; password: string }[] };
-    assert.deepEqual([repos.repositories[0]?.username, repos.repositories[0]?.password, repos.repositories[0]?.url], ["alice", SECRET_PASS, "http://127.0.0.1:1/charts"]);
+    const repos = JSON.parse(update.repos!.content) as {
+      repositories: { url: string; username: string; password: string }[];
+    };
+    assert.deepEqual(
+      [repos.repositories[0]?.username, repos.repositories[0]?.password, repos.repositories[0]?.url],
+      ["alice", SECRET_PASS, "http://127.0.0.1:1/charts"],
+    );
     assert.ok(!JSON.stringify(out).includes(SECRET_PASS));
     assert.ok(!ctx.logs.join("\n").includes(SECRET_PASS));
     assert.ok(!ctx.logs.join("\n").includes("alice:"));
@@ -92,12 +107,18 @@ describe("helm: no secret ever goes on helm's command line", () => {
 
   test("OCI credentials go into the run's private registry config (0600), not argv and not `registry login`", async () => {
     const fake = fakeHelm();
-    const spec = load(`  - name: app\n    helm:\n      chart: oci://127.0.0.1:5000/charts/demo:1.2.3\n      auth: { username: robot, password: "\${PASS}" }\n`, { KHOOK_SECRET_PASS: SECRET_PASS });
+    const spec = load(
+      `  - name: app\n    helm:\n      chart: oci://127.0.0.1:5000/charts/demo:1.2.3\n      auth: { username: robot, password: "\${PASS}" }\n`,
+      { KHOOK_SECRET_PASS: SECRET_PASS },
+    );
     await helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin));
     const install = fake.calls().find((c) => c.argv[0] === "install")!;
     assert.ok(!install.argv.join(" ").includes(SECRET_PASS));
     assert.equal(install.argv[2], "oci://127.0.0.1:5000/charts/demo");
-    assert.deepEqual(install.argv.slice(install.argv.indexOf("--version"), install.argv.indexOf("--version") + 2), ["--version", "1.2.3"]);
+    assert.deepEqual(install.argv.slice(install.argv.indexOf("--version"), install.argv.indexOf("--version") + 2), [
+      "--version",
+      "1.2.3",
+    ]);
     assert.equal(install.registry?.mode, "600");
     const reg = JSON.parse(install.registry!.content) as { auths: Record<string, { auth: string }> };
     assert.equal(Buffer.from(reg.auths["127.0.0.1:5000"]!.auth, "base64").toString(), `robot:${SECRET_PASS}`);
@@ -106,7 +127,11 @@ describe("helm: no secret ever goes on helm's command line", () => {
 
   test("kubeconfig content goes to a 0600 file and the context is passed explicitly", async () => {
     const fake = fakeHelm();
-    const spec = load(`  - name: app\n    helm: { chart: ./chart }\n`, {}, { "chart/Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.2.3\n" });
+    const spec = load(
+      `  - name: app\n    helm: { chart: ./chart }\n`,
+      {},
+      { "chart/Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.2.3\n" },
+    );
     await helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin));
     const install = fake.calls().find((c) => c.argv[0] === "install")!;
     assert.equal(install.kubeconfig?.mode, "600");
@@ -121,7 +146,14 @@ describe("helm: each run gets its own helm directories, removed at the end", () 
     await helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin));
     const install = fake.calls().find((c) => c.argv[0] === "install")!;
     const root = path.dirname(install.env.HELM_CONFIG_HOME!);
-    for (const k of ["HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE"]) {
+    for (const k of [
+      "HELM_CACHE_HOME",
+      "HELM_CONFIG_HOME",
+      "HELM_DATA_HOME",
+      "HELM_REGISTRY_CONFIG",
+      "HELM_REPOSITORY_CONFIG",
+      "HELM_REPOSITORY_CACHE",
+    ]) {
       assert.ok(install.env[k]?.startsWith(root + path.sep), `${k} is inside the session directory`);
     }
     assert.ok(!fs.existsSync(root), "the session directory is removed");
@@ -130,7 +162,11 @@ describe("helm: each run gets its own helm directories, removed at the end", () 
   });
 
   test("the session directory is removed when the step fails too", async () => {
-    const fake = fakeHelm({ history: JSON.stringify([{ revision: 1, updated: "", status: "pending-install", chart: "demo-1.2.3", app_version: "", description: "" }]) });
+    const fake = fakeHelm({
+      history: JSON.stringify([
+        { revision: 1, updated: "", status: "pending-install", chart: "demo-1.2.3", app_version: "", description: "" },
+      ]),
+    });
     const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/charts", version: 1.2.3 }\n`);
     await assert.rejects(helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin)));
     const root = path.dirname(fake.calls()[1]!.env.HELM_CONFIG_HOME!);
@@ -141,12 +177,46 @@ describe("helm: each run gets its own helm directories, removed at the end", () 
 describe("helm: install and upgrade arguments", () => {
   test("install marks the release with khook's labels; upgrade resets values (the spec is the sole source) and adds no labels", () => {
     const chart = { chart: "demo", flags: ["--repo", "http://r"] };
-    const install = buildInstallArgs({ mode: "install", release: "r1", namespace: "ns", chart, valuesFile: "/tmp/v.json", createNamespace: true, atomic: true, wait: true, timeoutMs: 90_500, labels: releaseOwnershipLabels("bootstrap") });
+    const install = buildInstallArgs({
+      mode: "install",
+      release: "r1",
+      namespace: "ns",
+      chart,
+      valuesFile: "/tmp/v.json",
+      createNamespace: true,
+      atomic: true,
+      wait: true,
+      timeoutMs: 90_500,
+      labels: releaseOwnershipLabels("bootstrap"),
+    });
     assert.deepEqual(install, [
-      "install", "r1", "demo", "--repo", "http://r", "--namespace", "ns", "--values", "/tmp/v.json", "--create-namespace", "--atomic", "--wait",
-      "--timeout", "91s", "--labels", "khook.io/managed-by=khook,khook.io/spec=bootstrap", "--output", "json",
+      "install",
+      "r1",
+      "demo",
+      "--repo",
+      "http://r",
+      "--namespace",
+      "ns",
+      "--values",
+      "/tmp/v.json",
+      "--create-namespace",
+      "--atomic",
+      "--wait",
+      "--timeout",
+      "91s",
+      "--labels",
+      "khook.io/managed-by=khook,khook.io/spec=bootstrap",
+      "--output",
+      "json",
     ]);
-    const upgrade = buildInstallArgs({ mode: "upgrade", release: "r1", namespace: "ns", chart, valuesFile: undefined, timeoutMs: 1000 });
+    const upgrade = buildInstallArgs({
+      mode: "upgrade",
+      release: "r1",
+      namespace: "ns",
+      chart,
+      valuesFile: undefined,
+      timeoutMs: 1000,
+    });
     assert.ok(upgrade.includes("--reset-values"));
     assert.ok(!upgrade.includes("--labels"));
     assert.ok(!upgrade.includes("--create-namespace"));
@@ -161,7 +231,11 @@ describe("helm: install and upgrade arguments", () => {
 
   test("a bare name installs with --repo and --version; a local chart by its absolute path, resolved against the spec's directory", async () => {
     const fake = fakeHelm();
-    const spec = load(`  - name: app\n    helm: { chart: ./charts/demo-1.2.3.tgz, namespace: apps }\n`, {}, { "charts/demo-1.2.3.tgz": "not really" });
+    const spec = load(
+      `  - name: app\n    helm: { chart: ./charts/demo-1.2.3.tgz, namespace: apps }\n`,
+      {},
+      { "charts/demo-1.2.3.tgz": "not really" },
+    );
     await helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin));
     const install = fake.calls().find((c) => c.argv[0] === "install")!;
     assert.equal(install.argv[2], path.join(spec.baseDir, "charts/demo-1.2.3.tgz"));
@@ -171,12 +245,22 @@ describe("helm: install and upgrade arguments", () => {
 });
 
 describe("helm: release history decides", () => {
-  const rev = (revision: number, status: string, chart = "demo-1.2.3") => ({ revision, updated: "", status, chart, app_version: "", description: "" });
+  const rev = (revision: number, status: string, chart = "demo-1.2.3") => ({
+    revision,
+    updated: "",
+    status,
+    chart,
+    app_version: "",
+    description: "",
+  });
 
   test("a pending release fails with an explanation and the recovery command", async () => {
     for (const [history, recovery] of [
       [[rev(1, "pending-install")], "helm uninstall app --namespace default"],
-      [[rev(1, "superseded"), rev(2, "deployed"), rev(3, "pending-upgrade")], "helm rollback app 2 --namespace default"],
+      [
+        [rev(1, "superseded"), rev(2, "deployed"), rev(3, "pending-upgrade")],
+        "helm rollback app 2 --namespace default",
+      ],
       [[rev(1, "deployed"), rev(2, "pending-rollback")], "helm rollback app 1 --namespace default"],
     ] as const) {
       const fake = fakeHelm({ history: JSON.stringify(history) });
@@ -215,17 +299,28 @@ describe("helm: release history decides", () => {
   test("helm-recovers-own-dead-run (executor): a pending upgrade khook's dead run left is rolled back, said in one line, and the step upgrades", async () => {
     const fake = fakeHelm({
       history: JSON.stringify([rev(1, "deployed", "demo-1.0.0"), rev(2, "pending-upgrade")]),
-      historyAfterRecovery: JSON.stringify([rev(1, "superseded", "demo-1.0.0"), rev(2, "superseded"), rev(3, "deployed", "demo-1.0.0")]),
+      historyAfterRecovery: JSON.stringify([
+        rev(1, "superseded", "demo-1.0.0"),
+        rev(2, "superseded"),
+        rev(3, "deployed", "demo-1.0.0"),
+      ]),
     });
     const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
     const { record, started } = takenOverRecord(deadMark("upgrade", 2), "process-gone");
     const ctx = context(spec, fake.bin, { record });
     const out = await helmExecutor.apply(helmStep(spec, "app"), ctx);
     const argv = fake.calls().map((c) => c.argv.slice(0, 3).join(" "));
-    assert.ok(argv.indexOf("rollback app 1") >= 0 && argv.indexOf("rollback app 1") < argv.indexOf("upgrade app demo"), argv.join("\n"));
+    assert.ok(
+      argv.indexOf("rollback app 1") >= 0 && argv.indexOf("rollback app 1") < argv.indexOf("upgrade app demo"),
+      argv.join("\n"),
+    );
     assert.equal(ctx.logs.filter((l) => l.startsWith("recovering release app")).length, 1, ctx.logs.join("\n"));
     assert.match(out.reason, /^upgraded to revision/);
-    assert.deepEqual(started.map((m) => [m.operation, m.revision, m.release, m.host]), [["upgrade", 4, "app", "here"]], "this run's helm is recorded, with the revision it writes");
+    assert.deepEqual(
+      started.map((m) => [m.operation, m.revision, m.release, m.host]),
+      [["upgrade", 4, "app", "here"]],
+      "this run's helm is recorded, with the revision it writes",
+    );
     assert.ok(started[0]!.pid > 0);
   });
 
@@ -234,8 +329,14 @@ describe("helm: release history decides", () => {
     const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
     const { record } = takenOverRecord(deadMark("install", 1), undefined);
     await assert.rejects(helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin, { record })), (e: Error) => {
-      assert.ok(e.message.includes("recover with: helm uninstall app --namespace default — then re-run khook"), e.message);
-      assert.match(e.message, /khook did not recover revision 1 \(demo-1\.2\.3, pending-install\) itself: the khook run that started it .* is not known to be gone/);
+      assert.ok(
+        e.message.includes("recover with: helm uninstall app --namespace default — then re-run khook"),
+        e.message,
+      );
+      assert.match(
+        e.message,
+        /khook did not recover revision 1 \(demo-1\.2\.3, pending-install\) itself: the khook run that started it .* is not known to be gone/,
+      );
       return true;
     });
     assert.ok(!fake.calls().some((c) => ["install", "upgrade", "rollback", "uninstall"].includes(c.argv[0]!)));
@@ -245,7 +346,10 @@ describe("helm: release history decides", () => {
     const fake = fakeHelm({ history: JSON.stringify([rev(1, "pending-install")]), historyAfterRecovery: "" });
     const spec = load(`  - name: app\n    helm: { chart: demo, repo: "http://127.0.0.1:1/c", version: 1.2.3 }\n`);
     const { record } = takenOverRecord(deadMark("install", 1), "process-gone");
-    await assert.rejects(helmExecutor.assess(helmStep(spec, "app"), context(spec, fake.bin, { record })), /is pending-install/);
+    await assert.rejects(
+      helmExecutor.assess(helmStep(spec, "app"), context(spec, fake.bin, { record })),
+      /is pending-install/,
+    );
     assert.ok(!fake.calls().some((c) => c.argv[0] === "uninstall"));
   });
 
@@ -279,7 +383,10 @@ describe("helm: release history decides", () => {
     const out = await helmExecutor.apply(helmStep(spec, "app"), context(spec, fake.bin));
     assert.equal(out.status, "skipped");
     assert.match(out.reason, /revision 4 \(other-9\.9\.9, deployed\)/);
-    assert.deepEqual(fake.calls().map((c) => c.argv[0]), ["version", "history"]);
+    assert.deepEqual(
+      fake.calls().map((c) => c.argv[0]),
+      ["version", "history"],
+    );
   });
 
   test("destroy leaves a release alone unless it carries khook's labels for this spec", async () => {
@@ -301,12 +408,17 @@ describe("helm: release history decides", () => {
 
   test("delete.release of an absent release succeeds (ignoreNotFound defaults to true) and fails with ignoreNotFound: false", async () => {
     const fake = fakeHelm();
-    const spec = load(`  - name: rm\n    delete: { release: gone, namespace: x }\n  - name: rm-strict\n    delete: { release: gone, ignoreNotFound: false }\n`);
+    const spec = load(
+      `  - name: rm\n    delete: { release: gone, namespace: x }\n  - name: rm-strict\n    delete: { release: gone, ignoreNotFound: false }\n`,
+    );
     const step = spec.stepsByName.get("rm") as Extract<LoadedStep, { type: "delete" }>;
     const out = await deleteReleaseExecutor.apply(step, context(spec, fake.bin));
     assert.equal(out.status, "ok");
     assert.match(out.reason, /release gone not found in namespace x/);
     const strict = spec.stepsByName.get("rm-strict") as Extract<LoadedStep, { type: "delete" }>;
-    await assert.rejects(deleteReleaseExecutor.apply(strict, context(spec, fake.bin)), /not found in namespace default/);
+    await assert.rejects(
+      deleteReleaseExecutor.apply(strict, context(spec, fake.bin)),
+      /not found in namespace default/,
+    );
   });
 });

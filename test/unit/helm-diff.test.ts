@@ -4,7 +4,8 @@ import { Redactor } from "../../provider/redact.js";
 import { registerPreviousSecrets } from "../../provider/steps/helm-values.js";
 import { maskSecretData } from "../../provider/steps/helm-diff.js";
 
-const secret = (name: string, data: string) => `---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ndata:\n${data}`;
+const secret = (name: string, data: string) =>
+  `---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ndata:\n${data}`;
 const cm = `---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: "1"\n`;
 
 describe("helm diff: Secret data is never shown", () => {
@@ -24,7 +25,11 @@ describe("helm diff: a rotated secret's old value is masked too", () => {
   test("where the current values carry a secret, the deployed value at the same path is registered", () => {
     const r = new Redactor();
     r.add("new-secret-value");
-    registerPreviousSecrets(r, { a: { token: "new-secret-value", plain: "x" }, l: ["new-secret-value"] }, { a: { token: "old-secret-value", plain: "y" }, l: ["older-secret"] });
+    registerPreviousSecrets(
+      r,
+      { a: { token: "new-secret-value", plain: "x" }, l: ["new-secret-value"] },
+      { a: { token: "old-secret-value", plain: "y" }, l: ["older-secret"] },
+    );
     assert.equal(r.redact("old-secret-value older-secret y x"), "*** *** y x");
   });
 });

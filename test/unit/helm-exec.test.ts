@@ -104,7 +104,11 @@ describe("tools/exec: one process runner", () => {
     const bin = script(`echo "A=$KHOOK_T_A B=\${KHOOK_T_B-unset}"`);
     process.env.KHOOK_T_B = "inherited";
     try {
-      const r = await runTool(bin, { args: [], redactor: new Redactor(), env: { KHOOK_T_A: "set", KHOOK_T_B: undefined } });
+      const r = await runTool(bin, {
+        args: [],
+        redactor: new Redactor(),
+        env: { KHOOK_T_A: "set", KHOOK_T_B: undefined },
+      });
       assert.equal(r.stdout, "A=set B=unset\n");
     } finally {
       delete process.env.KHOOK_T_B;

@@ -7,7 +7,10 @@ import { mergeValues, sameValues } from "../../provider/helm/values.js";
 import { computeValues, parseValuesText } from "../../provider/steps/helm-values.js";
 import { tempSpecDir } from "./support/spec-files.js";
 
-function ctx(baseDir: string, deadline = 60_000): { baseDir: string; signal: AbortSignal; redactor: Redactor; deadline: number } {
+function ctx(
+  baseDir: string,
+  deadline = 60_000,
+): { baseDir: string; signal: AbortSignal; redactor: Redactor; deadline: number } {
   return { baseDir, signal: new AbortController().signal, redactor: new Redactor(), deadline };
 }
 
@@ -62,7 +65,10 @@ describe("helm values: valuesFrom in order, then values", () => {
       "values/two.yaml": "replicas: 2\nimage: { tag: b }\n",
     });
     const out = await computeValues(
-      { valuesFrom: [{ file: "./values/one.yaml" }, { file: "./values/two.yaml" }], values: { image: { tag: "c" }, extra: true } },
+      {
+        valuesFrom: [{ file: "./values/one.yaml" }, { file: "./values/two.yaml" }],
+        values: { image: { tag: "c" }, extra: true },
+      },
       ctx(dir),
     );
     assert.deepEqual(out, { replicas: 2, image: { tag: "c", repo: "r" }, list: [1, 2], extra: true });
@@ -74,18 +80,28 @@ describe("helm values: valuesFrom in order, then values", () => {
   });
 
   test("values files are read like helm reads them: YAML 1.1 booleans, an empty file is no values", async () => {
-    assert.deepEqual(parseValuesText("a: yes\nb: off\nc: 'yes'\n", "v.yaml", new Redactor()), { a: true, b: false, c: "yes" });
+    assert.deepEqual(parseValuesText("a: yes\nb: off\nc: 'yes'\n", "v.yaml", new Redactor()), {
+      a: true,
+      b: false,
+      c: "yes",
+    });
     assert.deepEqual(parseValuesText("# only a comment\n", "v.yaml", new Redactor()), {});
   });
 
   test("a values file that is not a mapping is an error naming the file", () => {
-    assert.throws(() => parseValuesText("- a\n- b\n", "./v.yaml", new Redactor()), /values from \.\/v\.yaml must be a mapping/);
+    assert.throws(
+      () => parseValuesText("- a\n- b\n", "./v.yaml", new Redactor()),
+      /values from \.\/v\.yaml must be a mapping/,
+    );
     assert.throws(() => parseValuesText("a: [\n", "./v.yaml", new Redactor()), /not valid YAML/);
   });
 
   test("a missing values file is an error naming it as written", async () => {
     const dir = tempSpecDir({});
-    await assert.rejects(computeValues({ valuesFrom: [{ file: "./nope.yaml" }] }, ctx(dir)), /cannot read values file \.\/nope\.yaml .*ENOENT/);
+    await assert.rejects(
+      computeValues({ valuesFrom: [{ file: "./nope.yaml" }] }, ctx(dir)),
+      /cannot read values file \.\/nope\.yaml .*ENOENT/,
+    );
   });
 
   test("url: sources are fetched, with URL userinfo sent as basic auth and never shown", async () => {
@@ -100,15 +116,21 @@ describe("helm values: valuesFrom in order, then values", () => {
     });
     try {
       const base = srv.url.replace("http://", "http://u:p4ss%20word@");
-      const out = await computeValues({ valuesFrom: [{ url: `${base}/v.yaml` }], values: { shared: "inline" } }, ctx(tempSpecDir({})));
+      const out = await computeValues(
+        { valuesFrom: [{ url: `${base}/v.yaml` }], values: { shared: "inline" } },
+        ctx(tempSpecDir({})),
+      );
       assert.deepEqual(out, { fromUrl: 1, shared: "inline" });
       assert.ok(seenAuth?.startsWith("Basic "));
       const wrong = srv.url.replace("http://", "http://u:wrongpass@");
-      await assert.rejects(computeValues({ valuesFrom: [{ url: `${wrong}/v.yaml` }] }, ctx(tempSpecDir({}))), (e: Error) => {
-        assert.match(e.message, /HTTP 401/);
-        assert.doesNotMatch(e.message, /wrongpass/);
-        return true;
-      });
+      await assert.rejects(
+        computeValues({ valuesFrom: [{ url: `${wrong}/v.yaml` }] }, ctx(tempSpecDir({}))),
+        (e: Error) => {
+          assert.match(e.message, /HTTP 401/);
+          assert.doesNotMatch(e.message, /wrongpass/);
+          return true;
+        },
+      );
     } finally {
       await srv.close();
     }
@@ -119,7 +141,10 @@ describe("helm values: valuesFrom in order, then values", () => {
       // never answers
     });
     try {
-      await assert.rejects(computeValues({ valuesFrom: [{ url: `${srv.url}/slow.yaml` }] }, ctx(tempSpecDir({}), 300)), /no answer within/);
+      await assert.rejects(
+        computeValues({ valuesFrom: [{ url: `${srv.url}/slow.yaml` }] }, ctx(tempSpecDir({}), 300)),
+        /no answer within/,
+      );
     } finally {
       await srv.close();
     }

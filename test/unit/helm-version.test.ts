@@ -27,7 +27,10 @@ describe("helm: missing or too old fails with a clear message saying what to ins
   });
 
   test("KHOOK_HELM pointing at nothing is an error, not a silent fallback to PATH", async () => {
-    await assert.rejects(locateHelm({ redactor, env: { PATH: process.env.PATH ?? "", KHOOK_HELM: "/nope/helm" } }), /set to "\/nope\/helm" by KHOOK_HELM, but that is not an executable file/);
+    await assert.rejects(
+      locateHelm({ redactor, env: { PATH: process.env.PATH ?? "", KHOOK_HELM: "/nope/helm" } }),
+      /set to "\/nope\/helm" by KHOOK_HELM, but that is not an executable file/,
+    );
   });
 
   test("the provider configuration's path wins over KHOOK_HELM and PATH", async () => {
@@ -39,23 +42,36 @@ describe("helm: missing or too old fails with a clear message saying what to ins
   });
 
   test("too old: names the version found, the minimum and the reason", async () => {
-    await assert.rejects(locateHelm({ redactor, env: { PATH: "/nonexistent", KHOOK_HELM: scriptHelm("v3.12.3+g3a31588") } }), (e: Error) => {
-      assert.match(e.message, /helm v3\.12\.3 \(.*from KHOOK_HELM\) is too old: khook needs v3\.15\.0 or newer/);
-      return true;
-    });
+    await assert.rejects(
+      locateHelm({ redactor, env: { PATH: "/nonexistent", KHOOK_HELM: scriptHelm("v3.12.3+g3a31588") } }),
+      (e: Error) => {
+        assert.match(e.message, /helm v3\.12\.3 \(.*from KHOOK_HELM\) is too old: khook needs v3\.15\.0 or newer/);
+        return true;
+      },
+    );
   });
 
   test("helm v2 and v4 are not the CLI khook drives", () => {
-    assert.match(helmVersionProblem(parseHelmVersion("v4.0.1+gabc"), "x") ?? "", /helm v4\.0\.1 \(x\) is not supported: khook drives helm v3/);
-    assert.match(helmVersionProblem(parseHelmVersion('Client: &version.Version{SemVer:"v2.17.0"}'), "x") ?? "", /v2\.17\.0.*not supported/);
+    assert.match(
+      helmVersionProblem(parseHelmVersion("v4.0.1+gabc"), "x") ?? "",
+      /helm v4\.0\.1 \(x\) is not supported: khook drives helm v3/,
+    );
+    assert.match(
+      helmVersionProblem(parseHelmVersion('Client: &version.Version{SemVer:"v2.17.0"}'), "x") ?? "",
+      /v2\.17\.0.*not supported/,
+    );
   });
 
   test("an unreadable version or a failing `helm version` is reported", async () => {
     assert.match(helmVersionProblem(parseHelmVersion("garbage"), "x") ?? "", /cannot tell which helm version/);
-    await assert.rejects(locateHelm({ redactor, env: { PATH: "/nonexistent", KHOOK_HELM: scriptHelm("boom", 2) } }), /helm version .* failed \(exit code 2\)/);
+    await assert.rejects(
+      locateHelm({ redactor, env: { PATH: "/nonexistent", KHOOK_HELM: scriptHelm("boom", 2) } }),
+      /helm version .* failed \(exit code 2\)/,
+    );
   });
 
   test("supported versions pass", () => {
-    for (const v of ["v3.15.0", "v3.22.0+g1234", "3.16.4"]) assert.equal(helmVersionProblem(parseHelmVersion(v), "x"), undefined, v);
+    for (const v of ["v3.15.0", "v3.22.0+g1234", "3.16.4"])
+      assert.equal(helmVersionProblem(parseHelmVersion(v), "x"), undefined, v);
   });
 });

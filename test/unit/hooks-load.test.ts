@@ -33,8 +33,16 @@ function files(extra: Record<string, string> = {}): Record<string, string> {
   return { "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n", ...extra };
 }
 
-function load(hooksYaml: string, extraFiles: Record<string, string> = {}, steps = STEPS, prelude = ""): { spec?: LoadedSpec; problems: Diagnostic[]; dir: string } {
-  const dir = tempSpecDir({ "spec.yaml": specText(steps, prelude + (hooksYaml === "" ? "" : `hooks:\n${hooksYaml}`)), ...files(extraFiles) });
+function load(
+  hooksYaml: string,
+  extraFiles: Record<string, string> = {},
+  steps = STEPS,
+  prelude = "",
+): { spec?: LoadedSpec; problems: Diagnostic[]; dir: string } {
+  const dir = tempSpecDir({
+    "spec.yaml": specText(steps, prelude + (hooksYaml === "" ? "" : `hooks:\n${hooksYaml}`)),
+    ...files(extraFiles),
+  });
   for (const f of ["add-labels", "require-limits"]) {
     fs.mkdirSync(path.join(dir, "fn"), { recursive: true });
     fs.copyFileSync(path.join(FUNCTIONS, f), path.join(dir, "fn", f));
@@ -52,13 +60,17 @@ function load(hooksYaml: string, extraFiles: Record<string, string> = {}, steps 
 
 function expectRule(ds: Diagnostic[], rule: string, message?: RegExp, at?: string): Diagnostic {
   const d = ds.find((x) => x.rule === rule && (at === undefined || x.path === at));
-  assert.ok(d, `expected a ${rule} problem${at ? ` at ${at}` : ""}, got: ${JSON.stringify(ds.map((x) => [x.rule, x.path, x.message]))}`);
+  assert.ok(
+    d,
+    `expected a ${rule} problem${at ? ` at ${at}` : ""}, got: ${JSON.stringify(ds.map((x) => [x.rule, x.path, x.message]))}`,
+  );
   if (message) assert.match(d.message, message);
   assert.ok(d.position && d.position.line > 0, "every problem carries a line");
   return d;
 }
 
-const LABELS = "  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n";
+const LABELS =
+  "  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n";
 
 describe("hooks at load", () => {
   test("a spec without hooks: loads as before, with no hooks and the hashes it always had", () => {
@@ -69,7 +81,8 @@ describe("hooks at load", () => {
     // A hook matching only `web` leaves every other step's hash alone.
     const withHook = load(LABELS.replace("function:", "match: {steps: [web]}\n    function:"));
     assert.ok(withHook.spec);
-    for (const name of ["chart", "gone", "settle"]) assert.equal(withHook.spec.stepsByName.get(name)!.inputHash, without.spec.stepsByName.get(name)!.inputHash, name);
+    for (const name of ["chart", "gone", "settle"])
+      assert.equal(withHook.spec.stepsByName.get(name)!.inputHash, without.spec.stepsByName.get(name)!.inputHash, name);
     assert.notEqual(withHook.spec.stepsByName.get("web")!.inputHash, without.spec.stepsByName.get("web")!.inputHash);
   });
 
@@ -87,10 +100,23 @@ describe("hooks at load", () => {
     fs.writeFileSync(path.join(a.dir, "fn", "add-labels"), "#!/bin/sh\ncat\n");
     const c2 = loadSpec({ file: path.join(a.dir, "spec.yaml"), env: {} });
     for (const name of ["web", "chart"]) {
-      assert.notEqual(a.spec.stepsByName.get(name)!.inputHash, b.spec.stepsByName.get(name)!.inputHash, `${name}: config is an input`);
-      assert.notEqual(a.spec.stepsByName.get(name)!.inputHash, c2.stepsByName.get(name)!.inputHash, `${name}: exec content is an input`);
+      assert.notEqual(
+        a.spec.stepsByName.get(name)!.inputHash,
+        b.spec.stepsByName.get(name)!.inputHash,
+        `${name}: config is an input`,
+      );
+      assert.notEqual(
+        a.spec.stepsByName.get(name)!.inputHash,
+        c2.stepsByName.get(name)!.inputHash,
+        `${name}: exec content is an input`,
+      );
     }
-    for (const name of ["gone", "settle"]) assert.equal(a.spec.stepsByName.get(name)!.inputHash, c2.stepsByName.get(name)!.inputHash, `${name} is not matched`);
+    for (const name of ["gone", "settle"])
+      assert.equal(
+        a.spec.stepsByName.get(name)!.inputHash,
+        c2.stepsByName.get(name)!.inputHash,
+        `${name} is not matched`,
+      );
     // Timeouts are scheduling, not inputs.
     const t = load(LABELS.replace("config:", "timeout: 5s, config:"));
     assert.equal(t.spec!.stepsByName.get("web")!.inputHash, a.spec.stepsByName.get("web")!.inputHash);
@@ -98,13 +124,17 @@ describe("hooks at load", () => {
 
   test("hook-hash-scope: post-apply and finalize webhooks cannot change what a step applies, so they are not inputs of its hash", () => {
     const without = load("");
-    const observers = load("  - {name: notify, on: [post-apply, finalize], webhook: {url: 'https://hooks.example.com/khook', headers: {Authorization: 'Bearer run-1-token'}}}\n");
+    const observers = load(
+      "  - {name: notify, on: [post-apply, finalize], webhook: {url: 'https://hooks.example.com/khook', headers: {Authorization: 'Bearer run-1-token'}}}\n",
+    );
     assert.ok(without.spec && observers.spec);
-    for (const s of without.spec.steps) assert.equal(observers.spec.stepsByName.get(s.name)!.inputHash, s.inputHash, s.name);
+    for (const s of without.spec.steps)
+      assert.equal(observers.spec.stepsByName.get(s.name)!.inputHash, s.inputHash, s.name);
   });
 
   test("hook-hash-scope: a pre-apply webhook is an input by name, URL and order, never by its credentials", () => {
-    const hook = (name: string, url: string, token: string): string => `  - {name: ${name}, on: [pre-apply], webhook: {url: '${url}', headers: {Authorization: 'Bearer ${token}', X-Run: '${token}'}}}\n`;
+    const hook = (name: string, url: string, token: string): string =>
+      `  - {name: ${name}, on: [pre-apply], webhook: {url: '${url}', headers: {Authorization: 'Bearer ${token}', X-Run: '${token}'}}}\n`;
     const base = load(hook("audit", "https://hooks.example.com/khook", "run-1-token"));
     const rotated = load(hook("audit", "https://hooks.example.com/khook", "run-2-token"));
     const renamed = load(hook("audit2", "https://hooks.example.com/khook", "run-1-token"));
@@ -120,20 +150,29 @@ describe("hooks at load", () => {
   });
 
   test("keyed-hash: a hook whose definition holds a secret (function config, webhook URL) has a digest that gives nothing back, and keys the steps it reshapes", () => {
-    const hook = "  - name: labels\n    on: [post-render]\n    match: {steps: [web]}\n    function:\n      exec: ./fn/add-labels\n      config: {data: {pin: '${PIN}'}}\n";
+    const hook =
+      "  - name: labels\n    on: [post-render]\n    match: {steps: [web]}\n    function:\n      exec: ./fn/add-labels\n      config: {data: {pin: '${PIN}'}}\n";
     const dir = tempSpecDir({ "spec.yaml": specText(STEPS, `hooks:\n${hook}`), ...files() });
     fs.mkdirSync(path.join(dir, "fn"));
     fs.copyFileSync(path.join(FUNCTIONS, "add-labels"), path.join(dir, "fn", "add-labels"));
     fs.chmodSync(path.join(dir, "fn", "add-labels"), 0o755);
     const secret = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4711" } });
     const guess = loadSpec({ file: path.join(dir, "spec.yaml"), env: {}, set: [["PIN", "4711"]] });
-    assert.notEqual(secret.hooks[0]!.digest, guess.hooks[0]!.digest, "the right guess does not reproduce the hook's digest");
+    assert.notEqual(
+      secret.hooks[0]!.digest,
+      guess.hooks[0]!.digest,
+      "the right guess does not reproduce the hook's digest",
+    );
     assert.equal(secret.stepsByName.get("web")!.inputHash, UNKEYED_HASH);
     assert.match(guess.stepsByName.get("web")!.inputHash, /^sha256:/);
     const key = newHashKey();
     const rotated = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_PIN: "4712" } });
     assert.equal(rotated.hooks[0]!.digest, secret.hooks[0]!.digest, "the digest is of the masked definition");
-    assert.notEqual(keyedSpec(rotated, key).stepsByName.get("web")!.inputHash, keyedSpec(secret, key).stepsByName.get("web")!.inputHash, "a rotated secret in a hook still re-runs the step");
+    assert.notEqual(
+      keyedSpec(rotated, key).stepsByName.get("web")!.inputHash,
+      keyedSpec(secret, key).stepsByName.get("web")!.inputHash,
+      "a rotated secret in a hook still re-runs the step",
+    );
   });
 
   test("ordering: priority first (lower runs first), then document order", () => {
@@ -146,27 +185,42 @@ describe("hooks at load", () => {
     ].join("\n");
     const { spec } = load(hooks);
     assert.ok(spec);
-    assert.deepEqual(spec.hooks.map((h) => h.name), ["first", "second", "third", "fourth"]);
-    assert.deepEqual(spec.stepsByName.get("web")!.hooks.map((h) => h.name), ["first", "second", "third", "fourth"]);
+    assert.deepEqual(
+      spec.hooks.map((h) => h.name),
+      ["first", "second", "third", "fourth"],
+    );
+    assert.deepEqual(
+      spec.stepsByName.get("web")!.hooks.map((h) => h.name),
+      ["first", "second", "third", "fourth"],
+    );
   });
 
   test("plan --offline lists each step's hooks in order, event by event", () => {
-    const hooks = LABELS + "  - {name: audit, on: [pre-apply, finalize], webhook: {url: 'https://hooks.example.com/khook'}}\n";
+    const hooks =
+      LABELS + "  - {name: audit, on: [pre-apply, finalize], webhook: {url: 'https://hooks.example.com/khook'}}\n";
     const { spec } = load(hooks);
     assert.ok(spec);
     const plan = planOffline(spec);
     const web = plan.find((p) => p.name === "web")!;
-    assert.deepEqual(web.hooks, ["post-render labels (function ./fn/add-labels)", "pre-apply audit (webhook https://hooks.example.com/khook)", "finalize audit (webhook https://hooks.example.com/khook)"]);
+    assert.deepEqual(web.hooks, [
+      "post-render labels (function ./fn/add-labels)",
+      "pre-apply audit (webhook https://hooks.example.com/khook)",
+      "finalize audit (webhook https://hooks.example.com/khook)",
+    ]);
     assert.deepEqual(plan.find((p) => p.name === "settle")!.hooks, []);
   });
 
   test("webhook-reshapes-plan: plan says which steps a pre-apply webhook may reshape, and which hooks may add objects", () => {
-    const hooks = "  - {name: audit, on: [pre-apply], match: {steps: [web]}, webhook: {url: 'https://hooks.example.com/a'}}\n  - {name: inject, on: [pre-apply], allow: {add: true}, match: {steps: [chart]}, webhook: {url: 'https://hooks.example.com/b'}}\n  - {name: notify, on: [post-apply], match: {steps: [settle]}, webhook: {url: 'https://hooks.example.com/c'}}\n";
+    const hooks =
+      "  - {name: audit, on: [pre-apply], match: {steps: [web]}, webhook: {url: 'https://hooks.example.com/a'}}\n  - {name: inject, on: [pre-apply], allow: {add: true}, match: {steps: [chart]}, webhook: {url: 'https://hooks.example.com/b'}}\n  - {name: notify, on: [post-apply], match: {steps: [settle]}, webhook: {url: 'https://hooks.example.com/c'}}\n";
     const { spec } = load(hooks, {}, STEPS, "state: {}\n");
     assert.ok(spec);
     const plan = planOffline(spec);
     assert.match(plan.find((p) => p.name === "web")!.reason, /may be reshaped by pre-apply audit$/);
-    assert.match(plan.find((p) => p.name === "chart")!.reason, /may be reshaped by pre-apply inject \(may add objects\)$/);
+    assert.match(
+      plan.find((p) => p.name === "chart")!.reason,
+      /may be reshaped by pre-apply inject \(may add objects\)$/,
+    );
     assert.doesNotMatch(plan.find((p) => p.name === "settle")!.reason, /reshaped/);
     assert.doesNotMatch(plan.find((p) => p.name === "gone")!.reason, /webhook/);
   });
@@ -175,23 +229,41 @@ describe("hooks at load", () => {
     const hook = "  - {name: inject, on: [pre-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n";
     for (const prelude of ["", "state: {enabled: false}\n"]) {
       const ds = load(hook, {}, STEPS, prelude).problems;
-      expectRule(ds, "hook-allow-add-state", /hook "inject" may add objects .* declare state: \(state: \{\} keeps the defaults\)/, "/hooks/0/allow/add");
+      expectRule(
+        ds,
+        "hook-allow-add-state",
+        /hook "inject" may add objects .* declare state: \(state: \{\} keeps the defaults\)/,
+        "/hooks/0/allow/add",
+      );
     }
     const declared = load(hook, {}, STEPS, "state: {}\n");
     assert.ok(declared.spec, JSON.stringify(declared.problems));
   });
 
   test("hook-allow: allow: is for pre-apply webhooks, and its clusterScoped and namespaces need add: true", () => {
-    const ds = load("  - {name: a, on: [post-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n  - {name: b, on: [pre-apply], allow: {namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n  - {name: c, on: [pre-apply], allow: {add: true, namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n", {}, STEPS, "state: {}\n").problems;
+    const ds = load(
+      "  - {name: a, on: [post-apply], allow: {add: true}, webhook: {url: 'https://x.example'}}\n  - {name: b, on: [pre-apply], allow: {namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n  - {name: c, on: [pre-apply], allow: {add: true, namespaces: [apps]}, webhook: {url: 'https://x.example'}}\n",
+      {},
+      STEPS,
+      "state: {}\n",
+    ).problems;
     expectRule(ds, "hook-allow", /does not handle pre-apply/, "/hooks/0/allow");
     expectRule(ds, "hook-allow", /no effect without allow.add: true/, "/hooks/1/allow/namespaces");
     assert.ok(!ds.some((d) => d.path.startsWith("/hooks/2") && d.severity === "error"), JSON.stringify(ds));
   });
 
   test("schema: an unknown event, and a hook with neither function nor webhook, are reported", () => {
-    const { problems } = load("  - {name: a, on: [pre-install], webhook: {url: 'https://x.example'}}\n  - {name: b, on: [post-render]}\n");
-    assert.ok(problems.some((d) => d.path === "/hooks/0/on/0"), JSON.stringify(problems));
-    assert.ok(problems.some((d) => d.path.startsWith("/hooks/1") && /function|webhook/.test(d.message)), JSON.stringify(problems));
+    const { problems } = load(
+      "  - {name: a, on: [pre-install], webhook: {url: 'https://x.example'}}\n  - {name: b, on: [post-render]}\n",
+    );
+    assert.ok(
+      problems.some((d) => d.path === "/hooks/0/on/0"),
+      JSON.stringify(problems),
+    );
+    assert.ok(
+      problems.some((d) => d.path.startsWith("/hooks/1") && /function|webhook/.test(d.message)),
+      JSON.stringify(problems),
+    );
   });
 
   test("hook-name-unique: hook names are unique", () => {
@@ -199,7 +271,11 @@ describe("hooks at load", () => {
   });
 
   test("hook-match-steps: a match naming no step", () => {
-    expectRule(load("  - {name: a, on: [post-render], match: {steps: [wbe]}, function: {exec: ./fn/add-labels}}\n").problems, "hook-match-steps", /"wbe"/);
+    expectRule(
+      load("  - {name: a, on: [post-render], match: {steps: [wbe]}, function: {exec: ./fn/add-labels}}\n").problems,
+      "hook-match-steps",
+      /"wbe"/,
+    );
   });
 
   test("hook-event-type: an event that does not happen on a matched type or step", () => {
@@ -215,17 +291,26 @@ describe("hooks at load", () => {
   });
 
   test("hook-event-handler: post-render takes a function; pre-apply, post-apply and finalize take a webhook", () => {
-    const ds = load("  - {name: a, on: [post-render], webhook: {url: 'https://x.example'}}\n  - {name: b, on: [finalize], function: {exec: ./fn/add-labels}}\n").problems;
+    const ds = load(
+      "  - {name: a, on: [post-render], webhook: {url: 'https://x.example'}}\n  - {name: b, on: [finalize], function: {exec: ./fn/add-labels}}\n",
+    ).problems;
     expectRule(ds, "hook-event-handler", /plan never calls webhooks/, "/hooks/0/on/0");
     expectRule(ds, "hook-event-handler", /takes a webhook/, "/hooks/1/on/0");
   });
 
   test("hook-function-exec: container functions (image:) are rejected with a pointer to exec:", () => {
-    expectRule(load("  - {name: a, on: [post-render], function: {image: 'gcr.io/kpt-fn/set-labels:v0.2'}}\n").problems, "hook-function-exec", /container runtime.*exec:.*ROADMAP/);
+    expectRule(
+      load("  - {name: a, on: [post-render], function: {image: 'gcr.io/kpt-fn/set-labels:v0.2'}}\n").problems,
+      "hook-function-exec",
+      /container runtime.*exec:.*ROADMAP/,
+    );
   });
 
   test("hook-exec-file: a missing or non-executable exec file", () => {
-    const ds = load("  - {name: a, on: [post-render], function: {exec: ./fn/nope}}\n  - {name: b, on: [post-render], function: {exec: ./fn/plain}}\n", { "fn/plain": "#!/bin/sh\ncat\n" }).problems;
+    const ds = load(
+      "  - {name: a, on: [post-render], function: {exec: ./fn/nope}}\n  - {name: b, on: [post-render], function: {exec: ./fn/plain}}\n",
+      { "fn/plain": "#!/bin/sh\ncat\n" },
+    ).problems;
     expectRule(ds, "hook-exec-file", /does not exist/, "/hooks/0/function/exec");
     expectRule(ds, "hook-exec-file", /not executable.*chmod \+x/, "/hooks/1/function/exec");
   });
@@ -246,7 +331,11 @@ describe("hooks at load", () => {
   });
 
   test("hook-timeout: a webhook waits at most 60s", () => {
-    expectRule(load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', timeout: 2m}}\n").problems, "hook-timeout", /at most|longer than/);
+    expectRule(
+      load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', timeout: 2m}}\n").problems,
+      "hook-timeout",
+      /at most|longer than/,
+    );
   });
 
   test("every problem at once, each with its line, exit 2", () => {
@@ -258,18 +347,25 @@ describe("hooks at load", () => {
         "",
       ].join("\n"),
     ).problems.filter((d) => d.severity === "error");
-    assert.deepEqual(new Set(ds.map((d) => d.rule)), new Set(["hook-function-exec", "hook-match-steps", "hook-webhook-url", "hook-exec-file"]));
+    assert.deepEqual(
+      new Set(ds.map((d) => d.rule)),
+      new Set(["hook-function-exec", "hook-match-steps", "hook-webhook-url", "hook-exec-file"]),
+    );
     assert.ok(ds.every((d) => (d.position?.line ?? 0) > 0));
   });
 
   test("hook-matches-nothing: a hook whose match selects no step is a warning", () => {
-    const { spec } = load("  - {name: a, on: [finalize], match: {types: [job]}, webhook: {url: 'https://x.example'}}\n");
+    const { spec } = load(
+      "  - {name: a, on: [finalize], match: {types: [job]}, webhook: {url: 'https://x.example'}}\n",
+    );
     assert.ok(spec);
     assert.ok(spec.warnings.some((w) => w.rule === "hook-matches-nothing"));
   });
 
   test("secret headers: credential-looking header values are masked everywhere, a plain header is not", () => {
-    const { spec } = load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {Authorization: 'Bearer s3cr3t-t0ken', X-Team: platform}}}\n");
+    const { spec } = load(
+      "  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {Authorization: 'Bearer s3cr3t-t0ken', X-Team: platform}}}\n",
+    );
     assert.ok(spec);
     assert.equal(spec.redactor.redact("Bearer s3cr3t-t0ken"), "***");
     assert.equal(spec.redactor.redact("token s3cr3t-t0ken"), "token ***");
@@ -277,8 +373,15 @@ describe("hooks at load", () => {
   });
 
   test("hook-header-secret: a header value is secret only from a secret source or under an exact credential header name (Authorization, Proxy-Authorization, Cookie)", () => {
-    const headers = "{X-Keyspace: default, X-Auth-Mode: basic, X-Api-Key: '${API_KEY}', Cookie: 'session=c00k1e', Proxy-Authorization: 'Basic cHJveHk='}";
-    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, `hooks:\n  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: ${headers}}}\n`), ...files() });
+    const headers =
+      "{X-Keyspace: default, X-Auth-Mode: basic, X-Api-Key: '${API_KEY}', Cookie: 'session=c00k1e', Proxy-Authorization: 'Basic cHJveHk='}";
+    const dir = tempSpecDir({
+      "spec.yaml": specText(
+        STEPS,
+        `hooks:\n  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: ${headers}}}\n`,
+      ),
+      ...files(),
+    });
     const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_API_KEY: "k3y-from-secret" } });
     // Names that merely contain key/auth are not credentials: their values stay readable everywhere.
     assert.equal(spec.redactor.redact("keyspace default, mode basic"), "keyspace default, mode basic");
@@ -288,14 +391,18 @@ describe("hooks at load", () => {
   });
 
   test("hook-header-name: header names are HTTP tokens", () => {
-    const ds = load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {'X Team': a, 'X-Ok': b, 'Bad:Name': c}}}\n").problems;
+    const ds = load(
+      "  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {'X Team': a, 'X-Ok': b, 'Bad:Name': c}}}\n",
+    ).problems;
     expectRule(ds, "hook-header-name", /X Team.*not an HTTP header name/, "/hooks/0/webhook/headers/X Team");
     expectRule(ds, "hook-header-name", /Bad:Name/, "/hooks/0/webhook/headers/Bad:Name");
     assert.ok(!ds.some((d) => d.path.endsWith("X-Ok")), JSON.stringify(ds));
   });
 
   test("hook-header-value: header values carry no CR, LF or other characters HTTP cannot carry", () => {
-    const ds = load("  - {name: a, on: [pre-apply], webhook: {url: 'https://x.example', headers: {X-A: \"one\\r\\nX-Injected: two\", X-B: \"t\\u00e9am\", X-C: \"nul\\0\", X-D: 'fine value'}}}\n").problems;
+    const ds = load(
+      '  - {name: a, on: [pre-apply], webhook: {url: \'https://x.example\', headers: {X-A: "one\\r\\nX-Injected: two", X-B: "t\\u00e9am", X-C: "nul\\0", X-D: \'fine value\'}}}\n',
+    ).problems;
     expectRule(ds, "hook-header-value", /line break/, "/hooks/0/webhook/headers/X-A");
     expectRule(ds, "hook-header-value", /U\+00E9/, "/hooks/0/webhook/headers/X-B");
     expectRule(ds, "hook-header-value", /U\+0000/, "/hooks/0/webhook/headers/X-C");
@@ -303,15 +410,26 @@ describe("hooks at load", () => {
   });
 
   test("hook-header-value: a variable's value that breaks a header is reported without showing a secret", () => {
-    const dir = tempSpecDir({ "spec.yaml": specText(STEPS, "hooks:\n  - name: a\n    on: [pre-apply]\n    webhook:\n      url: https://x.example\n      headers:\n        Authorization: ${T | quote}\n"), ...files() });
+    const dir = tempSpecDir({
+      "spec.yaml": specText(
+        STEPS,
+        "hooks:\n  - name: a\n    on: [pre-apply]\n    webhook:\n      url: https://x.example\n      headers:\n        Authorization: ${T | quote}\n",
+      ),
+      ...files(),
+    });
     assert.throws(
       () => loadSpec({ file: path.join(dir, "spec.yaml"), env: { KHOOK_SECRET_T: "t0ken-line-1\nt0ken-line-2" } }),
-      (e: KhookError) => e.exitCode === 2 && e.diagnostics.some((d) => d.rule === "hook-header-value" && (d.position?.line ?? 0) > 0) && !JSON.stringify([e.message, e.diagnostics]).includes("t0ken-line"),
+      (e: KhookError) =>
+        e.exitCode === 2 &&
+        e.diagnostics.some((d) => d.rule === "hook-header-value" && (d.position?.line ?? 0) > 0) &&
+        !JSON.stringify([e.message, e.diagnostics]).includes("t0ken-line"),
     );
   });
 
   test("hook-timeout: function and webhook timeouts stay within the timer range", () => {
-    const ds = load("  - {name: a, on: [post-render], function: {exec: ./fn/add-labels, timeout: 1000h}}\n  - {name: b, on: [pre-apply], webhook: {url: 'https://x.example', timeout: 1000h}}\n").problems;
+    const ds = load(
+      "  - {name: a, on: [post-render], function: {exec: ./fn/add-labels, timeout: 1000h}}\n  - {name: b, on: [pre-apply], webhook: {url: 'https://x.example', timeout: 1000h}}\n",
+    ).problems;
     expectRule(ds, "hook-timeout", /longer than khook can wait/, "/hooks/0/function/timeout");
     expectRule(ds, "hook-timeout", /60s/, "/hooks/1/webhook/timeout");
   });

@@ -61,9 +61,23 @@ const deployment = (): Record<string, unknown> => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
   metadata: { name: "web", namespace: "apps" },
-  spec: { template: { spec: { containers: [{ name: "app", image: "nginx" }, { name: "sidecar", image: "envoy", resources: { limits: { cpu: "100m" } } }] } } },
+  spec: {
+    template: {
+      spec: {
+        containers: [
+          { name: "app", image: "nginx" },
+          { name: "sidecar", image: "envoy", resources: { limits: { cpu: "100m" } } },
+        ],
+      },
+    },
+  },
 });
-const configMap = (name: string, data: Record<string, string> = {}): Record<string, unknown> => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data });
+const configMap = (name: string, data: Record<string, string> = {}): Record<string, unknown> => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name },
+  data,
+});
 
 function hooksOf(spec: LoadedSpec, mode: "apply" | "plan" | "destroy" = "apply"): StepHooks {
   return new StepHooks(spec, spec.stepsByName.get("web")!, mode, spec.redactor);
@@ -71,11 +85,19 @@ function hooksOf(spec: LoadedSpec, mode: "apply" | "plan" | "destroy" = "apply")
 
 describe("post-render functions (real executables)", () => {
   test("a transformer's output replaces the objects, and its results are printed with the hook's source line", async () => {
-    const spec = specWith("  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: platform}}}\n");
+    const spec = specWith(
+      "  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: platform}}}\n",
+    );
     const out = io();
     const objects = await hooksOf(spec).render([deployment(), configMap("a")], out, { send: true });
-    assert.deepEqual(objects.map((o) => (o.metadata as { labels?: unknown }).labels), [{ team: "platform" }, { team: "platform" }]);
-    assert.ok(out.lines.some((l) => /^post-render hook labels \(.*spec\.yaml:6\): info: labelled 2 object/.test(l)), out.lines.join("\n"));
+    assert.deepEqual(
+      objects.map((o) => (o.metadata as { labels?: unknown }).labels),
+      [{ team: "platform" }, { team: "platform" }],
+    );
+    assert.ok(
+      out.lines.some((l) => /^post-render hook labels \(.*spec\.yaml:6\): info: labelled 2 object/.test(l)),
+      out.lines.join("\n"),
+    );
   });
 
   test("a validator's error results fail the step permanently, listing each offending object and field", async () => {
@@ -84,7 +106,10 @@ describe("post-render functions (real executables)", () => {
     await assert.rejects(hooksOf(spec).render([deployment()], out, { send: true }), (e: Error) => {
       assert.ok(isPermanent(e), "a function's verdict is not retried");
       assert.match(e.message, /post-render hook limits \(.*spec\.yaml:6\) rejected/);
-      assert.match(e.message, /error Deployment\/web -n apps spec\.template\.spec\.containers\[0\]\.resources\.limits: container app has no resource limits/);
+      assert.match(
+        e.message,
+        /error Deployment\/web -n apps spec\.template\.spec\.containers\[0\]\.resources\.limits: container app has no resource limits/,
+      );
       assert.doesNotMatch(e.message, /containers\[1\]/);
       return true;
     });
@@ -100,7 +125,11 @@ describe("post-render functions (real executables)", () => {
       delete process.env["KHOOK_SECRET_LEAK"];
     }
     const line = out.lines.find((l) => l.includes("info: {"))!;
-    const report = JSON.parse(line.slice(line.indexOf("info: ") + 6)) as { env: string[]; cwd: string; context: string };
+    const report = JSON.parse(line.slice(line.indexOf("info: ") + 6)) as {
+      env: string[];
+      cwd: string;
+      context: string;
+    };
     assert.deepEqual(report.env, ["HOME", "PATH"]);
     assert.notEqual(path.resolve(report.cwd), path.dirname(spec.file!));
     assert.ok(!fs.existsSync(report.cwd), "the private directory is removed afterwards");
@@ -111,12 +140,29 @@ describe("post-render functions (real executables)", () => {
   });
 
   test("validator-sees-applied: exec functions receive every object exactly as it will be applied, secrets included", async () => {
-    const spec = specWith("  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n");
+    const spec = specWith(
+      "  - name: labels\n    on: [post-render]\n    function: {exec: ./fn/add-labels, config: {data: {team: a}}}\n",
+    );
     const out = io();
-    const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET }), configMap("b")], out, { send: false });
-    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds", "b"]);
-    assert.deepEqual((objects[1]!.metadata as { labels?: unknown }).labels, { team: "a" }, "the object with a secret went through the function");
-    assert.equal((objects[1]!.data as { token: string }).token, SECRET, "what is applied is the real value, not a mask");
+    const objects = await hooksOf(spec).render(
+      [configMap("a"), configMap("creds", { token: SECRET }), configMap("b")],
+      out,
+      { send: false },
+    );
+    assert.deepEqual(
+      objects.map((o) => (o.metadata as { name: string }).name),
+      ["a", "creds", "b"],
+    );
+    assert.deepEqual(
+      (objects[1]!.metadata as { labels?: unknown }).labels,
+      { team: "a" },
+      "the object with a secret went through the function",
+    );
+    assert.equal(
+      (objects[1]!.data as { token: string }).token,
+      SECRET,
+      "what is applied is the real value, not a mask",
+    );
     assert.ok(!out.lines.join("\n").includes(SECRET));
   });
 
@@ -134,46 +180,83 @@ describe("post-render functions (real executables)", () => {
       "});",
       "",
     ].join("\n");
-    const spec = specWith("  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/check}\n", { "fn/check": script });
-    await assert.rejects(hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: false }), (e: Error) => {
-      assert.match(e.message, /rejected the step's objects \(1 error\)/);
-      assert.match(e.message, /error ConfigMap\/creds: token \*\*\* is in a ConfigMap/);
-      assert.ok(!e.message.includes(SECRET));
-      return true;
-    });
+    const spec = specWith(
+      "  - name: no-secrets-in-configmaps\n    on: [post-render]\n    function: {exec: ./fn/check}\n",
+      { "fn/check": script },
+    );
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: false }),
+      (e: Error) => {
+        assert.match(e.message, /rejected the step's objects \(1 error\)/);
+        assert.match(e.message, /error ConfigMap\/creds: token \*\*\* is in a ConfigMap/);
+        assert.ok(!e.message.includes(SECRET));
+        return true;
+      },
+    );
   });
 
-  test("function-process-group: a background child holding stdout does not hold the step; the whole group ends with the function", { timeout: 120_000 }, async () => {
-    const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
-    const spec = specWith("  - name: bg\n    on: [post-render]\n    function: {exec: ./fn/bg, timeout: 5s}\n", { "fn/bg": `#!/bin/sh\nsleep 300 &\necho $! > ${pidFile}\ncat\n` });
-    const objects = await hooksOf(spec).render([configMap("a")], io(), { send: false });
-    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a"], "the function's answer is used");
-    assertGone(Number(fs.readFileSync(pidFile, "utf8")));
-  });
+  test(
+    "function-process-group: a background child holding stdout does not hold the step; the whole group ends with the function",
+    { timeout: 120_000 },
+    async () => {
+      const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
+      const spec = specWith("  - name: bg\n    on: [post-render]\n    function: {exec: ./fn/bg, timeout: 5s}\n", {
+        "fn/bg": `#!/bin/sh\nsleep 300 &\necho $! > ${pidFile}\ncat\n`,
+      });
+      const objects = await hooksOf(spec).render([configMap("a")], io(), { send: false });
+      assert.deepEqual(
+        objects.map((o) => (o.metadata as { name: string }).name),
+        ["a"],
+        "the function's answer is used",
+      );
+      assertGone(Number(fs.readFileSync(pidFile, "utf8")));
+    },
+  );
 
-  test("function-process-group: past its timeout the function and every child it started are ended, and the step fails", { timeout: 120_000 }, async () => {
-    const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
-    const spec = specWith("  - name: hang\n    on: [post-render]\n    function: {exec: ./fn/hang, timeout: 1s}\n", { "fn/hang": `#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $! > ${pidFile}\nwait\n` });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), /did not finish within its timeout of 1s/);
-    assertGone(Number(fs.readFileSync(pidFile, "utf8")));
-  });
+  test(
+    "function-process-group: past its timeout the function and every child it started are ended, and the step fails",
+    { timeout: 120_000 },
+    async () => {
+      const pidFile = path.join(os.tmpdir(), `khook-bg-${process.pid}-${Date.now()}.pid`);
+      const spec = specWith("  - name: hang\n    on: [post-render]\n    function: {exec: ./fn/hang, timeout: 1s}\n", {
+        "fn/hang": `#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $! > ${pidFile}\nwait\n`,
+      });
+      await assert.rejects(
+        hooksOf(spec).render([configMap("a")], io(), { send: false }),
+        /did not finish within its timeout of 1s/,
+      );
+      assertGone(Number(fs.readFileSync(pidFile, "utf8")));
+    },
+  );
 
   test("function-environment: a function runs as khook's user with PATH and HOME only; docs/hooks.md says plainly it is not a sandbox", async () => {
     const script = "#!/bin/sh\nid -u >&2\nexit 3\n";
-    const spec = specWith("  - name: who\n    on: [post-render]\n    function: {exec: ./fn/who}\n", { "fn/who": script });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), new RegExp(`failed \\(exit code 3\\):\\n${process.getuid!()}$`));
+    const spec = specWith("  - name: who\n    on: [post-render]\n    function: {exec: ./fn/who}\n", {
+      "fn/who": script,
+    });
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a")], io(), { send: false }),
+      new RegExp(`failed \\(exit code 3\\):\\n${process.getuid!()}$`),
+    );
     const docs = fs.readFileSync(path.join(repoRoot(), "docs", "hooks.md"), "utf8");
     assert.match(docs, /is not a sandbox/);
     assert.match(docs, /\/proc\/<pid>\/environ/, "the docs name what a function can still read");
   });
 
   test("a function that outlives its timeout is stopped and the step fails", async () => {
-    const spec = specWith("  - name: slow\n    on: [post-render]\n    function: {exec: ./fn/slow, timeout: 1s}\n", { "fn/slow": "#!/bin/sh\nexec sleep 30\n" });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), /did not finish within its timeout of 1s/);
+    const spec = specWith("  - name: slow\n    on: [post-render]\n    function: {exec: ./fn/slow, timeout: 1s}\n", {
+      "fn/slow": "#!/bin/sh\nexec sleep 30\n",
+    });
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a")], io(), { send: false }),
+      /did not finish within its timeout of 1s/,
+    );
   });
 
   test("output that is not a ResourceList fails the step, with the function's stderr (redacted)", async () => {
-    const spec = specWith("  - name: bad\n    on: [post-render]\n    function: {exec: ./fn/bad}\n", { "fn/bad": `#!/bin/sh\necho "oops ${SECRET}" >&2\necho '{"kind":"List"}'\n` });
+    const spec = specWith("  - name: bad\n    on: [post-render]\n    function: {exec: ./fn/bad}\n", {
+      "fn/bad": `#!/bin/sh\necho "oops ${SECRET}" >&2\necho '{"kind":"List"}'\n`,
+    });
     await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: false }), (e: Error) => {
       assert.match(e.message, /kind "List", not ResourceList/);
       assert.match(e.message, /oops \*\*\*/);
@@ -193,7 +276,16 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
     `  - name: audit\n    on: [pre-apply, post-apply, finalize]\n    ${extra}webhook: {url: '${server.url}', headers: {Authorization: 'Bearer \${TOKEN}', X-Team: platform}}\n`;
 
   test("success with changed children: the returned children are what gets sent; the secret header is sent but never shown", async () => {
-    server.on("pre-apply", { kind: "ok", change: (children) => Object.fromEntries(Object.entries(children).map(([k, v]) => [k, { ...v, metadata: { ...(v.metadata as object), labels: { audited: "yes" } } }])) });
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) =>
+        Object.fromEntries(
+          Object.entries(children).map(([k, v]) => [
+            k,
+            { ...v, metadata: { ...(v.metadata as object), labels: { audited: "yes" } } },
+          ]),
+        ),
+    });
     const spec = specWith(hook());
     const before = server.count("pre-apply");
     const out = io();
@@ -219,9 +311,15 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
   test("permanent: false is a retryable failure; permanent: true is not retried", async () => {
     const spec = specWith(hook());
     server.on("pre-apply", { kind: "error", message: "not yet", permanent: false });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => !isPermanent(e) && /answered HTTP 500: not yet/.test(e.message));
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a")], io(), { send: true }),
+      (e: Error) => !isPermanent(e) && /answered HTTP 500: not yet/.test(e.message),
+    );
     server.on("pre-apply", { kind: "error", status: 403, message: "forbidden by policy", permanent: true });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => isPermanent(e) && /HTTP 403: forbidden by policy \(permanent/.test(e.message));
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a")], io(), { send: true }),
+      (e: Error) => isPermanent(e) && /HTTP 403: forbidden by policy \(permanent/.test(e.message),
+    );
   });
 
   test("continue: true proceeds with the objects unchanged", async () => {
@@ -235,38 +333,65 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
 
   test("failurePolicy Ignore: an unreachable hook is logged and skipped; Fail fails the step", async () => {
     const dead = await deadLoopbackUrl();
-    const ignore = specWith(`  - name: audit\n    on: [pre-apply]\n    failurePolicy: Ignore\n    webhook: {url: '${dead}'}\n`);
+    const ignore = specWith(
+      `  - name: audit\n    on: [pre-apply]\n    failurePolicy: Ignore\n    webhook: {url: '${dead}'}\n`,
+    );
     const out = io();
     assert.deepEqual(await hooksOf(ignore).render([configMap("a")], out, { send: true }), [configMap("a")]);
-    assert.ok(out.lines.some((l) => /cannot reach .*failurePolicy Ignore: skipped/.test(l)), out.lines.join("\n"));
+    assert.ok(
+      out.lines.some((l) => /cannot reach .*failurePolicy Ignore: skipped/.test(l)),
+      out.lines.join("\n"),
+    );
     const fail = specWith(`  - name: audit\n    on: [pre-apply]\n    webhook: {url: '${dead}'}\n`);
-    await assert.rejects(hooksOf(fail).render([configMap("a")], io(), { send: true }), /cannot reach .*failurePolicy Fail/);
+    await assert.rejects(
+      hooksOf(fail).render([configMap("a")], io(), { send: true }),
+      /cannot reach .*failurePolicy Fail/,
+    );
   });
 
   test("a secret in a hook's error text is masked", async () => {
     const spec = specWith(hook());
     server.on("pre-apply", { kind: "error", message: `token ${SECRET} rejected`, permanent: true });
-    await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => !e.message.includes(SECRET) && /token \*\*\* rejected/.test(e.message));
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a")], io(), { send: true }),
+      (e: Error) => !e.message.includes(SECRET) && /token \*\*\* rejected/.test(e.message),
+    );
   });
 
   test("objects carrying a secret are withheld from webhooks, listed in the context, and sent unchanged", async () => {
     const spec = specWith(hook());
     server.on("pre-apply", { kind: "ok", change: (children) => children });
-    const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: true });
+    const objects = await hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), {
+      send: true,
+    });
     const req = server.requests.at(-1)!;
     assert.deepEqual(Object.keys(req.body.children), ["ConfigMap/a"]);
     assert.deepEqual(req.body.context.withheld, ["ConfigMap/creds"]);
     assert.ok(!JSON.stringify(req.body).includes(SECRET));
-    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "creds"]);
+    assert.deepEqual(
+      objects.map((o) => (o.metadata as { name: string }).name),
+      ["a", "creds"],
+    );
   });
 
   test("webhook-no-additions: by default a pre-apply webhook may change declared objects but not add one; the step fails naming the object", async () => {
     const spec = specWith(hook());
-    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "pwned" }, roleRef: { kind: "ClusterRole", name: "cluster-admin" } };
-    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }) });
+    const binding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "pwned" },
+      roleRef: { kind: "ClusterRole", name: "cluster-admin" },
+    };
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }),
+    });
     await assert.rejects(hooksOf(spec).render([configMap("a")], io(), { send: true }), (e: Error) => {
       assert.ok(isPermanent(e), "the hook's answer will not change on a retry");
-      assert.match(e.message, /pre-apply hook audit .*added ClusterRoleBinding\/pwned, which the step does not declare/);
+      assert.match(
+        e.message,
+        /pre-apply hook audit .*added ClusterRoleBinding\/pwned, which the step does not declare/,
+      );
       assert.match(e.message, /allow: \{add: true/, "the message says how to allow it");
       return true;
     });
@@ -274,28 +399,68 @@ describe("webhooks (a real hook server on loopback, seed 003's contract)", () =>
 
   test("webhook-allowed-additions: with allow.add, additions in the allowed namespaces are applied; others still fail", async () => {
     const spec = specWith(hook("allow: {add: true, namespaces: [apps]}\n    "), {}, "state: {}\n");
-    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/extra -n apps": { ...configMap("extra"), metadata: { name: "extra", namespace: "apps" } } }) });
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) => ({
+        ...children,
+        "ConfigMap/extra -n apps": { ...configMap("extra"), metadata: { name: "extra", namespace: "apps" } },
+      }),
+    });
     const hooks = hooksOf(spec);
     const out = io();
     const objects = await hooks.render([configMap("a")], out, { send: true });
-    assert.deepEqual(objects.map((o) => (o.metadata as { name: string }).name), ["a", "extra"]);
-    assert.deepEqual(hooks.added().map((o) => (o.metadata as { name: string }).name), ["extra"]);
-    assert.ok(out.lines.some((l) => /1 of them added: ConfigMap\/extra -n apps/.test(l)), out.lines.join("\n"));
-    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/x -n kube-system": { ...configMap("x"), metadata: { name: "x", namespace: "kube-system" } } }) });
-    await assert.rejects(hooks.render([configMap("a")], io(), { send: true }), /added ConfigMap\/x -n kube-system in namespace kube-system: allow.namespaces is \[apps\]/);
-    const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "pwned" } };
-    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }) });
-    await assert.rejects(hooks.render([configMap("a")], io(), { send: true }), /added ClusterRoleBinding\/pwned, a cluster-scoped object, and hook audit allows only namespaced additions/);
+    assert.deepEqual(
+      objects.map((o) => (o.metadata as { name: string }).name),
+      ["a", "extra"],
+    );
+    assert.deepEqual(
+      hooks.added().map((o) => (o.metadata as { name: string }).name),
+      ["extra"],
+    );
+    assert.ok(
+      out.lines.some((l) => /1 of them added: ConfigMap\/extra -n apps/.test(l)),
+      out.lines.join("\n"),
+    );
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) => ({
+        ...children,
+        "ConfigMap/x -n kube-system": { ...configMap("x"), metadata: { name: "x", namespace: "kube-system" } },
+      }),
+    });
+    await assert.rejects(
+      hooks.render([configMap("a")], io(), { send: true }),
+      /added ConfigMap\/x -n kube-system in namespace kube-system: allow.namespaces is \[apps\]/,
+    );
+    const binding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "pwned" },
+    };
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) => ({ ...children, "ClusterRoleBinding/pwned": binding }),
+    });
+    await assert.rejects(
+      hooks.render([configMap("a")], io(), { send: true }),
+      /added ClusterRoleBinding\/pwned, a cluster-scoped object, and hook audit allows only namespaced additions/,
+    );
   });
 
   test("webhook-never-sees-secret: a pre-apply webhook cannot replace an object it was not shown; the step fails naming it", async () => {
     const spec = specWith(hook());
-    server.on("pre-apply", { kind: "ok", change: (children) => ({ ...children, "ConfigMap/creds": configMap("creds", { token: "***" }) }) });
-    await assert.rejects(hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: true }), (e: Error) => {
-      assert.ok(isPermanent(e));
-      assert.match(e.message, /pre-apply hook audit .*returned ConfigMap\/creds, which it was not shown/);
-      return true;
+    server.on("pre-apply", {
+      kind: "ok",
+      change: (children) => ({ ...children, "ConfigMap/creds": configMap("creds", { token: "***" }) }),
     });
+    await assert.rejects(
+      hooksOf(spec).render([configMap("a"), configMap("creds", { token: SECRET })], io(), { send: true }),
+      (e: Error) => {
+        assert.ok(isPermanent(e));
+        assert.match(e.message, /pre-apply hook audit .*returned ConfigMap\/creds, which it was not shown/);
+        return true;
+      },
+    );
   });
 
   test("post-apply is told the outcome and the objects sent; finalize runs only when destroying", async () => {
@@ -335,7 +500,11 @@ function assertGone(pid: number): void {
   } catch {
     return;
   }
-  assert.equal(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3), "Z", `process ${pid} outlived its function: ${stat}`);
+  assert.equal(
+    stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3),
+    "Z",
+    `process ${pid} outlived its function: ${stat}`,
+  );
 }
 
 /** Runs an executable with stdin, asynchronously (the bridge's server lives in this process). */
@@ -357,13 +526,28 @@ describe("helm's post-renderer bridge (the executable helm runs, a real process)
     let fail = false;
     const pr = await startPostRenderer(dir, async (manifest) => {
       if (fail) throw new Error("post-render hook limits rejected the step's objects");
-      return objectsManifest(manifestObjects(manifest).map((o) => ({ ...o, metadata: { ...(o.metadata as object), labels: { hooked: "yes" } } })));
+      return objectsManifest(
+        manifestObjects(manifest).map((o) => ({
+          ...o,
+          metadata: { ...(o.metadata as object), labels: { hooked: "yes" } },
+        })),
+      );
     });
     try {
-      const manifest = "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+      const manifest =
+        "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
       const ok = await runWith(pr.executable, manifest);
       assert.equal(ok.status, 0, ok.stderr);
-      assert.deepEqual(manifestObjects(ok.stdout).map((o) => [(o.metadata as { name: string }).name, (o.metadata as { labels: unknown }).labels]), [["a", { hooked: "yes" }], ["b", { hooked: "yes" }]]);
+      assert.deepEqual(
+        manifestObjects(ok.stdout).map((o) => [
+          (o.metadata as { name: string }).name,
+          (o.metadata as { labels: unknown }).labels,
+        ]),
+        [
+          ["a", { hooked: "yes" }],
+          ["b", { hooked: "yes" }],
+        ],
+      );
       fail = true;
       const bad = await runWith(pr.executable, manifest);
       assert.equal(bad.status, 1);

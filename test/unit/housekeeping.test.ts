@@ -15,8 +15,13 @@ function sources(dir: string): string[] {
 
 describe("housekeeping", () => {
   test("repoRoot() has one definition in test/ (the harness's)", () => {
-    const defining = sources(path.join(repoRoot(), "test")).filter((f) => /\bfunction repoRoot\(/.test(fs.readFileSync(f, "utf8")));
-    assert.deepEqual(defining.map((f) => path.relative(repoRoot(), f)), [path.join("test", "harness", "util.ts")]);
+    const defining = sources(path.join(repoRoot(), "test")).filter((f) =>
+      /\bfunction repoRoot\(/.test(fs.readFileSync(f, "utf8")),
+    );
+    assert.deepEqual(
+      defining.map((f) => path.relative(repoRoot(), f)),
+      [path.join("test", "harness", "util.ts")],
+    );
   });
 
   test("cluster-up is keyed by checkout: two checkouts get two clusters, --name picks one", () => {

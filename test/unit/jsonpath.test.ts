@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { evaluateJsonPath, formatJsonPathValue, isNonEmptyValue, parseJsonPath, type JsonPathExpr } from "../../provider/kubectl/jsonpath.js";
+import {
+  evaluateJsonPath,
+  formatJsonPathValue,
+  isNonEmptyValue,
+  parseJsonPath,
+  type JsonPathExpr,
+} from "../../provider/kubectl/jsonpath.js";
 
 function expr(text: string): JsonPathExpr {
   const p = parseJsonPath(text);
@@ -49,7 +55,8 @@ describe("jsonpath: relaxed syntax", () => {
     });
   }
   test("nothing may surround the braces (kubectl's pattern)", () => {
-    for (const form of [" {.status.phase}", "{.status.phase} ", "{.a}{.b}"]) assert.equal(parseJsonPath(form).ok, false, form);
+    for (const form of [" {.status.phase}", "{.status.phase} ", "{.a}{.b}"])
+      assert.equal(parseJsonPath(form).ok, false, form);
   });
   test("an empty field name can never match, so it is rejected: kubectl reads {$.a} as {.$.a}", () => {
     for (const form of ["{$.status.phase}", "{@.status.phase}", "{.status.phase.}", "{ .status.phase }"]) {
@@ -67,7 +74,7 @@ describe("jsonpath: relaxed syntax", () => {
       ["", /empty/],
       ["{.a}{.b}", /single expression/],
       ["{.a", /not a jsonpath expression/],
-      ["{.a[?(@.b==\"c\")}", /filter|unclosed|unterminated/],
+      ['{.a[?(@.b=="c")}', /filter|unclosed|unterminated/],
       ["{.a[x]}", /invalid array index/],
       ["{.a[1:2:0]}", /step/],
       ["{.a b}", /identifier/],
@@ -110,7 +117,7 @@ describe("jsonpath: missing paths yield nothing, never an error", () => {
     "{.spec.containers[5].name}",
     "{.spec.containers[-9]}",
     "{.spec.containers[3:4]}",
-    "{.status.conditions[?(@.type==\"Missing\")].status}",
+    '{.status.conditions[?(@.type=="Missing")].status}',
     "{.status.phase[0]}",
     "{.status.phase[?(@.x)]}",
     "{..nope}",
@@ -178,13 +185,24 @@ describe("jsonpath: filters", () => {
     assert.deepEqual(run("{.status.conditions[?(@.priority)].type}", pod), ["PodScheduled"]);
   });
   test("numeric comparisons", () => {
-    const d = { items: [{ n: "a", v: 1 }, { n: "b", v: 5 }, { n: "c", v: 10 }] };
+    const d = {
+      items: [
+        { n: "a", v: 1 },
+        { n: "b", v: 5 },
+        { n: "c", v: 10 },
+      ],
+    };
     assert.deepEqual(run("{.items[?(@.v>4)].n}", d), ["b", "c"]);
     assert.deepEqual(run("{.items[?(@.v>=5)].n}", d), ["b", "c"]);
     assert.deepEqual(run("{.items[?(@.v<5)].n}", d), ["a"]);
     assert.deepEqual(run("{.items[?(@.v<=5)].n}", d), ["a", "b"]);
     assert.deepEqual(run("{.items[?(@.v==10)].n}", d), ["c"]);
-    const f = { items: [{ n: "a", v: 1.5 }, { n: "b", v: 2.5 }] };
+    const f = {
+      items: [
+        { n: "a", v: 1.5 },
+        { n: "b", v: 2.5 },
+      ],
+    };
     assert.deepEqual(run("{.items[?(@.v>2.0)].n}", f), ["b"]);
   });
   test("comparing different types is client-go's error, so the whole expression yields nothing", () => {
@@ -195,16 +213,31 @@ describe("jsonpath: filters", () => {
     assert.deepEqual(run("{.items[?(@.v>0.5)].v}", { items: [{ v: 1 }] }), []);
   });
   test("booleans", () => {
-    const d = { items: [{ n: "x", ok: true }, { n: "y", ok: false }] };
+    const d = {
+      items: [
+        { n: "x", ok: true },
+        { n: "y", ok: false },
+      ],
+    };
     assert.deepEqual(run("{.items[?(@.ok==true)].n}", d), ["x"]);
     assert.deepEqual(run("{.items[?(@.ok!=true)].n}", d), ["y"]);
   });
   test("nested paths inside a filter", () => {
-    const d = { items: [{ metadata: { name: "a", labels: { tier: "db" } } }, { metadata: { name: "b", labels: { tier: "web" } } }] };
+    const d = {
+      items: [
+        { metadata: { name: "a", labels: { tier: "db" } } },
+        { metadata: { name: "b", labels: { tier: "web" } } },
+      ],
+    };
     assert.deepEqual(run('{.items[?(@.metadata.labels.tier=="web")].metadata.name}', d), ["b"]);
   });
   test("quoted values with spaces, parentheses and operators", () => {
-    const d = { items: [{ m: "a (b) == c", v: 1 }, { m: "x", v: 2 }] };
+    const d = {
+      items: [
+        { m: "a (b) == c", v: 1 },
+        { m: "x", v: 2 },
+      ],
+    };
     assert.deepEqual(run('{.items[?(@.m=="a (b) == c")].v}', d), [1]);
   });
 });
@@ -231,16 +264,28 @@ describe("jsonpath: properties", () => {
   const key = fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_-]{0,8}$/);
   test("a field path finds exactly the value placed there", () => {
     fc.assert(
-      fc.property(fc.array(key, { minLength: 1, maxLength: 5 }), fc.oneof(fc.string(), fc.integer(), fc.boolean()), (path, leaf) => {
-        let doc: unknown = leaf;
-        for (const k of [...path].reverse()) doc = { [k]: doc };
-        assert.deepEqual(run(`{.${path.join(".")}}`, doc), [leaf]);
-        assert.deepEqual(run(path.join("."), doc), [leaf]);
-      }),
+      fc.property(
+        fc.array(key, { minLength: 1, maxLength: 5 }),
+        fc.oneof(fc.string(), fc.integer(), fc.boolean()),
+        (path, leaf) => {
+          let doc: unknown = leaf;
+          for (const k of [...path].reverse()) doc = { [k]: doc };
+          assert.deepEqual(run(`{.${path.join(".")}}`, doc), [leaf]);
+          assert.deepEqual(run(path.join("."), doc), [leaf]);
+        },
+      ),
     );
   });
   test("evaluation never throws on arbitrary JSON", () => {
-    const exprs = ["{.a.b}", "{.a[*].b}", "{..b}", "{.a[?(@.b==\"x\")].c}", "{.a[-1:]}", "{.a['b','c']}", "{.a[?(@.b>1)]}"].map(expr);
+    const exprs = [
+      "{.a.b}",
+      "{.a[*].b}",
+      "{..b}",
+      '{.a[?(@.b=="x")].c}',
+      "{.a[-1:]}",
+      "{.a['b','c']}",
+      "{.a[?(@.b>1)]}",
+    ].map(expr);
     fc.assert(
       fc.property(fc.jsonValue(), (doc) => {
         for (const e of exprs) assert.ok(Array.isArray(evaluateJsonPath(e, doc)));

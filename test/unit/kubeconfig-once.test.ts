@@ -73,7 +73,10 @@ describe("the kubeconfig is read once per operation", () => {
       const again = await KubeClient.connect(ctx.connection);
       again.close();
     });
-    const result = await applyOperation(specFixture([{ name: "release", type: "helm" }], { state: false }), { target: { kubeconfigPath: file }, executors: stubs.map });
+    const result = await applyOperation(specFixture([{ name: "release", type: "helm" }], { state: false }), {
+      target: { kubeconfigPath: file },
+      executors: stubs.map,
+    });
     assert.equal(result.status, "succeeded", JSON.stringify(result));
     assert.equal(stubs.started("release"), 1);
     assert.equal(reads, 1, "the kubeconfig file was read once for the whole operation");

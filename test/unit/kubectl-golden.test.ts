@@ -56,7 +56,9 @@ interface Vectors {
   jsonmerge: ThreeWayVector[];
 }
 
-const vectors: Vectors = JSON.parse(fs.readFileSync(path.join(repoRoot(), "test", "golden", "kubectl", "vectors.json"), "utf8"));
+const vectors: Vectors = JSON.parse(
+  fs.readFileSync(path.join(repoRoot(), "test", "golden", "kubectl", "vectors.json"), "utf8"),
+);
 
 const label = (v: { name?: string }, i: number, what: string): string => v.name ?? `${what} #${i}`;
 const show = (x: unknown): string => {
@@ -67,11 +69,18 @@ const show = (x: unknown): string => {
 /** JSON with sorted keys: the order of a multiset's elements when Go's map iteration order is random. */
 function canonical(x: unknown): string {
   if (Array.isArray(x)) return `[${x.map(canonical).join(",")}]`;
-  if (isMap(x)) return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`).join(",")}}`;
+  if (isMap(x))
+    return `{${Object.keys(x)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(x[k])}`)
+      .join(",")}}`;
   return JSON.stringify(x);
 }
 
-function sortedPairs(values: unknown[], formatted: (string | undefined)[]): { values: unknown[]; formatted: (string | undefined)[] } {
+function sortedPairs(
+  values: unknown[],
+  formatted: (string | undefined)[],
+): { values: unknown[]; formatted: (string | undefined)[] } {
   const pairs = values.map((v, i) => ({ v, f: formatted[i], k: canonical(v) }));
   pairs.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   return { values: pairs.map((p) => p.v), formatted: pairs.map((p) => p.f) };
@@ -88,9 +97,18 @@ test("the kubectl golden vectors are substantial", () => {
   assert.ok(vectors.jsonpath.length >= 300, `only ${vectors.jsonpath.length} JSONPath vectors`);
   assert.ok(vectors.strategic.length >= 250, `only ${vectors.strategic.length} strategic merge vectors`);
   assert.ok(vectors.jsonmerge.length >= 150, `only ${vectors.jsonmerge.length} JSON merge vectors`);
-  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$retainKeys"')), "no vector exercises $retainKeys");
-  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$deleteFromPrimitiveList/')), "no vector exercises $deleteFromPrimitiveList");
-  assert.ok(vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$patch":"delete"')), "no vector exercises $patch: delete");
+  assert.ok(
+    vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$retainKeys"')),
+    "no vector exercises $retainKeys",
+  );
+  assert.ok(
+    vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$deleteFromPrimitiveList/')),
+    "no vector exercises $deleteFromPrimitiveList",
+  );
+  assert.ok(
+    vectors.strategic.some((v) => v.patch && JSON.stringify(v.patch).includes('"$patch":"delete"')),
+    "no vector exercises $patch: delete",
+  );
 });
 
 test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => {
@@ -99,18 +117,21 @@ test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => 
     const name = `${label(v, i, "jsonpath")}: ${JSON.stringify(v.template)}`;
     const parsed = parseJsonPath(v.template);
     if (v.parseError !== undefined) {
-      if (parsed.ok) failures.push(`${name}: kubectl rejects it (${v.parseError}) but khook parses it as ${parsed.expr.source}`);
+      if (parsed.ok)
+        failures.push(`${name}: kubectl rejects it (${v.parseError}) but khook parses it as ${parsed.expr.source}`);
       return;
     }
     if (!parsed.ok) {
       // Stricter on purpose (README): what kubectl only rejects once evaluation reaches it is a validation error.
       if (STRICTER_AT_PARSE.some((m) => v.evalError?.startsWith(m))) return;
       // ...and so is an empty field name, where kubectl looks up the key "" and yields nothing.
-      if (parsed.message.includes("empty field name") && (v.evalError !== undefined || (v.values ?? []).length === 0)) return;
+      if (parsed.message.includes("empty field name") && (v.evalError !== undefined || (v.values ?? []).length === 0))
+        return;
       failures.push(`${name}: khook rejects it (${parsed.message}) but kubectl parses it as ${v.relaxed}`);
       return;
     }
-    if (parsed.expr.source !== v.relaxed) failures.push(`${name}: normalized to ${parsed.expr.source}, kubectl to ${v.relaxed}`);
+    if (parsed.expr.source !== v.relaxed)
+      failures.push(`${name}: normalized to ${parsed.expr.source}, kubectl to ${v.relaxed}`);
     const got = evaluateJsonPath(parsed.expr, v.input);
     if (v.evalError !== undefined) {
       // Deviation (README): evaluation is total; where kubectl fails, khook yields nothing ("not yet").
@@ -118,7 +139,10 @@ test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => 
       return;
     }
     let want = { values: v.values ?? [], formatted: (v.formatted ?? []) as (string | undefined)[] };
-    let have = { values: got, formatted: got.map((x) => (isScalar(x) ? formatJsonPathValue(x) : "")) as (string | undefined)[] };
+    let have = {
+      values: got,
+      formatted: got.map((x) => (isScalar(x) ? formatJsonPathValue(x) : "")) as (string | undefined)[],
+    };
     if (v.unordered) {
       want = sortedPairs(want.values, want.formatted);
       have = sortedPairs(have.values, have.formatted);
@@ -131,7 +155,11 @@ test("JSONPath: every vector yields what kubectl wait's jsonpath yields", () => 
       failures.push(`${name}: khook prints ${show(have.formatted)}, kubectl ${show(want.formatted)}`);
     }
   });
-  assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonpath.length} JSONPath vectors differ from kubectl:\n` + failures.join("\n"));
+  assert.equal(
+    failures.length,
+    0,
+    `${failures.length}/${vectors.jsonpath.length} JSONPath vectors differ from kubectl:\n` + failures.join("\n"),
+  );
 });
 
 /**
@@ -150,7 +178,9 @@ function comparePatch(
     patch = compute();
   } catch (e) {
     if (v.error !== undefined && e instanceof PatchComputationError && sameError(e, v.error)) return undefined;
-    failures.push(`${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`);
+    failures.push(
+      `${name}: threw ${(e as Error).message}; kubectl ${v.error !== undefined ? `fails with ${v.error}` : `computes ${show(v.patch)}`}`,
+    );
     return undefined;
   }
   if (v.error !== undefined) {
@@ -185,9 +215,20 @@ test("three-way strategic merge: every vector's patch is the one kubectl apply c
       return;
     }
     const meta = new OpenApiV3PatchMeta(vectors.schemas, schema);
-    comparePatch(name, v, () => createThreeWayStrategicMergePatch(v.original ?? undefined, v.modified, v.current, meta), () => true, failures);
+    comparePatch(
+      name,
+      v,
+      () => createThreeWayStrategicMergePatch(v.original ?? undefined, v.modified, v.current, meta),
+      () => true,
+      failures,
+    );
   });
-  assert.equal(failures.length, 0, `${failures.length}/${vectors.strategic.length} strategic merge vectors differ from kubectl:\n` + failures.join("\n"));
+  assert.equal(
+    failures.length,
+    0,
+    `${failures.length}/${vectors.strategic.length} strategic merge vectors differ from kubectl:\n` +
+      failures.join("\n"),
+  );
 });
 
 test("three-way JSON merge: every vector's patch, and the patch applied to live, are kubectl's", () => {
@@ -198,10 +239,21 @@ test("three-way JSON merge: every vector's patch, and the patch applied to live,
     goError.startsWith("precondition failed for: ") ? e.message === PRECONDITION_MESSAGE : true;
   vectors.jsonmerge.forEach((v, i) => {
     const name = label(v, i, "jsonmerge");
-    const patch = comparePatch(name, v, () => createThreeWayJsonMergePatch(v.original ?? undefined, v.modified, v.current), sameError, failures);
+    const patch = comparePatch(
+      name,
+      v,
+      () => createThreeWayJsonMergePatch(v.original ?? undefined, v.modified, v.current),
+      sameError,
+      failures,
+    );
     if (patch === undefined) return;
     const applied = applyMergePatch(v.current, patch);
-    if (!sameJson(applied, v.applied)) failures.push(`${name}: applied to live, khook gets ${show(applied)}, kubectl ${show(v.applied)}`);
+    if (!sameJson(applied, v.applied))
+      failures.push(`${name}: applied to live, khook gets ${show(applied)}, kubectl ${show(v.applied)}`);
   });
-  assert.equal(failures.length, 0, `${failures.length}/${vectors.jsonmerge.length} JSON merge vectors differ from kubectl:\n` + failures.join("\n"));
+  assert.equal(
+    failures.length,
+    0,
+    `${failures.length}/${vectors.jsonmerge.length} JSON merge vectors differ from kubectl:\n` + failures.join("\n"),
+  );
 });

@@ -11,12 +11,15 @@ const FILE = path.join(repoRoot(), "examples", "kudo-mysql.khook.yaml");
 test("KUDO deploy plan: steps deploy, init, cleanup run serially, in KUDO's order", () => {
   const spec = loadSpec({ file: FILE, env: {} });
   const plan = planOffline(spec);
-  assert.deepEqual(plan.map((p) => [p.name, p.type, p.level]), [
-    ["deploy", "apply", 0],
-    ["deploy-ready", "wait", 1],
-    ["init", "apply", 2],
-    ["cleanup", "delete", 3],
-  ]);
+  assert.deepEqual(
+    plan.map((p) => [p.name, p.type, p.level]),
+    [
+      ["deploy", "apply", 0],
+      ["deploy-ready", "wait", 1],
+      ["init", "apply", 2],
+      ["cleanup", "delete", 3],
+    ],
+  );
   assert.ok(plan.every((p) => p.action === "run"));
 });
 
@@ -24,8 +27,14 @@ test("KUDO task deploy: deployment, pvc and service templates applied together w
   const spec = loadSpec({ file: FILE, env: {} });
   const deploy = spec.stepsByName.get("deploy")!;
   assert.equal(deploy.type, "apply");
-  const files = (deploy.action as { manifests: { file?: string }[] }).manifests.map((m) => m.file).filter((f) => f !== undefined);
-  assert.deepEqual(files, ["./kudo-mysql/templates/pvc.yaml", "./kudo-mysql/templates/deployment.yaml", "./kudo-mysql/templates/service.yaml"]);
+  const files = (deploy.action as { manifests: { file?: string }[] }).manifests
+    .map((m) => m.file)
+    .filter((f) => f !== undefined);
+  assert.deepEqual(files, [
+    "./kudo-mysql/templates/pvc.yaml",
+    "./kudo-mysql/templates/deployment.yaml",
+    "./kudo-mysql/templates/service.yaml",
+  ]);
 });
 
 test("KUDO delete: true: cleanup deletes exactly what the init task applied", () => {
@@ -37,11 +46,20 @@ test("KUDO delete: true: cleanup deletes exactly what the init task applied", ()
 
 test("KUDO parameters: the password parameter has KUDO's default, and a secret source overrides it and is redacted", () => {
   const defaulted = loadSpec({ file: FILE, env: {} });
-  const inline = (spec: typeof defaulted): string => ((spec.stepsByName.get("deploy")!.action as { manifests: { inline?: string }[] }).manifests[0]!.inline ?? "");
+  const inline = (spec: typeof defaulted): string =>
+    (spec.stepsByName.get("deploy")!.action as { manifests: { inline?: string }[] }).manifests[0]!.inline ?? "";
   assert.match(inline(defaulted), /password: password\n/);
   const secret = loadSpec({ file: FILE, env: { KHOOK_SECRET_PASSWORD: "s3cret-mysql-pw" } });
   assert.match(inline(secret), /password: s3cret-mysql-pw\n/);
   assert.equal(secret.redactor.redact("pw=s3cret-mysql-pw"), "pw=***");
-  assert.notEqual(secret.stepsByName.get("deploy")!.inputHash, defaulted.stepsByName.get("deploy")!.inputHash, "a parameter is an input of the steps it is substituted into");
-  assert.equal(secret.stepsByName.get("init")!.inputHash, defaulted.stepsByName.get("init")!.inputHash, "and of no other step");
+  assert.notEqual(
+    secret.stepsByName.get("deploy")!.inputHash,
+    defaulted.stepsByName.get("deploy")!.inputHash,
+    "a parameter is an input of the steps it is substituted into",
+  );
+  assert.equal(
+    secret.stepsByName.get("init")!.inputHash,
+    defaulted.stepsByName.get("init")!.inputHash,
+    "and of no other step",
+  );
 });

@@ -25,7 +25,11 @@ const FRESH_RUNS = 150;
  */
 function freshSeed(): number {
   try {
-    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: repoRoot(), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const head = execFileSync("git", ["rev-parse", "HEAD"], {
+      cwd: repoRoot(),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
     if (/^[0-9a-f]{8,}$/.test(head)) return Number.parseInt(head.slice(0, 8), 16) >>> 0;
   } catch {
     /* not a git checkout */
@@ -35,7 +39,9 @@ function freshSeed(): number {
 
 function assertNoFailure(report: FuzzReport): void {
   if (report.failure === undefined) return;
-  assert.fail(`loader fuzz, seed ${report.seed}: ${report.failure.reason}\n${report.failure.message}\n\nthe input (keep it in test/fuzz/regressions.ts):\n${JSON.stringify(report.failure.input, null, 2)}`);
+  assert.fail(
+    `loader fuzz, seed ${report.seed}: ${report.failure.reason}\n${report.failure.message}\n\nthe input (keep it in test/fuzz/regressions.ts):\n${JSON.stringify(report.failure.input, null, 2)}`,
+  );
 }
 
 describe("loader fuzz", () => {
@@ -59,16 +65,21 @@ describe("loader fuzz", () => {
 
   describe("every failure the fuzzer found, with its exact input", () => {
     for (const regression of LOADER_REGRESSIONS) {
-      test(regression.finding, { ...(regression.issue10 !== undefined ? { todo: `issue 10: ${regression.issue10}` } : {}) }, async () => {
-        const workspace = createWorkspace(repoRoot());
-        try {
-          const { violations, validateStderr } = await checkLoaderInput(regression.input, workspace);
-          assert.deepEqual(violations, []);
-          if (regression.reports !== undefined) assert.ok(validateStderr.includes(regression.reports), validateStderr);
-        } finally {
-          workspace.dispose();
-        }
-      });
+      test(
+        regression.finding,
+        { ...(regression.issue10 !== undefined ? { todo: `issue 10: ${regression.issue10}` } : {}) },
+        async () => {
+          const workspace = createWorkspace(repoRoot());
+          try {
+            const { violations, validateStderr } = await checkLoaderInput(regression.input, workspace);
+            assert.deepEqual(violations, []);
+            if (regression.reports !== undefined)
+              assert.ok(validateStderr.includes(regression.reports), validateStderr);
+          } finally {
+            workspace.dispose();
+          }
+        },
+      );
     }
   });
 });

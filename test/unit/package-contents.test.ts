@@ -25,7 +25,11 @@ interface PackageJson {
 }
 
 function packed(): string[] {
-  const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   return (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path).sort();
 }
 
@@ -34,7 +38,11 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"))
 test("the package is publishable: not private, built in prepack, @pulumi/pulumi a peer with a range (and a dev dependency for our tests)", () => {
   assert.notEqual(pkg.private, true);
   assert.match(pkg.scripts.prepack ?? "", /\bnpm run build\b/);
-  assert.match(pkg.peerDependencies?.["@pulumi/pulumi"] ?? "", /^\^3\.\d+\.\d+$/, "a 3.x range, so a program on another 3.x gets one copy");
+  assert.match(
+    pkg.peerDependencies?.["@pulumi/pulumi"] ?? "",
+    /^\^3\.\d+\.\d+$/,
+    "a 3.x range, so a program on another 3.x gets one copy",
+  );
   assert.ok(pkg.devDependencies?.["@pulumi/pulumi"], "our own tests pin one");
   assert.equal(pkg.dependencies["@pulumi/pulumi"], undefined, "never a second copy next to the program's");
 });
@@ -42,13 +50,36 @@ test("the package is publishable: not private, built in prepack, @pulumi/pulumi 
 test("npm pack ships the SDK, the provider, the CLI and the schema, and nothing else", () => {
   const files = packed();
   const shipped = new Set(files);
-  for (const must of ["package.json", "README.md", "bin/khook", "bin/pulumi-resource-khook", "pulumi-plugin/PulumiPlugin.yaml", "pulumi-plugin/index.js", "schema/v1/khook.json", "dist/sdk/index.js", "dist/sdk/index.d.ts", "dist/provider/pulumi/handlers.js", "dist/provider/cli/main.js", "dist/provider/cli/khook.bundle.js"]) {
+  for (const must of [
+    "package.json",
+    "README.md",
+    "bin/khook",
+    "bin/pulumi-resource-khook",
+    "pulumi-plugin/PulumiPlugin.yaml",
+    "pulumi-plugin/index.js",
+    "schema/v1/khook.json",
+    "dist/sdk/index.js",
+    "dist/sdk/index.d.ts",
+    "dist/provider/pulumi/handlers.js",
+    "dist/provider/cli/main.js",
+    "dist/provider/cli/khook.bundle.js",
+  ]) {
     assert.ok(shipped.has(must), `${must} is in the tarball`);
   }
-  for (const target of [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).filter((t) => !t.includes("*"))]) {
+  for (const target of [
+    pkg.main,
+    pkg.types,
+    ...Object.values(pkg.bin),
+    ...Object.values(pkg.exports).filter((t) => !t.includes("*")),
+  ]) {
     assert.ok(shipped.has(path.posix.normalize(target)), `${target} (package.json) is in the tarball`);
   }
-  const unexpected = files.filter((f) => !/^(package\.json|README\.md|bin\/(khook|pulumi-resource-khook)|pulumi-plugin\/(PulumiPlugin\.yaml|index\.js)|schema\/.+\.json|dist\/(sdk|provider)\/.+\.(js|d\.ts))$/.test(f));
+  const unexpected = files.filter(
+    (f) =>
+      !/^(package\.json|README\.md|bin\/(khook|pulumi-resource-khook)|pulumi-plugin\/(PulumiPlugin\.yaml|index\.js)|schema\/.+\.json|dist\/(sdk|provider)\/.+\.(js|d\.ts))$/.test(
+        f,
+      ),
+  );
   assert.deepEqual(unexpected, [], "no tests, benchmarks, examples, sources, source maps or build info");
 });
 
@@ -63,10 +94,12 @@ test("every module the tarball ships finds what it requires: shipped files, depe
       const id = m[1]!;
       if (id.startsWith(".")) {
         const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), id));
-        if (!shipped.has(target) && !shipped.has(`${target}.js`)) problems.push(`${file} requires ${id}, which is not shipped`);
+        if (!shipped.has(target) && !shipped.has(`${target}.js`))
+          problems.push(`${file} requires ${id}, which is not shipped`);
       } else {
         const name = id.startsWith("@") ? id.split("/").slice(0, 2).join("/") : id.split("/")[0]!;
-        if (!id.startsWith("node:") && !builtinModules.includes(name) && !allowed.has(name)) problems.push(`${file} requires ${id}, which is no dependency`);
+        if (!id.startsWith("node:") && !builtinModules.includes(name) && !allowed.has(name))
+          problems.push(`${file} requires ${id}, which is no dependency`);
       }
     }
   }

@@ -8,7 +8,25 @@ import { parsePipeline, PipelineError, runPipeline } from "../../provider/gotemp
 import { ALLOWED_FUNCTIONS, EXCLUDED as EXCLUDED_FUNCTIONS } from "../../provider/gotemplate/functions/index.js";
 import { evaluatePipeline } from "./support/gotemplate.js";
 
-const BUILTINS = ["and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "index", "len", "print", "printf", "println", "urlquery", "html", "js"];
+const BUILTINS = [
+  "and",
+  "or",
+  "not",
+  "eq",
+  "ne",
+  "lt",
+  "le",
+  "gt",
+  "ge",
+  "index",
+  "len",
+  "print",
+  "printf",
+  "println",
+  "urlquery",
+  "html",
+  "js",
+];
 const SPRIG_COUNT = 179;
 
 function errorOf(f: () => unknown): PipelineError {
@@ -42,16 +60,40 @@ test("every excluded function fails with an error that names it and says why", (
 });
 
 test("the spec's examples of excluded functions are refused at parse time", () => {
-  for (const name of ["now", "env", "expandenv", "randAlphaNum", "uuidv4", "genCA", "bcrypt", "randInt", "shuffle", "encryptAES", "ago", "toDate", "mustToDate", "toYaml", "fromYaml", "include", "tpl", "required", "lookup", "toToml"]) {
+  for (const name of [
+    "now",
+    "env",
+    "expandenv",
+    "randAlphaNum",
+    "uuidv4",
+    "genCA",
+    "bcrypt",
+    "randInt",
+    "shuffle",
+    "encryptAES",
+    "ago",
+    "toDate",
+    "mustToDate",
+    "toYaml",
+    "fromYaml",
+    "include",
+    "tpl",
+    "required",
+    "lookup",
+    "toToml",
+  ]) {
     assert.ok(EXCLUDED_FUNCTIONS.has(name), name);
     const e = errorOf(() => parsePipeline(name));
     assert.ok(e.message.includes(`"${name}"`), e.message);
   }
-  assert.match(errorOf(() => parsePipeline("now")).message, /not deterministic, and plan and apply must substitute identically/);
+  assert.match(
+    errorOf(() => parsePipeline("now")).message,
+    /not deterministic, and plan and apply must substitute identically/,
+  );
   assert.match(errorOf(() => parsePipeline("env")).message, /KHOOK_VAR_/);
 });
 
-test("unknown functions fail like Go: function \"x\" not defined", () => {
+test('unknown functions fail like Go: function "x" not defined', () => {
   assert.match(errorOf(() => evaluatePipeline("v", "foo")).message, /function "foo" not defined/);
   assert.match(errorOf(() => evaluatePipeline("v", "upper | nosuchfn 1")).message, /function "nosuchfn" not defined/);
 });
@@ -69,17 +111,28 @@ test("fail withholds a message derived from the value", () => {
 
 test("errors name the function and never include the value", () => {
   const secret = "s3cr3t-VALUE";
-  const cases = ["trunc 3 | int | mustFromJson", "mustFromJson", "semver", "urlParse", "b64enc | b64dec | mustRegexFind", "list | upper", "mustToDate"];
+  const cases = [
+    "trunc 3 | int | mustFromJson",
+    "mustFromJson",
+    "semver",
+    "urlParse",
+    "b64enc | b64dec | mustRegexFind",
+    "list | upper",
+    "mustToDate",
+  ];
   for (const p of cases) {
     const e = errorOf(() => evaluatePipeline(secret + "%zz:{", p));
     assert.ok(!e.message.includes(secret), `${p}: ${e.message}`);
   }
   assert.match(errorOf(() => evaluatePipeline(secret, "mustFromJson")).message, /error calling mustFromJson/);
-  assert.match(errorOf(() => evaluatePipeline(secret, "semver")).message, /error calling semver: Invalid Semantic Version/);
+  assert.match(
+    errorOf(() => evaluatePipeline(secret, "semver")).message,
+    /error calling semver: Invalid Semantic Version/,
+  );
 });
 
 test("syntax errors are PipelineError and mention the pipeline text", () => {
-  for (const p of ["upper | | lower", "(upper", "printf \"%d", "upper }", "print 1x"]) {
+  for (const p of ["upper | | lower", "(upper", 'printf "%d', "upper }", "print 1x"]) {
     const e = errorOf(() => parsePipeline(p));
     assert.ok(e.message.includes(JSON.stringify(p)), e.message);
   }

@@ -20,7 +20,9 @@ interface Vector {
   goError?: string;
 }
 
-const vectors: Vector[] = JSON.parse(fs.readFileSync(path.join(repoRoot(), "test", "golden", "pipeline", "vectors.json"), "utf8"));
+const vectors: Vector[] = JSON.parse(
+  fs.readFileSync(path.join(repoRoot(), "test", "golden", "pipeline", "vectors.json"), "utf8"),
+);
 
 /** Error texts that differ from Go's on purpose (khook explains exclusions instead of "not defined"). */
 const KHOOK_WORDING: ReadonlyMap<string, string> = new Map([["not defined", "not"]]);
@@ -39,7 +41,9 @@ test("every golden vector renders exactly like Go text/template + sprig", () => 
         failures.push(`${label}: Go fails (${v.goError}) but khook rendered ${JSON.stringify(out)}`);
       } catch (e) {
         if (!(e instanceof PipelineError)) {
-          failures.push(`${label}: threw ${(e as Error)?.constructor?.name}, not PipelineError: ${(e as Error)?.message}`);
+          failures.push(
+            `${label}: threw ${(e as Error)?.constructor?.name}, not PipelineError: ${(e as Error)?.message}`,
+          );
         } else if (v.errorContains && !e.message.includes(v.errorContains)) {
           const alt = KHOOK_WORDING.get(v.errorContains);
           if (!alt || !e.message.includes(alt))
@@ -50,10 +54,15 @@ test("every golden vector renders exactly like Go text/template + sprig", () => 
     }
     try {
       const out = evaluatePipeline(v.value, v.pipeline);
-      if (out !== v.output) failures.push(`${label}: got ${JSON.stringify(out)}, Go renders ${JSON.stringify(v.output)}`);
+      if (out !== v.output)
+        failures.push(`${label}: got ${JSON.stringify(out)}, Go renders ${JSON.stringify(v.output)}`);
     } catch (e) {
       failures.push(`${label}: threw ${(e as Error).message}; Go renders ${JSON.stringify(v.output)}`);
     }
   }
-  assert.equal(failures.length, 0, `${failures.length}/${vectors.length} vectors differ from Go:\n` + failures.join("\n"));
+  assert.equal(
+    failures.length,
+    0,
+    `${failures.length}/${vectors.length} vectors differ from Go:\n` + failures.join("\n"),
+  );
 });

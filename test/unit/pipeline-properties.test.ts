@@ -16,7 +16,10 @@ const RUNS = 300;
 const text = fc.string({ unit: "grapheme", maxLength: 40 });
 const anyText = fc.string({ unit: "binary", maxLength: 40 });
 const ascii = fc.string({ unit: "binary-ascii", maxLength: 40 });
-const printableAscii = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+const printableAscii = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 40,
+});
 
 // derivePassword is left out of random pipelines only because scrypt makes it slow.
 const FUNCTION_NAMES = [...ALLOWED_FUNCTIONS].filter((n) => n !== "derivePassword");
@@ -26,7 +29,20 @@ const token = fc.oneof(
   fc.constantFrom("|", "(", ")", ".", "$", "nil", "true", "false", ",", ":=", "=", "$x", ".Field", "-", "+"),
   fc.integer({ min: -100, max: 100 }).map(String),
   fc.constantFrom("1.5", "0x1F", "1e3", "'a'", "1i", "0777", "99999999999999999999", "1_000"),
-  fc.constantFrom('"%s"', '"%d"', '"%v %q"', '"a,b"', '","', '"(a)(b)?"', '"$1W"', '"^x"', '">=1.0"', '"{\\"a\\":1}"', "`raw`", '""'),
+  fc.constantFrom(
+    '"%s"',
+    '"%d"',
+    '"%v %q"',
+    '"a,b"',
+    '","',
+    '"(a)(b)?"',
+    '"$1W"',
+    '"^x"',
+    '">=1.0"',
+    '"{\\"a\\":1}"',
+    "`raw`",
+    '""',
+  ),
   printableAscii.filter((s) => !s.includes("}")).map((s) => JSON.stringify(s)),
   anyText.filter((s) => !s.includes("}")),
 );
@@ -100,7 +116,16 @@ test("values never appear in error messages", () => {
     }),
     { numRuns: 2000 },
   );
-  for (const p of ["fail", "printf \"%s\" | fail", "urlParse", "mustFromJson", "semver", "regexFind .", "print (mustRegexFind . \"x\")", "int | fail"]) {
+  for (const p of [
+    "fail",
+    'printf "%s" | fail',
+    "urlParse",
+    "mustFromJson",
+    "semver",
+    "regexFind .",
+    'print (mustRegexFind . "x")',
+    "int | fail",
+  ]) {
     try {
       evaluatePipeline("S3CR3T-{not json :", p);
     } catch (e) {
@@ -110,21 +135,33 @@ test("values never appear in error messages", () => {
 });
 
 test("b64enc | b64dec round-trips every string", () => {
-  fc.assert(fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b64enc | b64dec"), s)), { numRuns: RUNS });
+  fc.assert(
+    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b64enc | b64dec"), s)),
+    { numRuns: RUNS },
+  );
 });
 
 test("b32enc | b32dec round-trips every string", () => {
-  fc.assert(fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b32enc | b32dec"), s)), { numRuns: RUNS });
+  fc.assert(
+    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b32enc | b32dec"), s)),
+    { numRuns: RUNS },
+  );
 });
 
 test("b64enc is standard padded base64 of the UTF-8 bytes", () => {
-  fc.assert(fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b64enc"), Buffer.from(s, "utf8").toString("base64"))), {
-    numRuns: RUNS,
-  });
+  fc.assert(
+    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "b64enc"), Buffer.from(s, "utf8").toString("base64"))),
+    {
+      numRuns: RUNS,
+    },
+  );
 });
 
 test("upper | lower equals lower-casing on ASCII", () => {
-  fc.assert(fc.property(ascii, (s) => assert.equal(evaluatePipeline(s, "upper | lower"), s.toLowerCase())), { numRuns: RUNS });
+  fc.assert(
+    fc.property(ascii, (s) => assert.equal(evaluatePipeline(s, "upper | lower"), s.toLowerCase())),
+    { numRuns: RUNS },
+  );
 });
 
 test("trunc n keeps at most n bytes", () => {
@@ -148,7 +185,10 @@ test("trunc -n keeps the last n bytes", () => {
 });
 
 test("len counts UTF-8 bytes", () => {
-  fc.assert(fc.property(text, (s) => assert.equal(evaluatePipeline(s, "len"), String(Buffer.byteLength(s, "utf8")))), { numRuns: RUNS });
+  fc.assert(
+    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "len"), String(Buffer.byteLength(s, "utf8")))),
+    { numRuns: RUNS },
+  );
 });
 
 test("quote of printable ASCII is the JSON string literal, and squote wraps without escaping", () => {
@@ -162,7 +202,10 @@ test("quote of printable ASCII is the JSON string literal, and squote wraps with
 });
 
 test("toJson | fromJson round-trips every string", () => {
-  fc.assert(fc.property(text, (s) => assert.equal(evaluatePipeline(s, "toJson | fromJson"), s)), { numRuns: RUNS });
+  fc.assert(
+    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "toJson | fromJson"), s)),
+    { numRuns: RUNS },
+  );
 });
 
 test("print, printf %s and toString are the identity on strings", () => {
@@ -186,7 +229,9 @@ test("default replaces only the empty string", () => {
 
 test("sha256sum is the lowercase hex SHA-256 of the UTF-8 bytes", () => {
   fc.assert(
-    fc.property(text, (s) => assert.equal(evaluatePipeline(s, "sha256sum"), createHash("sha256").update(s, "utf8").digest("hex"))),
+    fc.property(text, (s) =>
+      assert.equal(evaluatePipeline(s, "sha256sum"), createHash("sha256").update(s, "utf8").digest("hex")),
+    ),
     { numRuns: RUNS },
   );
 });
@@ -202,7 +247,9 @@ test("splitList then join with the same separator is the identity", () => {
 
 test("regexQuoteMeta makes any string match itself literally", () => {
   fc.assert(
-    fc.property(text, (s) => assert.equal(evaluatePipeline(s, 'regexMatch (printf "^%s$" (regexQuoteMeta .))'), "true")),
+    fc.property(text, (s) =>
+      assert.equal(evaluatePipeline(s, 'regexMatch (printf "^%s$" (regexQuoteMeta .))'), "true"),
+    ),
     { numRuns: RUNS },
   );
 });

@@ -38,11 +38,17 @@ class ReachableFakeKube extends FakeKube {
 
 function plan(spec: LoadedSpec, kube: FakeKube, opts: { diff: boolean; helm?: string }) {
   // planOperation takes the client it would have connected; the fake stands in for it (only its KubeApi side and the probe are used).
-  return planOperation(spec, { target: {}, client: kube as unknown as KubeClient, diff: opts.diff, ...(opts.helm !== undefined ? { tools: { helm: opts.helm } } : {}) });
+  return planOperation(spec, {
+    target: {},
+    client: kube as unknown as KubeClient,
+    diff: opts.diff,
+    ...(opts.helm !== undefined ? { tools: { helm: opts.helm } } : {}),
+  });
 }
 
 const TOKEN = "tok3n-pl4n-d1ff";
-const CMS = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: new, token: '${TOKEN}'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n";
+const CMS =
+  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: new, token: '${TOKEN}'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n";
 
 function load(stepsYaml: string, files: Record<string, string> = {}): LoadedSpec {
   const dir = tempSpecDir({ "spec.yaml": specText(stepsYaml), ...files });
@@ -57,8 +63,18 @@ const spec = load(
 function seeded(): ReachableFakeKube {
   const kube = new ReachableFakeKube();
   kube.seed({ apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } });
-  kube.seed({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "apps" }, data: { k: "old", token: "old-value" } });
-  kube.seed({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "apps" }, spec: { replicas: 1 } });
+  kube.seed({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "a", namespace: "apps" },
+    data: { k: "old", token: "old-value" },
+  });
+  kube.seed({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: "apps" },
+    spec: { replicas: 1 },
+  });
   return kube;
 }
 
@@ -66,9 +82,19 @@ describe("plan-diff-one-dry-run: plan --diff dry-runs each object once, in asses
   test("apply and patch steps: one dry-run request per object, and each step's diff from it", async () => {
     const kube = seeded();
     const report = await plan(spec, kube, { diff: true });
-    assert.deepEqual([...kube.dryRuns].sort(), ["apply configmap/a -n apps", "apply configmap/b -n apps", "patch(strategic) deployment/web -n apps"]);
+    assert.deepEqual([...kube.dryRuns].sort(), [
+      "apply configmap/a -n apps",
+      "apply configmap/b -n apps",
+      "patch(strategic) deployment/web -n apps",
+    ]);
     assert.deepEqual(kube.writes, [], "a plan writes nothing");
-    assert.deepEqual(report.steps.map((s) => [s.name, s.action]), [["cms", "create"], ["scale", "configure"]]);
+    assert.deepEqual(
+      report.steps.map((s) => [s.name, s.action]),
+      [
+        ["cms", "create"],
+        ["scale", "configure"],
+      ],
+    );
     const cms = report.diffs.get("cms") ?? "";
     assert.match(cms, /^-\s+k: old$/m);
     assert.match(cms, /^\+\s+k: new$/m);
@@ -83,14 +109,19 @@ describe("plan-diff-one-dry-run: plan --diff dry-runs each object once, in asses
     assert.equal(report.diffs.size, 0);
     assert.ok(report.steps.every((s) => !("diff" in s)));
     const ctx = contextFor(spec, seeded());
-    for (const a of [await applyExecutor.assess(stepOf(spec, "cms", "apply"), ctx), await patchExecutor.assess(stepOf(spec, "scale", "patch"), ctx)]) {
+    for (const a of [
+      await applyExecutor.assess(stepOf(spec, "cms", "apply"), ctx),
+      await patchExecutor.assess(stepOf(spec, "scale", "patch"), ctx),
+    ]) {
       assert.equal("diff" in a, false, "assess not asked for a diff returns none");
     }
   });
 
   test("a step whose assess fails shows why in its diff, without a second attempt", async () => {
     const kube = seeded();
-    const missing = load(`  - name: scale\n    patch: { target: deployment/gone, namespace: apps, patch: { spec: { replicas: 3 } } }\n`);
+    const missing = load(
+      `  - name: scale\n    patch: { target: deployment/gone, namespace: apps, patch: { spec: { replicas: 3 } } }\n`,
+    );
     const report = await plan(missing, kube, { diff: true });
     const step = report.steps[0]!;
     assert.equal(step.decidedBy, "error");
@@ -108,20 +139,37 @@ describe("plan --diff: the diffs assess returns, as the plan shows them", () => 
         ctx.redactor.add("rotated-s3cret");
         return { action: "create", reason: "absent" };
       });
-    const plan = await planOnline(specFixture([{ name: "a" }, { name: "b", needs: ["a"] }]), stubs.map, noExtras, undefined, { parallelism: 1, diff: true });
-    assert.deepEqual(stubs.calls.map((c) => c.step.name), ["a", "b"]);
+    const plan = await planOnline(
+      specFixture([{ name: "a" }, { name: "b", needs: ["a"] }]),
+      stubs.map,
+      noExtras,
+      undefined,
+      { parallelism: 1, diff: true },
+    );
+    assert.deepEqual(
+      stubs.calls.map((c) => c.step.name),
+      ["a", "b"],
+    );
     assert.equal(plan[0]?.diff, "-token: ***\n");
     assert.equal("diff" in plan[1]!, false, "an executor that returns no diff shows none");
   });
 
   test("a step that changes nothing, or whose action was decided without assess, shows no diff; without diff: true none at all", async () => {
-    const steps = [{ name: "same" }, { name: "skipped" }, { name: "excluded", when: "false", included: false }, { name: "changes" }];
+    const steps = [
+      { name: "same" },
+      { name: "skipped" },
+      { name: "excluded", when: "false", included: false },
+      { name: "changes" },
+    ];
     const stubs = new StubExecutors()
       .on("same", () => ({ action: "no-op", reason: "up to date", diff: "" }))
       .on("skipped", () => ({ action: "skip", reason: "skipIf", diff: "" }))
       .on("changes", () => ({ action: "create", reason: "absent", diff: "+a\n" }));
     const withDiff = await planOnline(specFixture(steps), stubs.map, noExtras, undefined, { diff: true });
-    assert.deepEqual(withDiff.map((p) => p.diff), [undefined, undefined, undefined, "+a\n"]);
+    assert.deepEqual(
+      withDiff.map((p) => p.diff),
+      [undefined, undefined, undefined, "+a\n"],
+    );
     const without = await planOnline(specFixture(steps), stubs.map, noExtras);
     assert.ok(without.every((p) => !("diff" in p)));
   });
@@ -129,29 +177,51 @@ describe("plan --diff: the diffs assess returns, as the plan shows them", () => 
 
 /** helm's storage Secret for revision `version` of `release` (base64 of gzip of the release JSON, as helm writes it). */
 function releaseSecret(release: string, namespace: string, version: number, chart: { name: string; version: string }) {
-  const json = JSON.stringify({ name: release, version, info: { status: "deployed" }, chart: { metadata: chart }, config: {} });
+  const json = JSON.stringify({
+    name: release,
+    version,
+    info: { status: "deployed" },
+    chart: { metadata: chart },
+    config: {},
+  });
   const helmEncoded = gzipSync(Buffer.from(json)).toString("base64");
   return {
     apiVersion: "v1",
     kind: "Secret",
     type: "helm.sh/release.v1",
-    metadata: { name: `sh.helm.release.v1.${release}.v${version}`, namespace, labels: { owner: "helm", name: release } },
+    metadata: {
+      name: `sh.helm.release.v1.${release}.v${version}`,
+      namespace,
+      labels: { owner: "helm", name: release },
+    },
     data: { release: Buffer.from(helmEncoded).toString("base64") },
   };
 }
 
 describe("plan-diff-one-dry-run: a helm step runs each helm command once", () => {
   test("a local chart whose content changed: one `helm get manifest` and one dry-run upgrade decide the upgrade and give its diff", async () => {
-    const deployed = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old-content\n";
+    const deployed =
+      "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old-content\n";
     const helm = fakeHelm({ manifest: deployed });
-    const chartSpec = load(`  - name: app\n    helm: { chart: ./chart, namespace: apps }\n`, { "chart/Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.2.3\n" });
+    const chartSpec = load(`  - name: app\n    helm: { chart: ./chart, namespace: apps }\n`, {
+      "chart/Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.2.3\n",
+    });
     const kube = seeded();
     kube.seed(releaseSecret("app", "apps", 1, { name: "demo", version: "1.2.3" }));
     const report = await plan(chartSpec, kube, { diff: true, helm: helm.bin });
-    assert.deepEqual(report.steps.map((s) => [s.action, s.reason]), [["upgrade", "revision 1 (demo-1.2.3, deployed) -> demo@1.2.3 (chart content changed)"]]);
+    assert.deepEqual(
+      report.steps.map((s) => [s.action, s.reason]),
+      [["upgrade", "revision 1 (demo-1.2.3, deployed) -> demo@1.2.3 (chart content changed)"]],
+    );
     const commands = helm.calls().map((c) => c.argv.slice(0, 2).join(" "));
     assert.deepEqual(commands.filter((c) => c.startsWith("upgrade")).length, 1, commands.join("\n"));
-    assert.ok(helm.calls().find((c) => c.argv[0] === "upgrade")!.argv.some((a) => a.startsWith("--dry-run")), "the upgrade is a dry run");
+    assert.ok(
+      helm
+        .calls()
+        .find((c) => c.argv[0] === "upgrade")!
+        .argv.some((a) => a.startsWith("--dry-run")),
+      "the upgrade is a dry run",
+    );
     assert.deepEqual(commands.filter((c) => c === "get manifest").length, 1, commands.join("\n"));
     assert.match(report.diffs.get("app") ?? "", /^-\s+name: old-content$/m);
   });

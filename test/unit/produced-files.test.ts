@@ -17,7 +17,11 @@ test("secret-leak grep: a plain file among the new temporary entries is grepped,
     assert.deepEqual(filesUnder(path.join(dir, "gone")), []);
     fs.mkdirSync(path.join(dir, "node_modules", "khook"), { recursive: true });
     fs.writeFileSync(path.join(dir, "node_modules", "khook", "copy.ts"), "a copy of a test's source");
-    assert.deepEqual(filesUnder(dir).sort(), [file, path.join(dir, "sub", "b.txt")].sort(), "installed packages are not output");
+    assert.deepEqual(
+      filesUnder(dir).sort(),
+      [file, path.join(dir, "sub", "b.txt")].sort(),
+      "installed packages are not output",
+    );
     assert.deepEqual(readProduced([file, path.join(dir, "gone")]), [[file, "x"]]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -26,13 +26,27 @@ test("a Cancel call to the provider's gRPC server (as the engine sends on the fi
   const pulumiDir = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
   const from = path.join(pulumiDir, "cmd", "dynamic-provider", "index.js");
   const grpc = require(require.resolve("@grpc/grpc-js", { paths: [from] })) as typeof import("@grpc/grpc-js");
-  const rpc = require(path.join(pulumiDir, "proto", "provider_grpc_pb.js")) as { ResourceProviderService: import("@grpc/grpc-js").ServiceDefinition; ResourceProviderClient: new (addr: string, creds: unknown) => { cancel(req: unknown, cb: (e: Error | null) => void): void; close(): void } };
+  const rpc = require(path.join(pulumiDir, "proto", "provider_grpc_pb.js")) as {
+    ResourceProviderService: import("@grpc/grpc-js").ServiceDefinition;
+    ResourceProviderClient: new (
+      addr: string,
+      creds: unknown,
+    ) => { cancel(req: unknown, cb: (e: Error | null) => void): void; close(): void };
+  };
   const { Empty } = require("google-protobuf/google/protobuf/empty_pb") as { Empty: new () => unknown };
   let seen = 0;
-  assert.equal(watchCancelCalls(() => seen++, from), true, "the watch is in place");
+  assert.equal(
+    watchCancelCalls(() => seen++, from),
+    true,
+    "the watch is in place",
+  );
   const server = new grpc.Server();
-  server.addService(rpc.ResourceProviderService, { cancel: (_call: unknown, cb: (e: null, v: unknown) => void) => cb(null, new Empty()) });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  server.addService(rpc.ResourceProviderService, {
+    cancel: (_call: unknown, cb: (e: null, v: unknown) => void) => cb(null, new Empty()),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   const client = new rpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   try {
     await new Promise<void>((resolve, reject) => client.cancel(new Empty(), (e) => (e ? reject(e) : resolve())));
@@ -64,9 +78,17 @@ test("after a cancellation, a run is over only once the tools it started have ex
   const c = new Cancellation();
   // A tool that takes its time to stop, as helm does (it writes the release's status before exiting).
   let pid = 0;
-  const tool = runTool("sh", { args: ["-c", "trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done"], redactor: new Redactor(), signal: c.signal, processGroup: true, onSpawn: (p) => (pid = p) });
+  const tool = runTool("sh", {
+    args: ["-c", "trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done"],
+    redactor: new Redactor(),
+    signal: c.signal,
+    processGroup: true,
+    onSpawn: (p) => (pid = p),
+  });
   // The engine returns at once when its signal aborts, whether or not the executor has (engine/attempt.ts).
-  const run = c.track(new Promise<void>((resolve) => c.signal.addEventListener("abort", () => resolve(), { once: true })));
+  const run = c.track(
+    new Promise<void>((resolve) => c.signal.addEventListener("abort", () => resolve(), { once: true })),
+  );
   while (pid === 0) await new Promise((r) => setImmediate(r));
   await new Promise((r) => setTimeout(r, 200)); // the trap is set
   c.cancel("Cancel");
@@ -76,7 +98,9 @@ test("after a cancellation, a run is over only once the tools it started have ex
 });
 
 test("a cancelled apply rejects with a partial state that resumes, naming what stopped it", async () => {
-  const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n") });
+  const dir = tempSpecDir({
+    "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n"),
+  });
   const text = fs.readFileSync(path.join(dir, "boot.khook.yaml"), "utf8");
   let sawSignal: AbortSignal | undefined;
   handlers.setTestHooks({
@@ -92,7 +116,23 @@ test("a cancelled apply rejects with a partial state that resumes, naming what s
         sawSignal = o.signal;
         await new Promise((resolve) => o.signal!.addEventListener("abort", resolve, { once: true }));
         const step = spec.steps[0]!;
-        return { mode: "apply", status: "cancelled", durationMs: 1, steps: [{ name: step.name, type: step.type, status: "failed", reason: "cancelled", attempts: 1, durationMs: 1, inputHash: step.inputHash, error: "cancelled" }] } as never;
+        return {
+          mode: "apply",
+          status: "cancelled",
+          durationMs: 1,
+          steps: [
+            {
+              name: step.name,
+              type: step.type,
+              status: "failed",
+              reason: "cancelled",
+              attempts: 1,
+              durationMs: 1,
+              inputHash: step.inputHash,
+              error: "cancelled",
+            },
+          ],
+        } as never;
       },
     },
   });

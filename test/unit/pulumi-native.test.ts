@@ -10,7 +10,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, test } from "node:test";
 import * as handlers from "../../provider/pulumi/handlers.js";
-import { conceal, configureSettings, nativeProvider, parseUrn, programInputs, reveal } from "../../provider/pulumi/native.js";
+import {
+  conceal,
+  configureSettings,
+  nativeProvider,
+  parseUrn,
+  programInputs,
+  reveal,
+} from "../../provider/pulumi/native.js";
 import { khookSchema, KHOOK_TOKEN } from "../../provider/pulumi/native-schema.js";
 import { BUNDLE_KEY, UNKNOWN, type Bundle } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
@@ -34,7 +41,10 @@ function programDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-native-"));
   fs.mkdirSync(path.join(dir, "boot", "manifests"), { recursive: true });
   fs.writeFileSync(path.join(dir, "boot", "bootstrap.khook.yaml"), SPEC);
-  fs.writeFileSync(path.join(dir, "boot", "manifests", "config.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  a: \"1\"\n");
+  fs.writeFileSync(
+    path.join(dir, "boot", "manifests", "config.yaml"),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  a: "1"\n',
+  );
   fs.writeFileSync(path.join(dir, "vars.yaml"), "NS: apps\n");
   return dir;
 }
@@ -43,12 +53,20 @@ afterEach(() => handlers.setTestHooks());
 
 test("the URN gives the resource name, project and stack the dynamic SDK sends as inputs (the record's owner)", () => {
   assert.deepEqual(parseUrn(URN), { stack: "dev", project: "platform", name: "boot" });
-  assert.deepEqual(parseUrn(`urn:pulumi:dev::platform::pulumi:pulumi:Stack$${KHOOK_TOKEN}::a::b`), { stack: "dev", project: "platform", name: "a::b" });
+  assert.deepEqual(parseUrn(`urn:pulumi:dev::platform::pulumi:pulumi:Stack$${KHOOK_TOKEN}::a::b`), {
+    stack: "dev",
+    project: "platform",
+    name: "a::b",
+  });
 });
 
 test("programInputs reads the spec, its var files and the files it references relative to the program's directory, like the TypeScript SDK at program time", () => {
   const dir = programDir();
-  const { inputs, failures } = programInputs(URN, { specFile: "boot/bootstrap.khook.yaml", varFiles: ["vars.yaml"], vars: { REPLICAS: 3 } }, dir);
+  const { inputs, failures } = programInputs(
+    URN,
+    { specFile: "boot/bootstrap.khook.yaml", varFiles: ["vars.yaml"], vars: { REPLICAS: 3 } },
+    dir,
+  );
   assert.deepEqual(failures, []);
   assert.equal(inputs.spec, SPEC);
   assert.equal(inputs.specFile, "boot/bootstrap.khook.yaml");
@@ -64,7 +82,10 @@ test("programInputs reads the spec, its var files and the files it references re
 test("an edited referenced file changes the checked inputs, so preview shows it", () => {
   const dir = programDir();
   const before = programInputs(URN, { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } }, dir).inputs;
-  fs.writeFileSync(path.join(dir, "boot", "manifests", "config.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  a: \"2\"\n");
+  fs.writeFileSync(
+    path.join(dir, "boot", "manifests", "config.yaml"),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  a: "2"\n',
+  );
   const after = programInputs(URN, { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } }, dir).inputs;
   assert.notDeepEqual((before[BUNDLE_KEY] as Bundle).files, (after[BUNDLE_KEY] as Bundle).files);
 });
@@ -73,18 +94,35 @@ test("bundle (native): a function outside the spec's directory tree is refused u
   const dir = programDir();
   fs.mkdirSync(path.join(dir, "tools"));
   fs.writeFileSync(path.join(dir, "tools", "fn"), "#!/bin/sh\ncat\n", { mode: 0o755 });
-  fs.writeFileSync(path.join(dir, "boot", "bootstrap.khook.yaml"), `${SPEC}hooks:\n  - {name: labels, on: [post-render], function: {exec: ../tools/fn}}\n`);
+  fs.writeFileSync(
+    path.join(dir, "boot", "bootstrap.khook.yaml"),
+    `${SPEC}hooks:\n  - {name: labels, on: [post-render], function: {exec: ../tools/fn}}\n`,
+  );
   const args = { specFile: "boot/bootstrap.khook.yaml", vars: { NS: "apps" } };
   const refused = programInputs(URN, args, dir);
-  assert.deepEqual(refused.failures.map((f) => f.property), ["specFile"]);
-  assert.match(refused.failures[0]!.reason, /the hook function \.\.\/tools\/fn is outside the spec's directory \(through \.\.\/\).*allowFunctionsOutsideSpecDir: true/);
+  assert.deepEqual(
+    refused.failures.map((f) => f.property),
+    ["specFile"],
+  );
+  assert.match(
+    refused.failures[0]!.reason,
+    /the hook function \.\.\/tools\/fn is outside the spec's directory \(through \.\.\/\).*allowFunctionsOutsideSpecDir: true/,
+  );
   const allowed = programInputs(URN, { ...args, allowFunctionsOutsideSpecDir: true }, dir);
   assert.deepEqual(allowed.failures, []);
   assert.deepEqual((allowed.inputs[BUNDLE_KEY] as Bundle).executables, ["../tools/fn"]);
   const capped = programInputs(URN, { ...args, allowFunctionsOutsideSpecDir: true, maxBundleBytes: 16 }, dir);
-  assert.match(capped.failures[0]?.reason ?? "", /over the bundle's limit of 0\.0 KiB .*largest: manifests\/config\.yaml \([\d.]+ KiB\), \.\.\/tools\/fn .*maxBundleBytes/);
-  assert.deepEqual(programInputs(URN, { ...args, maxBundleBytes: "4MiB" }, dir).failures.map((f) => f.property), ["maxBundleBytes", "specFile"]);
-  const schema = JSON.parse(khookSchema()) as { resources: Record<string, { inputProperties: Record<string, { type: string }> }> };
+  assert.match(
+    capped.failures[0]?.reason ?? "",
+    /over the bundle's limit of 0\.0 KiB .*largest: manifests\/config\.yaml \([\d.]+ KiB\), \.\.\/tools\/fn .*maxBundleBytes/,
+  );
+  assert.deepEqual(
+    programInputs(URN, { ...args, maxBundleBytes: "4MiB" }, dir).failures.map((f) => f.property),
+    ["maxBundleBytes", "specFile"],
+  );
+  const schema = JSON.parse(khookSchema()) as {
+    resources: Record<string, { inputProperties: Record<string, { type: string }> }>;
+  };
   const inputs = schema.resources[KHOOK_TOKEN]!.inputProperties;
   assert.deepEqual([inputs.allowFunctionsOutsideSpecDir?.type, inputs.maxBundleBytes?.type], ["boolean", "integer"]);
 });
@@ -92,10 +130,19 @@ test("bundle (native): a function outside the spec's directory tree is refused u
 test("a missing spec file, a missing var file, or both spec and specFile are check failures naming the property", () => {
   const dir = programDir();
   const r = programInputs(URN, { specFile: "nope.yaml", varFiles: ["missing.yaml"] }, dir);
-  assert.deepEqual(r.failures.map((f) => f.property), ["specFile", "varFiles[0]"]);
+  assert.deepEqual(
+    r.failures.map((f) => f.property),
+    ["specFile", "varFiles[0]"],
+  );
   assert.match(r.failures[0]!.reason, /cannot read the spec nope\.yaml .*no such file/);
-  assert.deepEqual(programInputs(URN, { spec: SPEC, specFile: "x" }, dir).failures.map((f) => f.property), ["spec"]);
-  assert.deepEqual(programInputs(URN, {}, dir).failures.map((f) => f.property), ["spec"]);
+  assert.deepEqual(
+    programInputs(URN, { spec: SPEC, specFile: "x" }, dir).failures.map((f) => f.property),
+    ["spec"],
+  );
+  assert.deepEqual(
+    programInputs(URN, {}, dir).failures.map((f) => f.property),
+    ["spec"],
+  );
 });
 
 test("an unknown spec during preview plans nothing yet instead of failing", () => {
@@ -106,30 +153,77 @@ test("an unknown spec during preview plans nothing yet instead of failing", () =
 });
 
 test("secrets: the handlers see plain values; kubeconfig, secretVars and whatever arrived secret leave wrapped", () => {
-  const { plain, secret } = reveal({ spec: "x", vars: { A: SECRET("1") }, secretVars: { T: "t0ken" }, kubeconfig: SECRET("kc") });
+  const { plain, secret } = reveal({
+    spec: "x",
+    vars: { A: SECRET("1") },
+    secretVars: { T: "t0ken" },
+    kubeconfig: SECRET("kc"),
+  });
   assert.deepEqual(plain, { spec: "x", vars: { A: "1" }, secretVars: { T: "t0ken" }, kubeconfig: "kc" });
   assert.deepEqual([...secret].sort(), ["kubeconfig", "vars"]);
   const out = conceal({ ...plain, steps: [], gone: undefined }, secret);
-  assert.deepEqual(out, { spec: "x", vars: SECRET({ A: "1" }), secretVars: SECRET({ T: "t0ken" }), kubeconfig: SECRET("kc"), steps: [] });
+  assert.deepEqual(out, {
+    spec: "x",
+    vars: SECRET({ A: "1" }),
+    secretVars: SECRET({ T: "t0ken" }),
+    kubeconfig: SECRET("kc"),
+    steps: [],
+  });
   assert.equal(conceal({ kubeconfig: UNKNOWN }, new Set()).kubeconfig, UNKNOWN, "an unknown stays an unknown");
 });
 
 test("Configure: stack config (khook:config:x or khook:x) and an explicit provider's inputs reach the handlers' settings", () => {
-  assert.deepEqual(configureSettings({ "khook:config:kubeconfig": "kc", "khook:previewMode": "online", "kubernetes:config:kubeconfig": "other" }, { deleteUnreachable: true, context: SECRET("ctx") }), {
-    kubeconfig: "kc",
-    previewMode: "online",
-    deleteUnreachable: "true",
-    context: "ctx",
-  });
+  assert.deepEqual(
+    configureSettings(
+      { "khook:config:kubeconfig": "kc", "khook:previewMode": "online", "kubernetes:config:kubeconfig": "other" },
+      { deleteUnreachable: true, context: SECRET("ctx") },
+    ),
+    {
+      kubeconfig: "kc",
+      previewMode: "online",
+      deleteUnreachable: "true",
+      context: "ctx",
+    },
+  );
 });
 
 test("the schema declares khook:index:Khook with the dynamic resource's outputs, secrets marked, and the package version", () => {
-  const schema = JSON.parse(khookSchema()) as { name: string; version: string; resources: Record<string, { inputProperties: Record<string, { secret?: boolean }>; properties: Record<string, unknown> }>; config: { variables: Record<string, { secret?: boolean }> } };
+  const schema = JSON.parse(khookSchema()) as {
+    name: string;
+    version: string;
+    resources: Record<
+      string,
+      { inputProperties: Record<string, { secret?: boolean }>; properties: Record<string, unknown> }
+    >;
+    config: { variables: Record<string, { secret?: boolean }> };
+  };
   assert.equal(schema.name, "khook");
   assert.equal(schema.version, KHOOK_VERSION);
   const khook = schema.resources[KHOOK_TOKEN]!;
-  for (const out of ["steps", "runStatus", "recordNamespace", "recordName", "recordUpdatedAt", "engineVersion", "plan", "specName"]) assert.ok(out in khook.properties, `output ${out}`);
-  for (const input of ["spec", "specFile", "vars", "varFiles", "secretVars", "kubeconfig", "context", "parallelism", "timeout", "previewMode"]) assert.ok(input in khook.inputProperties, `input ${input}`);
+  for (const out of [
+    "steps",
+    "runStatus",
+    "recordNamespace",
+    "recordName",
+    "recordUpdatedAt",
+    "engineVersion",
+    "plan",
+    "specName",
+  ])
+    assert.ok(out in khook.properties, `output ${out}`);
+  for (const input of [
+    "spec",
+    "specFile",
+    "vars",
+    "varFiles",
+    "secretVars",
+    "kubeconfig",
+    "context",
+    "parallelism",
+    "timeout",
+    "previewMode",
+  ])
+    assert.ok(input in khook.inputProperties, `input ${input}`);
   assert.equal(khook.inputProperties.secretVars?.secret, true);
   assert.equal(khook.inputProperties.kubeconfig?.secret, true);
   assert.equal(schema.config.variables.kubeconfig?.secret, true);

@@ -22,14 +22,20 @@ describe("withMovedFrom: the records an owner has left", () => {
 
   test("a create that succeeds the holder (a rename or a replace) inherits what the holder left; a sibling's list is not taken", () => {
     const holder: RecordOwner = { ...stack, token: "old", movedFrom: ["ns/first"] };
-    assert.deepEqual(withMovedFrom({ ...stack, token: "new", succeeds: "old" }, holder, undefined, HERE).movedFrom, ["ns/first"]);
+    assert.deepEqual(withMovedFrom({ ...stack, token: "new", succeeds: "old" }, holder, undefined, HERE).movedFrom, [
+      "ns/first",
+    ]);
     assert.equal(withMovedFrom({ ...stack, token: "sibling" }, holder, undefined, HERE).movedFrom, undefined);
   });
 
   test("returning to a record it left takes that record off the list: it is its own again", () => {
     const current: RecordOwner = { ...mine, movedFrom: ["ns/a", HERE] };
     assert.deepEqual(withMovedFrom(mine, current, "ns/b", HERE).movedFrom, ["ns/a", "ns/b"]);
-    assert.equal(withMovedFrom(mine, undefined, HERE, HERE).movedFrom, undefined, "no move when the record is the same");
+    assert.equal(
+      withMovedFrom(mine, undefined, HERE, HERE).movedFrom,
+      undefined,
+      "no move when the record is the same",
+    );
   });
 
   test("the list is bounded, keeping the newest", () => {
@@ -55,20 +61,38 @@ describe("decideDelete: what a resource's delete may tear down", () => {
   });
 
   test("a rename or a replace that also moved the record: with a successor created in this update on another record, its own record's delete tears nothing down and removes the record", () => {
-    const successor = { resourceName: "after", where: "the state record (Secret \"b\")" };
+    const successor = { resourceName: "after", where: 'the state record (Secret "b")' };
     const decision = decideDelete(mine, "mine", where, stack, successor);
     assert.equal(decision.teardown, "none");
     assert.equal(decision.teardown === "none" && decision.dropRecord, true);
-    assert.match(decision.teardown === "none" ? decision.note : "", /the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "b"\)/);
+    assert.match(
+      decision.teardown === "none" ? decision.note : "",
+      /the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "b"\)/,
+    );
     const unowned = decideDelete(undefined, undefined, where, stack, successor);
-    assert.equal(unowned.teardown === "none" && unowned.dropRecord, false, "a record nobody claimed is not removed on a guess");
-    assert.equal(decideDelete({ ...stack, token: "new", succeeds: "mine" }, "mine", where, stack, successor).teardown, "none");
+    assert.equal(
+      unowned.teardown === "none" && unowned.dropRecord,
+      false,
+      "a record nobody claimed is not removed on a guess",
+    );
+    assert.equal(
+      decideDelete({ ...stack, token: "new", succeeds: "mine" }, "mine", where, stack, successor).teardown,
+      "none",
+    );
   });
 
   test("a record a sibling of the stack holds: its own steps; the record goes only when that sibling has left it", () => {
     const sibling: RecordOwner = { ...stack, token: "sibling" };
-    assert.deepEqual(decideDelete(sibling, "mine", where, stack), { teardown: "own-steps", owner: sibling, dropRecord: false });
+    assert.deepEqual(decideDelete(sibling, "mine", where, stack), {
+      teardown: "own-steps",
+      owner: sibling,
+      dropRecord: false,
+    });
     const left: RecordOwner = { ...sibling, movedTo: "elsewhere" };
-    assert.deepEqual(decideDelete(left, "mine", where, stack), { teardown: "own-steps", owner: left, dropRecord: true });
+    assert.deepEqual(decideDelete(left, "mine", where, stack), {
+      teardown: "own-steps",
+      owner: left,
+      dropRecord: true,
+    });
   });
 });

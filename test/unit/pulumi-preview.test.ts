@@ -60,7 +60,17 @@ const noTools = { toolMissing: () => undefined };
 describe("check while the cluster is not known yet", () => {
   test("an unknown kubeconfig, context, parallelism and timeout hide nothing: the full plan, and the unknowns pass through", () => {
     const known = check({}, inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: "eu" } }), noTools);
-    const r = check({}, inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: "eu" }, kubeconfig: UNKNOWN, context: UNKNOWN, parallelism: UNKNOWN, timeout: UNKNOWN }), noTools);
+    const r = check(
+      {},
+      inputs(CONFIG + PLAIN, {
+        vars: { NS: "apps", REGION: "eu" },
+        kubeconfig: UNKNOWN,
+        context: UNKNOWN,
+        parallelism: UNKNOWN,
+        timeout: UNKNOWN,
+      }),
+      noTools,
+    );
     assert.deepEqual(r.failures, []);
     assert.deepEqual(r.inputs.plan, known.inputs.plan);
     assert.equal((r.inputs.plan as string[]).length, 2);
@@ -110,19 +120,35 @@ describe("check while the cluster is not known yet", () => {
   test("an unknown spec text or whole variable map leaves the plan unknown", () => {
     assert.equal(check({}, { resourceName: "boot", spec: UNKNOWN }, noTools).inputs.plan, UNKNOWN);
     assert.equal(check({}, inputs(CONFIG, { vars: UNKNOWN }), noTools).inputs.plan, UNKNOWN);
-    assert.deepEqual(classifyUnknowns({ vars: { A: UNKNOWN, B: "x" }, secretVars: { C: UNKNOWN }, kubeconfig: UNKNOWN }), { targeting: ["kubeconfig"], opaque: [], variables: ["A", "C"] });
+    assert.deepEqual(
+      classifyUnknowns({ vars: { A: UNKNOWN, B: "x" }, secretVars: { C: UNKNOWN }, kubeconfig: UNKNOWN }),
+      { targeting: ["kubeconfig"], opaque: [], variables: ["A", "C"] },
+    );
   });
 
   test("rawSteps names steps as written and over-reports rather than misses a mention", () => {
     const steps = rawSteps(specText(CONFIG + PLAIN), ["REGION", "NS"]);
-    assert.deepEqual(steps?.map((s) => [s.name, s.type, s.unknown]), [["config", "apply", ["REGION", "NS"]], ["plain", "wait", ["NS"]]]);
+    assert.deepEqual(
+      steps?.map((s) => [s.name, s.type, s.unknown]),
+      [
+        ["config", "apply", ["REGION", "NS"]],
+        ["plain", "wait", ["NS"]],
+      ],
+    );
   });
 });
 
 describe("diff while values are unknown", () => {
   test("names the waiting steps and an unknown cluster as changes, never a replacement", () => {
-    const news = check({}, inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: UNKNOWN }, kubeconfig: UNKNOWN }), noTools).inputs;
-    const olds = { ...check({}, inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: "eu" }, kubeconfig: "/k" }), noTools).inputs, steps: [] };
+    const news = check(
+      {},
+      inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: UNKNOWN }, kubeconfig: UNKNOWN }),
+      noTools,
+    ).inputs;
+    const olds = {
+      ...check({}, inputs(CONFIG + PLAIN, { vars: { NS: "apps", REGION: "eu" }, kubeconfig: "/k" }), noTools).inputs,
+      steps: [],
+    };
     const d = diff(olds, news);
     assert.equal(d.changes, true);
     assert.deepEqual(d.replaces, []);
@@ -133,7 +159,12 @@ describe("diff while values are unknown", () => {
 
 describe("preview checks the tools apply needs", () => {
   test("a helm step needs helm: missing, preview fails naming the step, with the install hint", () => {
-    const r = check({}, inputs(HELM), { toolMissing: (t) => (t === "helm" ? "helm: steps need the helm CLI: helm was not found on PATH. Install helm v3.15.0 or newer" : undefined) });
+    const r = check({}, inputs(HELM), {
+      toolMissing: (t) =>
+        t === "helm"
+          ? "helm: steps need the helm CLI: helm was not found on PATH. Install helm v3.15.0 or newer"
+          : undefined,
+    });
     assert.equal(r.failures.length, 1);
     assert.equal(r.failures[0]!.property, "spec.steps[0]");
     assert.match(r.failures[0]!.reason, /step cert-manager needs helm.*Install helm/);
@@ -157,7 +188,11 @@ describe("preview checks the tools apply needs", () => {
 
 describe("kubeconfig as an object", () => {
   test("an object (like @pulumi/eks's cluster.kubeconfig) is normalized to its JSON text, which is kubeconfig content", () => {
-    const kc = { apiVersion: "v1", kind: "Config", clusters: [{ name: "c", cluster: { server: "https://example.invalid" } }] };
+    const kc = {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: "https://example.invalid" } }],
+    };
     const { inputs: n, problems } = normalizeInputs({ spec: "x", kubeconfig: kc });
     assert.deepEqual(problems, []);
     assert.deepEqual(JSON.parse(n.kubeconfig!), kc);
@@ -173,7 +208,21 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     lines.length = 0;
   });
 
-  const okRun = (spec: LoadedSpec): RunResult => ({ mode: "destroy", status: "succeeded", cancelled: false, durationMs: 1, steps: spec.steps.map((s) => ({ name: s.name, type: s.type, status: "ok", reason: "", attempts: 1, durationMs: 1, inputHash: s.inputHash })) });
+  const okRun = (spec: LoadedSpec): RunResult => ({
+    mode: "destroy",
+    status: "succeeded",
+    cancelled: false,
+    durationMs: 1,
+    steps: spec.steps.map((s) => ({
+      name: s.name,
+      type: s.type,
+      status: "ok",
+      reason: "",
+      attempts: 1,
+      durationMs: 1,
+      inputHash: s.inputHash,
+    })),
+  });
 
   let sessions = fakeSessions();
 
@@ -196,14 +245,23 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
   }
 
   const config = (values: Record<string, string>) => handlers.configure({ config: { get: (k: string) => values[k] } });
-  const stored = (): Record<string, unknown> => ({ ...check({}, inputs(PLAIN, { vars: { NS: "apps" }, kubeconfig: "/stored/kubeconfig", context: "stored-ctx" }), noTools).inputs });
+  const stored = (): Record<string, unknown> => ({
+    ...check(
+      {},
+      inputs(PLAIN, { vars: { NS: "apps" }, kubeconfig: "/stored/kubeconfig", context: "stored-ctx" }),
+      noTools,
+    ).inputs,
+  });
 
   test("delete and read: the stack config's kubeconfig wins over the stored input (with khook:context, else its current context)", async () => {
     const calls = fake();
     await config({ "khook:kubeconfig": "/fresh/kubeconfig" });
     await handlers.delete("id", stored());
     await handlers.read("id", stored());
-    assert.deepEqual(calls.map((c) => c.target), [{ kubeconfigPath: "/fresh/kubeconfig" }, { kubeconfigPath: "/fresh/kubeconfig" }]);
+    assert.deepEqual(
+      calls.map((c) => c.target),
+      [{ kubeconfigPath: "/fresh/kubeconfig" }, { kubeconfigPath: "/fresh/kubeconfig" }],
+    );
     await config({ "khook:kubeconfig": "/fresh/kubeconfig", "khook:context": "fresh-ctx" });
     await handlers.delete("id", stored());
     assert.deepEqual(calls[2]!.target, { kubeconfigPath: "/fresh/kubeconfig", context: "fresh-ctx" });
@@ -214,17 +272,36 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     fake({
       reachOperation: async (session) => (used.push({ op: "probe", session }), undefined),
       ownerOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), undefined),
-      heldRecordOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), { owner: undefined, alike: new Set<string>() }),
+      heldRecordOperation: async (_spec, o) => (
+        used.push({ op: "owner", session: o.session! }),
+        { owner: undefined, alike: new Set<string>() }
+      ),
       destroyOperation: async (spec, o) => (used.push({ op: "destroy", session: o.session! }), okRun(spec)),
-      applyOperation: async (spec, o) => (used.push({ op: "apply", session: o.session! }), { ...okRun(spec), mode: "apply" }),
+      applyOperation: async (spec, o) => (
+        used.push({ op: "apply", session: o.session! }),
+        { ...okRun(spec), mode: "apply" }
+      ),
     });
     await handlers.delete("id", stored());
     assert.equal(sessions.opened.length, 1);
-    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[0]!.session]), [["probe", true], ["owner", true], ["destroy", true]]);
+    assert.deepEqual(
+      used.map((u) => [u.op, u.session === sessions.opened[0]!.session]),
+      [
+        ["probe", true],
+        ["owner", true],
+        ["destroy", true],
+      ],
+    );
     used.length = 0;
     await handlers.create(stored());
     assert.equal(sessions.opened.length, 2);
-    assert.deepEqual(used.map((u) => [u.op, u.session === sessions.opened[1]!.session]), [["owner", true], ["apply", true]]);
+    assert.deepEqual(
+      used.map((u) => [u.op, u.session === sessions.opened[1]!.session]),
+      [
+        ["owner", true],
+        ["apply", true],
+      ],
+    );
   });
 
   test("create: the input wins over the stack config", async () => {
@@ -235,7 +312,12 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
   });
 
   test("destroy against an unreachable cluster fails naming khook:deleteUnreachable, and touches nothing", async () => {
-    const calls = fake({ reachOperation: async () => ({ kind: "unreachable", message: "cannot reach the Kubernetes API server: ECONNREFUSED" }) });
+    const calls = fake({
+      reachOperation: async () => ({
+        kind: "unreachable",
+        message: "cannot reach the Kubernetes API server: ECONNREFUSED",
+      }),
+    });
     await assert.rejects(handlers.delete("id", stored()), (e: Error) => {
       assert.match(e.message, /cannot be reached .*ECONNREFUSED/);
       assert.match(e.message, /pulumi config set khook:deleteUnreachable true/);
@@ -252,7 +334,10 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     await handlers.delete("id", stored());
     assert.deepEqual(calls, []);
     assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /^\[boot\] warning: .*dropped from the stack's state and nothing in the cluster was touched/);
+    assert.match(
+      lines[0]!,
+      /^\[boot\] warning: .*dropped from the stack's state and nothing in the cluster was touched/,
+    );
   });
 
   test("KHOOK_DELETE_UNREACHABLE=true in the destroy's environment is the same escape hatch", async () => {
@@ -279,7 +364,20 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
       planOperation: async (spec, o) => {
         planned.push(o.session!.target);
         return {
-          steps: spec.steps.map((s) => ({ name: s.name, type: s.type, level: s.level, when: "included", inputHash: s.inputHash, summary: s.summary, action: "upgrade", reason: "values differ", decidedBy: "assess" }) as never),
+          steps: spec.steps.map(
+            (s) =>
+              ({
+                name: s.name,
+                type: s.type,
+                level: s.level,
+                when: "included",
+                inputHash: s.inputHash,
+                summary: s.summary,
+                action: "upgrade",
+                reason: "values differ",
+                decidedBy: "assess",
+              }) as never,
+          ),
           diffs: new Map(spec.steps.map((s) => [s.name, `--- live\n+++ planned\n-token: ***\n+token: ***\n`])),
         };
       },
@@ -310,11 +408,17 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
     const news = { ...stored(), previewMode: "online" };
     await handlers.diff("id", news, { ...news, kubeconfig: UNKNOWN });
     assert.equal(asked, 0);
-    assert.deepEqual(lines.filter((l) => /warning/.test(l)), ["[boot] warning: online preview: the cluster is not known yet; showing the offline plan"]);
+    assert.deepEqual(
+      lines.filter((l) => /warning/.test(l)),
+      ["[boot] warning: online preview: the cluster is not known yet; showing the offline plan"],
+    );
     lines.length = 0;
     await handlers.diff("id", news, news);
     assert.equal(asked, 1);
     assert.equal(lines.filter((l) => /warning/.test(l)).length, 1, lines.join("\n"));
-    assert.match(lines.find((l) => /warning/.test(l))!, /online preview: cannot read the cluster: .*ECONNREFUSED; showing the offline plan/);
+    assert.match(
+      lines.find((l) => /warning/.test(l))!,
+      /online preview: cannot read the cluster: .*ECONNREFUSED; showing the offline plan/,
+    );
   });
 });

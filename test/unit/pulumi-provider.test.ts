@@ -28,7 +28,8 @@ import type { Session, SessionOptions } from "../../provider/session.js";
 import { fakeRecordOperations, fakeSessions, type MovedRecordCalls } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
-const CM = (name: string, value = "1"): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
+const CM = (name: string, value = "1"): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
 
 const STEPS = `  - name: ns
     apply:
@@ -57,12 +58,18 @@ const STEPS = `  - name: ns
 `;
 
 /** A project dir with the spec and its files, and the provider inputs the SDK would send for it. */
-function project(files: Record<string, string> = {}, sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {}): { dir: string; inputs: KhookInputs } {
+function project(
+  files: Record<string, string> = {},
+  sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {},
+): { dir: string; inputs: KhookInputs } {
   const dir = tempSpecDir({ "boot.khook.yaml": specText(STEPS), "manifests/config.yaml": CM("app"), ...files });
   return { dir, inputs: inputsFor(dir, sources) };
 }
 
-function inputsFor(dir: string, sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {}): KhookInputs {
+function inputsFor(
+  dir: string,
+  sources: { vars?: Record<string, string>; secretVars?: Record<string, string> } = {},
+): KhookInputs {
   const text = fs.readFileSync(path.join(dir, "boot.khook.yaml"), "utf8");
   const b = collectBundle(text, dir, { set: Object.entries(sources.vars ?? {}), secretVars: sources.secretVars ?? {} });
   return {
@@ -109,7 +116,10 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
 /** A run in which the first included step failed. */
 function failedResult(spec: LoadedSpec): RunResult {
   const first = spec.steps.find((s) => s.included)!.name;
-  return { ...okResult(spec, (n) => (n === first ? { status: "failed", reason: "failed", error: "denied" } : {})), status: "failed" };
+  return {
+    ...okResult(spec, (n) => (n === first ? { status: "failed", reason: "failed", error: "denied" } : {})),
+    status: "failed",
+  };
 }
 
 const LOCATION = { namespace: "default", name: "khook-state-test" };
@@ -117,26 +127,43 @@ const LOCATION = { namespace: "default", name: "khook-state-test" };
 /** The old outputs after a successful apply of `inputs`. */
 function appliedOutputs(inputs: KhookInputs): KhookOutputs {
   const spec = loaded(inputs);
-  return { ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION), __provider: "old code" } as KhookOutputs;
+  return {
+    ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION),
+    __provider: "old code",
+  } as KhookOutputs;
 }
 
 describe("the serialized provider", () => {
   test("is a thin loader: small, requires the engine by package name first, captures no secret", async () => {
     const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
-      serializeFunction(f: () => unknown, o: { allowSecrets: boolean }): Promise<{ text: string; containsSecrets: boolean }>;
+      serializeFunction(
+        f: () => unknown,
+        o: { allowSecrets: boolean },
+      ): Promise<{ text: string; containsSecrets: boolean }>;
     };
     const { khookProvider } = await import("../../sdk/provider.js");
     const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
     assert.ok(sf.text.length < 4096, `serialized provider is ${sf.text.length} bytes`);
     assert.equal(sf.containsSecrets, false);
-    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) assert.match(sf.text, new RegExp(`\\.${method}\\(`), method);
-    assert.match(sf.text, /\[\s*"khook\/provider\/pulumi\/handlers",\s*process\.env\.KHOOK_PULUMI_HANDLERS,\s*fallback\s*\]/, "by name first, the escape hatch next, the program-time path last");
-    assert.ok(sf.text.includes(JSON.stringify(path.resolve(__dirname, "../../provider/pulumi/handlers.js"))), "the fallback is where the program loaded khook from");
+    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"])
+      assert.match(sf.text, new RegExp(`\\.${method}\\(`), method);
+    assert.match(
+      sf.text,
+      /\[\s*"khook\/provider\/pulumi\/handlers",\s*process\.env\.KHOOK_PULUMI_HANDLERS,\s*fallback\s*\]/,
+      "by name first, the escape hatch next, the program-time path last",
+    );
+    assert.ok(
+      sf.text.includes(JSON.stringify(path.resolve(__dirname, "../../provider/pulumi/handlers.js"))),
+      "the fallback is where the program loaded khook from",
+    );
   });
 
   test("the serialized loader finds the handlers by name, else by KHOOK_PULUMI_HANDLERS, else where the program loaded khook; and says what to do when none works", async () => {
     const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
-      serializeFunction(f: () => unknown, o: { allowSecrets: boolean; exportName?: string }): Promise<{ text: string; exportName: string }>;
+      serializeFunction(
+        f: () => unknown,
+        o: { allowSecrets: boolean; exportName?: string },
+      ): Promise<{ text: string; exportName: string }>;
     };
     const { khookProvider } = await import("../../sdk/provider.js");
     const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
@@ -144,10 +171,14 @@ describe("the serialized provider", () => {
     // Load the serialized text the way the dynamic provider does (require-from-string), from a directory without node_modules.
     const elsewhere = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "khook-no-modules-"));
     const load = (text: string): { check: (o: unknown, n: unknown) => Promise<unknown> } => {
-      const requireFromString = require("require-from-string") as (code: string, filename?: string) => { handler: () => { check: (o: unknown, n: unknown) => Promise<unknown> } };
+      const requireFromString = require("require-from-string") as (
+        code: string,
+        filename?: string,
+      ) => { handler: () => { check: (o: unknown, n: unknown) => Promise<unknown> } };
       return requireFromString(text, path.join(elsewhere, "provider.js")).handler();
     };
-    const probe = async (p: { check: (o: unknown, n: unknown) => Promise<unknown> }): Promise<unknown> => p.check({}, { spec: 3 });
+    const probe = async (p: { check: (o: unknown, n: unknown) => Promise<unknown> }): Promise<unknown> =>
+      p.check({}, { spec: 3 });
     // The program-time path is the fallback when the name does not resolve.
     assert.ok(await probe(load(sf.text)));
     // With the program-time path gone (the project moved), KHOOK_PULUMI_HANDLERS still finds it...
@@ -160,12 +191,16 @@ describe("the serialized provider", () => {
       delete process.env.KHOOK_PULUMI_HANDLERS;
     }
     // ...and without it the error says what to do.
-    await assert.rejects(probe(load(moved)), /cannot find the khook package from .*npm install khook.*KHOOK_PULUMI_HANDLERS/s);
+    await assert.rejects(
+      probe(load(moved)),
+      /cannot find the khook package from .*npm install khook.*KHOOK_PULUMI_HANDLERS/s,
+    );
   });
 
   test("the package name resolves to the handlers, with every method the loader calls", () => {
     const h = require("khook/provider/pulumi/handlers") as Record<string, unknown>;
-    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"]) assert.equal(typeof h[method], "function", method);
+    for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"])
+      assert.equal(typeof h[method], "function", method);
   });
 });
 
@@ -179,7 +214,12 @@ describe("check", () => {
     assert.equal(plan.length, 3);
     const spec = loaded(inputs);
     spec.steps.forEach((s, i) => {
-      assert.ok(plan[i]!.startsWith(`${s.name}: run ${s.type} [inputs ${s.inputHash.slice(7, 19)}, when included] ${s.summary} - `), plan[i]);
+      assert.ok(
+        plan[i]!.startsWith(
+          `${s.name}: run ${s.type} [inputs ${s.inputHash.slice(7, 19)}, when included] ${s.summary} - `,
+        ),
+        plan[i],
+      );
     });
     assert.equal("__provider" in a, false, "check leaves __provider to the protocol");
   });
@@ -228,9 +268,18 @@ describe("check", () => {
     assert.ok(r.failures.length >= 5, JSON.stringify(r.failures, null, 2));
     assert.ok(props.includes("parallelism"));
     assert.ok(props.includes("timeout"));
-    assert.ok(props.some((p) => p.startsWith("spec.steps[0].apply.manifests[0]")), props.join(", "));
-    assert.ok(props.some((p) => p.startsWith("spec.steps[1]")), props.join(", "));
-    assert.ok(props.some((p) => p.startsWith("spec.steps[2].needs")), props.join(", "));
+    assert.ok(
+      props.some((p) => p.startsWith("spec.steps[0].apply.manifests[0]")),
+      props.join(", "),
+    );
+    assert.ok(
+      props.some((p) => p.startsWith("spec.steps[1]")),
+      props.join(", "),
+    );
+    assert.ok(
+      props.some((p) => p.startsWith("spec.steps[2].needs")),
+      props.join(", "),
+    );
     for (const f of r.failures.filter((x) => x.property.startsWith("spec"))) {
       assert.match(f.reason, /^\.\/boot\.khook\.yaml:\d+:\d+: /, f.reason);
       assert.ok(!f.reason.includes("khook-pulumi-"), `no scratch path in: ${f.reason}`);
@@ -239,7 +288,9 @@ describe("check", () => {
   });
 
   test("a missing variable is a located, document-level failure", () => {
-    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n") });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n"),
+    });
     const r = check({}, inputsFor(dir) as unknown as Record<string, unknown>);
     assert.equal(r.failures.length, 1);
     assert.equal(r.failures[0]!.property, "");
@@ -254,7 +305,9 @@ describe("check", () => {
   });
 
   test("secret values never reach the plan", () => {
-    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n") });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": specText("  - name: w\n    wait: { for: condition=Ready, on: pods, namespace: ${NS} }\n"),
+    });
     const plan = checked(inputsFor(dir, { secretVars: { NS: "topsecret-ns" } })).plan as string[];
     assert.ok(!plan.join("\n").includes("topsecret-ns"), plan.join("\n"));
     assert.match(plan[0]!, /\*\*\*/);
@@ -272,8 +325,15 @@ describe("diff", () => {
   test("no changes when nothing effective changed; __provider, engineVersion, formatting and scheduling are ignored", () => {
     const { inputs } = project();
     const olds = appliedOutputs(inputs);
-    assert.deepEqual(diff(olds as unknown as Record<string, unknown>, checked(inputs)), { changes: false, replaces: [], deleteBeforeReplace: false, reasons: [] });
-    const cosmetic = inputs.spec.replace("  - name: ns\n", "  # a comment\n  - name: ns\n").replace("needs: [ns]\n    apply", "needs: [ns]\n    timeout: 9m\n    retries: 3\n    apply");
+    assert.deepEqual(diff(olds as unknown as Record<string, unknown>, checked(inputs)), {
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+      reasons: [],
+    });
+    const cosmetic = inputs.spec
+      .replace("  - name: ns\n", "  # a comment\n  - name: ns\n")
+      .replace("needs: [ns]\n    apply", "needs: [ns]\n    timeout: 9m\n    retries: 3\n    apply");
     const news = checked({ ...inputs, spec: cosmetic, parallelism: 2, timeout: "1h", resourceName: "renamed" });
     const oldWithOtherVersion = { ...olds, engineVersion: "0.0.1", __provider: "different code" };
     const d = diff(oldWithOtherVersion as unknown as Record<string, unknown>, { ...news, __provider: "new code" });
@@ -286,8 +346,16 @@ describe("diff", () => {
     const cases: [string, KhookInputs, RegExp][] = [
       ["edit", { ...inputs, vars: { LEVEL: "2" } }, /step flags: inputs changed/],
       ["when", { ...inputs, vars: { FLAGS: "off" } }, /step flags: when: now excluded/],
-      ["new", { ...inputs, spec: `${inputs.spec}  - name: extra\n    rollout: { status: deployment/x, namespace: demo }\n` }, /step extra: new/],
-      ["removed", { ...inputs, spec: inputs.spec.slice(0, inputs.spec.indexOf("  - name: flags")) }, /step flags: removed/],
+      [
+        "new",
+        { ...inputs, spec: `${inputs.spec}  - name: extra\n    rollout: { status: deployment/x, namespace: demo }\n` },
+        /step extra: new/,
+      ],
+      [
+        "removed",
+        { ...inputs, spec: inputs.spec.slice(0, inputs.spec.indexOf("  - name: flags")) },
+        /step flags: removed/,
+      ],
       ["vars", { ...inputs, vars: { UNUSED: "x" } }, /variables changed/],
     ];
     for (const [what, news, reason] of cases) {
@@ -295,16 +363,26 @@ describe("diff", () => {
       assert.equal(d.changes, true, what);
       assert.deepEqual(d.replaces, [], what);
       assert.equal(d.deleteBeforeReplace, false, what);
-      assert.ok(d.reasons.some((r) => reason.test(r)), `${what}: ${d.reasons.join("; ")}`);
+      assert.ok(
+        d.reasons.some((r) => reason.test(r)),
+        `${what}: ${d.reasons.join("; ")}`,
+      );
     }
   });
 
   test("keyed-hash-pulumi: a step whose inputs hold a secret is compared under the key the state keeps; an unchanged secret is no change, a rotated one is", () => {
-    const dir = tempSpecDir({ "boot.khook.yaml": specText("  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n") });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": specText(
+        "  - name: creds\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData: {pin: '${PIN}'}\n",
+      ),
+    });
     const inputs = inputsFor(dir, { secretVars: { PIN: "4711" } });
     const key = newHashKey();
     const spec = keyedSpec(loaded(inputs), key);
-    const olds = { ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION), hashKey: key } as unknown as Record<string, unknown>;
+    const olds = {
+      ...runOutputs(checked(inputs) as unknown as KhookInputs, spec, okResult(spec), LOCATION),
+      hashKey: key,
+    } as unknown as Record<string, unknown>;
     assert.match((olds.steps as { inputHash: string }[])[0]!.inputHash, /^hmac-sha256:[0-9a-f]{64}$/);
     const same = diff(olds, checked(inputs));
     assert.equal(same.changes, false, same.reasons.join("; "));
@@ -316,7 +394,10 @@ describe("diff", () => {
 
   test("an edited step reports exactly that step", () => {
     const { inputs } = project();
-    const d = diff(appliedOutputs(inputs) as unknown as Record<string, unknown>, checked({ ...inputs, vars: { LEVEL: "3" } }));
+    const d = diff(
+      appliedOutputs(inputs) as unknown as Record<string, unknown>,
+      checked({ ...inputs, vars: { LEVEL: "3" } }),
+    );
     assert.deepEqual(
       d.reasons.filter((r) => r.startsWith("step ")),
       ["step flags: inputs changed"],
@@ -326,7 +407,16 @@ describe("diff", () => {
   test("steps the last run did not complete are changes; resumed, skipIf-skipped and excluded steps are done", () => {
     const { inputs } = project();
     const spec = loaded(inputs);
-    const failedRun = { ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "boom" } : n === "flags" ? { status: "skipped", attempts: 0, reason: 'blocked by failed dependency "config"' } : {})), status: "failed" as const };
+    const failedRun = {
+      ...okResult(spec, (n) =>
+        n === "config"
+          ? { status: "failed", reason: "failed", error: "boom" }
+          : n === "flags"
+            ? { status: "skipped", attempts: 0, reason: 'blocked by failed dependency "config"' }
+            : {},
+      ),
+      status: "failed" as const,
+    };
     const olds = runOutputs(checked(inputs) as unknown as KhookInputs, spec, failedRun, LOCATION);
     const d = diff(olds as unknown as Record<string, unknown>, checked(inputs));
     assert.equal(d.changes, true);
@@ -334,7 +424,15 @@ describe("diff", () => {
       d.reasons.map((r) => r.split(":")[0]),
       ["step config", "step flags"],
     );
-    const base = { name: "x", type: "apply", transientRetries: 0, durationMs: 0, inputHash: "h", when: "included" as const, reason: "" };
+    const base = {
+      name: "x",
+      type: "apply",
+      transientRetries: 0,
+      durationMs: 0,
+      inputHash: "h",
+      when: "included" as const,
+      reason: "",
+    };
     assert.equal(isDone({ ...base, status: "skipped", attempts: 0, reason: RESUME_REASON }), true);
     assert.equal(isDone({ ...base, status: "skipped", attempts: 1, reason: "already exists" }), true);
     assert.equal(isDone({ ...base, status: "skipped", attempts: 0, when: "excluded" }), true);
@@ -352,7 +450,10 @@ describe("diff", () => {
     assert.equal(diff(olds, checked({ ...withKc, context: "other" })).changes, true);
     assert.equal(diff({ ...olds, recordNamespace: "kube-system", recordName: "x" }, checked(withKc)).changes, true);
     const off = { ...withKc, spec: withKc.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n") };
-    assert.match(diff(olds, checked(off)).reasons.join("; "), /the state record moved: default\/khook-state-test -> \(none\)/);
+    assert.match(
+      diff(olds, checked(off)).reasons.join("; "),
+      /the state record moved: default\/khook-state-test -> \(none\)/,
+    );
     assert.notEqual(targetIdentity({ spec: "", kubeconfig: "./a" }), targetIdentity({ spec: "", kubeconfig: "./b" }));
   });
 
@@ -422,7 +523,10 @@ describe("the file bundle", () => {
 
   test("hook function files travel with the resource, with their executable bit, and load to the same hashes", () => {
     const dir = tempSpecDir({
-      "proj/boot.khook.yaml": specText(`  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`, "hooks:\n  - {name: labels, on: [post-render], function: {exec: ./fn/add-labels}}\n"),
+      "proj/boot.khook.yaml": specText(
+        `  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`,
+        "hooks:\n  - {name: labels, on: [post-render], function: {exec: ./fn/add-labels}}\n",
+      ),
       "proj/a.yaml": CM("a"),
       "proj/fn/add-labels": "#!/bin/sh\ncat\n",
     });
@@ -463,19 +567,31 @@ describe("the file bundle", () => {
     assert.ok(!Object.keys(b.files).some((k) => k.includes(path.basename(dir))), JSON.stringify(b));
     const onDisk = loadSpec({ file: path.join(base, "boot.khook.yaml"), env: {} });
     const fromBundle = loaded({ spec: text, specFile: "./boot.khook.yaml", [BUNDLE_KEY]: b });
-    assert.deepEqual(fromBundle.steps.map((s) => s.inputHash), onDisk.steps.map((s) => s.inputHash));
+    assert.deepEqual(
+      fromBundle.steps.map((s) => s.inputHash),
+      onDisk.steps.map((s) => s.inputHash),
+    );
   });
 
   test("bundle: a stack written by an earlier khook (keys relative to the bundle's top, in files/baseDir) loads to the same bundle layout and hashes", () => {
     const { dir, inputs } = project();
     const b = inputs[BUNDLE_KEY]!;
     const top = path.basename(dir);
-    const legacy: Record<string, unknown> = { ...inputs, baseDir: top, files: Object.fromEntries(Object.entries(b.files).map(([k, v]) => [`${top}/${k}`, v])), binaryFiles: {}, executables: [] };
+    const legacy: Record<string, unknown> = {
+      ...inputs,
+      baseDir: top,
+      files: Object.fromEntries(Object.entries(b.files).map(([k, v]) => [`${top}/${k}`, v])),
+      binaryFiles: {},
+      executables: [],
+    };
     delete legacy[BUNDLE_KEY];
     const normalized = normalizeInputs(legacy);
     assert.deepEqual(normalized.problems, []);
     assert.deepEqual(normalized.inputs[BUNDLE_KEY], { baseDir: top, files: b.files, binaryFiles: {} });
-    assert.deepEqual(loaded(normalized.inputs).steps.map((s) => s.inputHash), loaded(inputs).steps.map((s) => s.inputHash));
+    assert.deepEqual(
+      loaded(normalized.inputs).steps.map((s) => s.inputHash),
+      loaded(inputs).steps.map((s) => s.inputHash),
+    );
     // And diff calls it no change: the first preview after the upgrade shows nothing to do.
     const olds = appliedOutputs(inputs) as unknown as Record<string, unknown>;
     const legacyOlds: Record<string, unknown> = { ...olds, baseDir: legacy.baseDir, files: legacy.files };
@@ -486,7 +602,13 @@ describe("the file bundle", () => {
   test("an invalid spec still bundles what it can; a spec without files bundles nothing", () => {
     assert.deepEqual(collectBundle("not: [valid", "/tmp", {}), { baseDir: ".", files: {}, binaryFiles: {} });
     const dir = tempSpecDir({ "x.yaml": CM("x") });
-    const b = collectBundle(specText("  - name: a\n    apply:\n      manifests:\n        - file: ./x.yaml\n        - file: ./missing.yaml\n  - name: b\n    bogus: {}\n"), dir, {});
+    const b = collectBundle(
+      specText(
+        "  - name: a\n    apply:\n      manifests:\n        - file: ./x.yaml\n        - file: ./missing.yaml\n  - name: b\n    bogus: {}\n",
+      ),
+      dir,
+      {},
+    );
     assert.equal(Object.keys(b.files).length, 1);
   });
 
@@ -495,23 +617,49 @@ describe("the file bundle", () => {
     const base = path.join(dir, "proj");
     fs.symlinkSync(path.join(dir, "tools"), path.join(base, "linked"));
     for (const exec of ["../tools/fn", "./linked/fn"]) {
-      const text = specText(`  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`, `hooks:\n  - {name: labels, on: [post-render], function: {exec: ${exec}}}\n`);
-      assert.throws(() => collectBundle(text, base, {}), new RegExp(`hook function ${exec.replace(/[.]/g, "\\.")} is outside the spec's directory .*allowFunctionsOutsideSpecDir: true`));
+      const text = specText(
+        `  - name: a\n    apply:\n      manifests:\n        - file: ./a.yaml\n`,
+        `hooks:\n  - {name: labels, on: [post-render], function: {exec: ${exec}}}\n`,
+      );
+      assert.throws(
+        () => collectBundle(text, base, {}),
+        new RegExp(
+          `hook function ${exec.replace(/[.]/g, "\\.")} is outside the spec's directory .*allowFunctionsOutsideSpecDir: true`,
+        ),
+      );
       const allowed = collectBundle(text, base, {}, { allowFunctionsOutsideSpecDir: true });
-      assert.ok(Object.keys(allowed.files).some((k) => k.endsWith("fn")), JSON.stringify(Object.keys(allowed.files)));
+      assert.ok(
+        Object.keys(allowed.files).some((k) => k.endsWith("fn")),
+        JSON.stringify(Object.keys(allowed.files)),
+      );
     }
   });
 
   test("bundle: the bundle is capped, with a message naming the largest files", () => {
-    const dir = tempSpecDir({ "big.yaml": `# ${"x".repeat(3000)}\n${CM("big")}`, "mid.yaml": `# ${"y".repeat(1500)}\n${CM("mid")}`, "small.yaml": CM("small") });
-    const text = specText("  - name: a\n    apply:\n      manifests:\n        - file: ./big.yaml\n        - file: ./mid.yaml\n        - file: ./small.yaml\n");
-    assert.throws(() => collectBundle(text, dir, {}, { maxBytes: 2048 }), /the files the spec references total [\d.]+ KiB, over the bundle's limit of 2\.0 KiB .*largest: big\.yaml \([\d.]+ KiB\), mid\.yaml .*maxBundleBytes/);
+    const dir = tempSpecDir({
+      "big.yaml": `# ${"x".repeat(3000)}\n${CM("big")}`,
+      "mid.yaml": `# ${"y".repeat(1500)}\n${CM("mid")}`,
+      "small.yaml": CM("small"),
+    });
+    const text = specText(
+      "  - name: a\n    apply:\n      manifests:\n        - file: ./big.yaml\n        - file: ./mid.yaml\n        - file: ./small.yaml\n",
+    );
+    assert.throws(
+      () => collectBundle(text, dir, {}, { maxBytes: 2048 }),
+      /the files the spec references total [\d.]+ KiB, over the bundle's limit of 2\.0 KiB .*largest: big\.yaml \([\d.]+ KiB\), mid\.yaml .*maxBundleBytes/,
+    );
     assert.equal(Object.keys(collectBundle(text, dir, {}).files).length, 3, "the default limit holds ordinary specs");
   });
 
   test("refuses a bundle that escapes its root", () => {
-    assert.throws(() => materializeBundle({ baseDir: ".", files: { "../../etc/x": "no" }, binaryFiles: {} }), /outside its root/);
-    assert.throws(() => materializeBundle({ baseDir: "proj", files: { "../../x": "no" }, binaryFiles: {} }), /outside its root/);
+    assert.throws(
+      () => materializeBundle({ baseDir: ".", files: { "../../etc/x": "no" }, binaryFiles: {} }),
+      /outside its root/,
+    );
+    assert.throws(
+      () => materializeBundle({ baseDir: "proj", files: { "../../x": "no" }, binaryFiles: {} }),
+      /outside its root/,
+    );
   });
 });
 
@@ -525,7 +673,11 @@ describe("handlers (with a fake operations layer)", () => {
   /** What the latest fakeOps layer was asked to do with records an owner left. */
   let moved: MovedRecordCalls = { released: [], dropped: [] };
 
-  function fakeOps(run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult, currentOwner: () => RecordOwner | undefined = () => undefined, alike: () => Set<string> = () => new Set()) {
+  function fakeOps(
+    run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult,
+    currentOwner: () => RecordOwner | undefined = () => undefined,
+    alike: () => Set<string> = () => new Set(),
+  ) {
     const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner; leave?: string[] }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
@@ -534,14 +686,25 @@ describe("handlers (with a fake operations layer)", () => {
       openSession: sessions.openSession,
       ...records,
       applyOperation: async (spec, o) => {
-        calls.push({ op: "apply", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}) });
+        calls.push({
+          op: "apply",
+          target: opened(o).target,
+          journal: opened(o).journal,
+          ...(o.owner ? { owner: o.owner } : {}),
+        });
         const r = run(spec, o.onEvent);
         for (const s of r.steps) o.onEvent?.({ type: "step-finished", result: s });
         o.onEvent?.({ type: "run-finished", result: r });
         return r;
       },
       destroyOperation: async (spec, o) => {
-        calls.push({ op: "destroy", target: opened(o).target, journal: opened(o).journal, ...(o.owner ? { owner: o.owner } : {}), ...(o.withoutRecord ? { leave: [...o.withoutRecord.leave.keys()] } : {}) });
+        calls.push({
+          op: "destroy",
+          target: opened(o).target,
+          journal: opened(o).journal,
+          ...(o.owner ? { owner: o.owner } : {}),
+          ...(o.withoutRecord ? { leave: [...o.withoutRecord.leave.keys()] } : {}),
+        });
         return { ...run(spec), mode: "destroy" };
       },
       statusOperation: async (spec, o) => {
@@ -557,9 +720,46 @@ describe("handlers (with a fake operations layer)", () => {
             startedAt: "2025-01-01T00:00:00Z",
             updatedAt: "2025-01-01T00:00:01Z",
             steps: [
-              { name: first.name, status: "ok", inputHash: first.inputHash, reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: false, resumable: true, fromEarlierRun: false },
-              { name: spec.steps[1]!.name, status: "ok", inputHash: "sha256:recorded-for-earlier-inputs", reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: true, changed: true, resumable: false, fromEarlierRun: false },
-              { name: "gone", status: "ok", inputHash: "sha256:of-a-removed-step", reason: "applied", attempts: 1, transientRetries: 0, durationMs: 3, finishedAt: "2025-01-01T00:00:01Z", inSpec: false, fromEarlierRun: false },
+              {
+                name: first.name,
+                status: "ok",
+                inputHash: first.inputHash,
+                reason: "applied",
+                attempts: 1,
+                transientRetries: 0,
+                durationMs: 3,
+                finishedAt: "2025-01-01T00:00:01Z",
+                inSpec: true,
+                changed: false,
+                resumable: true,
+                fromEarlierRun: false,
+              },
+              {
+                name: spec.steps[1]!.name,
+                status: "ok",
+                inputHash: "sha256:recorded-for-earlier-inputs",
+                reason: "applied",
+                attempts: 1,
+                transientRetries: 0,
+                durationMs: 3,
+                finishedAt: "2025-01-01T00:00:01Z",
+                inSpec: true,
+                changed: true,
+                resumable: false,
+                fromEarlierRun: false,
+              },
+              {
+                name: "gone",
+                status: "ok",
+                inputHash: "sha256:of-a-removed-step",
+                reason: "applied",
+                attempts: 1,
+                transientRetries: 0,
+                durationMs: 3,
+                finishedAt: "2025-01-01T00:00:01Z",
+                inSpec: false,
+                fromEarlierRun: false,
+              },
             ],
             counts: { ok: 3 },
             unrecorded: [spec.steps[2]!.name],
@@ -578,8 +778,21 @@ describe("handlers (with a fake operations layer)", () => {
     const news = { ...checked({ ...inputs, kubeconfig: "./kubeconfig.yaml", context: "kind" }), __provider: "code" };
     const { id, outs } = await handlers.create(news);
     assert.equal(id, "default/khook-state-test");
-    assert.deepEqual(calls.map(({ owner: _o, ...c }) => c), [{ op: "apply", target: { kubeconfigPath: path.resolve("./kubeconfig.yaml"), context: "kind" }, journal: "default-on" }]);
-    assert.equal(calls[0]!.owner?.token, outs.ownerToken, "the apply claims the record with the token the outputs keep");
+    assert.deepEqual(
+      calls.map(({ owner: _o, ...c }) => c),
+      [
+        {
+          op: "apply",
+          target: { kubeconfigPath: path.resolve("./kubeconfig.yaml"), context: "kind" },
+          journal: "default-on",
+        },
+      ],
+    );
+    assert.equal(
+      calls[0]!.owner?.token,
+      outs.ownerToken,
+      "the apply claims the record with the token the outputs keep",
+    );
     assert.equal(outs.runStatus, "succeeded");
     assert.equal(outs.engineVersion, KHOOK_VERSION);
     assert.equal(outs.recordNamespace, "default");
@@ -589,11 +802,21 @@ describe("handlers (with a fake operations layer)", () => {
     assert.deepEqual(outs[BUNDLE_KEY], inputs[BUNDLE_KEY]);
     assert.deepEqual(
       outs.steps.map((s) => [s.name, s.status, s.when]),
-      [["ns", "ok", "included"], ["config", "ok", "included"], ["flags", "ok", "included"]],
+      [
+        ["ns", "ok", "included"],
+        ["config", "ok", "included"],
+        ["flags", "ok", "included"],
+      ],
     );
     assert.equal("__provider" in outs, false);
-    assert.ok(lines.every((l) => l.startsWith("[boot] ")), lines.join("\n"));
-    assert.ok(lines.some((l) => /apply succeeded: 3 ok/.test(l)), lines.join("\n"));
+    assert.ok(
+      lines.every((l) => l.startsWith("[boot] ")),
+      lines.join("\n"),
+    );
+    assert.ok(
+      lines.some((l) => /apply succeeded: 3 ok/.test(l)),
+      lines.join("\n"),
+    );
     assert.deepEqual(JSON.parse(JSON.stringify(outs)), outs, "outputs are plain JSON");
   });
 
@@ -611,7 +834,10 @@ describe("handlers (with a fake operations layer)", () => {
         ...fakeRecordOperations(),
         ownerOperation: async () => (order.push("owner check"), undefined),
         heldRecordOperation: async () => (order.push("owner check"), { owner: undefined, alike: new Set<string>() }),
-        applyOperation: async (spec, o) => (order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"), okResult(spec)),
+        applyOperation: async (spec, o) => (
+          order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"),
+          okResult(spec)
+        ),
         destroyOperation: async (spec) => (order.push("destroy"), { ...okResult(spec), mode: "destroy" }),
         statusOperation: async () => undefined,
       },
@@ -634,19 +860,30 @@ describe("handlers (with a fake operations layer)", () => {
     const { inputs } = project();
     await handlers.create({ ...checked(inputs), __provider: "code" });
     assert.deepEqual(order, ["owner check", "apply"]);
-    assert.match(sessions.opened[0]!.session.kube.notUpAdvice ?? "", /set the Khook input waitForCluster \(e\.g\. "10m"\)/);
+    assert.match(
+      sessions.opened[0]!.session.kube.notUpAdvice ?? "",
+      /set the Khook input waitForCluster \(e\.g\. "10m"\)/,
+    );
   });
 
   test("waitForCluster: delete waits too, before its reachability probe and the owner check", async () => {
     const order: string[] = [];
     orderedOps(order);
     const { inputs } = project();
-    await handlers.delete("default/khook-state-test", { ...checked({ ...inputs, waitForCluster: "2m" }), __provider: "code" });
+    await handlers.delete("default/khook-state-test", {
+      ...checked({ ...inputs, waitForCluster: "2m" }),
+      __provider: "code",
+    });
     assert.deepEqual(order, ["wait 120000", "owner check", "destroy"]);
   });
 
   test("a failed step rejects with a partial state that includes __provider, and the step's error, redacted", async () => {
-    fakeOps((spec) => ({ ...okResult(spec, (n) => (n === "config" ? { status: "failed", reason: "failed", error: "denied for s3cr3t-value" } : {})), status: "failed" }));
+    fakeOps((spec) => ({
+      ...okResult(spec, (n) =>
+        n === "config" ? { status: "failed", reason: "failed", error: "denied for s3cr3t-value" } : {},
+      ),
+      status: "failed",
+    }));
     const { inputs } = project({}, { secretVars: { TOKEN: "s3cr3t-value" } });
     const news = { ...checked(inputs), __provider: "code" };
     await assert.rejects(handlers.update("default/khook-state-test", {}, news), (e: unknown) => {
@@ -661,22 +898,36 @@ describe("handlers (with a fake operations layer)", () => {
       return true;
     });
     assert.ok(!lines.join("\n").includes("s3cr3t-value"), lines.join("\n"));
-    assert.ok(lines.some((l) => l.includes("config: FAILED")), lines.join("\n"));
+    assert.ok(
+      lines.some((l) => l.includes("config: FAILED")),
+      lines.join("\n"),
+    );
   });
 
   test("state.enabled: false turns the journal off with a warning", async () => {
     fakeOps((spec) => okResult(spec));
-    const dir = tempSpecDir({ "boot.khook.yaml": specText(STEPS, "state:\n  enabled: false\n"), "manifests/config.yaml": CM("app") });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": specText(STEPS, "state:\n  enabled: false\n"),
+      "manifests/config.yaml": CM("app"),
+    });
     const inputs = inputsFor(dir);
     const { id, outs } = await handlers.create({ ...checked(inputs), __provider: "code" });
     assert.equal(id, "test");
     assert.equal(outs.recordName, undefined);
-    assert.ok(lines.some((l) => /warning: state\.enabled is false/.test(l)), lines.join("\n"));
+    assert.ok(
+      lines.some((l) => /warning: state\.enabled is false/.test(l)),
+      lines.join("\n"),
+    );
   });
 
   test("stack config supplies the kubeconfig when the input does not; the input wins", async () => {
     const calls = fakeOps((spec) => okResult(spec));
-    await handlers.configure({ config: { get: (k: string) => ({ "khook:kubeconfig": "apiVersion: v1\nkind: Config\n", "khook:context": "from-config" })[k] } });
+    await handlers.configure({
+      config: {
+        get: (k: string) =>
+          ({ "khook:kubeconfig": "apiVersion: v1\nkind: Config\n", "khook:context": "from-config" })[k],
+      },
+    });
     try {
       const { inputs } = project();
       await handlers.create({ ...checked(inputs), __provider: "code" });
@@ -687,8 +938,14 @@ describe("handlers (with a fake operations layer)", () => {
         assert.ok(loaded !== undefined, "the kubeconfig text is handed over already parsed");
         return rest;
       };
-      assert.deepEqual(withoutLoaded(calls[0]!.target), { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-config" });
-      assert.deepEqual(withoutLoaded(calls[1]!.target), { kubeconfigContent: "apiVersion: v1\nkind: Config\n", context: "from-input" });
+      assert.deepEqual(withoutLoaded(calls[0]!.target), {
+        kubeconfigContent: "apiVersion: v1\nkind: Config\n",
+        context: "from-config",
+      });
+      assert.deepEqual(withoutLoaded(calls[1]!.target), {
+        kubeconfigContent: "apiVersion: v1\nkind: Config\n",
+        context: "from-input",
+      });
     } finally {
       await handlers.configure({ config: { get: () => undefined } });
     }
@@ -712,23 +969,36 @@ describe("handlers (with a fake operations layer)", () => {
           masked.push(spec.redactor.redact(`token is ${token}`), o.session!.redactor.redact(`token is ${token}`));
           return okResult(spec);
         },
-        destroyOperation: async () => { throw new Error("not called"); },
+        destroyOperation: async () => {
+          throw new Error("not called");
+        },
         statusOperation: async () => undefined,
       },
       sink: (l) => lines.push(l),
     });
     const text = `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: { server: "https://a:6443" }\nusers:\n- name: u\n  user: { token: "${token}" }\ncontexts:\n- name: x\n  context: { cluster: c, user: u }\ncurrent-context: x\n`;
-    const kubeconfigModule = require("../../provider/kube/kubeconfig.js") as typeof import("../../provider/kube/kubeconfig.js");
+    const kubeconfigModule =
+      require("../../provider/kube/kubeconfig.js") as typeof import("../../provider/kube/kubeconfig.js");
     const load = mock.method(kubeconfigModule, "loadKubeconfig");
     try {
       const { inputs } = project();
       await handlers.create({ ...checked({ ...inputs, kubeconfig: text }), __provider: "code" });
       assert.equal(load.mock.callCount(), 1, "one parse of the kubeconfig text");
-      assert.deepEqual(targets.map((t) => t.op), ["owner", "apply"]);
-      assert.ok((targets[1]!.target as { loaded?: unknown }).loaded !== undefined, "the apply gets the parsed kubeconfig");
+      assert.deepEqual(
+        targets.map((t) => t.op),
+        ["owner", "apply"],
+      );
+      assert.ok(
+        (targets[1]!.target as { loaded?: unknown }).loaded !== undefined,
+        "the apply gets the parsed kubeconfig",
+      );
       assert.equal(targets[0]!.target, targets[1]!.target, "the owner check and the apply share one target");
       assert.equal(sessions.opened.length, 1, "one session for the owner check and the apply");
-      assert.deepEqual(masked, [`token is ${MASK}`, `token is ${MASK}`], "the token is masked from the one parse, by the spec's redactor and the session's");
+      assert.deepEqual(
+        masked,
+        [`token is ${MASK}`, `token is ${MASK}`],
+        "the token is masked from the one parse, by the spec's redactor and the session's",
+      );
     } finally {
       load.mock.restore();
     }
@@ -740,62 +1010,125 @@ describe("handlers (with a fake operations layer)", () => {
     const props = { ...appliedOutputs(inputs) };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.equal(calls[0]!.op, "destroy");
-    fakeOps((spec) => ({ ...okResult(spec, (n) => (n === "ns" ? { status: "failed", error: "stuck" } : {})), status: "failed" }));
+    fakeOps((spec) => ({
+      ...okResult(spec, (n) => (n === "ns" ? { status: "failed", error: "stuck" } : {})),
+      status: "failed",
+    }));
     await assert.rejects(handlers.delete("id", props as unknown as Record<string, unknown>), /step "ns" failed: stuck/);
   });
 
   test("ownership: a create in the same stack takes the record over from a previous resource, and says so", async () => {
     const previous: RecordOwner = { project: "infra", stack: "dev", token: "token-of-the-old-resource" };
-    const calls = fakeOps((spec) => okResult(spec), () => previous);
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => previous,
+    );
     const { inputs } = project();
-    const { outs } = await handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
+    const { outs } = await handlers.create({
+      ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }),
+      __provider: "code",
+    });
     assert.equal(calls[0]!.op, "apply");
-    assert.deepEqual({ ...calls[0]!.owner, token: "" }, { project: "infra", stack: "dev", token: "", succeeds: previous.token });
+    assert.deepEqual(
+      { ...calls[0]!.owner, token: "" },
+      { project: "infra", stack: "dev", token: "", succeeds: previous.token },
+    );
     assert.notEqual(calls[0]!.owner!.token, previous.token, "a create mints its own token");
     assert.equal(outs.ownerToken, calls[0]!.owner!.token);
-    assert.equal(lines.filter((l) => /took over the state record \(Secret "khook-state-test" in namespace "default"\) from this stack's previous Khook resource/.test(l)).length, 1, lines.join("\n"));
+    assert.equal(
+      lines.filter((l) =>
+        /took over the state record \(Secret "khook-state-test" in namespace "default"\) from this stack's previous Khook resource/.test(
+          l,
+        ),
+      ).length,
+      1,
+      lines.join("\n"),
+    );
   });
 
   test("ownership: an update keeps the token the outputs hold", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine" }));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "mine" }),
+    );
     const { inputs } = project();
-    const { outs } = await handlers.update("id", { ownerToken: "mine" }, { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" });
+    const { outs } = await handlers.update(
+      "id",
+      { ownerToken: "mine" },
+      { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" },
+    );
     assert.equal(calls[0]!.owner!.token, "mine");
     assert.equal(outs.ownerToken, "mine");
     assert.ok(!lines.some((l) => /took over/.test(l)), lines.join("\n"));
   });
 
   test("ownership: a claim from another stack fails naming the owner, and applies nothing", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "prod", token: "theirs" }));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "prod", token: "theirs" }),
+    );
     const { inputs } = project();
-    await assert.rejects(handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" }), (e: Error) => {
-      assert.match(e.message, /refused: the state record \(Secret "khook-state-test" in namespace "default"\) belongs to the Khook resource of stack "prod" of project "infra"/);
-      assert.match(e.message, /Nothing was changed/);
-      return true;
-    });
+    await assert.rejects(
+      handlers.create({ ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" }),
+      (e: Error) => {
+        assert.match(
+          e.message,
+          /refused: the state record \(Secret "khook-state-test" in namespace "default"\) belongs to the Khook resource of stack "prod" of project "infra"/,
+        );
+        assert.match(e.message, /Nothing was changed/);
+        return true;
+      },
+    );
     assert.deepEqual(calls, []);
   });
 
   test("ownership: a delete whose record a rename or a replace took over (the owner's create succeeds its token) tears nothing down and says so in one line", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource", succeeds: "the-old-resource" }));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "the-new-resource", succeeds: "the-old-resource" }),
+    );
     const { inputs } = project();
-    const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "the-old-resource" };
+    const props = {
+      ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }),
+      ownerToken: "the-old-resource",
+    };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.deepEqual(calls, []);
     assert.equal(lines.length, 1, lines.join("\n"));
-    assert.match(lines[0]!, /^\[boot\] nothing torn down: the state record .* now belongs to another Khook resource of stack "dev" of project "infra" \(a rename or a replace took it over\); removing only this resource from the stack$/);
+    assert.match(
+      lines[0]!,
+      /^\[boot\] nothing torn down: the state record .* now belongs to another Khook resource of stack "dev" of project "infra" \(a rename or a replace took it over\); removing only this resource from the stack$/,
+    );
   });
 
   test("two Khook resources on one record (an earlier khook's stack): the delete of the one that does not hold the record tears down its own steps without the record, leaving the steps the record holds alike to the holder", async () => {
     const holder: RecordOwner = { project: "infra", stack: "dev", token: "the-sibling" };
-    const calls = fakeOps((spec) => okResult(spec), () => holder, () => new Set(["config"]));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => holder,
+      () => new Set(["config"]),
+    );
     const { inputs } = project();
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
-    assert.deepEqual(calls.map((c) => [c.op, c.owner, c.leave]), [["destroy", undefined, ["config"]]], "no owner (the record and its marker are the holder's), the alike step left");
-    assert.ok(lines.some((l) => /is held by another Khook resource of stack "dev" of project "infra" that shares it with this one .*tearing down this resource's own steps \(.*\) without touching the record; steps config are held alike/.test(l)), lines.join("\n"));
+    assert.deepEqual(
+      calls.map((c) => [c.op, c.owner, c.leave]),
+      [["destroy", undefined, ["config"]]],
+      "no owner (the record and its marker are the holder's), the alike step left",
+    );
+    assert.ok(
+      lines.some((l) =>
+        /is held by another Khook resource of stack "dev" of project "infra" that shares it with this one .*tearing down this resource's own steps \(.*\) without touching the record; steps config are held alike/.test(
+          l,
+        ),
+      ),
+      lines.join("\n"),
+    );
     // Another stack's record is never torn down, not even in part.
-    const other = fakeOps((spec) => okResult(spec), () => ({ ...holder, stack: "prod" }));
+    const other = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ ...holder, stack: "prod" }),
+    );
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.deepEqual(other, []);
   });
@@ -807,8 +1140,19 @@ describe("handlers (with a fake operations layer)", () => {
     const olds = { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-before" };
     await handlers.update("id", olds, news);
     assert.deepEqual(calls[0]!.owner!.movedFrom, ["default/khook-state-before"]);
-    assert.deepEqual(moved.released, [{ places: ["default/khook-state-before"], token: "mine", movedTo: 'the state record (Secret "khook-state-test" in namespace "default")' }]);
-    assert.ok(lines.some((l) => /left the state record default\/khook-state-before for the state record \(Secret "khook-state-test"/.test(l)), lines.join("\n"));
+    assert.deepEqual(moved.released, [
+      {
+        places: ["default/khook-state-before"],
+        token: "mine",
+        movedTo: 'the state record (Secret "khook-state-test" in namespace "default")',
+      },
+    ]);
+    assert.ok(
+      lines.some((l) =>
+        /left the state record default\/khook-state-before for the state record \(Secret "khook-state-test"/.test(l),
+      ),
+      lines.join("\n"),
+    );
     // The same record as before: nothing left, nothing released.
     const same = fakeOps((spec) => okResult(spec));
     await handlers.update("id", { ...olds, recordName: "khook-state-test" }, news);
@@ -818,86 +1162,197 @@ describe("handlers (with a fake operations layer)", () => {
 
   test("a moved state record: an update that turns the journal off leaves its record too, and the owner marker lists it", async () => {
     const { inputs } = project();
-    const off = { ...inputs, spec: inputs.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n"), pulumiProject: "infra", pulumiStack: "dev" };
+    const off = {
+      ...inputs,
+      spec: inputs.spec.replace("steps:\n", "state:\n  enabled: false\nsteps:\n"),
+      pulumiProject: "infra",
+      pulumiStack: "dev",
+    };
     const calls = fakeOps((spec) => okResult(spec));
-    await handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" }, { ...checked(off), __provider: "code" });
+    await handlers.update(
+      "id",
+      { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" },
+      { ...checked(off), __provider: "code" },
+    );
     assert.deepEqual(calls[0]!.owner!.movedFrom, ["default/khook-state-test"]);
-    assert.deepEqual(moved.released.map((r) => [r.places, r.movedTo]), [[["default/khook-state-test"], 'the owner marker (ConfigMap "khook-owner-test" in namespace "default")']]);
+    assert.deepEqual(
+      moved.released.map((r) => [r.places, r.movedTo]),
+      [[["default/khook-state-test"], 'the owner marker (ConfigMap "khook-owner-test" in namespace "default")']],
+    );
   });
 
   test("a moved state record: a failed run releases nothing; the next run here, which the record's owner carries, releases it", async () => {
     const failed = fakeOps((spec) => failedResult(spec));
     const { inputs } = project();
     const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
-    await assert.rejects(handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-before" }, news));
+    await assert.rejects(
+      handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-before" }, news),
+    );
     assert.deepEqual(failed[0]!.owner!.movedFrom, ["default/khook-state-before"]);
     assert.equal(moved.released.length, 0);
     // The failed run's outputs name the new record; its owner, stamped into it, remembers the old one.
-    const retried = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine", movedFrom: ["default/khook-state-before"] }));
-    await handlers.update("id", { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" }, news);
+    const retried = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "mine", movedFrom: ["default/khook-state-before"] }),
+    );
+    await handlers.update(
+      "id",
+      { ownerToken: "mine", recordNamespace: "default", recordName: "khook-state-test" },
+      news,
+    );
     assert.deepEqual(retried[0]!.owner!.movedFrom, ["default/khook-state-before"]);
-    assert.deepEqual(moved.released.map((r) => r.places), [["default/khook-state-before"]]);
+    assert.deepEqual(
+      moved.released.map((r) => r.places),
+      [["default/khook-state-before"]],
+    );
   });
 
   test("a moved state record: the resource's delete removes the records it left, after its own teardown succeeds", async () => {
-    const mine: RecordOwner = { project: "infra", stack: "dev", token: "mine", movedFrom: ["default/khook-state-before"] };
-    const calls = fakeOps((spec) => okResult(spec), () => mine);
+    const mine: RecordOwner = {
+      project: "infra",
+      stack: "dev",
+      token: "mine",
+      movedFrom: ["default/khook-state-before"],
+    };
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => mine,
+    );
     const { inputs } = project();
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
-    assert.deepEqual(calls.map((c) => c.op), ["destroy"]);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ["destroy"],
+    );
     assert.deepEqual(moved.dropped, [{ places: ["default/khook-state-before"], token: "mine" }]);
-    assert.ok(lines.some((l) => /removed the state record default\/khook-state-before, which its owner had left for another/.test(l)), lines.join("\n"));
-    fakeOps((spec) => failedResult(spec), () => mine);
+    assert.ok(
+      lines.some((l) =>
+        /removed the state record default\/khook-state-before, which its owner had left for another/.test(l),
+      ),
+      lines.join("\n"),
+    );
+    fakeOps(
+      (spec) => failedResult(spec),
+      () => mine,
+    );
     await assert.rejects(handlers.delete("id", props as unknown as Record<string, unknown>));
     assert.equal(moved.dropped.length, 0, "a failed teardown keeps the records it left");
   });
 
   test("two Khook resources on one record whose holder has left it: the other's delete tears down its own steps, then removes the record", async () => {
-    const holder: RecordOwner = { project: "infra", stack: "dev", token: "the-sibling", movedTo: 'the state record (Secret "elsewhere" in namespace "default")' };
-    const calls = fakeOps((spec) => okResult(spec), () => holder, () => new Set(["config"]));
+    const holder: RecordOwner = {
+      project: "infra",
+      stack: "dev",
+      token: "the-sibling",
+      movedTo: 'the state record (Secret "elsewhere" in namespace "default")',
+    };
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => holder,
+      () => new Set(["config"]),
+    );
     const { inputs } = project();
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "mine" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
-    assert.deepEqual(calls.map((c) => [c.op, c.owner, c.leave]), [["destroy", undefined, ["config"]]]);
+    assert.deepEqual(
+      calls.map((c) => [c.op, c.owner, c.leave]),
+      [["destroy", undefined, ["config"]]],
+    );
     assert.deepEqual(moved.dropped, [{ places: ["default/khook-state-test"], token: "the-sibling" }]);
-    assert.ok(lines.some((l) => /tearing down this resource's own steps \(.*\), then removing the record, which that resource has left for the state record \(Secret "elsewhere"/.test(l)), lines.join("\n"));
+    assert.ok(
+      lines.some((l) =>
+        /tearing down this resource's own steps \(.*\), then removing the record, which that resource has left for the state record \(Secret "elsewhere"/.test(
+          l,
+        ),
+      ),
+      lines.join("\n"),
+    );
     // A holder that has not left keeps its record.
-    fakeOps((spec) => okResult(spec), () => ({ ...holder, movedTo: undefined }) as RecordOwner, () => new Set(["config"]));
+    fakeOps(
+      (spec) => okResult(spec),
+      () => ({ ...holder, movedTo: undefined }) as RecordOwner,
+      () => new Set(["config"]),
+    );
     await handlers.delete("id", props as unknown as Record<string, unknown>);
     assert.equal(moved.dropped.length, 0);
   });
 
   test("a rename or a replace that also moved the record: the old resource's delete after the new one's create in this process tears nothing down and removes its record", async () => {
     let holder: RecordOwner | undefined;
-    const calls = fakeOps((spec) => okResult(spec), () => holder);
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => holder,
+    );
     const { inputs } = project();
-    const after = { ...inputs, spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-moved\nsteps:\n"), resourceName: "after", pulumiProject: "infra", pulumiStack: "dev" };
+    const after = {
+      ...inputs,
+      spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-moved\nsteps:\n"),
+      resourceName: "after",
+      pulumiProject: "infra",
+      pulumiStack: "dev",
+    };
     await handlers.create({ ...checked(after), __provider: "code" });
-    assert.deepEqual(calls.map((c) => c.op), ["apply"]);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ["apply"],
+    );
     holder = { project: "infra", stack: "dev", token: "old", movedFrom: ["default/khook-state-older"] };
     const props = { ...appliedOutputs({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), ownerToken: "old" };
     await handlers.delete("id", props as unknown as Record<string, unknown>);
-    assert.deepEqual(calls.map((c) => c.op), ["apply"], "the delete tears nothing down");
-    assert.ok(lines.some((l) => /nothing torn down: the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "khook-state-moved"/.test(l)), lines.join("\n"));
-    assert.deepEqual(moved.released.map((r) => r.places), [["default/khook-state-test"]]);
-    assert.deepEqual(moved.dropped.map((r) => r.places), [["default/khook-state-test", "default/khook-state-older"]], "its record and the ones it had left");
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ["apply"],
+      "the delete tears nothing down",
+    );
+    assert.ok(
+      lines.some((l) =>
+        /nothing torn down: the Khook resource "after", created in this update with the same spec name, has just applied it on the state record \(Secret "khook-state-moved"/.test(
+          l,
+        ),
+      ),
+      lines.join("\n"),
+    );
+    assert.deepEqual(
+      moved.released.map((r) => r.places),
+      [["default/khook-state-test"]],
+    );
+    assert.deepEqual(
+      moved.dropped.map((r) => r.places),
+      [["default/khook-state-test", "default/khook-state-older"]],
+      "its record and the ones it had left",
+    );
     // Without that create in this process (a removed resource, no successor), the delete tears down as before.
-    const alone = fakeOps((spec) => okResult(spec), () => holder);
+    const alone = fakeOps(
+      (spec) => okResult(spec),
+      () => holder,
+    );
     await handlers.delete("id", props as unknown as Record<string, unknown>);
-    assert.deepEqual(alone.map((c) => c.op), ["destroy"]);
+    assert.deepEqual(
+      alone.map((c) => c.op),
+      ["destroy"],
+    );
   });
 
   test("ownership: a create that takes the record over records whose claim it succeeds; an update keeps it", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "old" }));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "old" }),
+    );
     const { inputs } = project();
     const news = { ...checked({ ...inputs, pulumiProject: "infra", pulumiStack: "dev" }), __provider: "code" };
     await handlers.create(news);
     assert.equal(calls[0]!.owner!.succeeds, "old");
-    const kept = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "mine", succeeds: "old" }));
+    const kept = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "mine", succeeds: "old" }),
+    );
     await handlers.update("id", { ownerToken: "mine" }, news);
     assert.equal(kept[0]!.owner!.succeeds, "old");
-    const sibling = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "theirs" }));
+    const sibling = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "theirs" }),
+    );
     await handlers.update("id", { ownerToken: "mine" }, news);
     assert.equal(sibling[0]!.owner!.succeeds, undefined, "an update that takes a sibling's record succeeds nobody");
   });
@@ -905,28 +1360,59 @@ describe("handlers (with a fake operations layer)", () => {
   test("two Khook resources of one program with one spec name: the provider's check refuses the second, naming the first and the fix, whatever the language (a rename, one resource, is never refused)", async () => {
     fakeOps((spec) => okResult(spec));
     const { inputs } = project();
-    const as = (name: string, vars: Record<string, string> = {}): Record<string, unknown> => ({ ...inputs, resourceName: name, vars: { ...inputs.vars, ...vars }, pulumiProject: "infra", pulumiStack: "dev", __provider: "code" });
+    const as = (name: string, vars: Record<string, string> = {}): Record<string, unknown> => ({
+      ...inputs,
+      resourceName: name,
+      vars: { ...inputs.vars, ...vars },
+      pulumiProject: "infra",
+      pulumiStack: "dev",
+      __provider: "code",
+    });
     assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, []);
-    assert.deepEqual((await handlers.check({}, as("first", { LEVEL: "1" }))).failures, [], "the same resource checked again");
+    assert.deepEqual(
+      (await handlers.check({}, as("first", { LEVEL: "1" }))).failures,
+      [],
+      "the same resource checked again",
+    );
     const second = await handlers.check({}, as("second", { LEVEL: "2" }));
     assert.equal(second.failures.length, 1);
-    assert.match(second.failures[0]!.reason, /the Khook resource "first" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\).*distinct metadata\.name \(or state\.name\)/);
-    const elsewhere = await handlers.check({}, { ...as("second"), spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-other\nsteps:\n") });
+    assert.match(
+      second.failures[0]!.reason,
+      /the Khook resource "first" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\).*distinct metadata\.name \(or state\.name\)/,
+    );
+    const elsewhere = await handlers.check(
+      {},
+      { ...as("second"), spec: inputs.spec.replace("steps:\n", "state:\n  name: khook-state-other\nsteps:\n") },
+    );
     assert.deepEqual(elsewhere.failures, [], "a distinct state.name is a distinct record");
   });
 
   test("ownership: a delete tears down its own record, and one nobody claimed (state from before owners)", async () => {
-    for (const [current, token] of [[{ project: "infra", stack: "dev", token: "mine" }, "mine"], [undefined, undefined], [undefined, "mine"]] as const) {
-      const calls = fakeOps((spec) => okResult(spec), () => current);
+    for (const [current, token] of [
+      [{ project: "infra", stack: "dev", token: "mine" }, "mine"],
+      [undefined, undefined],
+      [undefined, "mine"],
+    ] as const) {
+      const calls = fakeOps(
+        (spec) => okResult(spec),
+        () => current,
+      );
       const { inputs } = project();
       const props = { ...appliedOutputs(inputs), ...(token ? { ownerToken: token } : {}) };
       await handlers.delete("id", props as unknown as Record<string, unknown>);
-      assert.deepEqual(calls.map((c) => c.op), ["destroy"], JSON.stringify([current, token]));
+      assert.deepEqual(
+        calls.map((c) => c.op),
+        ["destroy"],
+        JSON.stringify([current, token]),
+      );
     }
   });
 
   test("ownership: a delete by a resource from before owners leaves a claimed record alone", async () => {
-    const calls = fakeOps((spec) => okResult(spec), () => ({ project: "infra", stack: "dev", token: "the-new-resource" }));
+    const calls = fakeOps(
+      (spec) => okResult(spec),
+      () => ({ project: "infra", stack: "dev", token: "the-new-resource" }),
+    );
     const { inputs } = project();
     await handlers.delete("id", appliedOutputs(inputs) as unknown as Record<string, unknown>);
     assert.deepEqual(calls, []);
@@ -936,26 +1422,46 @@ describe("handlers (with a fake operations layer)", () => {
     fakeOps((spec) => okResult(spec));
     const { inputs } = project();
     const props = appliedOutputs(inputs);
-    const { id, props: after } = await handlers.read("default/khook-state-test", props as unknown as Record<string, unknown>);
+    const { id, props: after } = await handlers.read(
+      "default/khook-state-test",
+      props as unknown as Record<string, unknown>,
+    );
     const outs = after as unknown as KhookOutputs;
     assert.equal(id, "default/khook-state-test");
     assert.equal(outs.runStatus, "failed");
     assert.equal(outs.recordUpdatedAt, "2025-01-01T00:00:01Z");
     assert.deepEqual(
       outs.steps.map((s) => [s.name, s.status, s.inputHash === loaded(inputs).stepsByName.get(s.name)!.inputHash]),
-      [["ns", "ok", true], ["config", "ok", false], ["flags", "pending", true]],
+      [
+        ["ns", "ok", true],
+        ["config", "ok", false],
+        ["flags", "pending", true],
+      ],
     );
     assert.equal(outs.spec, props.spec, "the inputs stay");
     // ...and the next diff sees the pending steps.
     const d = diff(after, checked(inputs));
-    assert.deepEqual(d.reasons, ["step config: inputs changed", "step flags: not completed (pending: not in the state record: the next apply runs it)"]);
+    assert.deepEqual(d.reasons, [
+      "step config: inputs changed",
+      "step flags: not completed (pending: not in the state record: the next apply runs it)",
+    ]);
   });
 
   test("read without a record marks every step pending", async () => {
     const ops = fakeOps((spec) => okResult(spec));
     void ops;
     handlers.setTestHooks({
-      operations: { openSession: fakeSessions().openSession, applyOperation: async () => { throw new Error("no"); }, destroyOperation: async () => { throw new Error("no"); }, statusOperation: async () => undefined, ...fakeRecordOperations() },
+      operations: {
+        openSession: fakeSessions().openSession,
+        applyOperation: async () => {
+          throw new Error("no");
+        },
+        destroyOperation: async () => {
+          throw new Error("no");
+        },
+        statusOperation: async () => undefined,
+        ...fakeRecordOperations(),
+      },
       sink: () => undefined,
     });
     const { inputs } = project();
@@ -967,14 +1473,25 @@ describe("handlers (with a fake operations layer)", () => {
 });
 
 describe("journal location", () => {
-  test("matches operations.recordLocation(spec, \"default-on\") for an absent, an enabled and a disabled state: block", async () => {
+  test('matches operations.recordLocation(spec, "default-on") for an absent, an enabled and a disabled state: block', async () => {
     const { recordLocation } = await import("../../provider/operations.js");
     const { journalLocation } = await import("../../provider/pulumi/location.js");
-    for (const extra of ["", "state: {}\n", "state:\n  namespace: kube-system\n  name: rec\n", "state:\n  enabled: false\n"]) {
-      const spec = loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra), env: {} });
+    for (const extra of [
+      "",
+      "state: {}\n",
+      "state:\n  namespace: kube-system\n  name: rec\n",
+      "state:\n  enabled: false\n",
+    ]) {
+      const spec = loadSpec({
+        text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra),
+        env: {},
+      });
       assert.deepEqual(journalLocation(spec), recordLocation(spec, "default-on"), extra);
     }
-    const off = loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"), env: {} });
+    const off = loadSpec({
+      text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"),
+      env: {},
+    });
     assert.equal(journalLocation(off), undefined);
   });
 });
@@ -993,11 +1510,24 @@ describe("the summary memo", () => {
     const key = memoKey(inputs);
     for (const changed of [
       { ...inputs, vars: { ...inputs.vars, LEVEL: "other" } },
-      { ...inputs, [BUNDLE_KEY]: { ...inputs[BUNDLE_KEY]!, files: Object.fromEntries(Object.entries(inputs[BUNDLE_KEY]?.files ?? {}).map(([k, v]) => [k, `${v}# edit\n`])) } },
+      {
+        ...inputs,
+        [BUNDLE_KEY]: {
+          ...inputs[BUNDLE_KEY]!,
+          files: Object.fromEntries(
+            Object.entries(inputs[BUNDLE_KEY]?.files ?? {}).map(([k, v]) => [k, `${v}# edit\n`]),
+          ),
+        },
+      },
       { ...inputs, secretVars: { S: "rotated" } },
       { ...inputs, spec: `${inputs.spec}\n` },
-    ]) assert.notEqual(memoKey(changed), key);
-    assert.equal(memoKey({ ...inputs, parallelism: 3, timeout: "1m", resourceName: "x", kubeconfig: "k" }), key, "targeting is not part of the spec");
+    ])
+      assert.notEqual(memoKey(changed), key);
+    assert.equal(
+      memoKey({ ...inputs, parallelism: 3, timeout: "1m", resourceName: "x", kubeconfig: "k" }),
+      key,
+      "targeting is not part of the spec",
+    );
   });
 
   test("a failed load is never memoized", async () => {

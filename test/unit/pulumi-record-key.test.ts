@@ -12,20 +12,40 @@ import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
 import { SourceText } from "../../provider/dsl/source.js";
 import { mergeVariables, substitute, type VariableSources } from "../../provider/dsl/vars.js";
 
-const SOURCES: VariableSources = { set: [["ENV", "dev"], ["NS", "boot-ns"]], varFiles: [], secretVars: {}, envVars: {} };
+const SOURCES: VariableSources = {
+  set: [
+    ["ENV", "dev"],
+    ["NS", "boot-ns"],
+  ],
+  varFiles: [],
+  secretVars: {},
+  envVars: {},
+};
 
 /** The key of the whole document, substituted and parsed: what recordKey must give. */
 function wholeDocumentKey(text: string): ReturnType<typeof recordKey> {
   try {
-    return recordKeyOfDocument(parse(substitute(new SourceText(text, undefined), mergeVariables(SOURCES)).text, { prettyErrors: false, uniqueKeys: false }));
+    return recordKeyOfDocument(
+      parse(substitute(new SourceText(text, undefined), mergeVariables(SOURCES)).text, {
+        prettyErrors: false,
+        uniqueKeys: false,
+      }),
+    );
   } catch {
     return undefined;
   }
 }
 
-const STEPS = "steps:\n  - name: cm\n    apply:\n      namespace: ${NS}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm}\n";
+const STEPS =
+  "steps:\n  - name: cm\n    apply:\n      namespace: ${NS}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: cm}\n";
 const KEYS = { apiVersion: "apiVersion: khook.io/v1\n", kind: "kind: Khook\n", steps: STEPS };
-const METADATA = ["metadata:\n  name: boot\n", "metadata:\n  name: boot-${ENV}\n", "metadata: {name: flow-style}\n", '"metadata":\n  # the name\n  name: quoted\n', "metadata:\n  labels: {a: b}\n  name: 'single'\n"];
+const METADATA = [
+  "metadata:\n  name: boot\n",
+  "metadata:\n  name: boot-${ENV}\n",
+  "metadata: {name: flow-style}\n",
+  '"metadata":\n  # the name\n  name: quoted\n',
+  "metadata:\n  labels: {a: b}\n  name: 'single'\n",
+];
 const STATE = [
   "",
   "state: {}\n",
@@ -43,7 +63,10 @@ describe("recordKey: read from metadata: and state: alone", () => {
       fc.property(
         fc.constantFrom(...METADATA),
         fc.constantFrom(...STATE),
-        fc.shuffledSubarray(["apiVersion", "kind", "steps", "metadata", "state"] as const, { minLength: 5, maxLength: 5 }),
+        fc.shuffledSubarray(["apiVersion", "kind", "steps", "metadata", "state"] as const, {
+          minLength: 5,
+          maxLength: 5,
+        }),
         fc.boolean(),
         fc.boolean(),
         (metadata, state, order, marker, comments) => {
@@ -59,7 +82,10 @@ describe("recordKey: read from metadata: and state: alone", () => {
   test("a spec in another form is parsed whole: flow style, several documents, an alias", () => {
     const flow = '{"apiVersion": "khook.io/v1", "kind": "Khook", "metadata": {"name": "json"}, "steps": []}';
     assert.equal(topLevelEntries(flow, ["metadata", "state"]), undefined);
-    assert.equal(recordKey(flow, SOURCES)?.key, `record/${SPEC_DEFAULTS.stateNamespace}/${SPEC_DEFAULTS.stateNamePrefix}json`);
+    assert.equal(
+      recordKey(flow, SOURCES)?.key,
+      `record/${SPEC_DEFAULTS.stateNamespace}/${SPEC_DEFAULTS.stateNamePrefix}json`,
+    );
     const aliased = "x-defaults: &d\n  name: from-anchor\nmetadata: {name: a}\nstate: *d\nsteps: []\n";
     assert.equal(topLevelEntries(aliased, ["metadata", "state"]), undefined);
     assert.equal(recordKey(aliased, SOURCES)?.key, `record/${SPEC_DEFAULTS.stateNamespace}/from-anchor`);

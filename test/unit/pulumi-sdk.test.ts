@@ -52,29 +52,56 @@ const SPEC = specText(`  - name: config
 describe("Khook (SDK): two resources, one record", () => {
   test("two Khook resources of one stack with the same spec name are told apart from a rename: the second fails, naming the first and the fix", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
-    const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/a.yaml": "kind: A\n", "manifests/b.yaml": "kind: B\n" });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": SPEC,
+      "manifests/a.yaml": "kind: A\n",
+      "manifests/b.yaml": "kind: B\n",
+    });
     const specFile = path.join(dir, "boot.khook.yaml");
     const program = new Map<string, string>();
     khookInputs("boot-a", { specFile, vars: { WHICH: "a" } }, program);
-    assert.throws(() => khookInputs("boot-b", { specFile, vars: { WHICH: "b" } }, program), (e: unknown) => {
-      assert.match(String(e), /Khook boot-b: the Khook resource "boot-a" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\)/);
-      assert.match(String(e), /distinct metadata\.name \(or state\.name\)/);
-      return true;
-    });
+    assert.throws(
+      () => khookInputs("boot-b", { specFile, vars: { WHICH: "b" } }, program),
+      (e: unknown) => {
+        assert.match(
+          String(e),
+          /Khook boot-b: the Khook resource "boot-a" of this program already uses the state record Secret "khook-state-test" in namespace "default" \(spec name "test"\)/,
+        );
+        assert.match(String(e), /distinct metadata\.name \(or state\.name\)/);
+        return true;
+      },
+    );
     // A rename has one resource in the program; the same resource registered again is itself.
     khookInputs("boot-a", { specFile, vars: { WHICH: "a" } }, program);
     // A distinct state.name (or metadata.name) is a distinct record.
-    const other = tempSpecDir({ "boot.khook.yaml": SPEC.replace("steps:", "state: { name: khook-state-other }\nsteps:"), "manifests/a.yaml": "kind: A\n" });
+    const other = tempSpecDir({
+      "boot.khook.yaml": SPEC.replace("steps:", "state: { name: khook-state-other }\nsteps:"),
+      "manifests/a.yaml": "kind: A\n",
+    });
     khookInputs("boot-c", { specFile: path.join(other, "boot.khook.yaml") }, program);
     // A metadata.name made from a variable only an Output holds is not known here: not refused.
-    khookInputs("boot-d", { specFile: path.join(tempSpecDir({ "boot.khook.yaml": SPEC.replace("name: test", "name: ${N}") }), "boot.khook.yaml"), vars: { N: pulumi.output("test") } }, program);
+    khookInputs(
+      "boot-d",
+      {
+        specFile: path.join(
+          tempSpecDir({ "boot.khook.yaml": SPEC.replace("name: test", "name: ${N}") }),
+          "boot.khook.yaml",
+        ),
+        vars: { N: pulumi.output("test") },
+      },
+      program,
+    );
   });
 });
 
 describe("Khook (SDK)", () => {
   test("reads the spec file and every referenced file at program time, and sends them as inputs", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
-    const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/a.yaml": "kind: A\n", "manifests/b.yaml": "kind: B\n" });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": SPEC,
+      "manifests/a.yaml": "kind: A\n",
+      "manifests/b.yaml": "kind: B\n",
+    });
     const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), vars: { WHICH: "b", N: 3 } });
     assert.equal(inputs.resourceName, "boot");
     assert.equal(inputs.spec, SPEC);
@@ -89,7 +116,11 @@ describe("Khook (SDK)", () => {
   test("secretVars and kubeconfig are Pulumi secrets", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/a.yaml": "kind: A\n" });
-    const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), secretVars: { NS: "hush-hush" }, kubeconfig: "apiVersion: v1\nkind: Config\n" });
+    const inputs = khookInputs("boot", {
+      specFile: path.join(dir, "boot.khook.yaml"),
+      secretVars: { NS: "hush-hush" },
+      kubeconfig: "apiVersion: v1\nkind: Config\n",
+    });
     const sv = await look(inputs.secretVars as pulumi.Input<Record<string, string>>);
     assert.deepEqual(sv, { value: { NS: "hush-hush" }, secret: true });
     assert.equal((await look(inputs.kubeconfig as pulumi.Input<string>)).secret, true);
@@ -100,7 +131,10 @@ describe("Khook (SDK)", () => {
   test("a file path built from a secret keeps the bundle secret", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/hidden-name.yaml": "kind: H\n" });
-    const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), secretVars: { WHICH: "hidden-name" } });
+    const inputs = khookInputs("boot", {
+      specFile: path.join(dir, "boot.khook.yaml"),
+      secretVars: { WHICH: "hidden-name" },
+    });
     const files = await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>);
     assert.equal(files.secret, true);
     assert.deepEqual(Object.values(files.value?.files ?? {}), ["kind: H\n"]);
@@ -140,8 +174,15 @@ describe("Khook (SDK)", () => {
       const inputs = khookInputs("boot", { spec: SPEC, fromEnvironment: true });
       assert.deepEqual(inputs.envVars, scanEnvironment(process.env, {}).vars);
       assert.equal((inputs.envVars as Record<string, string>)["SCAN_A"], "a");
-      assert.equal((inputs.envVars as Record<string, string>)["SCAN_B"], undefined, "a secret never travels as a plain variable");
-      assert.deepEqual(scanEnvironment({ P_S_X: "1", P_Y: "2" }, { varPrefix: "P_", secretPrefix: "P_S_" }), { vars: { Y: "2" }, secrets: { X: "1" } });
+      assert.equal(
+        (inputs.envVars as Record<string, string>)["SCAN_B"],
+        undefined,
+        "a secret never travels as a plain variable",
+      );
+      assert.deepEqual(scanEnvironment({ P_S_X: "1", P_Y: "2" }, { varPrefix: "P_", secretPrefix: "P_S_" }), {
+        vars: { Y: "2" },
+        secrets: { X: "1" },
+      });
     } finally {
       for (const k of keys) delete process.env[k];
     }
@@ -149,17 +190,29 @@ describe("Khook (SDK)", () => {
 
   test("var files are read and parsed at program time", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
-    const dir = tempSpecDir({ "boot.khook.yaml": SPEC, "manifests/b.yaml": "kind: B\n", "vars.yaml": "WHICH: b\nN: 4\n" });
-    const inputs = khookInputs("boot", { specFile: path.join(dir, "boot.khook.yaml"), varFiles: [path.join(dir, "vars.yaml")] });
+    const dir = tempSpecDir({
+      "boot.khook.yaml": SPEC,
+      "manifests/b.yaml": "kind: B\n",
+      "vars.yaml": "WHICH: b\nN: 4\n",
+    });
+    const inputs = khookInputs("boot", {
+      specFile: path.join(dir, "boot.khook.yaml"),
+      varFiles: [path.join(dir, "vars.yaml")],
+    });
     assert.deepEqual((inputs.varFiles as { values: unknown }[])[0]!.values, { WHICH: "b", N: "4" });
-    assert.deepEqual(Object.values((await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>)).value?.files ?? {}), ["kind: B\n"]);
+    assert.deepEqual(Object.values((await look(inputs[BUNDLE_KEY] as pulumi.Input<Bundle>)).value?.files ?? {}), [
+      "kind: B\n",
+    ]);
   });
 
   test("exactly one of spec and specFile; an unreadable spec file fails at program time", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     assert.throws(() => khookInputs("boot", {}), /exactly one of spec and specFile/);
     assert.throws(() => khookInputs("boot", { spec: "x", specFile: "y" }), /exactly one of spec and specFile/);
-    assert.throws(() => khookInputs("boot", { specFile: "/nonexistent/boot.yaml" }), /cannot read the spec \/nonexistent\/boot\.yaml: no such file/);
+    assert.throws(
+      () => khookInputs("boot", { specFile: "/nonexistent/boot.yaml" }),
+      /cannot read the spec \/nonexistent\/boot\.yaml: no such file/,
+    );
   });
 
   test("registers a pulumi-nodejs dynamic resource whose outputs are typed properties", async () => {

@@ -12,15 +12,29 @@ import { MemoryRecordStore } from "./support/memory-record-store.js";
 import { noExtras, recordingSleep, specFixture, StubExecutors, storedRecord } from "./support/engine-fixtures.js";
 
 function apply(spec: LoadedSpec, stubs: StubExecutors, store: MemoryRecordStore) {
-  return runSpec(spec, { mode: "apply", executors: stubs.map, context: noExtras, journal: Journal.forSpec(spec, store), sleep: recordingSleep().sleep, parallelism: 1 });
+  return runSpec(spec, {
+    mode: "apply",
+    executors: stubs.map,
+    context: noExtras,
+    journal: Journal.forSpec(spec, store),
+    sleep: recordingSleep().sleep,
+    parallelism: 1,
+  });
 }
 
 const failing = (): StubExecutors => new StubExecutors().on("bad", () => Promise.reject(new Error("boom")));
 
 test("record-holds-never-started-steps: blocked, not-started and excluded steps are recorded skipped with their reason", async () => {
-  const entry = (store: MemoryRecordStore, n: string): [string | undefined, string | undefined] => [storedRecord(store).steps[n]?.status, storedRecord(store).steps[n]?.reason];
+  const entry = (store: MemoryRecordStore, n: string): [string | undefined, string | undefined] => [
+    storedRecord(store).steps[n]?.status,
+    storedRecord(store).steps[n]?.reason,
+  ];
 
-  const continuing = specFixture([{ name: "bad", onError: "continue" }, { name: "after", needs: ["bad"] }, { name: "gated", included: false, when: "false" }]);
+  const continuing = specFixture([
+    { name: "bad", onError: "continue" },
+    { name: "after", needs: ["bad"] },
+    { name: "gated", included: false, when: "false" },
+  ]);
   const first = new MemoryRecordStore();
   assert.equal((await apply(continuing, failing(), first)).status, "failed");
   assert.equal(entry(first, "bad")[0], "failed");
@@ -38,7 +52,14 @@ test("record-holds-never-started-steps: an entry that still resumes is kept when
   const store = new MemoryRecordStore();
   await apply(specFixture([{ name: "a" }, { name: "b", needs: ["a"] }]), new StubExecutors(), store);
   // a changed and now fails; b is unchanged and still recorded ok, so it must stay resumable.
-  const r = await apply(specFixture([{ name: "a", version: 2 }, { name: "b", needs: ["a"] }]), new StubExecutors().on("a", () => Promise.reject(new Error("boom"))), store);
+  const r = await apply(
+    specFixture([
+      { name: "a", version: 2 },
+      { name: "b", needs: ["a"] },
+    ]),
+    new StubExecutors().on("a", () => Promise.reject(new Error("boom"))),
+    store,
+  );
   assert.equal(r.steps.find((s) => s.name === "b")?.status, "skipped");
   assert.equal(storedRecord(store).steps["b"]?.status, "ok");
 });

@@ -38,7 +38,12 @@ describe("a child redactor per run", () => {
         throw new Error("b saw learned-at-run-time");
       });
     const events: RunEvent[] = [];
-    const result = await runSpec(spec, { mode: "apply", executors: stubs.map, context: noExtras, onEvent: (e) => events.push(e) });
+    const result = await runSpec(spec, {
+      mode: "apply",
+      executors: stubs.map,
+      context: noExtras,
+      onEvent: (e) => events.push(e),
+    });
     const everything = JSON.stringify({ events, result });
     assert.ok(!everything.includes("learned-at-run-time"), everything);
     assert.equal(resultOf(result, "a").reason, `used ${MASK}`);

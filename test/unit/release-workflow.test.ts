@@ -8,7 +8,10 @@ import { parse } from "yaml";
 const root = path.join(__dirname, "..", "..", "..");
 
 describe("release workflow", () => {
-  const workflow = parse(fs.readFileSync(path.join(root, ".github", "workflows", "release.yml"), "utf8")) as { on: { push: { tags: string[] } }; jobs: { release: { steps: { run?: string }[] } } };
+  const workflow = parse(fs.readFileSync(path.join(root, ".github", "workflows", "release.yml"), "utf8")) as {
+    on: { push: { tags: string[] } };
+    jobs: { release: { steps: { run?: string }[] } };
+  };
   const runs = workflow.jobs.release.steps.map((s) => s.run ?? "").join("\n");
   const build = fs.readFileSync(path.join(root, "scripts", "build-sea.mjs"), "utf8");
 
@@ -25,6 +28,9 @@ describe("release workflow", () => {
     assert.match(runs, /cp dist\/sea\/khook "khook-\$\{GITHUB_REF_NAME\}-linux-x64"/);
     assert.match(runs, /dist\/sea\/khook\.sha256/);
     assert.match(runs, /sha256sum -c "khook-\$\{GITHUB_REF_NAME\}-linux-x64\.sha256"/);
-    assert.match(runs, /gh release create .*\n.*"khook-\$\{GITHUB_REF_NAME\}-linux-x64" "khook-\$\{GITHUB_REF_NAME\}-linux-x64\.sha256"/);
+    assert.match(
+      runs,
+      /gh release create .*\n.*"khook-\$\{GITHUB_REF_NAME\}-linux-x64" "khook-\$\{GITHUB_REF_NAME\}-linux-x64\.sha256"/,
+    );
   });
 });

@@ -4,7 +4,15 @@ import { parseAggregated } from "../../provider/kube/discovery.js";
 import { matchKind, matchResource, parseResourceArg, splitTarget } from "../../provider/kubectl/resourceref.js";
 import type { ApiResource } from "../../provider/kubectl/types.js";
 
-function r(group: string, version: string, resource: string, kind: string, namespaced: boolean, shortNames: string[] = [], singular = kind.toLowerCase()): ApiResource {
+function r(
+  group: string,
+  version: string,
+  resource: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+  singular = kind.toLowerCase(),
+): ApiResource {
   return { group, version, resource, kind, namespaced, singular, shortNames, verbs: ["get", "list"], categories: [] };
 }
 
@@ -37,7 +45,18 @@ describe("resource strings, kubectl-style", () => {
     for (const a of ["pods", "pod", "po", "Pod", "PODS", "Pods"]) assert.equal(resolve(a), "/v1/pods", a);
   });
   test("deployments", () => {
-    for (const a of ["deployments", "deployment", "deploy", "deployments.apps", "deployment.apps", "deploy.apps", "deployment.v1.apps", "deployments.v1.apps", "Deployment.apps", "Deployment.v1.apps"]) {
+    for (const a of [
+      "deployments",
+      "deployment",
+      "deploy",
+      "deployments.apps",
+      "deployment.apps",
+      "deploy.apps",
+      "deployment.v1.apps",
+      "deployments.v1.apps",
+      "Deployment.apps",
+      "Deployment.v1.apps",
+    ]) {
       assert.equal(resolve(a), "apps/v1/deployments", a);
     }
   });
@@ -60,7 +79,8 @@ describe("resource strings, kubectl-style", () => {
     assert.equal(resolve("widgets.other.io"), "other.io/v1/widgets");
   });
   test("unknown names do not resolve", () => {
-    for (const a of ["gadgets", "deployments.extensions", "pods.apps", "deployment.v2.apps", "", "po.v1"]) assert.equal(resolve(a), undefined, a);
+    for (const a of ["gadgets", "deployments.extensions", "pods.apps", "deployment.v2.apps", "", "po.v1"])
+      assert.equal(resolve(a), undefined, a);
   });
   test("parseResourceArg interpretations, most specific first", () => {
     assert.deepEqual(parseResourceArg("pods"), [{ resource: "pods" }]);
@@ -130,7 +150,19 @@ describe("aggregated discovery documents", () => {
         },
         {
           metadata: {},
-          versions: [{ version: "v1", resources: [{ resource: "namespaces", responseKind: { kind: "Namespace" }, scope: "Cluster", singularResource: "namespace" }] }],
+          versions: [
+            {
+              version: "v1",
+              resources: [
+                {
+                  resource: "namespaces",
+                  responseKind: { kind: "Namespace" },
+                  scope: "Cluster",
+                  singularResource: "namespace",
+                },
+              ],
+            },
+          ],
         },
       ],
     };

@@ -38,14 +38,21 @@ function deref(node: Node): Node {
 function schemaShape(node: Node, omit: readonly string[] = []): Record<string, boolean> {
   const props = Object.keys((node["properties"] as Node | undefined) ?? {}).filter((k) => !omit.includes(k));
   const required = new Set((node["required"] as string[] | undefined) ?? []);
-  for (const r of required) assert.ok(props.includes(r) || omit.includes(r), `required "${r}" is not a declared property`);
+  for (const r of required)
+    assert.ok(props.includes(r) || omit.includes(r), `required "${r}" is not a declared property`);
   return Object.fromEntries(props.sort().map((p) => [p, required.has(p)]));
 }
 
 // --- TypeScript side --------------------------------------------------------
 
 const typesFile = path.join(root, "provider", "dsl", "types.ts");
-const program = ts.createProgram([typesFile], { strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, types: [] });
+const program = ts.createProgram([typesFile], {
+  strict: true,
+  noEmit: true,
+  skipLibCheck: true,
+  target: ts.ScriptTarget.ES2022,
+  types: [],
+});
 const checker = program.getTypeChecker();
 const source = program.getSourceFile(typesFile)!;
 
@@ -129,7 +136,8 @@ const FORM_UNIONS: Record<string, string> = {
 /** Schema object nodes that legitimately have no interface of their own. */
 const UNMAPPED_DEFS: readonly string[] = [];
 
-const pointerOfInterface = (name: string): string | undefined => OBJECTS[name]?.pointer ?? SOURCE_UNIONS[name] ?? FORM_UNIONS[name];
+const pointerOfInterface = (name: string): string | undefined =>
+  OBJECTS[name]?.pointer ?? SOURCE_UNIONS[name] ?? FORM_UNIONS[name];
 
 // --- Tests ------------------------------------------------------------------
 
@@ -152,9 +160,17 @@ for (const [name, pointer] of Object.entries(SOURCE_UNIONS)) {
     });
     const node = at(pointer);
     assert.deepEqual(Object.keys(node["properties"] as Node).sort(), [...tsKeys].sort());
-    assert.deepEqual(schemaShape(node), Object.fromEntries([...tsKeys].sort().map((k) => [k, false])), "each key optional on the node");
+    assert.deepEqual(
+      schemaShape(node),
+      Object.fromEntries([...tsKeys].sort().map((k) => [k, false])),
+      "each key optional on the node",
+    );
     const branches = (node["oneOf"] as Node[]).map((b) => b["required"]);
-    assert.deepEqual(branches, tsKeys.map((k) => [k]), "oneOf requires exactly one of the keys, in the union's order");
+    assert.deepEqual(
+      branches,
+      tsKeys.map((k) => [k]),
+      "oneOf requires exactly one of the keys, in the union's order",
+    );
     assert.equal(node["additionalProperties"], false);
   });
 }
@@ -163,9 +179,14 @@ for (const [name, pointer] of Object.entries(FORM_UNIONS)) {
   test(`drift: ${name}'s forms are the oneOf branches of ${pointer}`, () => {
     const decl = declaration(name);
     assert.ok(ts.isTypeAliasDeclaration(decl) && ts.isUnionTypeNode(decl.type), `${name} is a union alias`);
-    const memberNames = decl.type.types.map((t) => (ts.isTypeReferenceNode(t) ? t.typeName.getText(source) : t.getText(source)));
+    const memberNames = decl.type.types.map((t) =>
+      ts.isTypeReferenceNode(t) ? t.typeName.getText(source) : t.getText(source),
+    );
     const refs = (at(pointer)["oneOf"] as Node[]).map((b) => b["$ref"]);
-    assert.deepEqual(refs, memberNames.map((m) => `#${pointerOfInterface(m)}`));
+    assert.deepEqual(
+      refs,
+      memberNames.map((m) => `#${pointerOfInterface(m)}`),
+    );
   });
 }
 
@@ -188,7 +209,8 @@ test("drift: the per-type skipIf enums equal SKIP_IF_BY_TYPE and the interfaces'
   for (const t of STEP_TYPES) {
     const action = deref((step["properties"] as Record<string, Node>)[t]!);
     const branches = Array.isArray(action["oneOf"]) ? (action["oneOf"] as Node[]) : [];
-    const forms = branches.length > 0 && branches.every((b) => typeof b["$ref"] === "string") ? branches.map(deref) : [action];
+    const forms =
+      branches.length > 0 && branches.every((b) => typeof b["$ref"] === "string") ? branches.map(deref) : [action];
     const word = SKIP_IF_BY_TYPE[t];
     for (const form of forms) {
       const skipIf = (form["properties"] as Record<string, Node>)["skipIf"];
@@ -200,13 +222,17 @@ test("drift: the per-type skipIf enums equal SKIP_IF_BY_TYPE and the interfaces'
     }
     const actionName = checker.typeToString(propertyType(typeOf("ActionByType"), t));
     const actionType = typeOf(actionName);
-    if (word !== undefined) assert.deepEqual(stringLiterals(propertyType(actionType, "skipIf")), [word], `${actionName}.skipIf literal`);
+    if (word !== undefined)
+      assert.deepEqual(stringLiterals(propertyType(actionType, "skipIf")), [word], `${actionName}.skipIf literal`);
   }
 });
 
 test("drift: enums and constants agree (onError, patch type, json patch op, apiVersion, kind)", () => {
   assert.deepEqual([...(at("/$defs/onError")["enum"] as string[])].sort(), stringLiterals(typeOf("OnError")));
-  assert.deepEqual([...(at("/$defs/patchAction/properties/type")["enum"] as string[])].sort(), stringLiterals(typeOf("PatchType")));
+  assert.deepEqual(
+    [...(at("/$defs/patchAction/properties/type")["enum"] as string[])].sort(),
+    stringLiterals(typeOf("PatchType")),
+  );
   assert.deepEqual(
     [...(at("/$defs/jsonPatchOperation/properties/op")["enum"] as string[])].sort(),
     stringLiterals(propertyType(typeOf("JsonPatchOperation"), "op")),
@@ -223,7 +249,11 @@ test("drift: schema defaults equal SPEC_DEFAULTS", () => {
   assert.equal((defaults["onError"] as Node)["default"], SPEC_DEFAULTS.onError);
   assert.equal(at("/$defs/state/properties/namespace")["default"], SPEC_DEFAULTS.stateNamespace);
   for (const def of ["helmAction", "patchAction", "jobAction", "deleteByRelease"]) {
-    assert.equal(at(`/$defs/${def}/properties/namespace`)["default"], SPEC_DEFAULTS.namespace, `${def}.namespace default`);
+    assert.equal(
+      at(`/$defs/${def}/properties/namespace`)["default"],
+      SPEC_DEFAULTS.namespace,
+      `${def}.namespace default`,
+    );
   }
 });
 

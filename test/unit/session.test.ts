@@ -83,7 +83,10 @@ describe("a session per command", () => {
       assert.equal(connect.mock.callCount(), 1);
       assert.ok(session.target.loaded !== undefined, "helm gets the loaded target");
       assert.equal(session.kube.server, "http://127.0.0.1:1");
-      assert.equal(session.redactor.redact(`token ${TOKEN}, password ${OTHER_USERS_PASSWORD}`), `token ${MASK}, password ${MASK}`);
+      assert.equal(
+        session.redactor.redact(`token ${TOKEN}, password ${OTHER_USERS_PASSWORD}`),
+        `token ${MASK}, password ${MASK}`,
+      );
       assert.equal(spec.redactor.redact(TOKEN), TOKEN, "the loaded spec stays as it was");
     } finally {
       session.close();
@@ -95,9 +98,19 @@ describe("a session per command", () => {
     const withState = specFixture([{ name: "a" }], { name: "s", state: { namespace: "ops", name: "rec" } });
     const without = specFixture([{ name: "a" }], { name: "s", state: false });
     assert.deepEqual((await Session.open(withState, { target: {}, client })).record, { namespace: "ops", name: "rec" });
-    assert.equal((await Session.open(without, { target: {}, client })).record, undefined, "policy spec: no state: block, no record");
-    assert.deepEqual((await Session.open(without, { target: {}, client, journal: "default-on" })).record, { namespace: "default", name: "khook-state-s" });
-    assert.deepEqual((await Session.open(undefined, { target: {}, client, record: { namespace: "n", name: "r" } })).record, { namespace: "n", name: "r" });
+    assert.equal(
+      (await Session.open(without, { target: {}, client })).record,
+      undefined,
+      "policy spec: no state: block, no record",
+    );
+    assert.deepEqual((await Session.open(without, { target: {}, client, journal: "default-on" })).record, {
+      namespace: "default",
+      name: "khook-state-s",
+    });
+    assert.deepEqual(
+      (await Session.open(undefined, { target: {}, client, record: { namespace: "n", name: "r" } })).record,
+      { namespace: "n", name: "r" },
+    );
   });
 
   test("operations handed a session use its client and its redactor: no second connect; closing it closes the client it connected, once", async () => {
@@ -131,14 +144,23 @@ describe("a session per command", () => {
   });
 
   test("an operation refuses the session of another spec", async () => {
-    const session = await Session.open(specFixture([{ name: "a" }], { name: "one" }), { target: {}, client: {} as KubeClient });
-    await assert.rejects(ownerOperation(specFixture([{ name: "a" }], { name: "two" }), { session }), /spec "two" was handed the session of spec "one"/);
+    const session = await Session.open(specFixture([{ name: "a" }], { name: "one" }), {
+      target: {},
+      client: {} as KubeClient,
+    });
+    await assert.rejects(
+      ownerOperation(specFixture([{ name: "a" }], { name: "two" }), { session }),
+      /spec "two" was handed the session of spec "one"/,
+    );
   });
 
   test("without a session an operation opens its own and closes it", async () => {
     const connect = mock.method(KubeClient, "connect");
     const spec = specFixture([{ name: "a" }], { state: false });
-    const result = await applyOperation(spec, { target: { kubeconfigContent: KUBECONFIG }, executors: new StubExecutors().map });
+    const result = await applyOperation(spec, {
+      target: { kubeconfigContent: KUBECONFIG },
+      executors: new StubExecutors().map,
+    });
     assert.equal(result.status, "succeeded");
     assert.equal(connect.mock.callCount(), 1);
     const client = (await connect.mock.calls[0]!.result)!;
@@ -151,19 +173,34 @@ describe("the CLI prints through its session's redactor", () => {
     // A loopback API server that refuses every request, quoting the credential it was configured with.
     const server = http.createServer((_req, res) => {
       res.writeHead(403, { "content-type": "application/json" });
-      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "Forbidden", code: 403, message: `secrets is forbidden for the user of token ${TOKEN}` }));
+      res.end(
+        JSON.stringify({
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          reason: "Forbidden",
+          code: 403,
+          message: `secrets is forbidden for the user of token ${TOKEN}`,
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const dir = tempSpecDir({
         "spec.yaml": specText("  - name: w\n    wait: { for: delete, on: pods }\n", "state: {}\n"),
-        "kubeconfig": KUBECONFIG.replace("http://127.0.0.1:1", `http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        kubeconfig: KUBECONFIG.replace(
+          "http://127.0.0.1:1",
+          `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        ),
       });
       const stdout = new PassThrough();
       const stderr = new PassThrough();
       let err = "";
       stderr.on("data", (d: Buffer) => (err += d.toString()));
-      const code = await main(["status", "-f", path.join(dir, "spec.yaml"), "--kubeconfig", path.join(dir, "kubeconfig")], { stdout, stderr, env: {} });
+      const code = await main(
+        ["status", "-f", path.join(dir, "spec.yaml"), "--kubeconfig", path.join(dir, "kubeconfig")],
+        { stdout, stderr, env: {} },
+      );
       assert.equal(code, 1, err);
       assert.match(err, /forbidden for the user of token \*\*\*/);
       assert.ok(!err.includes(TOKEN), err);

@@ -35,7 +35,8 @@ function refused(stepsYaml: string, opts: Parameters<typeof load>[1] = {}): Khoo
 function withRule(e: KhookError, rule: string): Diagnostic[] {
   const ds = e.diagnostics.filter((d) => d.rule === rule);
   assert.ok(ds.length > 0, `expected a ${rule} problem, got: ${e.message}`);
-  for (const d of ds) assert.ok(d.position && d.position.line > 0, `every problem carries a line: ${JSON.stringify(d)}`);
+  for (const d of ds)
+    assert.ok(d.position && d.position.line > 0, `every problem carries a line: ${JSON.stringify(d)}`);
   return ds;
 }
 
@@ -47,20 +48,30 @@ describe("delete by resource: kubectl's selection rules", () => {
         "  - name: c\n    delete: { resource: deployment/web, allNamespaces: true }\n",
     );
     const ds = withRule(e, "delete-name-or-selector");
-    assert.deepEqual(ds.map((d) => d.path), ["/steps/0/delete/selector", "/steps/1/delete/fieldSelector", "/steps/2/delete/allNamespaces"]);
+    assert.deepEqual(
+      ds.map((d) => d.path),
+      ["/steps/0/delete/selector", "/steps/1/delete/fieldSelector", "/steps/2/delete/allNamespaces"],
+    );
     assert.match(ds[0]!.message, /deployment\/web names one object/);
   });
 
   test("delete-type-needs-selector: a bare type needs selector: or fieldSelector:, and the message says how to select", () => {
-    const e = refused("  - name: a\n    delete: { resource: pods }\n  - name: b\n    delete: { resource: pods, allNamespaces: true }\n");
+    const e = refused(
+      "  - name: a\n    delete: { resource: pods }\n  - name: b\n    delete: { resource: pods, allNamespaces: true }\n",
+    );
     const ds = withRule(e, "delete-type-needs-selector");
-    assert.deepEqual(ds.map((d) => d.path), ["/steps/0/delete/resource", "/steps/1/delete/resource"]);
+    assert.deepEqual(
+      ds.map((d) => d.path),
+      ["/steps/0/delete/resource", "/steps/1/delete/resource"],
+    );
     assert.match(ds[0]!.message, /selector:.*fieldSelector:.*kind\/name/);
     assert.match(ds[1]!.message, /every pods in every namespace|in every namespace/);
   });
 
   test("a bare type with a selector, and kind/name alone, are still valid", () => {
-    const spec = load("  - name: a\n    delete: { resource: pods, selector: app=old }\n  - name: b\n    delete: { resource: pods, fieldSelector: status.phase=Failed, allNamespaces: true }\n  - name: c\n    delete: { resource: daemonset/aws-node, namespace: kube-system }\n");
+    const spec = load(
+      "  - name: a\n    delete: { resource: pods, selector: app=old }\n  - name: b\n    delete: { resource: pods, fieldSelector: status.phase=Failed, allNamespaces: true }\n  - name: c\n    delete: { resource: daemonset/aws-node, namespace: kube-system }\n",
+    );
     assert.equal(spec.steps.length, 3);
   });
 });
@@ -81,7 +92,9 @@ describe("secret values", () => {
   });
 
   test("secret-min-length: a 1-2 character pipeline output of a secret is refused too", () => {
-    const e = refused("  - name: a\n    job: { image: busybox, args: ['${TOKEN|trunc 2}'] }\n", { env: { KHOOK_SECRET_TOKEN: "s3cr3t-token" } });
+    const e = refused("  - name: a\n    job: { image: busybox, args: ['${TOKEN|trunc 2}'] }\n", {
+      env: { KHOOK_SECRET_TOKEN: "s3cr3t-token" },
+    });
     const [d] = withRule(e, "secret-min-length");
     assert.match(d!.message, /pipeline/);
     assert.doesNotMatch(e.message, /s3/);
@@ -89,7 +102,11 @@ describe("secret values", () => {
 
   test("a short secret the spec never references is not a problem, and an empty one hides nothing", () => {
     assert.equal(load(USES_PIN, { env: { KHOOK_SECRET_PIN: "4242", KHOOK_SECRET_OTHER: "x" } }).steps.length, 1);
-    assert.equal(load("  - name: a\n    job: { image: busybox, args: ['x${EMPTY}'] }\n", { env: { KHOOK_SECRET_EMPTY: "" } }).steps.length, 1);
+    assert.equal(
+      load("  - name: a\n    job: { image: busybox, args: ['x${EMPTY}'] }\n", { env: { KHOOK_SECRET_EMPTY: "" } }).steps
+        .length,
+      1,
+    );
   });
 });
 
@@ -105,7 +122,10 @@ describe("variable prefixes", () => {
   test("prefix-not-empty: the SDK's varPrefix and secretPrefix inputs are held to the same rule", async () => {
     const { khookInputs } = await import("../../sdk/index.js");
     for (const prefix of [{ varPrefix: "" }, { secretPrefix: "" }]) {
-      assert.throws(() => khookInputs("boot", { spec: specText("  - name: a\n    job: { image: busybox }\n"), ...prefix }), /prefix.*empty/);
+      assert.throws(
+        () => khookInputs("boot", { spec: specText("  - name: a\n    job: { image: busybox }\n"), ...prefix }),
+        /prefix.*empty/,
+      );
     }
   });
 });
@@ -114,7 +134,8 @@ describe("YAML resource limits", () => {
   /** 8 nested levels of 10 aliases each: 10^8 nodes once expanded. */
   function aliasBomb(): string {
     let s = "            l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
-    for (let i = 1; i <= 8; i++) s += `            l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(", ")}]\n`;
+    for (let i = 1; i <= 8; i++)
+      s += `            l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(", ")}]\n`;
     return `  - name: a\n    helm:\n      chart: ./c\n      values:\n        bomb:\n${s.replace(/^ {12}/gm, "          ")}`;
   }
 
@@ -125,30 +146,48 @@ describe("YAML resource limits", () => {
   });
 
   test("yaml-alias-limit: an inline manifest's alias bomb is bounded as well", () => {
-    const bomb = aliasBomb().split("\n").filter((l) => /^ {10}l\d/.test(l)).map((l) => l.slice(10)).join("\n");
-    const docs = parseYamlStream(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n${bomb.replace(/^/gm, "  ")}\n`);
+    const bomb = aliasBomb()
+      .split("\n")
+      .filter((l) => /^ {10}l\d/.test(l))
+      .map((l) => l.slice(10))
+      .join("\n");
+    const docs = parseYamlStream(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n${bomb.replace(/^/gm, "  ")}\n`,
+    );
     assert.ok(docs[0]?.error !== undefined && /alias/.test(docs[0].error), JSON.stringify(docs[0]).slice(0, 300));
   });
 
   test("yaml-alias-limit: a local valuesFrom file's alias bomb is refused at validation with exit 2", () => {
-    const bomb = aliasBomb().split("\n").filter((l) => /^ {10}l\d/.test(l)).map((l) => l.slice(10)).join("\n");
+    const bomb = aliasBomb()
+      .split("\n")
+      .filter((l) => /^ {10}l\d/.test(l))
+      .map((l) => l.slice(10))
+      .join("\n");
     const e = refused("  - name: a\n    helm: { chart: ./c, valuesFrom: [{ file: ./values.yaml }] }\n", {
       files: { "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "values.yaml": `${bomb}\n` },
     });
     assert.match(e.message, /alias/);
   });
 
-  test("yaml-alias-limit: a JSON-style bomb (\"k\":*alias, no space) is refused too", () => {
+  test('yaml-alias-limit: a JSON-style bomb ("k":*alias, no space) is refused too', () => {
     let flow = `{"l0": &l0 {"a": x, "b": x, "c": x, "d": x, "e": x, "f": x, "g": x, "h": x, "i": x, "j": x}`;
-    for (let i = 1; i <= 8; i++) flow += `, "l${i}": &l${i} {${Array.from({ length: 10 }, (_, k) => `"k${k}":*l${i - 1}`).join(", ")}}`;
-    const e = refused(`  - name: a\n    helm:\n      chart: ./c\n      values: ${flow}}\n`, { files: { "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" } });
+    for (let i = 1; i <= 8; i++)
+      flow += `, "l${i}": &l${i} {${Array.from({ length: 10 }, (_, k) => `"k${k}":*l${i - 1}`).join(", ")}}`;
+    const e = refused(`  - name: a\n    helm:\n      chart: ./c\n      values: ${flow}}\n`, {
+      files: { "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n" },
+    });
     withRule(e, "yaml-alias-limit");
   });
 
   test("ordinary anchors and aliases still work", () => {
     const spec = load("  - name: a\n    job: &j { image: busybox, args: [a] }\n  - name: b\n    job: *j\n");
     // The loaded action carries the defaults table's values too (provider/dsl/defaults.ts).
-    assert.deepEqual(spec.steps[1]!.action, { image: "busybox", args: ["a"], namespace: "default", createNamespace: false });
+    assert.deepEqual(spec.steps[1]!.action, {
+      image: "busybox",
+      args: ["a"],
+      namespace: "default",
+      createNamespace: false,
+    });
   });
 
   test("spec-size-limit: a spec file larger than the limit is refused before parsing", () => {
@@ -160,38 +199,59 @@ describe("YAML resource limits", () => {
 
 describe("input hash of OCI charts", () => {
   test("oci-digest-hashed: with both a tag and a digest, re-pinning the digest changes the input hash", () => {
-    const chart = (d: string): string => `  - name: h\n    helm: { chart: 'oci://registry.example/charts/app:1.0@sha256:${d.repeat(64)}' }\n`;
+    const chart = (d: string): string =>
+      `  - name: h\n    helm: { chart: 'oci://registry.example/charts/app:1.0@sha256:${d.repeat(64)}' }\n`;
     assert.notEqual(load(chart("a")).steps[0]!.inputHash, load(chart("b")).steps[0]!.inputHash);
   });
 
   test("a tag alone still hashes like version:", () => {
     const a = load("  - name: h\n    helm: { chart: 'oci://registry.example/charts/app:1.0' }\n").steps[0]!.inputHash;
-    const b = load("  - name: h\n    helm: { chart: 'oci://registry.example/charts/app', version: '1.0' }\n").steps[0]!.inputHash;
+    const b = load("  - name: h\n    helm: { chart: 'oci://registry.example/charts/app', version: '1.0' }\n").steps[0]!
+      .inputHash;
     assert.equal(a, b);
   });
 });
 
 describe("var files", () => {
   test("var-file-text: values keep the text the author wrote", () => {
-    const values = parseVarFile("VERSION: 1.10\nHEX: 0x1F\nEXP: 1e3\nBIG: 12345678901234567890\nOCT: 0o17\nBOOL: yes\nQUOTED: '007'\nEMPTY:\nTILDE: ~\nBLOCK: |\n  two\n  lines\n", "vars.yaml");
-    assert.deepEqual(values, { VERSION: "1.10", HEX: "0x1F", EXP: "1e3", BIG: "12345678901234567890", OCT: "0o17", BOOL: "yes", QUOTED: "007", EMPTY: "", TILDE: "", BLOCK: "two\nlines\n" });
+    const values = parseVarFile(
+      "VERSION: 1.10\nHEX: 0x1F\nEXP: 1e3\nBIG: 12345678901234567890\nOCT: 0o17\nBOOL: yes\nQUOTED: '007'\nEMPTY:\nTILDE: ~\nBLOCK: |\n  two\n  lines\n",
+      "vars.yaml",
+    );
+    assert.deepEqual(values, {
+      VERSION: "1.10",
+      HEX: "0x1F",
+      EXP: "1e3",
+      BIG: "12345678901234567890",
+      OCT: "0o17",
+      BOOL: "yes",
+      QUOTED: "007",
+      EMPTY: "",
+      TILDE: "",
+      BLOCK: "two\nlines\n",
+    });
   });
 
   test("var-file-text: a chart version 1.10 from a var file reaches the step unchanged", () => {
     const dir = tempSpecDir({ "vars.yaml": "V: 1.10\n" });
-    const spec = load("  - name: h\n    helm: { chart: app, repo: 'https://charts.example', version: '${V}' }\n", { varFiles: [path.join(dir, "vars.yaml")] });
+    const spec = load("  - name: h\n    helm: { chart: app, repo: 'https://charts.example', version: '${V}' }\n", {
+      varFiles: [path.join(dir, "vars.yaml")],
+    });
     assert.equal((spec.steps[0]!.action as { version?: string }).version, "1.10");
   });
 });
 
 describe("steps excluded by when:", () => {
   const GATED =
-    "  - name: prod-only\n    when: 'vars.get(\"ENV\", \"dev\") == \"prod\"'\n    apply:\n      manifests:\n        - file: ./prod/secret-store.yaml\n        - kustomize: ./prod/overlay\n" +
-    "  - name: values\n    when: 'vars.get(\"ENV\", \"dev\") == \"prod\"'\n    helm: { chart: ./prod/chart, valuesFrom: [{ file: ./prod/values.yaml }] }\n";
+    '  - name: prod-only\n    when: \'vars.get("ENV", "dev") == "prod"\'\n    apply:\n      manifests:\n        - file: ./prod/secret-store.yaml\n        - kustomize: ./prod/overlay\n' +
+    '  - name: values\n    when: \'vars.get("ENV", "dev") == "prod"\'\n    helm: { chart: ./prod/chart, valuesFrom: [{ file: ./prod/values.yaml }] }\n';
 
   test("when-excluded-files-unread: an excluded step's local files may be absent; they are not read or hashed", () => {
     const spec = load(GATED);
-    assert.deepEqual(spec.steps.map((s) => s.included), [false, false]);
+    assert.deepEqual(
+      spec.steps.map((s) => s.included),
+      [false, false],
+    );
     for (const s of spec.steps) assert.match(s.inputHash, /^sha256:[0-9a-f]{64}$/);
   });
 
@@ -216,7 +276,9 @@ describe("YAML documents", () => {
   });
 
   test("kustomize-local-only: the error quotes the remote base URL intact", () => {
-    const e = refused("  - name: a\n    apply:\n      manifests:\n        - kustomize: ./k\n", { files: { "k/kustomization.yaml": "resources:\n  - https://github.com/org/repo//base?ref=v1\n" } });
+    const e = refused("  - name: a\n    apply:\n      manifests:\n        - kustomize: ./k\n", {
+      files: { "k/kustomization.yaml": "resources:\n  - https://github.com/org/repo//base?ref=v1\n" },
+    });
     assert.match(e.message, /https:\/\/github\.com\/org\/repo\/\/base\?ref=v1/);
   });
 });

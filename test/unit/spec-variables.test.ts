@@ -28,18 +28,39 @@ describe("variables: sources and precedence", () => {
     const r = sub(text, {
       set: [["A", "set"]],
       varFiles: [{ file: "f", values: { A: "file", B: "file" } }],
-      env: { KHOOK_SECRET_A: "secretA", KHOOK_SECRET_B: "secretB", KHOOK_SECRET_C: "secretC", KHOOK_VAR_A: "va", KHOOK_VAR_B: "vb", KHOOK_VAR_C: "vc", KHOOK_VAR_D: "vd" },
+      env: {
+        KHOOK_SECRET_A: "secretA",
+        KHOOK_SECRET_B: "secretB",
+        KHOOK_SECRET_C: "secretC",
+        KHOOK_VAR_A: "va",
+        KHOOK_VAR_B: "vb",
+        KHOOK_VAR_C: "vc",
+        KHOOK_VAR_D: "vd",
+      },
     });
     assert.equal(r.text, "set file secretC vd d");
   });
 
   test("later --set and later --var-file entries win", () => {
-    const r = sub("${A} ${B}", { set: [["A", "1"], ["A", "2"]], varFiles: [{ file: "a", values: { B: "x" } }, { file: "b", values: { B: "y" } }] });
+    const r = sub("${A} ${B}", {
+      set: [
+        ["A", "1"],
+        ["A", "2"],
+      ],
+      varFiles: [
+        { file: "a", values: { B: "x" } },
+        { file: "b", values: { B: "y" } },
+      ],
+    });
     assert.equal(r.text, "2 y");
   });
 
   test("both prefixes are configurable, and other environment variables are never read", () => {
-    const r = sub("${FOO} ${TOK} ${PATH:-unset}", { env: { MY_FOO: "f", MY_SECRET_TOK: "tokvalue", PATH: "/bin", KHOOK_VAR_FOO: "ignored" }, varPrefix: "MY_", secretPrefix: "MY_SECRET_" });
+    const r = sub("${FOO} ${TOK} ${PATH:-unset}", {
+      env: { MY_FOO: "f", MY_SECRET_TOK: "tokvalue", PATH: "/bin", KHOOK_VAR_FOO: "ignored" },
+      varPrefix: "MY_",
+      secretPrefix: "MY_SECRET_",
+    });
     assert.equal(r.text, "f tokvalue unset");
     assert.ok(r.vars.values.get("TOK")?.secret);
   });
@@ -52,16 +73,27 @@ describe("variables: sources and precedence", () => {
 
 describe("variables: substitution", () => {
   test("a missing variable with no default is an error, and every missing variable is reported at once", () => {
-    const e = loadError(specText("  - name: a\n    wait: { for: delete, on: pods/${ONE} }\n  - name: b\n    wait: { for: delete, on: pods/${TWO} }\n"));
+    const e = loadError(
+      specText(
+        "  - name: a\n    wait: { for: delete, on: pods/${ONE} }\n  - name: b\n    wait: { for: delete, on: pods/${TWO} }\n",
+      ),
+    );
     assert.equal(e.code, "invalid-input");
     assert.equal(e.exitCode, 2);
     const missing = e.diagnostics.filter((d) => d.rule === "variable-missing").map((d) => d.message.split(" ")[1]);
     assert.deepEqual(missing, ["ONE", "TWO"]);
-    assert.deepEqual(e.diagnostics.map((d) => d.position?.line), [7, 9]);
+    assert.deepEqual(
+      e.diagnostics.map((d) => d.position?.line),
+      [7, 9],
+    );
   });
 
   test("substitution is textual and happens before YAML parsing, so a variable can hold any scalar", () => {
-    const spec = loadSpec({ text: specText("  - name: a\n    retries: ${N}\n    wait: { for: delete, on: pods }\n"), set: [["N", "3"]], env: {} });
+    const spec = loadSpec({
+      text: specText("  - name: a\n    retries: ${N}\n    wait: { for: delete, on: pods }\n"),
+      set: [["N", "3"]],
+      env: {},
+    });
     assert.equal(spec.steps[0]!.retries, 3);
   });
 
@@ -78,24 +110,38 @@ describe("variables: substitution", () => {
 
   test("text without ${ passes through unchanged (property)", () => {
     fc.assert(
-      fc.property(fc.string().filter((s) => !s.includes("${")), (s) => {
-        const r = sub(s);
-        return r.text === s.replace(/\$\$\{/g, "${") && r.diagnostics.length === 0;
-      }),
+      fc.property(
+        fc.string().filter((s) => !s.includes("${")),
+        (s) => {
+          const r = sub(s);
+          return r.text === s.replace(/\$\$\{/g, "${") && r.diagnostics.length === 0;
+        },
+      ),
     );
   });
 
   test("arbitrary input never crashes with anything but a khook diagnostic (property)", () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom("$", "{", "}", "|", ":", "-", "A", "b", " ", '"', "x", "1", "\n") }), (s) => {
-        const r = sub(s, { set: [["A", "v"]] });
-        return typeof r.text === "string" && r.diagnostics.every((d) => typeof d.message === "string" && d.position !== undefined);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom("$", "{", "}", "|", ":", "-", "A", "b", " ", '"', "x", "1", "\n") }),
+        (s) => {
+          const r = sub(s, { set: [["A", "v"]] });
+          return (
+            typeof r.text === "string" &&
+            r.diagnostics.every((d) => typeof d.message === "string" && d.position !== undefined)
+          );
+        },
+      ),
     );
   });
 
   test("errors point at the line the author wrote, even after a multi-line value was substituted", () => {
-    const e = loadError(specText("  - name: a\n    wait: { for: delete, on: pods }\n    when: ${COND}\n  - name: b\n    unknownField: 1\n    wait: { for: delete, on: pods }\n"), { set: [["COND", 'vars.get("X", "a") ==\n      "a"']] });
+    const e = loadError(
+      specText(
+        "  - name: a\n    wait: { for: delete, on: pods }\n    when: ${COND}\n  - name: b\n    unknownField: 1\n    wait: { for: delete, on: pods }\n",
+      ),
+      { set: [["COND", 'vars.get("X", "a") ==\n      "a"']] },
+    );
     const unknown = e.diagnostics.find((d) => d.path.startsWith("/steps/1"));
     assert.ok(unknown, e.message);
     assert.equal(unknown.position?.line, 10);
@@ -104,18 +150,29 @@ describe("variables: substitution", () => {
 
 describe("variables: what breaks names its cause", () => {
   test("a plain variable whose value breaks the YAML is named, with the fix", () => {
-    const e = loadError(specText("  - name: a\n    wait: { for: delete, on: pods, selector: ${SEL} }\n"), { set: [["SEL", "app: x"]] });
-    assert.match(e.message, /<stdin>:7:46: YAML: .*the value of variable SEL breaks the YAML here .*\$\{SEL \| quote\}/);
+    const e = loadError(specText("  - name: a\n    wait: { for: delete, on: pods, selector: ${SEL} }\n"), {
+      set: [["SEL", "app: x"]],
+    });
+    assert.match(
+      e.message,
+      /<stdin>:7:46: YAML: .*the value of variable SEL breaks the YAML here .*\$\{SEL \| quote\}/,
+    );
   });
 
   test("a multi-document var file gets a message about var files, not about a JavaScript API", () => {
-    assert.throws(() => parseVarFile("A: 1\n---\nB: 2\n", "vars.yaml"), (e: unknown) => {
-      assert.ok(e instanceof KhookError);
-      assert.equal(e.exitCode, 2);
-      assert.match(e.message, /the var file vars\.yaml holds 2 YAML documents \(separated by ---\); a var file is one flat NAME: value map/);
-      assert.doesNotMatch(e.message, /parseAllDocuments/);
-      return true;
-    });
+    assert.throws(
+      () => parseVarFile("A: 1\n---\nB: 2\n", "vars.yaml"),
+      (e: unknown) => {
+        assert.ok(e instanceof KhookError);
+        assert.equal(e.exitCode, 2);
+        assert.match(
+          e.message,
+          /the var file vars\.yaml holds 2 YAML documents \(separated by ---\); a var file is one flat NAME: value map/,
+        );
+        assert.doesNotMatch(e.message, /parseAllDocuments/);
+        return true;
+      },
+    );
   });
 
   test("variable-syntax: a pipeline with an empty stage (${A|upper|}) is refused like ${A|}", () => {
@@ -125,7 +182,11 @@ describe("variables: what breaks names its cause", () => {
       assert.match(r.diagnostics[0]!.message, /empty pipeline/);
       assert.equal(r.diagnostics[0]!.rule, "variable-syntax");
     }
-    assert.deepEqual(sub('v: ${A|replace "x" "|"}', { set: [["A", "a"]] }).diagnostics, [], "a | inside a quoted argument is no stage");
+    assert.deepEqual(
+      sub('v: ${A|replace "x" "|"}', { set: [["A", "a"]] }).diagnostics,
+      [],
+      "a | inside a quoted argument is no stage",
+    );
   });
 });
 
@@ -154,9 +215,12 @@ describe("pipelines", () => {
   });
 
   test("pipeline outputs of secret variables are registered for redaction alongside the raw values", () => {
-    const r = sub("${TOKEN|b64enc} ${TOKEN|upper} ${TOKEN|sha256sum}", { env: { KHOOK_SECRET_TOKEN: "hunter2-token" } });
+    const r = sub("${TOKEN|b64enc} ${TOKEN|upper} ${TOKEN|sha256sum}", {
+      env: { KHOOK_SECRET_TOKEN: "hunter2-token" },
+    });
     const [b64, upper, sha] = r.text.split(" ");
-    for (const form of [b64!, upper!, sha!, "hunter2-token"]) assert.equal(r.vars.redactor.redact(`x ${form} y`), "x *** y", form);
+    for (const form of [b64!, upper!, sha!, "hunter2-token"])
+      assert.equal(r.vars.redactor.redact(`x ${form} y`), "x *** y", form);
   });
 
   test("a pipeline error never quotes a secret value", () => {

@@ -3,9 +3,23 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { Redactor } from "../../provider/redact.js";
-import { clearLease, currentRun, deleteReleasedRecord, Journal, releaseRecord, type JournalOptions } from "../../provider/state/journal.js";
+import {
+  clearLease,
+  currentRun,
+  deleteReleasedRecord,
+  Journal,
+  releaseRecord,
+  type JournalOptions,
+} from "../../provider/state/journal.js";
 import { currentPidSpace, pidAlive, startTimeField } from "../../provider/state/process-identity.js";
-import { assessLease, describeLeaseHolder, leaseHolderState, newLease, type Lease, type LeaseSelf } from "../../provider/state/lease.js";
+import {
+  assessLease,
+  describeLeaseHolder,
+  leaseHolderState,
+  newLease,
+  type Lease,
+  type LeaseSelf,
+} from "../../provider/state/lease.js";
 import { parseRecord, serializeRecord, type StateRecord } from "../../provider/state/record.js";
 import { PermanentStoreError } from "../../provider/state/store.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
@@ -51,7 +65,9 @@ function recordHeldBy(lease: Lease | undefined): string {
     runStatus: "running",
     startedAt: T0.toISOString(),
     updatedAt: T0.toISOString(),
-    steps: { a: { inputHash: "ha", status: "ok", reason: "done", attempts: 1, durationMs: 1, finishedAt: T0.toISOString() } },
+    steps: {
+      a: { inputHash: "ha", status: "ok", reason: "done", attempts: 1, durationMs: 1, finishedAt: T0.toISOString() },
+    },
     ...(lease ? { lease } : {}),
   };
   return serializeRecord(record);
@@ -92,7 +108,7 @@ describe("state: journal writes", () => {
     const j = journal(store);
     await j.open();
     await j.beginRun();
-    store.failWrites = new PermanentStoreError("forbidden to update Secret \"x\" in namespace \"y\"");
+    store.failWrites = new PermanentStoreError('forbidden to update Secret "x" in namespace "y"');
     j.recordStep({ name: "a", inputHash: "ha" }, ok);
     assert.match((await j.finish("succeeded")) ?? "", /forbidden to update Secret "x" in namespace "y"/);
     assert.equal(store.calls.write, 2);
@@ -108,7 +124,12 @@ describe("state: journal writes", () => {
   });
 
   test("no lease, no run: a claim that cannot be written throws before anything runs, naming the store's problem", async () => {
-    for (const failure of [new PermanentStoreError('cannot create Secret "x" in namespace "y" (the state record): namespace "y" does not exist'), new Error("ECONNRESET")]) {
+    for (const failure of [
+      new PermanentStoreError(
+        'cannot create Secret "x" in namespace "y" (the state record): namespace "y" does not exist',
+      ),
+      new Error("ECONNRESET"),
+    ]) {
       const store = new MemoryRecordStore(undefined, 'Secret "x" in namespace "y"');
       store.failWrites = failure;
       const j = journal(store);
@@ -155,7 +176,15 @@ describe("state: the lease on the record", () => {
     await j.beginRun();
     assert.equal(store.calls.write, 1, "the claim is written before beginRun returns");
     const lease = stored(store).lease;
-    assert.deepEqual(lease, { id: "run-me", holder: "alice", host: "laptop", pid: 100, command: "apply", startedAt: T0.toISOString(), renewDeadline: "2026-01-01T00:01:30.000Z" });
+    assert.deepEqual(lease, {
+      id: "run-me",
+      holder: "alice",
+      host: "laptop",
+      pid: 100,
+      command: "apply",
+      startedAt: T0.toISOString(),
+      renewDeadline: "2026-01-01T00:01:30.000Z",
+    });
     assert.equal(await j.finish("succeeded"), undefined);
     assert.equal(stored(store).lease, undefined);
   });
@@ -168,7 +197,10 @@ describe("state: the lease on the record", () => {
     await assert.rejects(j.beginRun(), (e: unknown) => {
       assert.ok(e instanceof KhookError);
       assert.equal(e.exitCode, 1);
-      assert.match(e.message, /locked by another khook run: bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00.000Z\)/);
+      assert.match(
+        e.message,
+        /locked by another khook run: bob on ci-runner-3 \(pid 4242, khook apply started 2026-01-01T00:00:00.000Z\)/,
+      );
       assert.match(e.message, /khook unlock -f demo\.yaml/);
       return true;
     });
@@ -190,7 +222,10 @@ describe("state: the lease on the record", () => {
     assert.equal(stored(store).lease?.id, "run-me");
     const [warning, ...rest] = j.takeWarnings();
     assert.deepEqual(rest, []);
-    assert.match(warning ?? "", /took over the lease .* held by bob on ci-runner-3 \(pid 4242.*it was not renewed after/);
+    assert.match(
+      warning ?? "",
+      /took over the lease .* held by bob on ci-runner-3 \(pid 4242.*it was not renewed after/,
+    );
     assert.ok(j.isResumable({ name: "a", inputHash: "ha" }), "the steps the other run recorded still resume");
   });
 
@@ -200,7 +235,10 @@ describe("state: the lease on the record", () => {
     await j.open();
     await j.beginRun();
     assert.equal(stored(store).lease?.id, "run-me");
-    assert.match(j.takeWarnings().join("\n"), /its process is no longer running \(same host, pid namespace and boot as this run\)/);
+    assert.match(
+      j.takeWarnings().join("\n"),
+      /its process is no longer running \(same host, pid namespace and boot as this run\)/,
+    );
   });
 
   test("a live run's lease is never taken: a dead pid concludes nothing unless the holder ran in this pid namespace of this boot", () => {
@@ -208,10 +246,26 @@ describe("state: the lease on the record", () => {
     const dead = (): boolean => false;
     const holder = (space: Partial<LeaseSelf>): Lease => newLease({ ...other, ...space }, "apply", T0);
     // The same host name proves nothing: a host-network container, a hostNetwork pod.
-    assert.equal(assessLease(holder({ host: "laptop" }), self, T0, dead).kind, "held", "a lease without a pid namespace (an older khook, no /proc)");
-    assert.equal(assessLease(holder({ ...mySpace, pidNamespace: "pid:[4026532999]" }), self, T0, dead).kind, "held", "another pid namespace");
-    assert.equal(assessLease(holder({ ...mySpace, bootId: "another-boot" }), self, T0, dead).kind, "held", "another boot of the same kernel");
-    assert.equal(assessLease(holder(mySpace), { ...me }, T0, dead).kind, "held", "this run cannot tell its own pid namespace");
+    assert.equal(
+      assessLease(holder({ host: "laptop" }), self, T0, dead).kind,
+      "held",
+      "a lease without a pid namespace (an older khook, no /proc)",
+    );
+    assert.equal(
+      assessLease(holder({ ...mySpace, pidNamespace: "pid:[4026532999]" }), self, T0, dead).kind,
+      "held",
+      "another pid namespace",
+    );
+    assert.equal(
+      assessLease(holder({ ...mySpace, bootId: "another-boot" }), self, T0, dead).kind,
+      "held",
+      "another boot of the same kernel",
+    );
+    assert.equal(
+      assessLease(holder(mySpace), { ...me }, T0, dead).kind,
+      "held",
+      "this run cannot tell its own pid namespace",
+    );
     assert.equal(assessLease(holder(mySpace), self, T0, dead).kind, "abandoned");
     // Every uncertain case still expires.
     const expiry = new Date(Date.parse(holder({ host: "laptop" }).renewDeadline) + 1);
@@ -227,7 +281,11 @@ describe("state: the lease on the record", () => {
     const space = currentPidSpace();
     if (space === undefined) return; // no /proc of our own: the fields are absent and nothing is judged by pid
     assert.equal(pidAlive(process.pid, space.processStart), true);
-    assert.equal(pidAlive(process.pid, String(Number(space.processStart) + 1)), false, "a pid running another process is a dead holder");
+    assert.equal(
+      pidAlive(process.pid, String(Number(space.processStart) + 1)),
+      false,
+      "a pid running another process is a dead holder",
+    );
     assert.equal(currentRun().pidNamespace, space.pidNamespace);
     assert.match(space.pidNamespace, /^pid:\[\d+\]$/);
   });
@@ -237,14 +295,38 @@ describe("state: the lease on the record", () => {
     const here = newLease({ ...other, ...mySpace }, "apply", T0);
     const elsewhere = newLease(other, "apply", T0);
     const later = new Date(Date.parse(here.renewDeadline) + 1);
-    assert.deepEqual(leaseHolderState(here, self, T0, () => false), { state: "holder-gone", seen: true });
-    assert.deepEqual(leaseHolderState(here, self, T0, () => true), { state: "live", seen: true });
-    assert.deepEqual(leaseHolderState(elsewhere, self, T0, () => false), { state: "live", seen: false });
-    assert.deepEqual(leaseHolderState(elsewhere, self, later, () => true), { state: "expired", seen: false });
-    assert.match(describeLeaseHolder(here, { state: "holder-gone", seen: true }), /^bob on laptop \(pid 4242, .*\), but that process is no longer running .*takes it over at once/);
-    assert.match(describeLeaseHolder(elsewhere, { state: "expired", seen: false }), /but the lease expired at 2026-01-01T00:01:30\.000Z .*the next khook run takes it over/);
-    assert.match(describeLeaseHolder(here, { state: "live", seen: true }), /lease renewed until 2026-01-01T00:01:30\.000Z \(that process is running\)/);
-    assert.match(describeLeaseHolder(elsewhere, { state: "live", seen: false }), /cannot see that process from here, so the lease holds until it expires/);
+    assert.deepEqual(
+      leaseHolderState(here, self, T0, () => false),
+      { state: "holder-gone", seen: true },
+    );
+    assert.deepEqual(
+      leaseHolderState(here, self, T0, () => true),
+      { state: "live", seen: true },
+    );
+    assert.deepEqual(
+      leaseHolderState(elsewhere, self, T0, () => false),
+      { state: "live", seen: false },
+    );
+    assert.deepEqual(
+      leaseHolderState(elsewhere, self, later, () => true),
+      { state: "expired", seen: false },
+    );
+    assert.match(
+      describeLeaseHolder(here, { state: "holder-gone", seen: true }),
+      /^bob on laptop \(pid 4242, .*\), but that process is no longer running .*takes it over at once/,
+    );
+    assert.match(
+      describeLeaseHolder(elsewhere, { state: "expired", seen: false }),
+      /but the lease expired at 2026-01-01T00:01:30\.000Z .*the next khook run takes it over/,
+    );
+    assert.match(
+      describeLeaseHolder(here, { state: "live", seen: true }),
+      /lease renewed until 2026-01-01T00:01:30\.000Z \(that process is running\)/,
+    );
+    assert.match(
+      describeLeaseHolder(elsewhere, { state: "live", seen: false }),
+      /cannot see that process from here, so the lease holds until it expires/,
+    );
   });
 
   test("a live run's lease is never taken: /proc/<pid>/stat's start time is read past a command holding spaces and parentheses", () => {
@@ -399,13 +481,19 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
     await second.beginRun();
     await second.finish("succeeded");
     assert.deepEqual(recordIn(store).owner, next);
-    const malformed = parseRecord(JSON.stringify({ ...JSON.parse(store.json!), owner: { project: "infra", stack: 3, token: "x" } }));
+    const malformed = parseRecord(
+      JSON.stringify({ ...JSON.parse(store.json!), owner: { project: "infra", stack: 3, token: "x" } }),
+    );
     assert.ok(malformed.ok);
     assert.equal(malformed.record.owner, undefined);
   });
 
   /** One apply run by `claimant` that completes (with what `during` records). */
-  const completedRun = async (store: MemoryRecordStore, claimant: typeof owner, during: (run: Journal) => void = () => undefined): Promise<void> => {
+  const completedRun = async (
+    store: MemoryRecordStore,
+    claimant: typeof owner,
+    during: (run: Journal) => void = () => undefined,
+  ): Promise<void> => {
     const run = journal(store, { owner: claimant });
     await run.open();
     await run.beginRun();
@@ -416,9 +504,13 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
   test("a record its owner left: releaseRecord marks it (the owner kept, movedTo set) only while that owner holds it, and keeps the steps", async () => {
     const store = new MemoryRecordStore();
     await completedRun(store, owner, (run) => run.recordStep({ name: "a", inputHash: "ha" }, ok));
-    assert.equal(await releaseRecord(store, "t-other", "elsewhere"), false, "a token that does not hold the record releases nothing");
+    assert.equal(
+      await releaseRecord(store, "t-other", "elsewhere"),
+      false,
+      "a token that does not hold the record releases nothing",
+    );
     assert.equal(recordIn(store).owner?.movedTo, undefined);
-    assert.equal(await releaseRecord(store, "t-1", "the state record (Secret \"b\" in namespace \"ns\")"), true);
+    assert.equal(await releaseRecord(store, "t-1", 'the state record (Secret "b" in namespace "ns")'), true);
     assert.deepEqual(recordIn(store).owner, { ...owner, movedTo: 'the state record (Secret "b" in namespace "ns")' });
     assert.deepEqual(Object.keys(recordIn(store).steps), ["a"]);
     assert.equal(await releaseRecord(store, "t-1", "again"), false, "released once");
@@ -453,8 +545,25 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
   });
 
   test("an owner's movedTo and movedFrom survive a write and a read; a movedFrom entry that is not namespace/name is dropped", () => {
-    const base = JSON.parse(serializeRecord({ format: 1, spec: "demo", specHash: "sha256:s", khookVersion: "1", command: "apply", runStatus: "succeeded", startedAt: T0.toISOString(), updatedAt: T0.toISOString(), steps: {} } as StateRecord)) as Record<string, unknown>;
-    const parsed = parseRecord(JSON.stringify({ ...base, owner: { ...owner, movedTo: "there", movedFrom: ["ns/a", "bad", "ns/b/c", 7, "ns/d"] } }));
+    const base = JSON.parse(
+      serializeRecord({
+        format: 1,
+        spec: "demo",
+        specHash: "sha256:s",
+        khookVersion: "1",
+        command: "apply",
+        runStatus: "succeeded",
+        startedAt: T0.toISOString(),
+        updatedAt: T0.toISOString(),
+        steps: {},
+      } as StateRecord),
+    ) as Record<string, unknown>;
+    const parsed = parseRecord(
+      JSON.stringify({
+        ...base,
+        owner: { ...owner, movedTo: "there", movedFrom: ["ns/a", "bad", "ns/b/c", 7, "ns/d"] },
+      }),
+    );
     assert.ok(parsed.ok);
     assert.deepEqual(parsed.record.owner, { ...owner, movedTo: "there", movedFrom: ["ns/a", "ns/d"] });
   });

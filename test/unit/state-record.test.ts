@@ -31,7 +31,12 @@ const plain = new Redactor();
 function recordWith(steps: Record<string, { hash: string; status: "ok" | "failed" | "skipped" }>): StateRecord {
   let r = beginRecord(undefined, id, "apply", T0);
   for (const [name, s] of Object.entries(steps)) {
-    r = withEntry(r, name, entryFromOutcome({ inputHash: s.hash, status: s.status, reason: "r", attempts: 1, durationMs: 5 }, plain, T1), T1);
+    r = withEntry(
+      r,
+      name,
+      entryFromOutcome({ inputHash: s.hash, status: s.status, reason: "r", attempts: 1, durationMs: 5 }, plain, T1),
+      T1,
+    );
   }
   return r;
 }
@@ -40,7 +45,18 @@ describe("state record: model", () => {
   test("stores per-step input hashes and outcomes, the whole-spec hash, khook's version and timestamps", () => {
     const r = finishRecord(recordWith({ a: { hash: "sha256:a", status: "ok" } }), "succeeded", T1);
     const json = JSON.parse(serializeRecord(r)) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(json).sort(), ["command", "finishedAt", "format", "khookVersion", "runStatus", "spec", "specHash", "startedAt", "steps", "updatedAt"]);
+    assert.deepEqual(Object.keys(json).sort(), [
+      "command",
+      "finishedAt",
+      "format",
+      "khookVersion",
+      "runStatus",
+      "spec",
+      "specHash",
+      "startedAt",
+      "steps",
+      "updatedAt",
+    ]);
     assert.deepEqual(json["steps"], {
       a: { inputHash: "sha256:a", status: "ok", reason: "r", attempts: 1, durationMs: 5, finishedAt: T1.toISOString() },
     });
@@ -63,13 +79,26 @@ describe("state record: model", () => {
     const secret = "Sup3rS3cretValue";
     const spec = specFixture(
       [
-        { name: "cni", type: "helm", action: { chart: "cilium", repo: "https://helm.cilium.io", values: { password: secret, marker: "VALUES-MARKER" } } },
+        {
+          name: "cni",
+          type: "helm",
+          action: {
+            chart: "cilium",
+            repo: "https://helm.cilium.io",
+            values: { password: secret, marker: "VALUES-MARKER" },
+          },
+        },
         { name: "job", type: "job", action: { image: "busybox", env: { TOKEN: secret }, args: ["ARGS-MARKER"] } },
       ],
       { secrets: [secret] },
     );
     const store = new MemoryRecordStore();
-    await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, store) });
+    await runSpec(spec, {
+      mode: "apply",
+      executors: new StubExecutors().map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+    });
     for (const json of store.history) {
       for (const needle of [secret, "VALUES-MARKER", "ARGS-MARKER", "cilium", "busybox", "helm.cilium.io"]) {
         assert.ok(!json.includes(needle), `record contains ${needle}: ${json}`);
@@ -83,7 +112,14 @@ describe("state record: error text", () => {
     const r = new Redactor();
     r.add("tok-abcdef");
     const e = entryFromOutcome(
-      { inputHash: "h", status: "failed", reason: "failed", attempts: 1, durationMs: 1, error: `tok-abcdef ${"y".repeat(5000)}` },
+      {
+        inputHash: "h",
+        status: "failed",
+        reason: "failed",
+        attempts: 1,
+        durationMs: 1,
+        error: `tok-abcdef ${"y".repeat(5000)}`,
+      },
       r,
       T1,
     );
@@ -98,7 +134,11 @@ describe("state record: error text", () => {
     r.add(secret);
     // Put the secret right across the 2 KiB boundary.
     const text = "a".repeat(MAX_ERROR_BYTES - 20) + secret + "b".repeat(100);
-    const e = entryFromOutcome({ inputHash: "h", status: "failed", reason: "failed", attempts: 1, durationMs: 1, error: text }, r, T1);
+    const e = entryFromOutcome(
+      { inputHash: "h", status: "failed", reason: "failed", attempts: 1, durationMs: 1, error: text },
+      r,
+      T1,
+    );
     assert.ok(!(e.error ?? "").includes("ZZZZ-secret"), e.error);
   });
 
@@ -168,7 +208,9 @@ describe("state record: parsing and size", () => {
   });
 
   test("malformed step entries are dropped one by one", () => {
-    const p = parseRecord(JSON.stringify({ format: 1, steps: { good: { inputHash: "h", status: "ok" }, bad: { status: "ok" }, worse: 7 } }));
+    const p = parseRecord(
+      JSON.stringify({ format: 1, steps: { good: { inputHash: "h", status: "ok" }, bad: { status: "ok" }, worse: 7 } }),
+    );
     assert.ok(p.ok);
     assert.deepEqual(Object.keys(p.record.steps), ["good"]);
   });
@@ -177,9 +219,23 @@ describe("state record: parsing and size", () => {
     let r = beginRecord(undefined, id, "apply", T0);
     for (let i = 0; i < 50; i++) {
       const at = new Date(T0.getTime() + i * 1000);
-      r = withEntry(r, `old-${String(i).padStart(2, "0")}`, entryFromOutcome({ inputHash: "h", status: "ok", reason: "x".repeat(100), attempts: 1, durationMs: 1 }, plain, at), at);
+      r = withEntry(
+        r,
+        `old-${String(i).padStart(2, "0")}`,
+        entryFromOutcome(
+          { inputHash: "h", status: "ok", reason: "x".repeat(100), attempts: 1, durationMs: 1 },
+          plain,
+          at,
+        ),
+        at,
+      );
     }
-    r = withEntry(r, "current", entryFromOutcome({ inputHash: "h", status: "ok", reason: "r", attempts: 1, durationMs: 1 }, plain, T0), T0);
+    r = withEntry(
+      r,
+      "current",
+      entryFromOutcome({ inputHash: "h", status: "ok", reason: "r", attempts: 1, durationMs: 1 }, plain, T0),
+      T0,
+    );
     const json = serializeRecord(r, new Set(["current"]), 3000);
     assert.ok(Buffer.byteLength(json) <= 3000);
     const kept = Object.keys((JSON.parse(json) as StateRecord).steps);
@@ -191,25 +247,42 @@ describe("state record: parsing and size", () => {
 describe("state record: summary for khook status", () => {
   test("summarizes the last run and compares against the current spec", () => {
     const r = finishRecord(
-      recordWith({ a: { hash: "h1", status: "ok" }, b: { hash: "h2", status: "failed" }, gone: { hash: "x", status: "ok" } }),
+      recordWith({
+        a: { hash: "h1", status: "ok" },
+        b: { hash: "h2", status: "failed" },
+        gone: { hash: "x", status: "ok" },
+      }),
       "failed",
       T1,
     );
-    const s = summarizeRecord(r, { specHash: "sha256:other", steps: [{ name: "a", inputHash: "h1" }, { name: "b", inputHash: "h2" }, { name: "new", inputHash: "n" }] });
+    const s = summarizeRecord(r, {
+      specHash: "sha256:other",
+      steps: [
+        { name: "a", inputHash: "h1" },
+        { name: "b", inputHash: "h2" },
+        { name: "new", inputHash: "n" },
+      ],
+    });
     assert.equal(s.runStatus, "failed");
     assert.equal(s.specChanged, true);
-    assert.deepEqual(s.steps.map((x) => [x.name, x.status, x.inSpec, x.resumable ?? null]), [
-      ["a", "ok", true, true],
-      ["b", "failed", true, false],
-      ["gone", "ok", false, null],
-    ]);
+    assert.deepEqual(
+      s.steps.map((x) => [x.name, x.status, x.inSpec, x.resumable ?? null]),
+      [
+        ["a", "ok", true, true],
+        ["b", "failed", true, false],
+        ["gone", "ok", false, null],
+      ],
+    );
     assert.deepEqual(s.unrecorded, ["new"]);
     assert.deepEqual(s.counts, { ok: 2, failed: 1 });
   });
 
   test("summary without a spec lists entries by name", () => {
     const s = summarizeRecord(recordWith({ b: { hash: "h", status: "ok" }, a: { hash: "h", status: "ok" } }));
-    assert.deepEqual(s.steps.map((x) => x.name), ["a", "b"]);
+    assert.deepEqual(
+      s.steps.map((x) => x.name),
+      ["a", "b"],
+    );
     assert.equal(s.specChanged, undefined);
   });
 });

@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Journal } from "../../provider/state/journal.js";
 import type { DeleteOptions, DeleteResult, KubeObject, ResourceType } from "../../provider/kube/index.js";
-import { MANAGED_BY_LABEL, SecretRecordStore, SPEC_LABEL, labelValue, type SecretClient } from "../../provider/state/secret-store.js";
+import {
+  MANAGED_BY_LABEL,
+  SecretRecordStore,
+  SPEC_LABEL,
+  labelValue,
+  type SecretClient,
+} from "../../provider/state/secret-store.js";
 import { PermanentStoreError, RecordConflictError } from "../../provider/state/store.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { noExtras, specFixture, StubExecutors } from "./support/engine-fixtures.js";
@@ -21,7 +27,13 @@ class FakeApiError extends Error {
 }
 
 interface FakeSecret {
-  metadata: { name: string; namespace: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   type?: string;
   data?: Record<string, string>;
 }
@@ -39,7 +51,11 @@ class FakeSecrets implements SecretClient {
     assert.equal(rt.resource, "secrets");
     assert.equal(rt.group, "");
     this.log.push(`${verb} ${namespace}/${name}`);
-    if (this.deny.has(verb)) throw new FakeApiError(403, `secrets is forbidden: User "sa" cannot ${verb} resource "secrets" in API group "" in the namespace "${namespace}"`);
+    if (this.deny.has(verb))
+      throw new FakeApiError(
+        403,
+        `secrets is forbidden: User "sa" cannot ${verb} resource "secrets" in API group "" in the namespace "${namespace}"`,
+      );
   }
 
   async get(rt: ResourceType, name: string, namespace?: string): Promise<KubeObject | undefined> {
@@ -63,7 +79,8 @@ class FakeSecrets implements SecretClient {
     this.beforePut?.();
     const cur = this.objects.get(body.metadata.name);
     if (!cur) throw new FakeApiError(404, "not found");
-    if (body.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new FakeApiError(409, "the object has been modified");
+    if (body.metadata.resourceVersion !== cur.metadata.resourceVersion)
+      throw new FakeApiError(409, "the object has been modified");
     body.metadata.resourceVersion = String(++this.rv);
     this.objects.set(body.metadata.name, body);
     return structuredClone(body) as KubeObject;
@@ -73,7 +90,8 @@ class FakeSecrets implements SecretClient {
     this.enter("delete", rt, namespace, name);
     const cur = this.objects.get(name);
     if (!cur) return { status: "not-found", name, namespace };
-    if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion) throw new FakeApiError(409, "precondition failed");
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion)
+      throw new FakeApiError(409, "precondition failed");
     this.objects.delete(name);
     return { status: "deleted", name, namespace, uid: undefined, object: undefined };
   }
@@ -104,7 +122,10 @@ describe("state: Secret store protocol", () => {
 
   test("khook refuses a Secret of the record's name that it does not own, and writes nothing", async () => {
     const api = new FakeSecrets();
-    api.objects.set(loc.name, { metadata: { ...loc, resourceVersion: "7", labels: { app: "other" } }, data: { password: "c2VjcmV0" } });
+    api.objects.set(loc.name, {
+      metadata: { ...loc, resourceVersion: "7", labels: { app: "other" } },
+      data: { password: "c2VjcmV0" },
+    });
     const store = new SecretRecordStore(api, loc, "demo");
     await assert.rejects(store.read(), (e: unknown) => {
       assert.ok(e instanceof PermanentStoreError);
@@ -114,7 +135,10 @@ describe("state: Secret store protocol", () => {
       return true;
     });
     await assert.rejects(store.delete(undefined), PermanentStoreError);
-    assert.ok(api.log.every((l) => l.startsWith("get")), api.log.join("\n"));
+    assert.ok(
+      api.log.every((l) => l.startsWith("get")),
+      api.log.join("\n"),
+    );
     assert.deepEqual(api.objects.get(loc.name)?.data, { password: "c2VjcmV0" });
   });
 
@@ -126,10 +150,19 @@ describe("state: Secret store protocol", () => {
     const v2 = await store.write('{"v":2}', v1);
     // Another runner writes in between.
     api.objects.get(loc.name)!.metadata.resourceVersion = String(++api.rv);
-    await assert.rejects(store.write('{"v":3}', v2), (e: unknown) => e instanceof RecordConflictError && e.kind === "changed");
+    await assert.rejects(
+      store.write('{"v":3}', v2),
+      (e: unknown) => e instanceof RecordConflictError && e.kind === "changed",
+    );
     assert.deepEqual(record(api), { v: 2 }, "the other runner's version is not overwritten");
-    assert.deepEqual(api.log.map((l) => l.split(" ")[0]), ["get", "create", "update", "update"]);
-    await assert.rejects(store.write('{"v":4}', undefined), (e: unknown) => e instanceof RecordConflictError && e.kind === "exists");
+    assert.deepEqual(
+      api.log.map((l) => l.split(" ")[0]),
+      ["get", "create", "update", "update"],
+    );
+    await assert.rejects(
+      store.write('{"v":4}', undefined),
+      (e: unknown) => e instanceof RecordConflictError && e.kind === "exists",
+    );
   });
 
   test("a Secret deleted mid-run is a conflict of kind gone (the journal decides what to write)", async () => {
@@ -138,14 +171,22 @@ describe("state: Secret store protocol", () => {
     await store.read();
     const v1 = await store.write('{"v":1}', undefined);
     api.objects.delete(loc.name);
-    await assert.rejects(store.write('{"v":2}', v1), (e: unknown) => e instanceof RecordConflictError && e.kind === "gone");
+    await assert.rejects(
+      store.write('{"v":2}', v1),
+      (e: unknown) => e instanceof RecordConflictError && e.kind === "gone",
+    );
     assert.equal(api.objects.size, 0);
   });
 
   test("keeps labels, annotations and the type of an owned Secret when replacing it", async () => {
     const api = new FakeSecrets();
     api.objects.set(loc.name, {
-      metadata: { ...loc, resourceVersion: "3", labels: { [MANAGED_BY_LABEL]: "khook", team: "platform" }, annotations: { note: "hi" } },
+      metadata: {
+        ...loc,
+        resourceVersion: "3",
+        labels: { [MANAGED_BY_LABEL]: "khook", team: "platform" },
+        annotations: { note: "hi" },
+      },
       type: "khook.io/state",
       data: {},
     });
@@ -176,7 +217,12 @@ describe("state: Secret store protocol", () => {
     api.deny.add("create");
     const spec = specFixture([{ name: "a" }], { name: "demo", state: loc });
     const store = new SecretRecordStore(api, loc, "demo");
-    const r = await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, store) });
+    const r = await runSpec(spec, {
+      mode: "apply",
+      executors: new StubExecutors().map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+    });
     assert.equal(r.steps[0]?.status, "skipped");
     assert.equal(r.status, "failed");
     assert.match(r.journalError ?? "", /forbidden to create Secret "khook-state-demo" in namespace "kube-system"/);
@@ -225,14 +271,27 @@ describe("state: Secret store protocol", () => {
 
   test("a full apply costs one GET and one write per step completion at most (coalesced)", async () => {
     const api = new FakeSecrets();
-    const spec = specFixture(Array.from({ length: 30 }, (_, i) => ({ name: `s${i}` })), { name: "demo", state: loc });
+    const spec = specFixture(
+      Array.from({ length: 30 }, (_, i) => ({ name: `s${i}` })),
+      { name: "demo", state: loc },
+    );
     const store = new SecretRecordStore(api, loc, "demo");
-    await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, store) });
+    await runSpec(spec, {
+      mode: "apply",
+      executors: new StubExecutors().map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, store),
+    });
     assert.equal(store.calls.get, 1);
     assert.ok(store.calls.create + store.calls.update <= 31, JSON.stringify(store.calls));
     // Unchanged re-run: one GET, and only the record writes.
     const again = new SecretRecordStore(api, loc, "demo");
-    await runSpec(spec, { mode: "apply", executors: new StubExecutors().map, context: noExtras, journal: Journal.forSpec(spec, again) });
+    await runSpec(spec, {
+      mode: "apply",
+      executors: new StubExecutors().map,
+      context: noExtras,
+      journal: Journal.forSpec(spec, again),
+    });
     assert.equal(again.calls.get, 1);
     assert.ok(again.calls.update <= 2, JSON.stringify(again.calls));
     assert.equal(again.calls.create + again.calls.delete, 0);

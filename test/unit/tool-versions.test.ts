@@ -12,7 +12,11 @@ import { parseToolVersion, toolVersions } from "../../provider/tools/versions.js
 function fakeTools(tools: Record<string, { output: string; code?: number }>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-tools-"));
   for (const [name, t] of Object.entries(tools)) {
-    fs.writeFileSync(path.join(dir, name), `#!/bin/sh\nprintf '%s\\n' ${JSON.stringify(t.output)}\nexit ${t.code ?? 0}\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(dir, name),
+      `#!/bin/sh\nprintf '%s\\n' ${JSON.stringify(t.output)}\nexit ${t.code ?? 0}\n`,
+      { mode: 0o755 },
+    );
   }
   return dir;
 }
@@ -41,7 +45,9 @@ describe("tool versions", () => {
     assert.match(text.out, /^khook \d+\.\d+\.\d+ /);
     assert.match(text.out, new RegExp(`^helm v3\\.22\\.0 \\(${dir}/helm\\)$`, "m"));
     assert.match(text.out, new RegExp(`^kustomize v5\\.8\\.2 \\(${dir}/kustomize\\)$`, "m"));
-    const json = JSON.parse((await version(["-o", "json"], { PATH: dir })).out) as { tools: Record<string, { version?: string; path?: string }> };
+    const json = JSON.parse((await version(["-o", "json"], { PATH: dir })).out) as {
+      tools: Record<string, { version?: string; path?: string }>;
+    };
     assert.deepEqual(json.tools["helm"], { version: "v3.22.0", path: path.join(dir, "helm") });
     assert.deepEqual(json.tools["kustomize"], { version: "v5.8.2", path: path.join(dir, "kustomize") });
   });

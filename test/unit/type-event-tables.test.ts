@@ -43,7 +43,8 @@ const FILES: Record<string, string> = {
   "kust/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kcm}\n",
 };
 
-const stepsYaml = (): string => STEP_TYPES.map((t) => `  - name: s-${t}\n    ${t}: ${ONE_STEP_OF_EACH_TYPE[t]}\n`).join("");
+const stepsYaml = (): string =>
+  STEP_TYPES.map((t) => `  - name: s-${t}\n    ${t}: ${ONE_STEP_OF_EACH_TYPE[t]}\n`).join("");
 
 describe("a step of every type", () => {
   const dir = tempSpecDir({ "spec.yaml": specText(stepsYaml()), ...FILES });
@@ -51,7 +52,10 @@ describe("a step of every type", () => {
 
   test("loads (the schema and the rules know every type), with a summary each", () => {
     const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
-    assert.deepEqual(spec.steps.map((s) => s.type), [...STEP_TYPES]);
+    assert.deepEqual(
+      spec.steps.map((s) => s.type),
+      [...STEP_TYPES],
+    );
     for (const s of spec.steps) assert.ok(s.summary !== "" && !/undefined/.test(s.summary), `${s.type}: ${s.summary}`);
   });
 
@@ -61,17 +65,27 @@ describe("a step of every type", () => {
     for (const s of spec.steps) {
       for (const ref of fileReferences(s.type, s.action, dir)) {
         const key = ref.field.split("/").at(-1)!;
-        assert.ok((LOCAL_FILE_KEYS[s.type] as readonly string[]).includes(key), `${s.type} references ${ref.field}, a key LOCAL_FILE_KEYS.${s.type} does not list`);
+        assert.ok(
+          (LOCAL_FILE_KEYS[s.type] as readonly string[]).includes(key),
+          `${s.type} references ${ref.field}, a key LOCAL_FILE_KEYS.${s.type} does not list`,
+        );
         referenced.add(path.relative(dir, ref.resolved));
       }
     }
     assert.deepEqual([...referenced].sort(), ["chart", "cm.yaml", "kust", "values.yaml"]);
     const bundle = collectBundle(text, dir, {});
-    assert.deepEqual(Object.keys(bundle.files).sort(), Object.keys(FILES).sort(), "named by their paths relative to the spec's directory");
+    assert.deepEqual(
+      Object.keys(bundle.files).sort(),
+      Object.keys(FILES).sort(),
+      "named by their paths relative to the spec's directory",
+    );
   });
 
   test("is recognized before substitution (a Pulumi preview names each step's type)", () => {
-    assert.deepEqual(rawSteps(text, [])?.map((s) => s.type), [...STEP_TYPES]);
+    assert.deepEqual(
+      rawSteps(text, [])?.map((s) => s.type),
+      [...STEP_TYPES],
+    );
   });
 });
 
@@ -85,7 +99,10 @@ describe("a hook on every event", () => {
     // A function that passes its ResourceList through and keeps a copy (its context names the event).
     const log = path.join(dir, "function-inputs.log");
     fs.writeFileSync(path.join(dir, "record"), `#!/bin/sh\ntee -a '${log}'\n`, { mode: 0o755 });
-    const hooks = HOOK_EVENTS.map((e) => `  - name: on-${e}\n    on: [${e}]\n    ${lifecycleOf(e).handler === "function" ? "function: {exec: ./record}" : `webhook: {url: '${server.url}'}`}\n`).join("");
+    const hooks = HOOK_EVENTS.map(
+      (e) =>
+        `  - name: on-${e}\n    on: [${e}]\n    ${lifecycleOf(e).handler === "function" ? "function: {exec: ./record}" : `webhook: {url: '${server.url}'}`}\n`,
+    ).join("");
     fs.writeFileSync(path.join(dir, "spec.yaml"), specText(stepsYaml(), `hooks:\n${hooks}`));
     spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
   });
@@ -94,7 +111,11 @@ describe("a hook on every event", () => {
   test("loads (the schema's enum and the handler rule know every event), and matches the steps the table says", () => {
     for (const e of HOOK_EVENTS) {
       const hook = spec.hooks.find((h) => h.name === `on-${e}`)!;
-      assert.deepEqual(hook.steps, spec.steps.filter((s) => eventApplies(e, s.type, s.action)).map((s) => s.name), `${e} hook matches`);
+      assert.deepEqual(
+        hook.steps,
+        spec.steps.filter((s) => eventApplies(e, s.type, s.action)).map((s) => s.name),
+        `${e} hook matches`,
+      );
       assert.ok(hook.steps.length > 0, `${e} happens on some step`);
     }
   });
@@ -114,7 +135,11 @@ describe("a hook on every event", () => {
     }
     if (run === "plan") await planOnline(spec, stubs.map, noExtras);
     else await runSpec(spec, { mode: run, executors: stubs.map, context: noExtras });
-    const functionEvents = fs.existsSync(log) ? [...fs.readFileSync(log, "utf8").matchAll(/\\"event\\":\\"([a-z-]+)\\"|"event":"([a-z-]+)"/g)].map((m) => m[1] ?? m[2]) : [];
+    const functionEvents = fs.existsSync(log)
+      ? [...fs.readFileSync(log, "utf8").matchAll(/\\"event\\":\\"([a-z-]+)\\"|"event":"([a-z-]+)"/g)].map(
+          (m) => m[1] ?? m[2],
+        )
+      : [];
     const seen = new Set([...server.requests.map((r) => r.body.phase), ...functionEvents]);
     return HOOK_EVENTS.filter((e) => seen.has(e));
   }

@@ -25,7 +25,11 @@ describe("wait.for: condition=", () => {
     assert.deepEqual(ok("condition=Available=true"), { kind: "condition", name: "Available", value: "true" });
   });
   test("dotted condition types (CRDs) are fine", () => {
-    assert.deepEqual(ok("condition=cert-manager.io/Ready"), { kind: "condition", name: "cert-manager.io/Ready", value: "True" });
+    assert.deepEqual(ok("condition=cert-manager.io/Ready"), {
+      kind: "condition",
+      name: "cert-manager.io/Ready",
+      value: "True",
+    });
   });
   test("errors", () => {
     assert.match(err("condition="), /names no condition/);
@@ -36,7 +40,12 @@ describe("wait.for: condition=", () => {
 
 describe("wait.for: jsonpath=", () => {
   test("relaxed forms are equivalent", () => {
-    for (const f of ["jsonpath={.status.phase}=Running", "jsonpath=.status.phase=Running", "jsonpath=status.phase=Running", "jsonpath={status.phase}=Running"]) {
+    for (const f of [
+      "jsonpath={.status.phase}=Running",
+      "jsonpath=.status.phase=Running",
+      "jsonpath=status.phase=Running",
+      "jsonpath={status.phase}=Running",
+    ]) {
       const c = ok(f);
       assert.equal(c.kind, "jsonpath");
       if (c.kind === "jsonpath") {
@@ -95,7 +104,13 @@ describe("wait.for: delete and the rest", () => {
     assert.doesNotMatch(err("ready", false), /delete/);
   });
   test("formatting round-trips", () => {
-    for (const f of ["condition=Ready", "condition=Ready=False", "jsonpath={.status.phase}=Running", "jsonpath={.status.phase}", "delete"]) {
+    for (const f of [
+      "condition=Ready",
+      "condition=Ready=False",
+      "jsonpath={.status.phase}=Running",
+      "jsonpath={.status.phase}",
+      "delete",
+    ]) {
       assert.equal(formatWaitCondition(ok(f)), f);
       assert.deepEqual(ok(formatWaitCondition(ok(f))), ok(f));
     }
@@ -103,7 +118,12 @@ describe("wait.for: delete and the rest", () => {
 });
 
 describe("evaluating a condition on an object", () => {
-  const obj = (status: unknown, generation?: number) => ({ apiVersion: "v1", kind: "X", metadata: { name: "x", generation }, status });
+  const obj = (status: unknown, generation?: number) => ({
+    apiVersion: "v1",
+    kind: "X",
+    metadata: { name: "x", generation },
+    status,
+  });
 
   test("condition: case-insensitive type and status", () => {
     const o = obj({ conditions: [{ type: "Ready", status: "True" }] });
@@ -117,7 +137,10 @@ describe("evaluating a condition on an object", () => {
     assert.equal(evaluateCondition(ok("condition=Ready"), obj(undefined)).met, false);
     const stale = obj({ observedGeneration: 1, conditions: [{ type: "Ready", status: "True" }] }, 2);
     assert.equal(evaluateCondition(ok("condition=Ready"), stale).met, false);
-    const staleOwn = obj({ observedGeneration: 2, conditions: [{ type: "Ready", status: "True", observedGeneration: 1 }] }, 2);
+    const staleOwn = obj(
+      { observedGeneration: 2, conditions: [{ type: "Ready", status: "True", observedGeneration: 1 }] },
+      2,
+    );
     assert.equal(evaluateCondition(ok("condition=Ready"), staleOwn).met, false);
     const fresh = obj({ observedGeneration: 2, conditions: [{ type: "Ready", status: "True" }] }, 2);
     assert.equal(evaluateCondition(ok("condition=Ready"), fresh).met, true);
@@ -138,7 +161,12 @@ describe("evaluating a condition on an object", () => {
     assert.equal(evaluateCondition(ok("jsonpath={.status.missing}=x"), o).met, false);
   });
   test("jsonpath: some value equals", () => {
-    const o = obj({ conditions: [{ type: "A", status: "False" }, { type: "Ready", status: "True" }] });
+    const o = obj({
+      conditions: [
+        { type: "A", status: "False" },
+        { type: "Ready", status: "True" },
+      ],
+    });
     assert.equal(evaluateCondition(ok("jsonpath={.status.conditions[*].status}=True"), o).met, true);
     assert.equal(evaluateCondition(ok('jsonpath={.status.conditions[?(@.type=="Ready")].status}=True'), o).met, true);
     assert.equal(evaluateCondition(ok('jsonpath={.status.conditions[?(@.type=="A")].status}=True'), o).met, false);
@@ -155,39 +183,152 @@ describe("evaluating a condition on an object", () => {
 });
 
 describe("rollout status: kubectl's completeness rules (the rollout step's wait condition)", () => {
-  const deploy = (generation: number, spec: Record<string, unknown>, status: Record<string, unknown>) => ({ kind: "Deployment", metadata: { name: "d", generation }, spec, status });
+  const deploy = (generation: number, spec: Record<string, unknown>, status: Record<string, unknown>) => ({
+    kind: "Deployment",
+    metadata: { name: "d", generation },
+    spec,
+    status,
+  });
   test("Deployment", () => {
-    assert.equal(rolloutStatus(deploy(2, { replicas: 3 }, { observedGeneration: 1 })).message, "Waiting for deployment spec update to be observed...");
-    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 1, replicas: 3 })).message, /1 out of 3 new replicas have been updated/);
-    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 4, availableReplicas: 3 })).message, /1 old replicas are pending termination/);
-    assert.match(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 2 })).message, /2 of 3 updated replicas are available/);
-    assert.deepEqual(rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 3 })), { state: "done", message: 'deployment "d" successfully rolled out' });
+    assert.equal(
+      rolloutStatus(deploy(2, { replicas: 3 }, { observedGeneration: 1 })).message,
+      "Waiting for deployment spec update to be observed...",
+    );
+    assert.match(
+      rolloutStatus(deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 1, replicas: 3 })).message,
+      /1 out of 3 new replicas have been updated/,
+    );
+    assert.match(
+      rolloutStatus(
+        deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 4, availableReplicas: 3 }),
+      ).message,
+      /1 old replicas are pending termination/,
+    );
+    assert.match(
+      rolloutStatus(
+        deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 2 }),
+      ).message,
+      /2 of 3 updated replicas are available/,
+    );
+    assert.deepEqual(
+      rolloutStatus(
+        deploy(1, { replicas: 3 }, { observedGeneration: 1, updatedReplicas: 3, replicas: 3, availableReplicas: 3 }),
+      ),
+      { state: "done", message: 'deployment "d" successfully rolled out' },
+    );
     assert.equal(rolloutStatus(deploy(1, { replicas: 0 }, { observedGeneration: 1 })).state, "done");
-    const stuck = deploy(1, { replicas: 3 }, { observedGeneration: 1, conditions: [{ type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded" }] });
-    assert.deepEqual(rolloutStatus(stuck), { state: "failed", message: 'deployment "d" exceeded its progress deadline' });
+    const stuck = deploy(
+      1,
+      { replicas: 3 },
+      {
+        observedGeneration: 1,
+        conditions: [{ type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded" }],
+      },
+    );
+    assert.deepEqual(rolloutStatus(stuck), {
+      state: "failed",
+      message: 'deployment "d" exceeded its progress deadline',
+    });
   });
   test("DaemonSet", () => {
-    const ds = (strategy: string, generation: number, status: Record<string, unknown>) => ({ kind: "DaemonSet", metadata: { name: "a", generation }, spec: { updateStrategy: { type: strategy } }, status });
+    const ds = (strategy: string, generation: number, status: Record<string, unknown>) => ({
+      kind: "DaemonSet",
+      metadata: { name: "a", generation },
+      spec: { updateStrategy: { type: strategy } },
+      status,
+    });
     assert.equal(rolloutStatus(ds("OnDelete", 1, {})).state, "failed");
-    assert.equal(rolloutStatus(ds("RollingUpdate", 2, { observedGeneration: 1 })).message, "Waiting for daemon set spec update to be observed...");
-    assert.match(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 2 })).message, /2 out of 3 new pods have been updated/);
-    assert.match(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 1 })).message, /1 of 3 updated pods are available/);
-    assert.equal(rolloutStatus(ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3 })).state, "done");
+    assert.equal(
+      rolloutStatus(ds("RollingUpdate", 2, { observedGeneration: 1 })).message,
+      "Waiting for daemon set spec update to be observed...",
+    );
+    assert.match(
+      rolloutStatus(
+        ds("RollingUpdate", 1, { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 2 }),
+      ).message,
+      /2 out of 3 new pods have been updated/,
+    );
+    assert.match(
+      rolloutStatus(
+        ds("RollingUpdate", 1, {
+          observedGeneration: 1,
+          desiredNumberScheduled: 3,
+          updatedNumberScheduled: 3,
+          numberAvailable: 1,
+        }),
+      ).message,
+      /1 of 3 updated pods are available/,
+    );
+    assert.equal(
+      rolloutStatus(
+        ds("RollingUpdate", 1, {
+          observedGeneration: 1,
+          desiredNumberScheduled: 3,
+          updatedNumberScheduled: 3,
+          numberAvailable: 3,
+        }),
+      ).state,
+      "done",
+    );
   });
   test("StatefulSet", () => {
-    const sts = (spec: Record<string, unknown>, status: Record<string, unknown>, generation = 1) => ({ kind: "StatefulSet", metadata: { name: "s", generation }, spec, status });
-    const ru = (partition?: number) => ({ type: "RollingUpdate", ...(partition === undefined ? {} : { rollingUpdate: { partition } }) });
+    const sts = (spec: Record<string, unknown>, status: Record<string, unknown>, generation = 1) => ({
+      kind: "StatefulSet",
+      metadata: { name: "s", generation },
+      spec,
+      status,
+    });
+    const ru = (partition?: number) => ({
+      type: "RollingUpdate",
+      ...(partition === undefined ? {} : { rollingUpdate: { partition } }),
+    });
     assert.equal(rolloutStatus(sts({ updateStrategy: { type: "OnDelete" } }, {})).state, "failed");
-    assert.equal(rolloutStatus(sts({ replicas: 2, updateStrategy: ru(0) }, { observedGeneration: 0 })).message, "Waiting for statefulset spec update to be observed...");
-    assert.equal(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(0) }, { observedGeneration: 1, readyReplicas: 1 })).message, "Waiting for 2 pods to be ready...");
-    assert.match(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 1 })).message, /1 out of 2 new pods have been updated/);
-    assert.deepEqual(rolloutStatus(sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 2 })), { state: "done", message: "partitioned roll out complete: 2 new pods have been updated..." });
-    assert.match(rolloutStatus(sts({ replicas: 2, updateStrategy: ru() }, { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "a", updatedReplicas: 1 })).message, /waiting for statefulset rolling update to complete 1 pods at revision b/);
-    assert.equal(rolloutStatus(sts({ replicas: 2, updateStrategy: ru() }, { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "b", currentReplicas: 2 })).state, "done");
+    assert.equal(
+      rolloutStatus(sts({ replicas: 2, updateStrategy: ru(0) }, { observedGeneration: 0 })).message,
+      "Waiting for statefulset spec update to be observed...",
+    );
+    assert.equal(
+      rolloutStatus(sts({ replicas: 3, updateStrategy: ru(0) }, { observedGeneration: 1, readyReplicas: 1 })).message,
+      "Waiting for 2 pods to be ready...",
+    );
+    assert.match(
+      rolloutStatus(
+        sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 1 }),
+      ).message,
+      /1 out of 2 new pods have been updated/,
+    );
+    assert.deepEqual(
+      rolloutStatus(
+        sts({ replicas: 3, updateStrategy: ru(1) }, { observedGeneration: 1, readyReplicas: 3, updatedReplicas: 2 }),
+      ),
+      { state: "done", message: "partitioned roll out complete: 2 new pods have been updated..." },
+    );
+    assert.match(
+      rolloutStatus(
+        sts(
+          { replicas: 2, updateStrategy: ru() },
+          { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "a", updatedReplicas: 1 },
+        ),
+      ).message,
+      /waiting for statefulset rolling update to complete 1 pods at revision b/,
+    );
+    assert.equal(
+      rolloutStatus(
+        sts(
+          { replicas: 2, updateStrategy: ru() },
+          { observedGeneration: 1, readyReplicas: 2, updateRevision: "b", currentRevision: "b", currentReplicas: 2 },
+        ),
+      ).state,
+      "done",
+    );
   });
   test("restart patch and timestamp", () => {
     const d = new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678));
     assert.equal(rfc3339(d), "2025-01-02T03:04:05Z");
-    assert.deepEqual(restartPatch(d), { spec: { template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": "2025-01-02T03:04:05Z" } } } } });
+    assert.deepEqual(restartPatch(d), {
+      spec: {
+        template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": "2025-01-02T03:04:05Z" } } },
+      },
+    });
   });
 });

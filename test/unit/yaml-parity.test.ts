@@ -22,14 +22,19 @@ function both(text: string): { fast: unknown[] | Error; positioned: unknown[] | 
   }
   const docs = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [];
-  const positioned = list.some((d) => d.errors.length > 0) ? new Error("yaml error") : list.map((d) => d.toJS() as unknown);
+  const positioned = list.some((d) => d.errors.length > 0)
+    ? new Error("yaml error")
+    : list.map((d) => d.toJS() as unknown);
   return { fast, positioned };
 }
 
 function assertSame(text: string): void {
   const { fast, positioned } = both(text);
   if (fast instanceof Error || positioned instanceof Error) {
-    assert.ok(fast instanceof Error && positioned instanceof Error, `only one parser rejects ${JSON.stringify(text)}: ${String(fast instanceof Error ? fast.message : (positioned as Error).message)}`);
+    assert.ok(
+      fast instanceof Error && positioned instanceof Error,
+      `only one parser rejects ${JSON.stringify(text)}: ${String(fast instanceof Error ? fast.message : (positioned as Error).message)}`,
+    );
     return;
   }
   assert.deepStrictEqual(fast, positioned, JSON.stringify(text));
@@ -37,7 +42,9 @@ function assertSame(text: string): void {
 
 test("yaml parity: every example, manifest and values file parses to the same value both ways", () => {
   const root = path.join(repoRoot(), "examples");
-  const files = fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && !/templates/.test(e.parentPath));
+  const files = fs
+    .readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && !/templates/.test(e.parentPath));
   assert.ok(files.length > 10);
   for (const f of files) assertSame(fs.readFileSync(path.join(f.parentPath, f.name), "utf8"));
 });
@@ -47,7 +54,36 @@ test("yaml parity: generated specs parse to the same value both ways", () => {
 });
 
 test("yaml parity: core-schema scalars (numbers, booleans, nulls, octal, hex, special floats, quoting)", () => {
-  for (const v of ["017", "0o17", "0x1F", "+12", "-0", "1e3", ".5", "1.", ".inf", "-.Inf", ".NaN", "1_000", "0b101", "yes", "No", "on", "True", "FALSE", "~", "null", "Null", "", "'x'", '"a\\tb\\u00e9"', "2024-01-01", "12:30", "!!str 5", "!!int '7'"]) {
+  for (const v of [
+    "017",
+    "0o17",
+    "0x1F",
+    "+12",
+    "-0",
+    "1e3",
+    ".5",
+    "1.",
+    ".inf",
+    "-.Inf",
+    ".NaN",
+    "1_000",
+    "0b101",
+    "yes",
+    "No",
+    "on",
+    "True",
+    "FALSE",
+    "~",
+    "null",
+    "Null",
+    "",
+    "'x'",
+    '"a\\tb\\u00e9"',
+    "2024-01-01",
+    "12:30",
+    "!!str 5",
+    "!!int '7'",
+  ]) {
     assertSame(`a: ${v}\n`);
   }
   assertSame("a: &x {b: 1}\nc: *x\n<<: {d: 2}\n");
@@ -57,11 +93,26 @@ test("yaml parity: core-schema scalars (numbers, booleans, nulls, octal, hex, sp
 });
 
 test("yaml parity: arbitrary flat maps of scalars (property)", () => {
-  const scalar = fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null), fc.string({ maxLength: 12 }));
+  const scalar = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.string({ maxLength: 12 }),
+  );
   fc.assert(
-    fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => /^[a-z][a-z0-9]*$/.test(k)), scalar, { maxKeys: 6 }), (obj) => {
-      const text = Object.entries(obj).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join("\n");
-      assertSame(text);
-    }),
+    fc.property(
+      fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 8 }).filter((k) => /^[a-z][a-z0-9]*$/.test(k)),
+        scalar,
+        { maxKeys: 6 },
+      ),
+      (obj) => {
+        const text = Object.entries(obj)
+          .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+          .join("\n");
+        assertSame(text);
+      },
+    ),
   );
 });

@@ -1,7 +1,20 @@
 /** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
-import { applyOperation, clusterIdentityOperation, destroyOperation, planOperation, recordLocation, statusOperation, unlockOperation, withSession, type ApplyOptions, type ClusterIdentity, type Session, type SessionOptions } from "../../operations.js";
+import {
+  applyOperation,
+  clusterIdentityOperation,
+  destroyOperation,
+  planOperation,
+  recordLocation,
+  statusOperation,
+  unlockOperation,
+  withSession,
+  type ApplyOptions,
+  type ClusterIdentity,
+  type Session,
+  type SessionOptions,
+} from "../../operations.js";
 import { describeLease, describeLeaseHolder } from "../../state/lease.js";
 import { formatDuration, parseDuration } from "../../dsl/duration.js";
 import type { LoadedSpec } from "../../dsl/loaded.js";
@@ -21,7 +34,13 @@ interface ClusterFlags {
  * The command's one session: its kubeconfig read once, one client (an exec plugin runs once),
  * and its redactor, which masks the kubeconfig's credentials, is the one the CLI prints through.
  */
-function inCommandSession<T>(spec: LoadedSpec | undefined, flags: ClusterFlags, out: Output, fn: (session: Session) => Promise<T>, extra: Pick<SessionOptions, "record"> = {}): Promise<T> {
+function inCommandSession<T>(
+  spec: LoadedSpec | undefined,
+  flags: ClusterFlags,
+  out: Output,
+  fn: (session: Session) => Promise<T>,
+  extra: Pick<SessionOptions, "record"> = {},
+): Promise<T> {
   const target = {
     ...(flags.kubeconfig !== undefined ? { kubeconfigPath: flags.kubeconfig } : {}),
     ...(flags.context !== undefined ? { context: flags.context } : {}),
@@ -46,7 +65,9 @@ function interruptible(out: Output): { signal: AbortSignal; dispose(): void } {
   const onSignal = (name: NodeJS.Signals): void => {
     count++;
     if (count === 1) {
-      out.err(`\n${name}: stopping — no new steps start, running steps are cancelled, and the state record is written. Press Ctrl-C again to exit at once.`);
+      out.err(
+        `\n${name}: stopping — no new steps start, running steps are cancelled, and the state record is written. Press Ctrl-C again to exit at once.`,
+      );
       controller.abort(new Error(`interrupted by ${name}`));
     } else {
       out.err(`${name} again: exiting now; the state record may miss the steps that were running.`);
@@ -78,7 +99,11 @@ function exitCodeOf(result: RunResult): number {
 function waitForClusterFlag(value: string | undefined, command: string, out: Output): ApplyOptions["waitForCluster"] {
   if (value === undefined) return undefined;
   const timeoutMs = parseDuration(value);
-  if (timeoutMs === undefined) throw invalidInput(`khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`, []);
+  if (timeoutMs === undefined)
+    throw invalidInput(
+      `khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`,
+      [],
+    );
   return { timeoutMs, say: (line) => out.err(line) };
 }
 
@@ -89,7 +114,12 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
   printWarnings(spec, out);
   const parallelism = parallelismFlag(values, name);
   // With -o json, stdout holds only the JSON; progress still goes to stderr, one line per event.
-  const view = createProgressView(out, spec.steps, name === "apply" ? "Applying" : "Destroying", format === "json" ? "lines" : "auto");
+  const view = createProgressView(
+    out,
+    spec.steps,
+    name === "apply" ? "Applying" : "Destroying",
+    format === "json" ? "lines" : "auto",
+  );
   const interrupt = interruptible(out);
   let result: RunResult;
   /** Which cluster the run talked to (-o json), read in the command's session. */
@@ -98,8 +128,15 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
     const run = name === "apply" ? applyOperation : destroyOperation;
     const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
     ({ result, cluster } = await inCommandSession(spec, values, out, async (session) => {
-      if (waitForCluster === undefined) session.kube.notUpAdvice = `if the cluster is still starting, run khook ${name} with --wait-for-cluster 10m to wait until it answers`;
-      const ran = await run(spec, { session, parallelism, signal: interrupt.signal, onEvent: (e) => view.onEvent(e), ...(waitForCluster !== undefined ? { waitForCluster } : {}) });
+      if (waitForCluster === undefined)
+        session.kube.notUpAdvice = `if the cluster is still starting, run khook ${name} with --wait-for-cluster 10m to wait until it answers`;
+      const ran = await run(spec, {
+        session,
+        parallelism,
+        signal: interrupt.signal,
+        onEvent: (e) => view.onEvent(e),
+        ...(waitForCluster !== undefined ? { waitForCluster } : {}),
+      });
       return { result: ran, cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined };
     }));
   } finally {
@@ -115,32 +152,63 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
     const counts = { ok: 0, failed: 0, skipped: 0 };
     for (const s of result.steps) counts[s.status]++;
     const headline =
-      result.status === "succeeded" ? `${name === "apply" ? "Apply" : "Destroy"} complete`
-      : result.status === "cancelled" ? `${name === "apply" ? "Apply" : "Destroy"} interrupted`
-      : `${name === "apply" ? "Apply" : "Destroy"} failed`;
-    out.out(`\n${headline} in ${formatDuration(result.durationMs)}: ${counts.ok} ok, ${counts.failed} failed, ${counts.skipped} skipped.`);
+      result.status === "succeeded"
+        ? `${name === "apply" ? "Apply" : "Destroy"} complete`
+        : result.status === "cancelled"
+          ? `${name === "apply" ? "Apply" : "Destroy"} interrupted`
+          : `${name === "apply" ? "Apply" : "Destroy"} failed`;
+    out.out(
+      `\n${headline} in ${formatDuration(result.durationMs)}: ${counts.ok} ok, ${counts.failed} failed, ${counts.skipped} skipped.`,
+    );
     // Each journal error is a sentence naming the state record (cannot write it, locked by another run, ...).
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
     const failed = result.steps.filter((s) => s.status === "failed");
     for (const s of failed) out.err(`Error: step ${s.name} failed: ${s.error ?? s.reason}`);
-    if (result.status === "cancelled") out.err(`The run was interrupted. Run khook ${name} again to ${spec.state ? "resume from the state record" : "continue"}.`);
-    else if (failed.length > 0 && name === "apply") out.err(spec.state ? "Fix the cause and run khook apply again: steps that succeeded resume from the state record." : "Fix the cause and run khook apply again.");
+    if (result.status === "cancelled")
+      out.err(
+        `The run was interrupted. Run khook ${name} again to ${spec.state ? "resume from the state record" : "continue"}.`,
+      );
+    else if (failed.length > 0 && name === "apply")
+      out.err(
+        spec.state
+          ? "Fix the cause and run khook apply again: steps that succeeded resume from the state record."
+          : "Fix the cause and run khook apply again.",
+      );
   }
   return exitCodeOf(result);
 }
 
 export async function onlinePlanCommand(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs("plan", argv, { ...OPTIONS, offline: { type: "boolean" }, diff: { type: "boolean" } });
+  const { values } = parseCommandArgs("plan", argv, {
+    ...OPTIONS,
+    offline: { type: "boolean" },
+    diff: { type: "boolean" },
+  });
   const format = outputFormat(values.output, "plan");
   const spec = await loadFromFlags("plan", values, out);
   printWarnings(spec, out);
   const parallelism = parallelismFlag(values, "plan");
-  const report = await inCommandSession(spec, values, out, (session) => planOperation(spec, { session, parallelism, diff: values.diff === true }));
+  const report = await inCommandSession(spec, values, out, (session) =>
+    planOperation(spec, { session, parallelism, diff: values.diff === true }),
+  );
   if (format === "json") {
-    out.json({ name: spec.name, specHash: spec.specHash, offline: false, steps: report.steps.map((s) => ({ ...s, ...(report.diffs.has(s.name) ? { diff: report.diffs.get(s.name) } : {}) })) });
+    out.json({
+      name: spec.name,
+      specHash: spec.specHash,
+      offline: false,
+      steps: report.steps.map((s) => ({
+        ...s,
+        ...(report.diffs.has(s.name) ? { diff: report.diffs.get(s.name) } : {}),
+      })),
+    });
     return 0;
   }
-  out.out(table(["LEVEL", "STEP", "TYPE", "ACTION", "REASON"], report.steps.map((s) => [String(s.level), s.name, s.type, s.action, s.reason.split("\n")[0] ?? ""])));
+  out.out(
+    table(
+      ["LEVEL", "STEP", "TYPE", "ACTION", "REASON"],
+      report.steps.map((s) => [String(s.level), s.name, s.type, s.action, s.reason.split("\n")[0] ?? ""]),
+    ),
+  );
   if (values.diff) {
     for (const s of report.steps) {
       const d = report.diffs.get(s.name);
@@ -148,7 +216,9 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
     }
   }
   const changing = report.steps.filter((s) => s.action !== "skip" && s.action !== "no-op").length;
-  out.out(`\nPlan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op. Nothing was changed.`);
+  out.out(
+    `\nPlan: ${changing} step${changing === 1 ? "" : "s"} to run, ${report.steps.length - changing} to skip or no-op. Nothing was changed.`,
+  );
   return 0;
 }
 
@@ -158,7 +228,10 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   const spec = await loadFromFlags("status", values, out);
   const location = recordLocation(spec, "spec");
   if (location === undefined) {
-    throw invalidInput(`khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`, []);
+    throw invalidInput(
+      `khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`,
+      [],
+    );
   }
   parallelismFlag(values, "status"); // a cluster flag: checked by every cluster command, used by those that run steps
   const { report, cluster } = await inCommandSession(spec, values, out, async (session) => ({
@@ -166,24 +239,53 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
     cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
   }));
   if (report === undefined) {
-    if (format === "json") out.json({ spec: spec.name, namespace: location.namespace, name: location.name, record: null, cluster, exitCode: 0 });
-    else out.out(`No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`);
+    if (format === "json")
+      out.json({
+        spec: spec.name,
+        namespace: location.namespace,
+        name: location.name,
+        record: null,
+        cluster,
+        exitCode: 0,
+      });
+    else
+      out.out(
+        `No state record secret/${location.name} in namespace ${location.namespace}: khook apply has not run with this spec (or destroy removed the record).`,
+      );
     return 0;
   }
   const s = report.summary;
   if (format === "json") {
-    out.json({ namespace: report.namespace, name: report.name, ...s, ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}), cluster, exitCode: 0 });
+    out.json({
+      namespace: report.namespace,
+      name: report.name,
+      ...s,
+      ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}),
+      cluster,
+      exitCode: 0,
+    });
     return 0;
   }
   out.out(`Record:   secret/${report.name} in namespace ${report.namespace}`);
   out.out(`Spec:     ${s.spec}${s.specChanged ? " (the spec changed since the last run)" : ""}`);
-  out.out(`Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})`);
-  if (s.lease !== undefined && report.leaseHolder !== undefined) out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
+  out.out(
+    `Last run: ${s.command}, ${s.runStatus}, started ${s.startedAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ""} (khook ${s.khookVersion})`,
+  );
+  if (s.lease !== undefined && report.leaseHolder !== undefined)
+    out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
   out.out("");
   out.out(
     table(
       ["STEP", "STATUS", "ATTEMPTS", "TRANSIENT RETRIES", "DURATION", "NEXT APPLY", "REASON"],
-      s.steps.map((x) => [x.name, x.status, String(x.attempts), String(x.transientRetries), formatDuration(x.durationMs), x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run", (x.error ?? x.reason).split("\n")[0] ?? ""]),
+      s.steps.map((x) => [
+        x.name,
+        x.status,
+        String(x.attempts),
+        String(x.transientRetries),
+        formatDuration(x.durationMs),
+        x.inSpec === false ? "not in spec" : x.resumable ? "resume" : x.changed ? "re-run (changed)" : "re-run",
+        (x.error ?? x.reason).split("\n")[0] ?? "",
+      ]),
     ),
   );
   if (s.unrecorded.length > 0) out.out(`\nNot yet recorded: ${s.unrecorded.join(", ")}`);
@@ -201,20 +303,34 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
   let location: { namespace: string; name: string };
   let spec: LoadedSpec | undefined;
   if (values.record !== undefined) {
-    if (values.filename !== undefined) throw invalidInput("khook unlock: pass either -f FILE or --record NAMESPACE/NAME, not both", []);
+    if (values.filename !== undefined)
+      throw invalidInput("khook unlock: pass either -f FILE or --record NAMESPACE/NAME, not both", []);
     const m = /^([a-z0-9][a-z0-9-]*)\/([a-z0-9][a-z0-9.-]*)$/.exec(values.record);
-    if (m === null) throw invalidInput(`khook unlock: --record expects NAMESPACE/NAME of the state record Secret, got "${values.record}"`, []);
+    if (m === null)
+      throw invalidInput(
+        `khook unlock: --record expects NAMESPACE/NAME of the state record Secret, got "${values.record}"`,
+        [],
+      );
     location = { namespace: m[1]!, name: m[2]! };
   } else {
     spec = await loadFromFlags("unlock", values, out);
     const settings = recordLocation(spec, "spec");
     if (settings === undefined) {
-      throw invalidInput(`khook unlock: ${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`, []);
+      throw invalidInput(
+        `khook unlock: ${spec.file ?? "the spec"} has no enabled state: block, so there is no state record and nothing to unlock.`,
+        [],
+      );
     }
     location = settings;
   }
   parallelismFlag(values, "unlock"); // checked, as by every cluster command
-  const report = await inCommandSession(spec, values, out, (session) => unlockOperation(location, spec?.name, { session }), { record: location });
+  const report = await inCommandSession(
+    spec,
+    values,
+    out,
+    (session) => unlockOperation(location, spec?.name, { session }),
+    { record: location },
+  );
   if (format === "json") {
     out.json({ namespace: report.namespace, name: report.name, cleared: report.cleared ?? null });
     return 0;
@@ -223,8 +339,13 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
   if (report.cleared === undefined) out.out(`The state record ${where} is not locked; nothing to do.`);
   else {
     const live = Date.parse(report.cleared.renewDeadline) > Date.now();
-    out.out(`Unlocked the state record ${where}: the lease was held by ${describeLease(report.cleared)}, renewed until ${report.cleared.renewDeadline}.`);
-    if (live) out.err(`warning: that lease had not expired; if that run is still going, it stops writing the record at its next write and fails.`);
+    out.out(
+      `Unlocked the state record ${where}: the lease was held by ${describeLease(report.cleared)}, renewed until ${report.cleared.renewDeadline}.`,
+    );
+    if (live)
+      out.err(
+        `warning: that lease had not expired; if that run is still going, it stops writing the record at its next write and fails.`,
+      );
   }
   return 0;
 }

@@ -180,7 +180,17 @@ function evalArgs(args: GoValue[]): string {
 
 function htmlEscape(s: string): string {
   return s.replace(/[\x00"'&<>]/g, (c) =>
-    c === "\x00" ? "\xef\xbf\xbd" : c === '"' ? "&#34;" : c === "'" ? "&#39;" : c === "&" ? "&amp;" : c === "<" ? "&lt;" : "&gt;",
+    c === "\x00"
+      ? "\xef\xbf\xbd"
+      : c === '"'
+        ? "&#34;"
+        : c === "'"
+          ? "&#39;"
+          : c === "&"
+            ? "&amp;"
+            : c === "<"
+              ? "&lt;"
+              : "&gt;",
   );
 }
 
@@ -188,7 +198,16 @@ function jsEscape(s: string): string {
   let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    const special = c === 0x5c || c === 0x27 || c === 0x22 || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x3d || c < 0x20 || c >= 0x80;
+    const special =
+      c === 0x5c ||
+      c === 0x27 ||
+      c === 0x22 ||
+      c === 0x3c ||
+      c === 0x3e ||
+      c === 0x26 ||
+      c === 0x3d ||
+      c < 0x20 ||
+      c >= 0x80;
     if (!special) {
       out += s[i];
       continue;

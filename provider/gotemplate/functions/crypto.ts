@@ -11,10 +11,26 @@ const masterPasswordSeed = "com.lyndir.masterpassword";
 const passwordTypeTemplates: Record<string, string[]> = {
   maximum: ["anoxxxxxxxxxxxxxxxxx", "axxxxxxxxxxxxxxxxxno"],
   long: [
-    "CvcvnoCvcvCvcv", "CvcvCvcvnoCvcv", "CvcvCvcvCvcvno", "CvccnoCvcvCvcv", "CvccCvcvnoCvcv",
-    "CvccCvcvCvcvno", "CvcvnoCvccCvcv", "CvcvCvccnoCvcv", "CvcvCvccCvcvno", "CvcvnoCvcvCvcc",
-    "CvcvCvcvnoCvcc", "CvcvCvcvCvccno", "CvccnoCvccCvcv", "CvccCvccnoCvcv", "CvccCvccCvcvno",
-    "CvcvnoCvccCvcc", "CvcvCvccnoCvcc", "CvcvCvccCvccno", "CvccnoCvcvCvcc", "CvccCvcvnoCvcc",
+    "CvcvnoCvcvCvcv",
+    "CvcvCvcvnoCvcv",
+    "CvcvCvcvCvcvno",
+    "CvccnoCvcvCvcv",
+    "CvccCvcvnoCvcv",
+    "CvccCvcvCvcvno",
+    "CvcvnoCvccCvcv",
+    "CvcvCvccnoCvcv",
+    "CvcvCvccCvcvno",
+    "CvcvnoCvcvCvcc",
+    "CvcvCvcvnoCvcc",
+    "CvcvCvcvCvccno",
+    "CvccnoCvccCvcv",
+    "CvccCvccnoCvcv",
+    "CvccCvccCvcvno",
+    "CvcvnoCvccCvcc",
+    "CvcvCvccnoCvcc",
+    "CvcvCvccCvccno",
+    "CvccnoCvcvCvcc",
+    "CvccCvcvnoCvcc",
     "CvccCvcvCvccno",
   ],
   medium: ["CvcnoCvc", "CvcCvcno"],
@@ -41,7 +57,9 @@ function u32(n: number): Buffer {
 }
 
 function derivePassword(counter: number, passwordType: string, password: string, user: string, site: string): string {
-  const templates = Object.hasOwn(passwordTypeTemplates, passwordType) ? passwordTypeTemplates[passwordType] : undefined;
+  const templates = Object.hasOwn(passwordTypeTemplates, passwordType)
+    ? passwordTypeTemplates[passwordType]
+    : undefined;
   if (!templates) return "cannot find password template " + passwordType;
   const seed = Buffer.from(masterPasswordSeed, "latin1");
   const userB = toBytes(user);
@@ -69,7 +87,8 @@ function decryptAES(password: string, crypt64: string): string {
   } catch (e) {
     throw new GoCallError((e as Error).message);
   }
-  if (crypt.length < 16) throw new GoCallError("runtime error: slice bounds out of range (ciphertext shorter than one block)");
+  if (crypt.length < 16)
+    throw new GoCallError("runtime error: slice bounds out of range (ciphertext shorter than one block)");
   const iv = crypt.subarray(0, 16);
   const body = crypt.subarray(16);
   if (body.length % 16 !== 0) throw new GoCallError("crypto/cipher: input not full blocks");

@@ -1,7 +1,17 @@
 /** sprig's defaults, JSON and reflection functions. */
 import { def, isEmpty } from "../conv.js";
 import { marshal, unmarshal } from "../gojson.js";
-import { deepEqual, type FuncDef, GoCallError, type GoValue, kindOf, T_ANY, T_BOOL, T_STRING, typeString } from "../values.js";
+import {
+  deepEqual,
+  type FuncDef,
+  GoCallError,
+  type GoValue,
+  kindOf,
+  T_ANY,
+  T_BOOL,
+  T_STRING,
+  typeString,
+} from "../values.js";
 
 const A = T_ANY;
 const S = T_STRING;

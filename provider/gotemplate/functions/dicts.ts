@@ -51,7 +51,9 @@ function mergeMaps(dst: GoMap, src: GoMap, overwrite: boolean): void {
   const setChecked = (key: string, v: GoValue, staticType: string): void => {
     const elem = dst.type.elem!;
     if (elem.kind !== "interface" && staticType !== elem.str)
-      throw new GoCallError(`reflect.Value.SetMapIndex: value of type ${staticType} is not assignable to type ${elem.str}`);
+      throw new GoCallError(
+        `reflect.Value.SetMapIndex: value of type ${staticType} is not assignable to type ${elem.str}`,
+      );
     set(dst, key, v);
   };
   const elemType = (v: GoValue): string => (srcIface ? "interface {}" : typeString(v));
@@ -243,7 +245,9 @@ export const dictFunctions: Record<string, FuncDef> = {
       const d = ps[ps.length - 2]!;
       const ks = ps.slice(0, -2).map((k) => {
         if (typeof k !== "string")
-          throw new GoCallError("interface conversion: interface {} is " + (k === null ? "nil" : typeString(k)) + ", not string");
+          throw new GoCallError(
+            "interface conversion: interface {} is " + (k === null ? "nil" : typeString(k)) + ", not string",
+          );
         return k;
       });
       for (let i = 0; ; i++) {
@@ -257,4 +261,3 @@ export const dictFunctions: Record<string, FuncDef> = {
     A,
   ),
 };
-

@@ -86,7 +86,7 @@ function base32Decode(s: string): string {
   while (rest.length > 0 && !end) {
     const dbuf = [0, 0, 0, 0, 0, 0, 0, 0];
     let dlen = 8;
-    for (let j = 0; j < 8; ) {
+    for (let j = 0; j < 8;) {
       if (rest.length === 0) throw corrupt(olen - rest.length - j);
       const inc = rest.charCodeAt(0);
       rest = rest.slice(1);

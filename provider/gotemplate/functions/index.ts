@@ -58,8 +58,14 @@ export const EXCLUDED: ReadonlyMap<string, string> = new Map<string, string>([
   ["randNumeric", NOT_DETERMINISTIC + " (random)"],
   ["randBytes", NOT_DETERMINISTIC + " (random)"],
   ["uuidv4", NOT_DETERMINISTIC + " (random)"],
-  ["env", "it reads the process environment, which would bypass khook's KHOOK_VAR_ isolation; pass values as variables"],
-  ["expandenv", "it reads the process environment, which would bypass khook's KHOOK_VAR_ isolation; pass values as variables"],
+  [
+    "env",
+    "it reads the process environment, which would bypass khook's KHOOK_VAR_ isolation; pass values as variables",
+  ],
+  [
+    "expandenv",
+    "it reads the process environment, which would bypass khook's KHOOK_VAR_ isolation; pass values as variables",
+  ],
   ["getHostByName", "it performs network lookups; pipelines must be hermetic"],
   // sprig "hermetic" functions that are not deterministic
   ["randInt", NOT_DETERMINISTIC + " (random)"],
@@ -75,21 +81,33 @@ export const EXCLUDED: ReadonlyMap<string, string> = new Map<string, string>([
   ["genCA", NOT_DETERMINISTIC + " (it generates a random key and certificate)"],
   ["genCAWithKey", NOT_DETERMINISTIC + " (it generates a certificate with a random serial and the current time)"],
   ["genSelfSignedCert", NOT_DETERMINISTIC + " (it generates a random key and certificate)"],
-  ["genSelfSignedCertWithKey", NOT_DETERMINISTIC + " (it generates a certificate with a random serial and the current time)"],
+  [
+    "genSelfSignedCertWithKey",
+    NOT_DETERMINISTIC + " (it generates a certificate with a random serial and the current time)",
+  ],
   ["genSignedCert", NOT_DETERMINISTIC + " (it generates a random key and certificate)"],
-  ["genSignedCertWithKey", NOT_DETERMINISTIC + " (it generates a certificate with a random serial and the current time)"],
+  [
+    "genSignedCertWithKey",
+    NOT_DETERMINISTIC + " (it generates a certificate with a random serial and the current time)",
+  ],
   // helm-only functions
   ["toYaml", "it is a Helm function, not a sprig function; khook pipelines only have sprig's hermetic functions"],
   ["fromYaml", "it is a Helm function, not a sprig function; khook pipelines only have sprig's hermetic functions"],
   ["toToml", "it is a Helm function, not a sprig function; khook pipelines only have sprig's hermetic functions"],
-  ["include", "it is a Helm function (templates are not available); khook pipelines only have sprig's hermetic functions"],
+  [
+    "include",
+    "it is a Helm function (templates are not available); khook pipelines only have sprig's hermetic functions",
+  ],
   ["tpl", "it is a Helm function (values are data, never templates)"],
   ["required", "it is a Helm function; a missing variable is already an error in khook (use :- for fallbacks)"],
   ["lookup", "it is a Helm function that reads the cluster; pipelines must be hermetic"],
 ]);
 
 /** Names of the functions allowed: sprig's hermetic set minus exclusions, plus text/template builtins. */
-export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([...Object.keys(SPRIG_FUNCTIONS), ...Object.keys(BUILTIN_FUNCTIONS)]);
+export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
+  ...Object.keys(SPRIG_FUNCTIONS),
+  ...Object.keys(BUILTIN_FUNCTIONS),
+]);
 
 export function lookupFunction(name: string): FuncDef | undefined {
   if (Object.hasOwn(SPRIG_FUNCTIONS, name)) return SPRIG_FUNCTIONS[name];

@@ -26,7 +26,7 @@ function asList(v: GoValue, err: (kind: string) => string): GoSlice {
 
 function mustAndLax(
   name: string,
-  params: typeof A[],
+  params: (typeof A)[],
   impl: (args: GoValue[]) => GoValue,
   variadic?: typeof A,
 ): Record<string, FuncDef> {
@@ -99,17 +99,23 @@ export const listFunctions: Record<string, FuncDef> = {
     const list = asList(l!, (k) => "Cannot find initial on type " + k);
     return list.items.length === 0 ? nilList() : listOf(list.items.slice(0, -1));
   }),
-  ...mustAndLax("reverse", [A], ([l]) => listOf([...asList(l!, (k) => "Cannot find reverse on type " + k).items].reverse())),
-  ...mustAndLax("compact", [A], ([l]) => listOf(asList(l!, (k) => "Cannot compact on type " + k).items.filter((x) => !isEmpty(x)))),
+  ...mustAndLax("reverse", [A], ([l]) =>
+    listOf([...asList(l!, (k) => "Cannot find reverse on type " + k).items].reverse()),
+  ),
+  ...mustAndLax("compact", [A], ([l]) =>
+    listOf(asList(l!, (k) => "Cannot compact on type " + k).items.filter((x) => !isEmpty(x))),
+  ),
   ...mustAndLax("uniq", [A], ([l]) => {
     const dest: GoValue[] = [];
-    for (const item of asList(l!, (k) => "Cannot find uniq on type " + k).items) if (!inList(dest, item)) dest.push(item);
+    for (const item of asList(l!, (k) => "Cannot find uniq on type " + k).items)
+      if (!inList(dest, item)) dest.push(item);
     return listOf(dest);
   }),
   ...mustAndLax(
     "without",
     [A],
-    ([l, ...omit]) => listOf(asList(l!, (k) => "Cannot find without on type " + k).items.filter((x) => !inList(omit, x))),
+    ([l, ...omit]) =>
+      listOf(asList(l!, (k) => "Cannot find without on type " + k).items.filter((x) => !inList(omit, x))),
     A,
   ),
   ...mustAndLax("has", [A, A], ([needle, haystack]) => {

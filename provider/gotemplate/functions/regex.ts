@@ -1,7 +1,17 @@
 /** sprig's regex functions over Go's regexp (goregexp.ts, on re2js: linear time, no time limit). The regex is the first argument. */
 import { def } from "../conv.js";
 import * as re from "../goregexp.js";
-import { type FuncDef, GoCallError, GoInt, GoSlice, type GoValue, stringsOf, T_INT, T_SLICE_STRING, T_STRING } from "../values.js";
+import {
+  type FuncDef,
+  GoCallError,
+  GoInt,
+  GoSlice,
+  type GoValue,
+  stringsOf,
+  T_INT,
+  T_SLICE_STRING,
+  T_STRING,
+} from "../values.js";
 
 const S = T_STRING;
 

@@ -30,7 +30,9 @@ interface Version {
 class SemverError extends Error {}
 
 const semVerRegex =
-  `v?([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?` + `(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?` + `(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?`;
+  `v?([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?` +
+  `(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?` +
+  `(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?`;
 const cvRegex =
   `v?([0-9|x|X|\\*]+)(\\.[0-9|x|X|\\*]+)?(\\.[0-9|x|X|\\*]+)?` +
   `(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?` +
@@ -175,7 +177,14 @@ function parseConstraint(c: string): Constraint {
   if (c.length > 0) {
     const m = submatch(regexes().constraint, c);
     if (!m) throw new SemverError("improper constraint");
-    const cs: Constraint = { con: strictNewVersion("0.0.0"), orig: m[2]!, origfunc: m[1]!, minorDirty: false, dirty: false, patchDirty: false };
+    const cs: Constraint = {
+      con: strictNewVersion("0.0.0"),
+      orig: m[2]!,
+      origfunc: m[1]!,
+      minorDirty: false,
+      dirty: false,
+      patchDirty: false,
+    };
     let ver = m[2]!;
     if (isX(m[3]!) || m[3] === "") {
       ver = "0.0.0" + m[6];
@@ -371,22 +380,70 @@ const T_VERSION: GoType = {
 };
 const T_VERSION_PTR = ptrTo(T_VERSION);
 
-methods.set("String", valueMethod([], (v) => versionString(v)));
-methods.set("Major", valueMethod([], (v) => new GoInt(T_UINT64, v.major)));
-methods.set("Minor", valueMethod([], (v) => new GoInt(T_UINT64, v.minor)));
-methods.set("Patch", valueMethod([], (v) => new GoInt(T_UINT64, v.patch)));
-methods.set("Prerelease", valueMethod([], (v) => v.pre));
-methods.set("Metadata", valueMethod([], (v) => v.metadata));
-methods.set("Original", ptrMethod([], (v) => v.original));
-methods.set("IncPatch", valueMethod([], (v) => toStruct(inc(v, "patch"))));
-methods.set("IncMinor", valueMethod([], (v) => toStruct(inc(v, "minor"))));
-methods.set("IncMajor", valueMethod([], (v) => toStruct(inc(v, "major"))));
-methods.set("LessThan", ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) < 0));
-methods.set("LessThanEqual", ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) <= 0));
-methods.set("GreaterThan", ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) > 0));
-methods.set("GreaterThanEqual", ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) >= 0));
-methods.set("Equal", ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) === 0));
-methods.set("Compare", ptrMethod([T_VERSION_PTR], (v, [o]) => goInt(compare(v, versionArg(o!)))));
+methods.set(
+  "String",
+  valueMethod([], (v) => versionString(v)),
+);
+methods.set(
+  "Major",
+  valueMethod([], (v) => new GoInt(T_UINT64, v.major)),
+);
+methods.set(
+  "Minor",
+  valueMethod([], (v) => new GoInt(T_UINT64, v.minor)),
+);
+methods.set(
+  "Patch",
+  valueMethod([], (v) => new GoInt(T_UINT64, v.patch)),
+);
+methods.set(
+  "Prerelease",
+  valueMethod([], (v) => v.pre),
+);
+methods.set(
+  "Metadata",
+  valueMethod([], (v) => v.metadata),
+);
+methods.set(
+  "Original",
+  ptrMethod([], (v) => v.original),
+);
+methods.set(
+  "IncPatch",
+  valueMethod([], (v) => toStruct(inc(v, "patch"))),
+);
+methods.set(
+  "IncMinor",
+  valueMethod([], (v) => toStruct(inc(v, "minor"))),
+);
+methods.set(
+  "IncMajor",
+  valueMethod([], (v) => toStruct(inc(v, "major"))),
+);
+methods.set(
+  "LessThan",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) < 0),
+);
+methods.set(
+  "LessThanEqual",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) <= 0),
+);
+methods.set(
+  "GreaterThan",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) > 0),
+);
+methods.set(
+  "GreaterThanEqual",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) >= 0),
+);
+methods.set(
+  "Equal",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => compare(v, versionArg(o!)) === 0),
+);
+methods.set(
+  "Compare",
+  ptrMethod([T_VERSION_PTR], (v, [o]) => goInt(compare(v, versionArg(o!)))),
+);
 
 function wrap<T>(f: () => T): T {
   try {

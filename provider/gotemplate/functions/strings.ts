@@ -284,7 +284,11 @@ export const stringFunctions: Record<string, FuncDef> = {
   }),
   splitn: def([S, I, S], ([sep, n, s]) => splitToMap(gs.splitN(str(s!), str(sep!), int(n!)))),
   toStrings: def([A], ([v]) => strslice(v!)),
-  join: def([S, A], ([sep, v]) => strslice(v!).items.map((x) => x as string).join(str(sep!))),
+  join: def([S, A], ([sep, v]) =>
+    strslice(v!)
+      .items.map((x) => x as string)
+      .join(str(sep!)),
+  ),
   sortAlpha: def([A], ([v]) => {
     if (v instanceof GoSlice) {
       const s = strslice(v);
@@ -294,4 +298,3 @@ export const stringFunctions: Record<string, FuncDef> = {
     return stringsOf([strval(v!)]);
   }),
 };
-

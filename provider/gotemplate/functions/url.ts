@@ -7,7 +7,8 @@ function dictGetOrEmpty(d: GoMap, key: string): string {
   if (!d.m.has(key)) return "";
   const v = d.m.get(key) ?? null;
   if (v === null) nilDeref();
-  if (typeof v !== "string") throw new GoCallError(`unable to parse ${key} key, must be of type string, but ${kindOf(v)} found`);
+  if (typeof v !== "string")
+    throw new GoCallError(`unable to parse ${key} key, must be of type string, but ${kindOf(v)} found`);
   return v;
 }
 

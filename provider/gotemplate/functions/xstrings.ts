@@ -175,7 +175,7 @@ function nextWord(str: string): [WT, string, string] {
 function lowerWord(wt: WT, s: string, connector: number): string {
   if (wt !== WT.upperCase && wt !== WT.connector) return s;
   let out = "";
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const [r, size] = decodeRune(s, i);
     i += size;
     if (isConnector(r)) out += encodeRune(connector);

@@ -32,7 +32,10 @@ export async function sharedKube(): Promise<{ cluster: TestCluster; kube: KubeCl
 export type Kubectl = (args: string[], input?: string) => Promise<string>;
 
 /** A fresh namespace, the shared client, and a kubectl that fails the test on a non-zero exit. */
-export async function kubeSetup(t: TestContext, prefix: string): Promise<{ cluster: TestCluster; ns: string; kube: KubeClient; kubectl: Kubectl }> {
+export async function kubeSetup(
+  t: TestContext,
+  prefix: string,
+): Promise<{ cluster: TestCluster; ns: string; kube: KubeClient; kubectl: Kubectl }> {
   const { cluster, kube } = await sharedKube();
   const ns = await withNamespace(t, prefix);
   const kubectl: Kubectl = async (args, input) => {
@@ -45,18 +48,28 @@ export async function kubeSetup(t: TestContext, prefix: string): Promise<{ clust
 }
 
 /** Loads a spec made of the given step YAML (indented under `steps:`), from a fresh directory holding `files`. */
-export function specFromSteps(stepsYaml: string, opts: { name?: string; env?: Record<string, string>; files?: Record<string, string> } = {}): LoadedSpec {
+export function specFromSteps(
+  stepsYaml: string,
+  opts: { name?: string; env?: Record<string, string>; files?: Record<string, string> } = {},
+): LoadedSpec {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-it-"));
   for (const [rel, content] of Object.entries(opts.files ?? {})) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), content);
   }
-  fs.writeFileSync(path.join(dir, "spec.yaml"), `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${opts.name ?? "it"}\nsteps:\n${stepsYaml}`);
+  fs.writeFileSync(
+    path.join(dir, "spec.yaml"),
+    `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ${opts.name ?? "it"}\nsteps:\n${stepsYaml}`,
+  );
   return loadSpec({ file: path.join(dir, "spec.yaml"), env: opts.env ?? {} });
 }
 
 /** A step built directly (no spec), for executors that only read their action. */
-export function loadedStep<T extends StepType>(type: T, action: ActionByType[T], name: string = type): Extract<LoadedStep, { type: T }> {
+export function loadedStep<T extends StepType>(
+  type: T,
+  action: ActionByType[T],
+  name: string = type,
+): Extract<LoadedStep, { type: T }> {
   // What the loader does: the defaults table applied once (provider/dsl/defaults.ts).
   const typed = withActionDefaults({ type, action } as TypedAction, name);
   const step = {
@@ -117,14 +130,24 @@ export async function executorContext(opts: ContextOptions = {}): Promise<StepCo
 /** Whether the release carries this spec's ownership labels, the marker destroy reads before it uninstalls. */
 export async function releaseOwnedBy(release: string, namespace: string, specName: string): Promise<boolean> {
   const cluster = await testCluster();
-  const selector = Object.entries(releaseOwnershipLabels(specName)).map(([k, v]) => `${k}=${v}`).join(",");
-  const r = await run(toolPath("helm"), ["list", "-n", namespace, "--all", "--selector", selector, "-o", "json", "--kubeconfig", cluster.kubeconfig], { env: toolEnv() });
+  const selector = Object.entries(releaseOwnershipLabels(specName))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const r = await run(
+    toolPath("helm"),
+    ["list", "-n", namespace, "--all", "--selector", selector, "-o", "json", "--kubeconfig", cluster.kubeconfig],
+    { env: toolEnv() },
+  );
   assert.equal(r.code, 0, r.stderr);
   return (JSON.parse(r.stdout) as { name: string }[]).some((x) => x.name === release);
 }
 
 /** The step's diff as `plan --diff` gets it: from assess, asked for it. Throws when the diff could not be made. */
-export async function assessDiff<T extends StepType>(executor: StepExecutor<T>, step: LoadedStepBase<T>, ctx: StepContext): Promise<string> {
+export async function assessDiff<T extends StepType>(
+  executor: StepExecutor<T>,
+  step: LoadedStepBase<T>,
+  ctx: StepContext,
+): Promise<string> {
   const { diff } = await executor.assess(step, ctx, { diff: true });
   if (diff instanceof Error) throw diff;
   return diff ?? "";

@@ -24,18 +24,34 @@ export interface CliOptions {
 
 /** The environment a test gives khook: only what it sets, plus PATH and the kubeconfig. */
 export function cliEnv(kubeconfig: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig, CI: "true", NO_COLOR: "1", ...extra };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    KUBECONFIG: kubeconfig,
+    CI: "true",
+    NO_COLOR: "1",
+    ...extra,
+  };
 }
 
-export function startKhook(args: string[], opts: CliOptions = {}): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
+export function startKhook(
+  args: string[],
+  opts: CliOptions = {},
+): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
   const argv = [...(opts.prefix ?? []), process.execPath, KHOOK_BIN, ...args];
-  const child = spawn(argv[0]!, argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(argv[0]!, argv.slice(1), {
+    env: opts.env ?? process.env,
+    cwd: opts.cwd,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   child.stdin!.end(opts.input ?? "");
-  const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 + 9 : 1), stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 + 9 : 1), stdout, stderr })),
+  );
   return { child, done, output: () => stdout + stderr };
 }
 
@@ -100,10 +116,13 @@ export function outputMatches(proc: ReturnType<typeof startKhook>, pattern: RegE
 
 // Spec building blocks shared by the CLI scenario tests.
 export const indent = (text: string, n: number) => text.replace(/^/gm, " ".repeat(n));
-export const cm = (name: string, ns: string, data = 'a: "1"') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  ${data}\n`;
-export const applyStep = (name: string, manifest: string, extra = "") => `  - name: ${name}\n${extra}    apply:\n      manifests:\n        - inline: |\n${indent(manifest, 12)}\n`;
+export const cm = (name: string, ns: string, data = 'a: "1"') =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  ${data}\n`;
+export const applyStep = (name: string, manifest: string, extra = "") =>
+  `  - name: ${name}\n${extra}    apply:\n      manifests:\n        - inline: |\n${indent(manifest, 12)}\n`;
 /** A json-patch `test` fails until the ConfigMap's data.ready is "yes": a step the test can make pass. */
-export const gateStep = (name: string, ns: string, extra = "") => `  - name: ${name}\n${extra}    patch:\n      target: configmap/gate\n      namespace: ${ns}\n      type: json\n      patch:\n        - { op: test, path: /data/ready, value: "yes" }\n`;
+export const gateStep = (name: string, ns: string, extra = "") =>
+  `  - name: ${name}\n${extra}    patch:\n      target: configmap/gate\n      namespace: ${ns}\n      type: json\n      patch:\n        - { op: test, path: /data/ready, value: "yes" }\n`;
 
 /** first -> blocked (waits until the gate ConfigMap says ready) -> `last`: a run that stops in the middle. */
 export const gatedChain = (ns: string, last: string) =>
@@ -127,8 +146,25 @@ export interface WatchedRecord {
 }
 
 /** Resolves once the record Secret holds a record for which `holds` is true (a watch, as stepRecorded). */
-export function recordShows(kubeconfig: string, ns: string, secret: string, what: string, holds: (record: WatchedRecord) => boolean): Promise<void> {
-  const args = ["--kubeconfig", kubeconfig, "get", "secrets", "-n", ns, "--watch", `--field-selector=metadata.name=${secret}`, "-o", 'jsonpath={.data.record\\.json}{"\\n"}'];
+export function recordShows(
+  kubeconfig: string,
+  ns: string,
+  secret: string,
+  what: string,
+  holds: (record: WatchedRecord) => boolean,
+): Promise<void> {
+  const args = [
+    "--kubeconfig",
+    kubeconfig,
+    "get",
+    "secrets",
+    "-n",
+    ns,
+    "--watch",
+    `--field-selector=metadata.name=${secret}`,
+    "-o",
+    'jsonpath={.data.record\\.json}{"\\n"}',
+  ];
   const child = spawn(toolPath("kubectl"), args, { stdio: ["ignore", "pipe", "pipe"] });
   let buffered = "";
   let stderr = "";

@@ -25,7 +25,11 @@ export const SHELLS: readonly KhookShell[] = ["dynamic", "native"];
 
 /** A test's name on a shell: the dynamic one keeps its name, the others say which they are. */
 export function onShell(shell: KhookShell, name: string): string {
-  return { dynamic: name, native: `native provider: ${name}`, sea: `native provider from the single executable: ${name}` }[shell];
+  return {
+    dynamic: name,
+    native: `native provider: ${name}`,
+    sea: `native provider from the single executable: ${name}`,
+  }[shell];
 }
 
 /** PATH with bin/pulumi-resource-khook first: the executable way the native provider ships. */
@@ -59,7 +63,10 @@ export interface PulumiFixture {
 }
 
 /** A project plus the cluster and a fresh namespace; everything is cleaned up when the test ends. `shell`: which Khook the program declares (default dynamic). */
-export async function pulumiFixture(t: TestContext, opts: ProjectOptions & { shell?: KhookShell }): Promise<PulumiFixture> {
+export async function pulumiFixture(
+  t: TestContext,
+  opts: ProjectOptions & { shell?: KhookShell },
+): Promise<PulumiFixture> {
   const { kubeconfig } = await harness.testCluster();
   const namespace = await harness.withNamespace(t, "khook-pulumi");
   const project = new PulumiProject(pulumiTools(), opts);

@@ -25,16 +25,27 @@ export class ClusterView {
     }
   }
 
-  configMap(namespace: string, name: string): Promise<{ metadata: { resourceVersion: string }; data?: Record<string, string> } | undefined> {
+  configMap(
+    namespace: string,
+    name: string,
+  ): Promise<{ metadata: { resourceVersion: string }; data?: Record<string, string> } | undefined> {
     return this.get(`/api/v1/namespaces/${namespace}/configmaps/${name}`);
   }
 
   async createConfigMap(namespace: string, name: string, data: Record<string, string>): Promise<void> {
-    await this.kube.requestJson({ method: "POST", path: `/api/v1/namespaces/${namespace}/configmaps`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data } });
+    await this.kube.requestJson({
+      method: "POST",
+      path: `/api/v1/namespaces/${namespace}/configmaps`,
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data },
+    });
   }
 
   async createNamespace(name: string): Promise<void> {
-    await this.kube.requestJson({ method: "POST", path: "/api/v1/namespaces", body: { apiVersion: "v1", kind: "Namespace", metadata: { name } } });
+    await this.kube.requestJson({
+      method: "POST",
+      path: "/api/v1/namespaces",
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name } },
+    });
   }
 
   async deleteNamespace(name: string): Promise<void> {
@@ -49,8 +60,13 @@ export class ClusterView {
   async copySecretData(namespace: string, from: string, to: string): Promise<void> {
     const source = await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${namespace}/secrets/${from}`);
     const target = await this.get<Record<string, unknown>>(`/api/v1/namespaces/${namespace}/secrets/${to}`);
-    if (source === undefined || target === undefined) throw new Error(`copySecretData: ${from} or ${to} is missing in ${namespace}`);
-    await this.kube.requestJson({ method: "PUT", path: `/api/v1/namespaces/${namespace}/secrets/${to}`, body: { ...target, data: source.data } });
+    if (source === undefined || target === undefined)
+      throw new Error(`copySecretData: ${from} or ${to} is missing in ${namespace}`);
+    await this.kube.requestJson({
+      method: "PUT",
+      path: `/api/v1/namespaces/${namespace}/secrets/${to}`,
+      body: { ...target, data: source.data },
+    });
   }
 
   /** The resourceVersion of each named ConfigMap (undefined when absent). */

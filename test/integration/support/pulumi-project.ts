@@ -53,7 +53,8 @@ export function khookRoot(): string {
   let dir = __dirname;
   for (;;) {
     const pj = path.join(dir, "package.json");
-    if (fs.existsSync(pj) && (JSON.parse(fs.readFileSync(pj, "utf8")) as { name?: string }).name === "khook") return dir;
+    if (fs.existsSync(pj) && (JSON.parse(fs.readFileSync(pj, "utf8")) as { name?: string }).name === "khook")
+      return dir;
     const up = path.dirname(dir);
     if (up === dir) throw new Error(`cannot find the khook package above ${__dirname}`);
     dir = up;
@@ -120,7 +121,10 @@ export class PulumiProject {
       `name: ${opts.name ?? "khook-it"}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\ndescription: khook integration test\n`,
     );
     fs.writeFileSync(path.join(this.dir, "index.js"), opts.program);
-    fs.writeFileSync(path.join(this.dir, "package.json"), `${JSON.stringify({ name: opts.name ?? "khook-it", private: true, main: "index.js" }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(this.dir, "package.json"),
+      `${JSON.stringify({ name: opts.name ?? "khook-it", private: true, main: "index.js" }, null, 2)}\n`,
+    );
     linkKhook(this.dir);
   }
 
@@ -131,7 +135,15 @@ export class PulumiProject {
   }
 
   /** Runs pulumi in the project. Never throws on a non-zero exit. */
-  run(args: string[], opts: { timeoutMs?: number; onSpawn?: (pid: number) => void; input?: string; onOutput?: (sofar: string) => void } = {}): Promise<PulumiRun> {
+  run(
+    args: string[],
+    opts: {
+      timeoutMs?: number;
+      onSpawn?: (pid: number) => void;
+      input?: string;
+      onOutput?: (sofar: string) => void;
+    } = {},
+  ): Promise<PulumiRun> {
     const full = [...args, "--color", "never"];
     return new Promise((resolve, reject) => {
       const child = spawn(this.pulumiBin, full, { cwd: this.dir, env: this.env, stdio: ["pipe", "pipe", "pipe"] });
@@ -157,9 +169,16 @@ export class PulumiProject {
       });
       child.on("close", (code, signal) => {
         clearTimeout(timer);
-        const r = { code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1), stdout, stderr, output: `${stdout}${stderr}` };
+        const r = {
+          code: code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1),
+          stdout,
+          stderr,
+          output: `${stdout}${stderr}`,
+        };
         // The command line as typed, minus values (a config value may be a secret): only what pulumi printed is checked.
-        this.transcript.push(`$ pulumi ${args.map((a) => (a.length > 64 || a.includes("\n") ? "<value>" : a)).join(" ")}\n${r.output}`);
+        this.transcript.push(
+          `$ pulumi ${args.map((a) => (a.length > 64 || a.includes("\n") ? "<value>" : a)).join(" ")}\n${r.output}`,
+        );
         resolve(r);
       });
     });
@@ -191,8 +210,26 @@ export class PulumiProject {
   }
 
   /** The Khook resources in the exported state, dynamic and native. */
-  async khookResources(): Promise<{ urn: string; type: string; inputs: Record<string, unknown>; outputs: Record<string, unknown>; initErrors?: string[] }[]> {
-    const doc = JSON.parse(await this.exportText()) as { deployment?: { resources?: { urn: string; type: string; inputs: Record<string, unknown>; outputs: Record<string, unknown>; initErrors?: string[] }[] } };
+  async khookResources(): Promise<
+    {
+      urn: string;
+      type: string;
+      inputs: Record<string, unknown>;
+      outputs: Record<string, unknown>;
+      initErrors?: string[];
+    }[]
+  > {
+    const doc = JSON.parse(await this.exportText()) as {
+      deployment?: {
+        resources?: {
+          urn: string;
+          type: string;
+          inputs: Record<string, unknown>;
+          outputs: Record<string, unknown>;
+          initErrors?: string[];
+        }[];
+      };
+    };
     return (doc.deployment?.resources ?? []).filter((r) => r.type === KHOOK_TYPE || r.type === NATIVE_TYPE);
   }
 
@@ -204,7 +241,16 @@ export class PulumiProject {
 }
 
 /** The outputs a program reads from its Khook (the native resource is declared with them unset, so the engine fills them in). */
-const KHOOK_OUTPUTS = ["specName", "steps", "runStatus", "recordNamespace", "recordName", "recordUpdatedAt", "engineVersion", "plan"];
+const KHOOK_OUTPUTS = [
+  "specName",
+  "steps",
+  "runStatus",
+  "recordNamespace",
+  "recordName",
+  "recordUpdatedAt",
+  "engineVersion",
+  "plan",
+];
 
 /**
  * `khook(name, args, opts)` in a test program: the dynamic `Khook` of the npm package, or, when

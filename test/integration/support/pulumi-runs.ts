@@ -21,7 +21,12 @@ export function gateStep(name: string, needs: string): string {
 }
 
 /** Waits (by polling the journal) until `done` holds for the record. */
-export async function journaled(cluster: ClusterView, ns: string, record: string, done: (r: StateRecord) => boolean): Promise<StateRecord> {
+export async function journaled(
+  cluster: ClusterView,
+  ns: string,
+  record: string,
+  done: (r: StateRecord) => boolean,
+): Promise<StateRecord> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     const rec = await cluster.record(ns, record);
@@ -32,10 +37,21 @@ export async function journaled(cluster: ClusterView, ns: string, record: string
 }
 
 /** The command line of each shell's provider process: @pulumi/pulumi's dynamic provider, khook's native one (bin/pulumi-resource-khook runs it), or the single executable under the plugin's name. */
-const PROVIDER_PROCESS: Record<KhookShell, RegExp> = { dynamic: /dynamic-provider/, native: /native-main\.js/, sea: /\/pulumi-resource-khook / };
+const PROVIDER_PROCESS: Record<KhookShell, RegExp> = {
+  dynamic: /dynamic-provider/,
+  native: /native-main\.js/,
+  sea: /\/pulumi-resource-khook /,
+};
 
 /** Starts `up`, waits until `ready` holds for the journal and the provider is running, then hands over the pulumi pid and the provider pids. */
-export async function upUntil(project: PulumiProject, cluster: ClusterView, ns: string, record: string, ready: (r: StateRecord) => boolean, shell: KhookShell = "dynamic"): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {
+export async function upUntil(
+  project: PulumiProject,
+  cluster: ClusterView,
+  ns: string,
+  record: string,
+  ready: (r: StateRecord) => boolean,
+  shell: KhookShell = "dynamic",
+): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {
   let pulumiPid = 0;
   const done = project.run(["up", "--yes", "--skip-preview"], { onSpawn: (pid) => (pulumiPid = pid) });
   await journaled(cluster, ns, record, ready);

@@ -14,7 +14,13 @@ export function secretStep(name: string, stringData: Record<string, string>, ext
   return inlineObjectStep("Secret", "stringData", name, stringData, extra);
 }
 
-function inlineObjectStep(kind: string, field: string, name: string, data: Record<string, string>, extra: string): string {
+function inlineObjectStep(
+  kind: string,
+  field: string,
+  name: string,
+  data: Record<string, string>,
+  extra: string,
+): string {
   const body = Object.entries(data)
     .map(([k, v]) => `                ${k}: ${JSON.stringify(v)}`)
     .join("\n");
@@ -97,7 +103,9 @@ export function parsePreview(stdout: string): PreviewJson {
 }
 
 export function khookStep(p: PreviewJson): PreviewStep | undefined {
-  return p.steps?.find((s) => [KHOOK_TYPE, NATIVE_TYPE].some((type) => s.urn.includes(`::${type}::`) || s.type === type));
+  return p.steps?.find((s) =>
+    [KHOOK_TYPE, NATIVE_TYPE].some((type) => s.urn.includes(`::${type}::`) || s.type === type),
+  );
 }
 
 /** Indexes of the plan lines that differ between the old and the new inputs of a preview step. */

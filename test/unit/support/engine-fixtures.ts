@@ -10,7 +10,14 @@ import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
 import { STEP_TYPES, type OnError, type StepType } from "../../../provider/dsl/types.js";
-import type { Assessment, DestroyOutcome, ExecutorRegistry, StepContext, StepExecutor, StepOutcome } from "../../../provider/steps/types.js";
+import type {
+  Assessment,
+  DestroyOutcome,
+  ExecutorRegistry,
+  StepContext,
+  StepExecutor,
+  StepOutcome,
+} from "../../../provider/steps/types.js";
 
 export interface StepFixture {
   name: string;
@@ -63,7 +70,9 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         type: f.type ?? "apply",
         action: f.action ?? { manifests: [{ inline: `# ${f.name}` }] },
         needs: f.needs ?? [],
-        when: f.when ?? (f.included === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
+        when:
+          f.when ??
+          (f.included === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
         included: f.included ?? true,
         timeoutMs: f.timeoutMs ?? 300_000,
         retries: f.retries ?? 0,
@@ -80,7 +89,8 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
   const maxLevel = Math.max(0, ...steps.map((s) => s.level));
   const levels = Array.from({ length: maxLevel + 1 }, (_, l) => steps.filter((s) => s.level === l).map((s) => s.name));
   const name = opts.name ?? "fixture";
-  const state = opts.state === false ? undefined : (opts.state ?? { namespace: "default", name: `khook-state-${name}` });
+  const state =
+    opts.state === false ? undefined : (opts.state ?? { namespace: "default", name: `khook-state-${name}` });
   return {
     name,
     file: undefined,
@@ -91,7 +101,9 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
     hooks: [],
     state,
     stateDeclared: state === undefined ? "absent" : "enabled",
-    specHash: `sha256:${createHash("sha256").update(steps.map((s) => `${s.name}=${s.inputHash}`).join("\n")).digest("hex")}`,
+    specHash: `sha256:${createHash("sha256")
+      .update(steps.map((s) => `${s.name}=${s.inputHash}`).join("\n"))
+      .digest("hex")}`,
     vars: new Map(),
     redactor,
     warnings: [],
@@ -125,7 +137,9 @@ export interface CallInfo {
   readonly attempt: number;
 }
 
-export type Handler = (call: CallInfo) => Promise<StepOutcome | DestroyOutcome | Assessment | void> | StepOutcome | DestroyOutcome | Assessment | void;
+export type Handler = (
+  call: CallInfo,
+) => Promise<StepOutcome | DestroyOutcome | Assessment | void> | StepOutcome | DestroyOutcome | Assessment | void;
 
 /**
  * One stub executor for every step type. `on(name, handler)` scripts a step;

@@ -11,7 +11,9 @@ import * as path from "node:path";
  * `helm get manifest` prints; `historyAfterRecovery` is the history once a `helm rollback` or
  * `helm uninstall` ran.
  */
-export function fakeHelm(opts: { version?: string; history?: string; list?: string; manifest?: string; historyAfterRecovery?: string } = {}): { bin: string; calls: () => FakeCall[] } {
+export function fakeHelm(
+  opts: { version?: string; history?: string; list?: string; manifest?: string; historyAfterRecovery?: string } = {},
+): { bin: string; calls: () => FakeCall[] } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fakehelm-"));
   const log = path.join(dir, "calls.jsonl");
   const bin = path.join(dir, "helm");

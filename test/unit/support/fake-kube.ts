@@ -13,16 +13,45 @@ import type { ApplyAllOptions, ApplyOptions, ApplyResult } from "../../../provid
 import { UnknownResourceError, type ResolveOptions } from "../../../provider/kube/discovery.js";
 import { KubeApiError, WaitTimeoutError } from "../../../provider/kube/errors.js";
 import type { LogOptions } from "../../../provider/kube/logs.js";
-import type { DeleteOptions, DeleteResult, ListOptions, ObjectList, PatchType, WriteOptions } from "../../../provider/kube/objects.js";
+import type {
+  DeleteOptions,
+  DeleteResult,
+  ListOptions,
+  ObjectList,
+  PatchType,
+  WriteOptions,
+} from "../../../provider/kube/objects.js";
 import type { ObjectRef, WaitCheck, WaitOptions, WaitScope } from "../../../provider/kube/watch.js";
 import { checkObjects, evaluateCondition } from "../../../provider/kubectl/conditions.js";
 import { matchKind, matchResource, splitTarget } from "../../../provider/kubectl/resourceref.js";
 import { applyMergePatch, type JsonMap } from "../../../provider/kubectl/threeway.js";
-import { splitApiVersion, type ApiResource, type KubeObject, type ResourceType } from "../../../provider/kubectl/types.js";
+import {
+  splitApiVersion,
+  type ApiResource,
+  type KubeObject,
+  type ResourceType,
+} from "../../../provider/kubectl/types.js";
 import type { WaitCondition } from "../../../provider/kubectl/waitfor.js";
 
-function resource(group: string, version: string, plural: string, kind: string, namespaced: boolean, shortNames: string[] = []): ApiResource {
-  return { group, version, resource: plural, kind, namespaced, singular: kind.toLowerCase(), shortNames, verbs: ["get", "list", "watch", "create", "update", "patch", "delete"], categories: [] };
+function resource(
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+): ApiResource {
+  return {
+    group,
+    version,
+    resource: plural,
+    kind,
+    namespaced,
+    singular: kind.toLowerCase(),
+    shortNames,
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+    categories: [],
+  };
 }
 
 /** The types the executor tests use. */
@@ -85,7 +114,8 @@ export class FakeKube implements KubeApi {
   async resolveKind(apiVersion: string, kind: string, _opts?: ResolveOptions): Promise<ApiResource> {
     const { group, version } = splitApiVersion(apiVersion);
     const hit = matchKind(CATALOG, group, version, kind);
-    if (hit === undefined) throw new UnknownResourceError(`the server doesn't have a resource type for ${kind} in ${apiVersion}`);
+    if (hit === undefined)
+      throw new UnknownResourceError(`the server doesn't have a resource type for ${kind} in ${apiVersion}`);
     return hit;
   }
 
@@ -107,7 +137,13 @@ export class FakeKube implements KubeApi {
   async list(rt: ResourceType, opts: ListOptions = {}): Promise<ObjectList> {
     const items = [...this.objects.values()].filter((o) => {
       if (o.kind !== rt.kind) return false;
-      if (rt.namespaced && !opts.allNamespaces && opts.namespace !== undefined && o.metadata?.namespace !== opts.namespace) return false;
+      if (
+        rt.namespaced &&
+        !opts.allNamespaces &&
+        opts.namespace !== undefined &&
+        o.metadata?.namespace !== opts.namespace
+      )
+        return false;
       return matchesLabels(o, opts.labelSelector) && matchesFields(o, opts.fieldSelector);
     });
     return { items: items.map((o) => structuredClone(o)), resourceVersion: String(this.rv) };
@@ -117,7 +153,8 @@ export class FakeKube implements KubeApi {
     this.maybeFail("create");
     const name = obj.metadata?.name ?? "";
     const key = this.key(rt, name, obj.metadata?.namespace);
-    if (this.objects.has(key)) throw new KubeApiError(409, "AlreadyExists", `${rt.resource} "${name}" already exists`, { resource: rt, name });
+    if (this.objects.has(key))
+      throw new KubeApiError(409, "AlreadyExists", `${rt.resource} "${name}" already exists`, { resource: rt, name });
     const stored = this.stamp(structuredClone(obj), rt);
     this.objects.set(key, stored);
     this.record("create", rt, name, obj.metadata?.namespace);
@@ -128,7 +165,8 @@ export class FakeKube implements KubeApi {
     this.maybeFail("replace");
     const name = obj.metadata?.name ?? "";
     const key = this.key(rt, name, obj.metadata?.namespace);
-    if (!this.objects.has(key)) throw new KubeApiError(404, "NotFound", `${rt.resource} "${name}" not found`, { resource: rt, name });
+    if (!this.objects.has(key))
+      throw new KubeApiError(404, "NotFound", `${rt.resource} "${name}" not found`, { resource: rt, name });
     const stored = this.stamp(structuredClone(obj), rt);
     this.objects.set(key, stored);
     this.record("replace", rt, name, obj.metadata?.namespace);
@@ -140,18 +178,31 @@ export class FakeKube implements KubeApi {
     const ns = rt.namespaced ? namespace : undefined;
     const key = this.key(rt, name, ns);
     const o = this.objects.get(key);
-    if (o === undefined || (opts.uid !== undefined && o.metadata?.uid !== opts.uid)) return { status: "not-found", name, namespace: ns };
+    if (o === undefined || (opts.uid !== undefined && o.metadata?.uid !== opts.uid))
+      return { status: "not-found", name, namespace: ns };
     this.objects.delete(key);
     this.record("delete", rt, name, ns);
     return { status: "deleted", name, namespace: ns, uid: o.metadata?.uid, object: o };
   }
 
-  async patch(rt: ResourceType, name: string, namespace: string | undefined, type: PatchType, body: unknown, opts: WriteOptions = {}): Promise<KubeObject> {
+  async patch(
+    rt: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    type: PatchType,
+    body: unknown,
+    opts: WriteOptions = {},
+  ): Promise<KubeObject> {
     this.maybeFail("patch");
     const ns = rt.namespaced ? namespace : undefined;
     const key = this.key(rt, name, ns);
     const live = this.objects.get(key);
-    if (live === undefined) throw new KubeApiError(404, "NotFound", `${rt.resource} "${name}" not found`, { resource: rt, name, namespace: ns });
+    if (live === undefined)
+      throw new KubeApiError(404, "NotFound", `${rt.resource} "${name}" not found`, {
+        resource: rt,
+        name,
+        namespace: ns,
+      });
     if (type === "json") throw new Error("the fake does not apply JSON patches");
     // Strategic and merge patches of maps merge the same way; the fake needs nothing finer.
     const patched = applyMergePatch(structuredClone(live) as JsonMap, body as JsonMap) as KubeObject;
@@ -171,16 +222,28 @@ export class FakeKube implements KubeApi {
     this.maybeFail("apply");
     const rt = await this.resolveKind(String(manifest.apiVersion), String(manifest.kind));
     const name = manifest.metadata?.name ?? "";
-    const namespace = rt.namespaced ? (manifest.metadata?.namespace ?? (opts.defaultNamespace || this.contextNamespace)) : undefined;
+    const namespace = rt.namespaced
+      ? (manifest.metadata?.namespace ?? (opts.defaultNamespace || this.contextNamespace))
+      : undefined;
     const key = this.key(rt, name, namespace);
     const before = this.objects.get(key);
     const desired = structuredClone(manifest);
     const meta = (desired.metadata ??= {});
     if (namespace !== undefined) meta.namespace = namespace;
-    const annotations = { ...(before === undefined ? (opts.createAnnotations ?? {}) : keptCreateAnnotations(before, opts)), ...(meta.annotations ?? {}), ...(opts.annotations ?? {}) };
+    const annotations = {
+      ...(before === undefined ? (opts.createAnnotations ?? {}) : keptCreateAnnotations(before, opts)),
+      ...(meta.annotations ?? {}),
+      ...(opts.annotations ?? {}),
+    };
     if (Object.keys(annotations).length > 0) meta.annotations = annotations;
     const ref = `${rt.kind.toLowerCase()}${rt.group ? `.${rt.group}` : ""}/${name}`;
-    const base = { resource: rt, name, namespace, ref, before: before === undefined ? undefined : structuredClone(before) };
+    const base = {
+      resource: rt,
+      name,
+      namespace,
+      ref,
+      before: before === undefined ? undefined : structuredClone(before),
+    };
     if (opts.dryRun) this.dryRuns.push(this.label("apply", rt, name, namespace));
     if (before === undefined) {
       const created = this.stamp(desired, rt);
@@ -191,7 +254,8 @@ export class FakeKube implements KubeApi {
       return { ...base, action: "created", object: structuredClone(created) };
     }
     const merged = { ...before, ...desired, metadata: { ...before.metadata, ...desired.metadata } } as KubeObject;
-    if (JSON.stringify(stripped(merged)) === JSON.stringify(stripped(before))) return { ...base, action: "unchanged", object: structuredClone(before) };
+    if (JSON.stringify(stripped(merged)) === JSON.stringify(stripped(before)))
+      return { ...base, action: "unchanged", object: structuredClone(before) };
     if (!opts.dryRun) {
       this.objects.set(key, this.stamp(merged, rt));
       this.record("apply(configure)", rt, name, namespace);
@@ -216,7 +280,10 @@ export class FakeKube implements KubeApi {
     const v = check(this.inScope(scope));
     if (v.state === "done") return v.value;
     if (v.state === "failed") throw new KhookError("execution", v.message);
-    throw new WaitTimeoutError(`timed out waiting for ${opts.description ?? scope.resource.resource}: ${v.message}`, v.message);
+    throw new WaitTimeoutError(
+      `timed out waiting for ${opts.description ?? scope.resource.resource}: ${v.message}`,
+      v.message,
+    );
   }
 
   waitForCondition(scope: WaitScope, condition: WaitCondition, opts: WaitOptions): Promise<KubeObject[]> {
@@ -237,7 +304,8 @@ export class FakeKube implements KubeApi {
   }
 
   async waitForDeletion(rt: ResourceType, name: string, namespace: string | undefined): Promise<void> {
-    if (this.objects.has(this.key(rt, name, namespace))) throw new WaitTimeoutError(`${rt.resource} "${name}" still exists`, "still exists");
+    if (this.objects.has(this.key(rt, name, namespace)))
+      throw new WaitTimeoutError(`${rt.resource} "${name}" still exists`, "still exists");
     this.record("wait-deleted", rt, name, namespace);
   }
 
@@ -248,7 +316,9 @@ export class FakeKube implements KubeApi {
   }
 
   async jobPods(namespace: string, job: string): Promise<KubeObject[]> {
-    return [...this.objects.values()].filter((o) => o.kind === "Pod" && o.metadata?.namespace === namespace && o.metadata?.labels?.["job-name"] === job);
+    return [...this.objects.values()].filter(
+      (o) => o.kind === "Pod" && o.metadata?.namespace === namespace && o.metadata?.labels?.["job-name"] === job,
+    );
   }
 
   // ---------------------------------------------------------------- helpers
@@ -259,7 +329,10 @@ export class FakeKube implements KubeApi {
       (o) =>
         o.kind === rt.kind &&
         (scope.name === undefined || o.metadata?.name === scope.name) &&
-        (!rt.namespaced || scope.allNamespaces || scope.namespace === undefined || o.metadata?.namespace === scope.namespace) &&
+        (!rt.namespaced ||
+          scope.allNamespaces ||
+          scope.namespace === undefined ||
+          o.metadata?.namespace === scope.namespace) &&
         matchesLabels(o, scope.labelSelector) &&
         matchesFields(o, scope.fieldSelector),
     );
@@ -272,7 +345,11 @@ export class FakeKube implements KubeApi {
     return rt;
   }
 
-  private key(rt: Pick<ResourceType, "group" | "resource" | "namespaced">, name: string, namespace: string | undefined): string {
+  private key(
+    rt: Pick<ResourceType, "group" | "resource" | "namespaced">,
+    name: string,
+    namespace: string | undefined,
+  ): string {
     return `${rt.group}/${rt.resource}/${rt.namespaced ? (namespace ?? this.contextNamespace) : ""}/${name}`;
   }
 
@@ -306,7 +383,9 @@ export class FakeKube implements KubeApi {
 
 /** kubectl apply keeps a create-only annotation only while the live object carries the same value. */
 function keptCreateAnnotations(live: KubeObject, opts: ApplyOptions): Record<string, string> {
-  return Object.fromEntries(Object.entries(opts.createAnnotations ?? {}).filter(([k, v]) => live.metadata?.annotations?.[k] === v));
+  return Object.fromEntries(
+    Object.entries(opts.createAnnotations ?? {}).filter(([k, v]) => live.metadata?.annotations?.[k] === v),
+  );
 }
 
 function stripped(o: KubeObject): KubeObject {

@@ -57,13 +57,22 @@ export interface MovedRecordCalls {
 export function fakeRecordOperations(
   owner: () => RecordOwner | undefined = () => undefined,
   alike: () => ReadonlySet<string> = () => new Set(),
-): Pick<Operations, "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"> & { calls: MovedRecordCalls } {
+): Pick<
+  Operations,
+  "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"
+> & { calls: MovedRecordCalls } {
   const calls: MovedRecordCalls = { released: [], dropped: [] };
   return {
     calls,
     ownerOperation: async () => owner(),
     heldRecordOperation: async () => ({ owner: owner(), alike: alike() }),
-    releaseRecordsOperation: async (_spec, o) => (calls.released.push({ places: o.places, token: o.token, movedTo: o.movedTo }), [...o.places]),
-    dropReleasedRecordsOperation: async (_spec, o) => (calls.dropped.push({ places: o.places, token: o.token }), [...o.places]),
+    releaseRecordsOperation: async (_spec, o) => (
+      calls.released.push({ places: o.places, token: o.token, movedTo: o.movedTo }),
+      [...o.places]
+    ),
+    dropReleasedRecordsOperation: async (_spec, o) => (
+      calls.dropped.push({ places: o.places, token: o.token }),
+      [...o.places]
+    ),
   };
 }

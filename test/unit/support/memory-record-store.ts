@@ -37,9 +37,11 @@ export class MemoryRecordStore implements RecordStore {
     this.calls.write++;
     if (this.beforeWrite) await this.beforeWrite(json);
     if (this.failWrites) throw this.failWrites;
-    if (version === undefined && this.exists) throw new RecordConflictError(`${this.description} already exists`, "exists");
+    if (version === undefined && this.exists)
+      throw new RecordConflictError(`${this.description} already exists`, "exists");
     if (version !== undefined && !this.exists) throw new RecordConflictError(`${this.description} was deleted`, "gone");
-    if (version !== undefined && version !== this.version) throw new RecordConflictError(`${this.description} was changed`, "changed");
+    if (version !== undefined && version !== this.version)
+      throw new RecordConflictError(`${this.description} was changed`, "changed");
     this.put(json);
     this.history.push(json);
     return this.version;
@@ -49,7 +51,8 @@ export class MemoryRecordStore implements RecordStore {
     this.calls.delete++;
     if (this.failDeletes) throw this.failDeletes;
     if (!this.exists) return;
-    if (version !== undefined && version !== this.version) throw new RecordConflictError(`${this.description} was changed`, "changed");
+    if (version !== undefined && version !== this.version)
+      throw new RecordConflictError(`${this.description} was changed`, "changed");
     this.remove();
   }
 

@@ -15,7 +15,7 @@ export const HEAVY: Record<string, RegExp> = {
   "the positioned YAML parser": /node_modules\/yaml\//,
   "@kubernetes/client-node": /node_modules\/@kubernetes\//,
   "the kube client": /provider\/kube\/client/,
-  "Pulumi": /node_modules\/@pulumi\//,
+  Pulumi: /node_modules\/@pulumi\//,
   // The registry (steps/index.js) is not an executor: it requires each one on first use.
   "the executors": /provider\/steps\/(?!index\.js$)/,
   "the hook runners": /provider\/hooks\/(function|webhook)\.js$|^(node:)?child_process$/,
@@ -55,7 +55,10 @@ export function modulesLoadedByProcess(args: readonly string[], env: NodeJS.Proc
   const out = path.join(dir, "modules.json");
   fs.writeFileSync(preload, PRELOAD);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--require", preload, ...args], { env: { ...env, KHOOK_TEST_MODULES_OUT: out }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--require", preload, ...args], {
+      env: { ...env, KHOOK_TEST_MODULES_OUT: out },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));

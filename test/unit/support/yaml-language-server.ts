@@ -33,12 +33,17 @@ export class YamlLanguageServer {
   private stderr = "";
 
   private constructor() {
-    const bin = path.join(path.dirname(require.resolve("yaml-language-server/package.json")), "bin", "yaml-language-server");
+    const bin = path.join(
+      path.dirname(require.resolve("yaml-language-server/package.json")),
+      "bin",
+      "yaml-language-server",
+    );
     this.child = spawn(process.execPath, [bin, "--stdio"], { stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (chunk: Buffer) => this.onData(chunk));
     this.child.stderr.on("data", (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.child.on("exit", (code) => {
-      for (const p of this.pending.values()) p.reject(new Error(`yaml-language-server exited (${code}): ${this.stderr}`));
+      for (const p of this.pending.values())
+        p.reject(new Error(`yaml-language-server exited (${code}): ${this.stderr}`));
       this.pending.clear();
     });
   }
@@ -49,11 +54,23 @@ export class YamlLanguageServer {
     await server.request("initialize", {
       processId: process.pid,
       rootUri: null,
-      capabilities: { textDocument: { completion: { completionItem: { snippetSupport: true } }, publishDiagnostics: {} }, workspace: { configuration: false } },
+      capabilities: {
+        textDocument: { completion: { completionItem: { snippetSupport: true } }, publishDiagnostics: {} },
+        workspace: { configuration: false },
+      },
     });
     server.notify("initialized", {});
     server.notify("workspace/didChangeConfiguration", {
-      settings: { yaml: { validate: true, completion: true, hover: false, schemaStore: { enable: false }, kubernetesCRDStore: { enable: false }, schemas: {} } },
+      settings: {
+        yaml: {
+          validate: true,
+          completion: true,
+          hover: false,
+          schemaStore: { enable: false },
+          kubernetesCRDStore: { enable: false },
+          schemas: {},
+        },
+      },
     });
     return server;
   }
@@ -72,7 +89,10 @@ export class YamlLanguageServer {
     const published = new Promise<LspDiagnostic[]>((resolve) => this.diagnosticWaiters.set(uri, resolve));
     this.notify("textDocument/didOpen", { textDocument: { uri, languageId: "yaml", version: ++this.version, text } });
     await published; // the document and its schema are loaded
-    const result = (await this.request("textDocument/completion", { textDocument: { uri }, position: { line, character } })) as { items?: LspCompletionItem[] } | LspCompletionItem[] | null;
+    const result = (await this.request("textDocument/completion", {
+      textDocument: { uri },
+      position: { line, character },
+    })) as { items?: LspCompletionItem[] } | LspCompletionItem[] | null;
     this.notify("textDocument/didClose", { textDocument: { uri } });
     if (result === null) return [];
     return Array.isArray(result) ? result : (result.items ?? []);
@@ -112,11 +132,25 @@ export class YamlLanguageServer {
       if (this.buffer.length < headerEnd + 4 + length) return;
       const body = this.buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString("utf8");
       this.buffer = this.buffer.subarray(headerEnd + 4 + length);
-      this.onMessage(JSON.parse(body) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { message: string } });
+      this.onMessage(
+        JSON.parse(body) as {
+          id?: number;
+          method?: string;
+          params?: unknown;
+          result?: unknown;
+          error?: { message: string };
+        },
+      );
     }
   }
 
-  private onMessage(m: { id?: number; method?: string; params?: unknown; result?: unknown; error?: { message: string } }): void {
+  private onMessage(m: {
+    id?: number;
+    method?: string;
+    params?: unknown;
+    result?: unknown;
+    error?: { message: string };
+  }): void {
     if (m.method === undefined && m.id !== undefined) {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);

@@ -3,7 +3,7 @@
 // - unused variables and imports (dead code, or a value computed and then forgotten);
 // - `any` crossing a module boundary (an exported function that returns or takes `any` turns off
 //   type checking for every caller).
-// Style is not linted: the compiler is strict and the code is formatted consistently already.
+// Style is not linted here: Prettier formats the code, and `npm run lint` checks it first.
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(

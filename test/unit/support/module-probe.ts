@@ -10,6 +10,8 @@ import * as path from "node:path";
 /** The modules worth keeping off a path, by what they are. */
 export const HEAVY: Record<string, RegExp> = {
   "ajv's schema compiler": /node_modules\/ajv\/dist\/(core|compile)/,
+  // The definitions the schema is generated from are read at build time only.
+  "the definition library (typebox)": /node_modules\/typebox\//,
   "the CEL library": /node_modules\/@marcbachmann\/cel-js\//,
   "the Go template functions": /provider\/(spec\/pipeline|gotemplate)\//,
   "the positioned YAML parser": /node_modules\/yaml\//,

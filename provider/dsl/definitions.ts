@@ -1,0 +1,714 @@
+/**
+ * The khook v1 document, defined once: each definition is the JSON Schema that editors and the
+ * loader validate with and, through typebox's `Static`, the TypeScript type the code reads.
+ * This module holds the document's frame (apiVersion, metadata, defaults, state, hooks, a
+ * step's common fields) and the field types the step kinds share (durations, names,
+ * references); each kind defines its own action block beside its code (provider/steps/<kind>/).
+ *
+ * Build time only: typebox is loaded by the schema generator (steps/generate-schema.ts) and
+ * read by the compiler; nothing at run time imports a value from here.
+ */
+import { Type, type Static, type TSchema, type TUnsafe } from "typebox";
+import { SPEC_DEFAULTS } from "./defaults.js";
+import { API_VERSION, KIND, type FailurePolicy, type HookEvent, type OnError } from "./types.js";
+
+/** Keywords a schema node may carry besides JSON Schema's own (editors read some; the loader others). */
+export type SchemaOptions = Record<string, unknown>;
+
+/** A named definition: written once under `$defs`, referred to by `ref`. */
+export interface Def<T = unknown> {
+  readonly name: string;
+  readonly schema: TSchema;
+  /** Carries the type only. */
+  readonly type?: T;
+}
+
+export function def<S extends TSchema>(name: string, schema: S): Def<Static<S>> {
+  return { name, schema };
+}
+
+/** A JSON Schema fragment written as is, with the TypeScript type it validates. */
+export function raw<T>(json: SchemaOptions): TUnsafe<T> {
+  return Type.Unsafe<T>(json);
+}
+
+/** A reference to a named definition, with the annotations of the field that uses it. */
+export function ref<T>(d: Def<T>, options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ $ref: `#/$defs/${d.name}`, ...options });
+}
+
+/** The `${NAME}` reference: editors accept one wherever substitution can put a value. */
+export const reference = def(
+  "reference",
+  raw<string>({
+    description:
+      "A ${NAME} variable reference. Variables are substituted as text before khook validates the spec, so a reference can stand for any scalar; khook checks the substituted value. Write references in block style (key: ${NAME}), not inside flow-style braces.",
+    type: "string",
+    pattern: "\\$\\{[^}]*\\}",
+  }),
+);
+
+/**
+ * A typed scalar that editors also accept as a `${NAME}` reference; the loader, which sees
+ * the spec after substitution, validates the strict form only (dsl/schema.ts derives it).
+ */
+export function orReference<T>(strict: SchemaOptions, options: SchemaOptions = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...options, anyOf: [strict, { $ref: `#/$defs/${reference.name}` }] });
+}
+
+/** A one-word enum (skipIf): its value, or a reference. */
+export function word<W extends string>(value: W, meaning: string, description: string): TUnsafe<W> {
+  return orReference<W>({ type: "string", enum: [value], enumDescriptions: [meaning] }, { description });
+}
+
+/**
+ * The editor's half of "exactly one of these keys": a message when none is there, and once
+ * one is, every other key refused with a message on it (yaml-language-server reports
+ * `errorMessage` on the failing node). The loader turns `x-khook-exactly-one` into its own
+ * check (dsl/schema.ts), and drops these branches.
+ */
+export function exactlyOne(
+  keys: readonly string[],
+  messages: { none: string; already: (key: string) => string },
+): SchemaOptions {
+  return {
+    "x-khook-exactly-one": keys,
+    allOf: [
+      { "x-khook-editor": true, anyOf: keys.map((k) => ({ required: [k], errorMessage: messages.none })) },
+      ...keys.map((k) => ({
+        "x-khook-editor": true,
+        if: { required: [k] },
+        then: {
+          properties: Object.fromEntries(keys.filter((o) => o !== k).map((o) => [o, false])),
+          errorMessage: messages.already(k),
+        },
+      })),
+    ],
+  };
+}
+
+/** `{a} | {b} | ...`: exactly one key of `properties`, as an object the editor can complete. */
+type OneKeyOf<P extends Record<string, TSchema>> = { [K in keyof P]: { [Q in K]: Static<P[K]> } }[keyof P];
+
+/** An object with exactly one of its keys (a manifest source, a values source). */
+export function oneKeyOf<P extends Record<string, TSchema>>(
+  properties: P,
+  options: SchemaOptions,
+  messages: { none: string; already: (key: string) => string },
+): TUnsafe<OneKeyOf<P>> {
+  return Type.Unsafe<OneKeyOf<P>>({
+    ...options,
+    type: "object",
+    additionalProperties: false,
+    properties,
+    ...exactlyOne(Object.keys(properties), messages),
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Field types the document and the kinds share
+
+const RFC1123_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+const RFC1123_SUBDOMAIN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
+export const boolean = def(
+  "boolean",
+  orReference<boolean>({ type: "boolean" }, { description: "true or false, or a ${NAME} reference." }),
+);
+
+export const count = def(
+  "count",
+  orReference<number>({ type: "integer", minimum: 0 }, { description: "A whole number >= 0, or a ${NAME} reference." }),
+);
+
+/** Go-style duration text such as `90s`, `5m`, `1h30m`. */
+export const duration = def(
+  "duration",
+  orReference<string>(
+    {
+      type: "string",
+      pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$",
+      patternErrorMessage: "Not a duration: use Go syntax like 90s, 5m, 1h30m.",
+    },
+    {
+      description:
+        "A Go duration: a sequence of decimal numbers with a unit (ns, us, µs, ms, s, m, h), e.g. 90s, 5m, 1h30m; or 0.",
+    },
+  ),
+);
+
+export const onError = def(
+  "onError",
+  orReference<OnError>(
+    {
+      type: "string",
+      enum: ["fail", "continue"],
+      enumDescriptions: [
+        "Stop scheduling new steps; running steps finish and every not-yet-run step is reported skipped.",
+        "Mark the step failed and keep going (its dependents still do not run).",
+      ],
+    },
+    {
+      description:
+        "fail: stop scheduling new steps (running steps finish; every not-yet-run step is reported skipped). continue: mark the step failed and keep going.",
+    },
+  ),
+);
+
+function rfc1123(
+  pattern: string,
+  maxLength: number,
+  patternErrorMessage: string,
+  description: string,
+): TUnsafe<string> {
+  return orReference<string>(
+    { type: "string", pattern, minLength: 1, maxLength, patternErrorMessage },
+    { description },
+  );
+}
+
+export const stepName = def(
+  "stepName",
+  rfc1123(
+    RFC1123_LABEL,
+    63,
+    "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
+    "An RFC 1123 label of at most 63 characters: lowercase letters, digits and '-', starting and ending with a letter or digit. A helm step without release: has its name as the release name, which Helm caps at 53.",
+  ),
+);
+
+export const namespace = def(
+  "namespace",
+  rfc1123(
+    RFC1123_LABEL,
+    63,
+    "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
+    "A Kubernetes namespace: an RFC 1123 label of at most 63 characters (lowercase letters, digits and '-', starting and ending with a letter or digit).",
+  ),
+);
+
+export const subdomain = def(
+  "subdomain",
+  rfc1123(
+    RFC1123_SUBDOMAIN,
+    253,
+    "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 253 characters).",
+    "An RFC 1123 subdomain of at most 253 characters: dot-separated labels of lowercase letters, digits and '-', each starting and ending with a letter or digit.",
+  ),
+);
+
+export const specName = def(
+  "specName",
+  rfc1123(
+    RFC1123_SUBDOMAIN,
+    241,
+    "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 241 characters).",
+    "The spec's name: an RFC 1123 subdomain of at most 241 characters, so that the default state record name khook-state-<name> stays within the 253-character limit.",
+  ),
+);
+
+export const releaseName = def(
+  "releaseName",
+  rfc1123(
+    RFC1123_SUBDOMAIN,
+    53,
+    "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 53 characters).",
+    "A Helm release name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 53 characters.",
+  ),
+);
+
+export const httpUrl = def(
+  "httpUrl",
+  orReference<string>(
+    { type: "string", pattern: "^https?://[^\\s]+$", patternErrorMessage: "Use an http:// or https:// URL." },
+    { "x-khook-rule": "source-url", description: "An http:// or https:// URL." },
+  ),
+);
+
+export const localPath = def(
+  "localPath",
+  orReference<string>(
+    {
+      type: "string",
+      pattern: "^(?![a-zA-Z][a-zA-Z0-9+.-]*://)",
+      minLength: 1,
+      patternErrorMessage: "A file: source is a local path; use url: for remote sources.",
+    },
+    { description: "A local file path, relative to the spec file's directory or absolute." },
+  ),
+);
+
+export const resourceRef = def(
+  "resourceRef",
+  orReference<string>(
+    {
+      type: "string",
+      pattern: "^[A-Za-z][A-Za-z0-9.-]*(/[^/\\s]+)?$",
+      patternErrorMessage: "Use a resource type (pods) or kind/name (daemonset/aws-node).",
+    },
+    { "x-khook-rule": "resource-reference", description: "A resource type (pods) or kind/name (daemonset/aws-node)." },
+  ),
+);
+
+export const selector = def(
+  "selector",
+  raw<string>({ description: "A label selector, e.g. app=web,tier!=cache.", type: "string", minLength: 1 }),
+);
+
+export const fieldSelector = def(
+  "fieldSelector",
+  raw<string>({ description: "A field selector, e.g. status.phase=Running.", type: "string", minLength: 1 }),
+);
+
+/** The shared field types, in the order the schema lists them (before the document's own definitions). */
+export const SHARED_DEFS: readonly Def[] = [
+  reference,
+  boolean,
+  count,
+  duration,
+  onError,
+  stepName,
+  namespace,
+  subdomain,
+  specName,
+  releaseName,
+  httpUrl,
+  localPath,
+  resourceRef,
+  selector,
+  fieldSelector,
+];
+
+// ---------------------------------------------------------------------------
+// The document's frame
+
+export const metadata = def(
+  "metadata",
+  Type.Object(
+    {
+      name: ref(specName, {
+        description:
+          "Required. The spec's name, used in logs and in the state record (default record name khook-state-<name>). An RFC 1123 subdomain.",
+      }),
+    },
+    {
+      description: "Identifies the spec; the name is used in logs and in the state record.",
+      additionalProperties: false,
+    },
+  ),
+);
+
+export const defaults = def(
+  "defaults",
+  Type.Object(
+    {
+      timeout: Type.Optional(
+        ref(duration, {
+          description: `Per-step execution timeout (Go duration). Default ${SPEC_DEFAULTS.timeout}.`,
+          default: SPEC_DEFAULTS.timeout,
+        }),
+      ),
+      retries: Type.Optional(
+        ref(count, {
+          description: `Retry attempts after a failed try. Default ${SPEC_DEFAULTS.retries}.`,
+          default: SPEC_DEFAULTS.retries,
+        }),
+      ),
+      retryDelay: Type.Optional(
+        ref(duration, {
+          description: `Pause between tries (Go duration). Default ${SPEC_DEFAULTS.retryDelay}.`,
+          default: SPEC_DEFAULTS.retryDelay,
+        }),
+      ),
+      onError: Type.Optional(
+        ref(onError, {
+          description: "fail (default) stops scheduling new steps; continue marks the step failed and keeps going.",
+          default: SPEC_DEFAULTS.onError,
+        }),
+      ),
+    },
+    { description: "Fallbacks for the per-step fields of the same name.", additionalProperties: false },
+  ),
+);
+
+export const state = def(
+  "state",
+  Type.Object(
+    {
+      enabled: Type.Optional(
+        ref(boolean, {
+          description:
+            "Whether the state record is used. Default true when the state: block is present (e.g. `enabled: ${USE_STATE:-false}` toggles it per environment).",
+          default: SPEC_DEFAULTS.stateEnabled,
+        }),
+      ),
+      namespace: Type.Optional(
+        ref(namespace, {
+          description: `Namespace of the record Secret (RFC 1123 label). Default "${SPEC_DEFAULTS.stateNamespace}".`,
+          default: SPEC_DEFAULTS.stateNamespace,
+        }),
+      ),
+      name: Type.Optional(
+        ref(subdomain, {
+          description: `Name of the record Secret (RFC 1123 subdomain). Default ${SPEC_DEFAULTS.stateNamePrefix}<metadata.name>.`,
+        }),
+      ),
+    },
+    {
+      description:
+        "The run-state record: when present, khook journals the run (per-step input hash and outcome) in an in-cluster Secret and a re-run resumes, skipping steps whose inputs are unchanged since they last succeeded. Absent = disabled; `state: {}` opts in.",
+      additionalProperties: false,
+    },
+  ),
+);
+
+// ---------------------------------------------------------------------------
+// Hooks
+
+export const hookEvent = def(
+  "hookEvent",
+  orReference<HookEvent>(
+    {
+      type: "string",
+      enum: ["post-render", "pre-apply", "post-apply", "finalize"],
+      enumDescriptions: [
+        "After a step's objects are rendered (apply and delete-by-manifests sources, kustomize, helm charts through helm's post-renderer), before anything is sent. Functions only: plan --diff runs them.",
+        "Right before a step sends its objects (helm: before install or upgrade). Webhooks only: receives {phase, object, children}, may return changed children.",
+        "After a step finished, ok or failed. Webhooks only: told the outcome, the objects and the helm revision.",
+        "Before destroy removes a step's objects (helm: before uninstall). Webhooks only: the teardown proceeds only after the hook succeeds.",
+      ],
+    },
+    { description: "A lifecycle event." },
+  ),
+);
+
+/** Which steps a hook applies to; `types` lists the step kinds, which the generator supplies. */
+export function hookMatch(kindNames: readonly string[]): Def<HookMatchType> {
+  return def(
+    "hookMatch",
+    Type.Object(
+      {
+        steps: Type.Optional(
+          Type.Array(ref(stepName), {
+            minItems: 1,
+            uniqueItems: true,
+            description: "Step names; each must name a step of this spec.",
+          }),
+        ),
+        types: Type.Optional(
+          Type.Array(orReference<string>({ type: "string", enum: kindNames }), {
+            minItems: 1,
+            uniqueItems: true,
+            description: "Step types; every event of the hook must apply to each of them.",
+          }),
+        ),
+      },
+      {
+        description:
+          "The steps a hook applies to: a step matches when it is listed in steps (if given) and is of one of types (if given). Absent: every step the hook's events apply to.",
+        additionalProperties: false,
+      },
+    ),
+  );
+}
+
+export const hookAllow = def(
+  "hookAllow",
+  Type.Object(
+    {
+      add: Type.Optional(
+        orReference<boolean>(
+          { type: "boolean" },
+          { description: "Allow the webhook to add objects. Default false.", default: SPEC_DEFAULTS.hookAllowAdd },
+        ),
+      ),
+      clusterScoped: Type.Optional(
+        orReference<boolean>(
+          { type: "boolean" },
+          {
+            description: "Allow added objects that are cluster-scoped (a ClusterRole, a CRD). Default false.",
+            default: SPEC_DEFAULTS.hookAllowClusterScoped,
+          },
+        ),
+      ),
+      namespaces: Type.Optional(
+        Type.Array(
+          raw<string>({
+            type: "string",
+            pattern: "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+            patternErrorMessage: "A namespace is an RFC 1123 label.",
+          }),
+          {
+            description:
+              "The namespaces added objects may be in. Default: the step's own namespaces (its namespace: and those of its declared objects).",
+            minItems: 1,
+            uniqueItems: true,
+          },
+        ),
+      ),
+    },
+    {
+      description:
+        "What a pre-apply webhook may add to a step beyond its declared objects. By default nothing: a returned object the step does not declare fails the step, naming it. Added objects are created owned by the step, listed in the state record, and removed by destroy like declared ones.",
+      additionalProperties: false,
+    },
+  ),
+);
+
+/** A KRM function (exec form). `exec` is required through a rule the loader words itself (hook-function-exec). */
+export const hookFunction = def(
+  "hookFunction",
+  raw<{ exec: string; config?: Record<string, unknown>; timeout?: string }>({
+    description:
+      "A KRM function, exec form: a local executable that reads a ResourceList (YAML) on stdin and writes a ResourceList (YAML or JSON) on stdout. It runs with only PATH and HOME in its environment, in a private temporary directory, bounded by its timeout and an output cap. Container functions (image:) are not supported: use exec:.",
+    type: "object",
+    additionalProperties: false,
+    allOf: [
+      { "x-khook-rule": "hook-function-exec", required: ["exec"] },
+      {
+        if: { required: ["image"] },
+        then: {
+          properties: { image: false },
+          "x-khook-rule": "hook-function-exec",
+          errorMessage:
+            "container functions (image:) are not supported: khook runs no container runtime; build the function as a local executable and point exec: at it",
+        },
+      },
+    ],
+    properties: {
+      exec: {
+        description:
+          "Required. Path to the executable, relative to the spec file (./, ../ or /). Its content is an input of every step the hook matches.",
+        anyOf: [
+          {
+            type: "string",
+            pattern: "^(\\./|\\.\\./|/)",
+            patternErrorMessage: "exec: is a local path starting with ./, ../ or /.",
+          },
+          { $ref: `#/$defs/${reference.name}` },
+        ],
+      },
+      image: {
+        description: "Not supported: container functions need a container runtime. Use exec: with a local executable.",
+        doNotSuggest: true,
+      },
+      config: {
+        type: "object",
+        description: "The function's functionConfig: a Kubernetes-style object passed in the ResourceList.",
+      },
+      timeout: {
+        $ref: `#/$defs/${duration.name}`,
+        description: `Bound on one run of the function (Go duration). Default ${SPEC_DEFAULTS.functionTimeout}.`,
+        default: SPEC_DEFAULTS.functionTimeout,
+      },
+    },
+  }),
+);
+
+export const hookWebhook = def(
+  "hookWebhook",
+  Type.Object(
+    {
+      url: orReference<string>(
+        {
+          type: "string",
+          pattern: "^https?://[^\\s]+$",
+          patternErrorMessage: "A webhook url is an https:// URL (http:// only to a loopback address).",
+        },
+        { description: "Required. https://... (plain http:// only to 127.0.0.0/8, ::1 or localhost)." },
+      ),
+      timeout: Type.Optional(
+        ref(duration, {
+          description: `Bound on one request (Go duration), at most 60s. Default ${SPEC_DEFAULTS.webhookTimeout}.`,
+          default: SPEC_DEFAULTS.webhookTimeout,
+        }),
+      ),
+      headers: Type.Optional(
+        raw<Record<string, string>>({
+          type: "object",
+          description:
+            "Request headers; values may use variables. Names are HTTP tokens; values are one line of visible ASCII, spaces and tabs. The values of Authorization, Proxy-Authorization and Cookie, and any value from a secret source (KHOOK_SECRET_*, Pulumi secretVars), are redacted everywhere; other values are not secret: put a credential in a secret variable.",
+          additionalProperties: { type: "string" },
+        }),
+      ),
+    },
+    {
+      description:
+        "A webhook speaking the Scoby hooks v1 contract: POST JSON {phase, object, children, context}; a 2xx answer may carry changed children; an error answer is {message, permanent, continue}. HTTPS with certificate verification; plain http only to loopback addresses.",
+      additionalProperties: false,
+    },
+  ),
+);
+
+/** Which steps a hook applies to, as the code reads it. */
+export interface HookMatchType {
+  steps?: string[];
+  types?: string[];
+}
+
+export const hook = def(
+  "hook",
+  Type.Object(
+    {
+      name: ref(stepName, { description: "Required, unique among hooks. An RFC 1123 label." }),
+      on: Type.Array(ref(hookEvent), {
+        description:
+          "Required. The lifecycle events this hook handles: post-render (a KRM function transforms or validates a step's rendered objects before anything is sent), pre-apply (a webhook receives {phase, object, children} right before the objects are sent and may return changed children), post-apply (a webhook is told the outcome), finalize (a webhook must succeed before destroy removes the step's objects).",
+        minItems: 1,
+        uniqueItems: true,
+      }),
+      match: Type.Optional(raw<HookMatchType>({ $ref: "#/$defs/hookMatch" })),
+      priority: Type.Optional(
+        orReference<number>(
+          { type: "integer" },
+          {
+            description: "Lower runs first; equal priorities run in document order. Default 0.",
+            default: SPEC_DEFAULTS.hookPriority,
+          },
+        ),
+      ),
+      failurePolicy: Type.Optional(
+        orReference<FailurePolicy>(
+          { type: "string", enum: ["Fail", "Ignore"] },
+          {
+            description:
+              "What an unreachable or misbehaving webhook does to the step, as Kubernetes admission webhooks say it: Fail (default) fails the step; Ignore logs and skips the hook. An explicit error answer ({message, permanent, continue}) is always honoured.",
+            default: SPEC_DEFAULTS.hookFailurePolicy,
+          },
+        ),
+      ),
+      function: Type.Optional(ref(hookFunction)),
+      webhook: Type.Optional(ref(hookWebhook)),
+      allow: Type.Optional(ref(hookAllow)),
+    },
+    {
+      description:
+        "One lifecycle hook: a name, the events it handles, the steps it matches, and exactly one handler (function: or webhook:).",
+      additionalProperties: false,
+      ...exactlyOne(["function", "webhook"], {
+        none: "A hook needs one handler: function or webhook.",
+        already: (k) =>
+          `A hook has exactly one handler, and this one already has ${k}: define the other handler in a hook of its own.`,
+      }),
+    },
+  ),
+);
+
+// ---------------------------------------------------------------------------
+// A step's common fields
+
+/** The fields every step has besides its one action key. */
+export const stepCommon = Type.Object({
+  name: ref(stepName, {
+    description:
+      "Required, unique. Keys the state record and names the step's Job; also the default Helm release name. An RFC 1123 label of at most 63 characters (53 for a helm step without release:, whose release it names).",
+  }),
+  needs: Type.Optional(
+    Type.Array(ref(stepName), {
+      description:
+        "Steps that must succeed before this one runs (DAG edges; must reference existing step names). Ordering only: no data flows between steps.",
+      uniqueItems: true,
+    }),
+  ),
+  when: Type.Optional(
+    Type.String({
+      description:
+        'A CEL condition over the variable map, decided at load time; the step runs only when it is true. Use vars.NAME, vars.get("NAME", "default") or has(vars.NAME); every value is a string, e.g. vars.get("ENABLE_ARGOCD", "false") == "true". A step excluded by when: is reported skipped but satisfies needs.',
+      minLength: 1,
+    }),
+  ),
+  timeout: Type.Optional(
+    ref(duration, {
+      description: `Per-step execution timeout (Go duration); overrides defaults.timeout (${SPEC_DEFAULTS.timeout}).`,
+    }),
+  ),
+  retries: Type.Optional(
+    ref(count, {
+      description: `Retry attempts after a failed try; overrides defaults.retries (${SPEC_DEFAULTS.retries}).`,
+    }),
+  ),
+  retryDelay: Type.Optional(
+    ref(duration, {
+      description: `Pause between tries (Go duration); overrides defaults.retryDelay (${SPEC_DEFAULTS.retryDelay}).`,
+    }),
+  ),
+  onError: Type.Optional(
+    ref(onError, {
+      description: `fail stops scheduling new steps; continue marks the step failed and keeps going. Overrides defaults.onError (${SPEC_DEFAULTS.onError}).`,
+    }),
+  ),
+});
+
+/** `helm, apply, ..., rollout or job`: how the schema's sentences list the step kinds. */
+export function spoken(names: readonly string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names.at(-1)!}`;
+}
+
+/**
+ * The step: its common fields and exactly one action key, one per kind. Each action key is a
+ * pattern property, so that an editor completes it only where no other key is yet (the
+ * last branch offers them all); the loader reads them as plain properties.
+ */
+export function step(kinds: readonly { name: string; action: Def }[]): Def {
+  const names = kinds.map((k) => k.name);
+  const actionRef = (k: { action: Def }): SchemaOptions => ({ $ref: `#/$defs/${k.action.name}` });
+  const editor = exactlyOne(names, {
+    none: `A step needs one action key: ${spoken(names)}.`,
+    already: (k) =>
+      `A step has exactly one action key, and this step already has ${k}: put this action in a step of its own.`,
+  });
+  return def(
+    "step",
+    raw({
+      description: `One step: a name, optional scheduling fields, and exactly one action key (${spoken(names)}) that determines its type.`,
+      ...stepCommon,
+      additionalProperties: false,
+      "x-khook-exactly-one": names,
+      patternProperties: Object.fromEntries(kinds.map((k) => [`^${k.name}$`, actionRef(k)])),
+      allOf: [
+        ...(editor["allOf"] as unknown[]),
+        {
+          "x-khook-editor": true,
+          if: { not: { anyOf: names.map((n) => ({ required: [n] })) } },
+          then: { properties: Object.fromEntries(kinds.map((k) => [k.name, actionRef(k)])) },
+        },
+      ],
+    }),
+  );
+}
+
+/** The document: its frame, its steps and its hooks. */
+export function documentRoot(kindNames: readonly string[]): SchemaOptions {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $id: "https://khook.io/schema/v1/khook.json",
+    title: "khook v1 spec",
+    description: `A declarative Kubernetes cluster bootstrap: a DAG of steps (${kindNames.join(", ")}). apiVersion: khook.io/v1, kind: Khook. \${NAME} variables are substituted before validation.`,
+    ...Type.Object(
+      {
+        apiVersion: raw<typeof API_VERSION>({
+          description: "The DSL version. Always khook.io/v1.",
+          const: API_VERSION,
+        }),
+        kind: raw<typeof KIND>({ description: "The document kind. Always Khook.", const: KIND }),
+        metadata: ref(metadata),
+        defaults: Type.Optional(ref(defaults)),
+        state: Type.Optional(ref(state)),
+        hooks: Type.Optional(
+          Type.Array(raw({ $ref: "#/$defs/hook" }), {
+            description:
+              "Lifecycle hooks: KRM exec functions on post-render, and webhooks (the Scoby hooks v1 contract) on pre-apply, post-apply and finalize. Each hook runs on the steps it matches, ordered by priority, then document order. A hook's definition and its exec file are inputs of every step it matches. See docs/hooks.md.",
+          }),
+        ),
+        steps: Type.Array(raw({ $ref: "#/$defs/step" }), {
+          description: `The steps to run, at least one. Steps are topologically sorted by needs: and run in parallel levels. Each step has exactly one action key: ${spoken(kindNames)}.`,
+          minItems: 1,
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  };
+}
+
+/** The TypeScript type a definition validates. */
+export type TypeOf<D> = D extends Def<infer T> ? T : never;

@@ -1,0 +1,129 @@
+/**
+ * Assembles the khook v1 JSON Schema (schema/v1/khook.json) from the definitions: the
+ * document's frame and shared fields (definitions.ts) and each step kind's action block, so
+ * that every list of kinds in it (the action keys, the editor's branches, `hookMatch.types`,
+ * the sentences) is made from the one list of kinds. Build time only (typebox).
+ */
+import {
+  defaults,
+  documentRoot,
+  hook,
+  hookAllow,
+  hookEvent,
+  hookFunction,
+  hookMatch,
+  hookWebhook,
+  metadata,
+  SHARED_DEFS,
+  state,
+  step,
+  type Def,
+  type SchemaOptions,
+} from "./definitions.js";
+
+/** What a kind contributes: its action block (under its own name) and the definitions it refers to. */
+export interface KindDefinitions {
+  readonly name: string;
+  readonly action: Def;
+  readonly defs: readonly Def[];
+}
+
+export const SCHEMA_COMMENT =
+  "Generated from the DSL's definitions (provider/dsl/definitions.ts) and each step kind's (provider/steps/<kind>/definition.ts) by `npm run schema`. Do not edit: test/unit/schema-generated.test.ts fails when this file differs from what they generate.";
+
+export function assembleSchema(kinds: readonly KindDefinitions[]): SchemaOptions {
+  const names = kinds.map((k) => k.name);
+  const match = hookMatch(names);
+  const defs = new Map<string, Def>();
+  const add = (d: Def): void => {
+    const seen = defs.get(d.name);
+    if (seen !== undefined && seen !== d) throw new Error(`two definitions are named ${d.name}`);
+    defs.set(d.name, d);
+  };
+  for (const d of [...SHARED_DEFS, metadata, defaults, state, hook, hookEvent, match, hookAllow]) add(d);
+  for (const d of [hookFunction, hookWebhook, step(kinds)]) add(d);
+  for (const k of kinds) for (const d of [k.action, ...k.defs]) add(d);
+  const schema: SchemaOptions = {
+    ...documentRoot(names),
+    $comment: SCHEMA_COMMENT,
+    $defs: Object.fromEntries([...defs].map(([name, d]) => [name, plain(d.schema)])),
+  };
+  const unresolved = refsOf(schema).filter((r) => !defs.has(r.slice("#/$defs/".length)));
+  if (unresolved.length > 0) throw new Error(`the schema refers to undefined definitions: ${unresolved.join(", ")}`);
+  return plain(schema) as SchemaOptions;
+}
+
+/** The JSON value alone (typebox marks its schemas with non-enumerable properties). */
+function plain(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v)) as unknown;
+}
+
+function refsOf(v: unknown, out: string[] = []): string[] {
+  if (Array.isArray(v)) for (const x of v) refsOf(x, out);
+  else if (v !== null && typeof v === "object")
+    for (const [k, x] of Object.entries(v)) {
+      if (k === "$ref" && typeof x === "string") out.push(x);
+      else refsOf(x, out);
+    }
+  return out;
+}
+
+/** Keys a reader looks for first; the rest keep their order. */
+const KEY_ORDER = [
+  "$schema",
+  "$id",
+  "$comment",
+  "title",
+  "description",
+  "x-khook-rule",
+  "$ref",
+  "type",
+  "const",
+  "enum",
+  "enumDescriptions",
+  "pattern",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "minItems",
+  "uniqueItems",
+  "default",
+  "required",
+  "additionalProperties",
+];
+
+const WIDTH = 120;
+
+/** JSON as people write it: a value on one line when it fits in 120 columns, else one entry per line. */
+export function printSchema(schema: SchemaOptions): string {
+  return `${print(schema, "")}\n`;
+}
+
+function ordered(o: Record<string, unknown>): [string, unknown][] {
+  const rank = (k: string): number => {
+    const i = KEY_ORDER.indexOf(k);
+    return i === -1 ? KEY_ORDER.length : i;
+  };
+  return Object.entries(o).sort(([a], [b]) => rank(a) - rank(b));
+}
+
+function inline(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(inline).join(", ")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${ordered(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${inline(x)}`)
+      .join(", ")}}`;
+  return JSON.stringify(v);
+}
+
+function print(v: unknown, indent: string, prefix = ""): string {
+  const flat = inline(v);
+  if (indent.length + prefix.length + flat.length <= WIDTH || v === null || typeof v !== "object") return flat;
+  const inner = `${indent}  `;
+  if (Array.isArray(v)) return `[\n${v.map((x) => inner + print(x, inner)).join(",\n")}\n${indent}]`;
+  const entries = ordered(v as Record<string, unknown>).map(([k, x]) => {
+    const key = `${JSON.stringify(k)}: `;
+    return inner + key + print(x, inner, key);
+  });
+  return `{\n${entries.join(",\n")}\n${indent}}`;
+}

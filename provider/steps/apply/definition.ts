@@ -1,0 +1,78 @@
+/**
+ * The apply: action block, defined once: the schema editors and the loader read, and the type
+ * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
+ */
+import { Type } from "typebox";
+import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import { boolean, def, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
+import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
+
+const DEFAULTS = ACTION_DEFAULTS.apply;
+
+export const applyWaitCondition = def(
+  "applyWaitCondition",
+  orReference<string>(
+    {
+      type: "string",
+      pattern: "^(condition=[^=\\s]+(=.+)?|jsonpath=.+)$",
+      patternErrorMessage: "Use condition=<Name>[=<value>] or jsonpath=<expr>[=<value>].",
+    },
+    {
+      "x-khook-rule": "apply-wait-for-grammar",
+      description:
+        "Block until every applied object meets this: condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (wait.for's grammar minus delete). Bounded by the step timeout.",
+      defaultSnippets: [
+        {
+          label: "condition=<Name>",
+          description: 'status.conditions[type==Name].status is "True"',
+          body: "condition=${1:Ready}",
+        },
+        {
+          label: "jsonpath=<expr>=<value>",
+          description: "the JSONPath expression yields <value>",
+          body: "jsonpath={${1:.status.phase}}=${2:Running}",
+        },
+      ],
+    },
+  ),
+);
+
+export const action = def(
+  "applyAction",
+  Type.Object(
+    {
+      manifests: ref(manifestList, {
+        description:
+          "Required. Ordered list of sources, each exactly one of inline: (YAML string), file: (path), url: (HTTP(S)) or kustomize: (local kustomization directory).",
+      }),
+      namespace: Type.Optional(
+        ref(namespace, { description: "Default namespace for namespace-less namespaced resources." }),
+      ),
+      createNamespace: Type.Optional(
+        ref(boolean, {
+          description: "Create the namespace if missing. Default false.",
+          default: DEFAULTS.createNamespace,
+        }),
+      ),
+      skipIf: Type.Optional(
+        word(
+          "exists",
+          "Skip (success) if every manifest resource already exists.",
+          "exists: skip the step (as success) if every manifest resource already exists. waitFor still runs.",
+        ),
+      ),
+      serverSide: Type.Optional(
+        ref(boolean, { description: "Use server-side apply. Default false.", default: DEFAULTS.serverSide }),
+      ),
+      waitFor: Type.Optional(ref(applyWaitCondition)),
+    },
+    {
+      description: "apply: declaratively apply manifests (kubectl apply via the dynamic client).",
+      additionalProperties: false,
+    },
+  ),
+);
+
+export const DEFS = [action, applyWaitCondition, ...MANIFEST_DEFS];
+
+export type ApplyAction = TypeOf<typeof action>;

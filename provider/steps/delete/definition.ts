@@ -1,0 +1,116 @@
+/**
+ * The delete: action block, defined once: the schema editors and the loader read, and the type
+ * the code reads. Three exclusive forms: by manifests, by resource, by release. Build time only
+ * (typebox): the kind (kind.ts) imports its types only.
+ */
+import { Type } from "typebox";
+import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import {
+  boolean,
+  def,
+  fieldSelector,
+  namespace,
+  raw,
+  ref,
+  releaseName,
+  resourceRef,
+  selector,
+  type TypeOf,
+} from "../../dsl/definitions.js";
+import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
+
+const ignoreNotFound = (absent: string, value: boolean) =>
+  Type.Optional(
+    ref(boolean, { description: `${absent} success, not failure. Default ${String(value)}.`, default: value }),
+  );
+
+export const byManifests = def(
+  "deleteByManifests",
+  Type.Object(
+    {
+      manifests: ref(manifestList, {
+        description:
+          "Required. The sources whose objects are deleted, each exactly one of inline:, file:, url: or kustomize:.",
+      }),
+      namespace: Type.Optional(
+        ref(namespace, {
+          description: "Default namespace for namespace-less namespaced resources (kubectl delete -f -n).",
+        }),
+      ),
+      ignoreNotFound: ignoreNotFound("Absent resources are", ACTION_DEFAULTS.deleteByManifests.ignoreNotFound),
+    },
+    {
+      description: "delete: by manifests — delete what these sources define (same source list as apply.manifests).",
+      additionalProperties: false,
+    },
+  ),
+);
+
+export const byResource = def(
+  "deleteByResource",
+  Type.Object(
+    {
+      resource: ref(resourceRef, { description: "Required. A type (pods) or kind/name (daemonset/aws-node)." }),
+      namespace: Type.Optional(
+        ref(namespace, { description: "Namespace of the resources; mutually exclusive with allNamespaces." }),
+      ),
+      allNamespaces: Type.Optional(
+        ref(boolean, {
+          description: "Match in every namespace; mutually exclusive with namespace.",
+          default: ACTION_DEFAULTS.deleteByResource.allNamespaces,
+        }),
+      ),
+      selector: Type.Optional(ref(selector)),
+      fieldSelector: Type.Optional(ref(fieldSelector)),
+      ignoreNotFound: ignoreNotFound("Absent resources are", ACTION_DEFAULTS.deleteByResource.ignoreNotFound),
+    },
+    {
+      description: "delete: by reference or selector — e.g. removing daemonset/aws-node before installing Cilium.",
+      additionalProperties: false,
+      if: { type: "object", required: ["allNamespaces", "namespace"], properties: { allNamespaces: { const: true } } },
+      then: {
+        properties: { namespace: false },
+        "x-khook-rule": "namespace-or-all",
+        errorMessage: "namespace and allNamespaces: true are mutually exclusive",
+      },
+    },
+  ),
+);
+
+export const byRelease = def(
+  "deleteByRelease",
+  Type.Object(
+    {
+      release: ref(releaseName, { description: "Required. The Helm release name." }),
+      namespace: Type.Optional(
+        ref(namespace, {
+          description: `The release's namespace. Default "${ACTION_DEFAULTS.deleteByRelease.namespace}".`,
+          default: ACTION_DEFAULTS.deleteByRelease.namespace,
+        }),
+      ),
+      ignoreNotFound: ignoreNotFound("An absent release is", ACTION_DEFAULTS.deleteByRelease.ignoreNotFound),
+    },
+    {
+      description: "delete: by release — helm uninstall. The step waits until the release's resources are gone.",
+      additionalProperties: false,
+    },
+  ),
+);
+
+export type DeleteManifestsAction = TypeOf<typeof byManifests>;
+export type DeleteResourceAction = TypeOf<typeof byResource>;
+export type DeleteReleaseAction = TypeOf<typeof byRelease>;
+
+export const action = def(
+  "deleteAction",
+  raw<DeleteManifestsAction | DeleteResourceAction | DeleteReleaseAction>({
+    description:
+      "delete: remove resources. Exactly one of three forms: manifests: (what these sources define), resource: (by reference/selector) or release: (helm uninstall). Absent resources are success by default.",
+    type: "object",
+    oneOf: [byManifests, byResource, byRelease].map((d) => ({ $ref: `#/$defs/${d.name}` })),
+  }),
+);
+
+export const DEFS = [action, byManifests, byResource, byRelease, ...MANIFEST_DEFS];
+
+export type DeleteAction = TypeOf<typeof action>;

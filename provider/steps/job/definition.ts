@@ -1,0 +1,67 @@
+/**
+ * The job: action block, defined once: the schema editors and the loader read, and the type
+ * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
+ */
+import { Type } from "typebox";
+import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import { boolean, def, namespace, raw, ref, subdomain, word, type TypeOf } from "../../dsl/definitions.js";
+
+export const action = def(
+  "jobAction",
+  Type.Object(
+    {
+      image: Type.String({ minLength: 1, description: "Required. The container image to run." }),
+      command: Type.Optional(
+        Type.Array(Type.String(), {
+          description: "Container command (entrypoint override). Default: the image entrypoint.",
+        }),
+      ),
+      args: Type.Optional(Type.Array(Type.String(), { description: "Container args." })),
+      env: Type.Optional(
+        raw<Record<string, string>>({
+          description: "Environment variables, NAME: value (values are strings: quote numbers and booleans).",
+          type: "object",
+          propertyNames: {
+            pattern: "^[-._a-zA-Z][-._a-zA-Z0-9]*$",
+            patternErrorMessage:
+              "Environment variable names use letters, digits, '_', '-' and '.', not starting with a digit.",
+          },
+          additionalProperties: { type: "string" },
+        }),
+      ),
+      namespace: Type.Optional(
+        ref(namespace, {
+          description: `Namespace the Job runs in. Default "${ACTION_DEFAULTS.job.namespace}".`,
+          default: ACTION_DEFAULTS.job.namespace,
+        }),
+      ),
+      createNamespace: Type.Optional(
+        ref(boolean, {
+          description: "Create the namespace if missing. Default false.",
+          default: ACTION_DEFAULTS.job.createNamespace,
+        }),
+      ),
+      serviceAccount: Type.Optional(
+        ref(subdomain, {
+          description: "ServiceAccount for the pod. Default: the namespace's default ServiceAccount.",
+        }),
+      ),
+      skipIf: Type.Optional(
+        word(
+          "succeeded",
+          "Skip (success) if this step's Job already completed successfully.",
+          "succeeded: skip the step (as success) if this step's Job already completed successfully.",
+        ),
+      ),
+    },
+    {
+      description:
+        "job: run a container to completion as a batch/v1 Job named after the step (backoffLimit 0, restartPolicy Never; the step timeout is its activeDeadlineSeconds).",
+      additionalProperties: false,
+    },
+  ),
+);
+
+export const DEFS = [action];
+
+export type JobAction = TypeOf<typeof action>;

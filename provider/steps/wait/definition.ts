@@ -1,0 +1,83 @@
+/**
+ * The wait: action block, defined once: the schema editors and the loader read, and the type
+ * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
+ */
+import { Type } from "typebox";
+import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import {
+  boolean,
+  def,
+  fieldSelector,
+  namespace,
+  orReference,
+  ref,
+  resourceRef,
+  selector,
+  type TypeOf,
+} from "../../dsl/definitions.js";
+
+export const waitCondition = def(
+  "waitCondition",
+  orReference<string>(
+    {
+      type: "string",
+      pattern: "^(condition=[^=\\s]+(=.+)?|jsonpath=.+|delete)$",
+      patternErrorMessage: "Use condition=<Name>[=<value>], jsonpath=<expr>[=<value>] or delete.",
+    },
+    {
+      "x-khook-rule": "wait-for-grammar",
+      description:
+        'condition=<Name>[=<value>] (status.conditions[type==Name].status is "True", or <value>), jsonpath=<expr>[=<value>] (the expression yields a non-empty value, or one equal to <value>), or delete (every matching resource is gone).',
+      defaultSnippets: [
+        {
+          label: "condition=<Name>",
+          description: 'status.conditions[type==Name].status is "True"',
+          body: "condition=${1:Ready}",
+        },
+        {
+          label: "jsonpath=<expr>=<value>",
+          description: "the JSONPath expression yields <value>",
+          body: "jsonpath={${1:.status.phase}}=${2:Running}",
+        },
+        { label: "delete", description: "every matching resource is gone", body: "delete" },
+      ],
+    },
+  ),
+);
+
+export const action = def(
+  "waitAction",
+  Type.Object(
+    {
+      for: ref(waitCondition),
+      on: ref(resourceRef, {
+        description: "Required. A resource type (pods) or kind/name (deployment/argocd-server).",
+      }),
+      namespace: Type.Optional(
+        ref(namespace, { description: "Namespace of the resources; mutually exclusive with allNamespaces." }),
+      ),
+      allNamespaces: Type.Optional(
+        ref(boolean, {
+          description: "Match in every namespace; mutually exclusive with namespace.",
+          default: ACTION_DEFAULTS.wait.allNamespaces,
+        }),
+      ),
+      selector: Type.Optional(ref(selector)),
+      fieldSelector: Type.Optional(ref(fieldSelector)),
+    },
+    {
+      description: "wait: block until a condition holds (kubectl wait), bounded by the step timeout.",
+      additionalProperties: false,
+      if: { type: "object", required: ["allNamespaces", "namespace"], properties: { allNamespaces: { const: true } } },
+      then: {
+        properties: { namespace: false },
+        "x-khook-rule": "namespace-or-all",
+        errorMessage: "namespace and allNamespaces: true are mutually exclusive",
+      },
+    },
+  ),
+);
+
+export const DEFS = [action, waitCondition];
+
+export type WaitAction = TypeOf<typeof action>;

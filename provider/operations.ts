@@ -35,7 +35,7 @@ import {
   type StateRecord,
 } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
-import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
+import type { ExecutorRegistry, ToolPaths } from "./steps/contract.js";
 
 export {
   openSession,

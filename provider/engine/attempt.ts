@@ -6,7 +6,7 @@
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStepBase } from "../dsl/loaded.js";
 import type { StepType } from "../dsl/types.js";
-import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
+import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/contract.js";
 import { formatDuration } from "../dsl/duration.js";
 import type { StepHooks } from "../hooks/run.js";
 import type { StepRecord } from "../state/journal.js";

@@ -8,7 +8,7 @@ import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { StepType } from "../dsl/types.js";
 import type { Journal } from "../state/journal.js";
-import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
+import type { ExecutorRegistry, PlanAction } from "../steps/contract.js";
 import { stepHooksFor } from "../hooks/run.js";
 import { describeHook, firesIn, hooksFor } from "../dsl/hooks.js";
 import { HOOK_EVENTS } from "../dsl/types.js";

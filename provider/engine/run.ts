@@ -31,7 +31,7 @@
  */
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
-import type { DestroyOutcome, StepOutcome } from "../steps/types.js";
+import type { DestroyOutcome, StepOutcome } from "../steps/contract.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";

@@ -4,7 +4,7 @@
  * here knows about terminals or Pulumi.
  */
 import type { StepType } from "../dsl/types.js";
-import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
+import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/contract.js";
 import type { Journal } from "../state/journal.js";
 import type { Redactor } from "../redact.js";
 

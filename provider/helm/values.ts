@@ -1,6 +1,6 @@
 /**
  * A release's values: merged the way helm merges `-f` files, and compared with what a
- * release holds. Reading the layers (files, URLs) is the executor's (steps/helm-values.ts).
+ * release holds. Reading the layers (files, URLs) is the executor's (steps/helm/read-values.ts).
  */
 
 export type Values = Record<string, unknown>;

@@ -8,35 +8,35 @@
  * none, loads none of them (nor what they load: helm's tooling, the `yaml` library
  * for diffs, kustomize). test/integration/resume-startup.test.ts counts it.
  */
-import type { ExecutorRegistry } from "./types.js";
-import type * as HelmModule from "./helm.js";
-import type * as ApplyModule from "./apply.js";
-import type * as DeleteModule from "./delete.js";
-import type * as PatchModule from "./patch.js";
-import type * as WaitModule from "./wait.js";
-import type * as RolloutModule from "./rollout.js";
-import type * as JobModule from "./job.js";
+import type { ExecutorRegistry } from "./contract.js";
+import type * as HelmModule from "./helm/executor.js";
+import type * as ApplyModule from "./apply/executor.js";
+import type * as DeleteModule from "./delete/executor.js";
+import type * as PatchModule from "./patch/executor.js";
+import type * as WaitModule from "./wait/executor.js";
+import type * as RolloutModule from "./rollout/executor.js";
+import type * as JobModule from "./job/executor.js";
 
 export const EXECUTORS: ExecutorRegistry = {
   get helm() {
-    return (require("./helm.js") as typeof HelmModule).helmExecutor;
+    return (require("./helm/executor.js") as typeof HelmModule).helmExecutor;
   },
   get apply() {
-    return (require("./apply.js") as typeof ApplyModule).applyExecutor;
+    return (require("./apply/executor.js") as typeof ApplyModule).applyExecutor;
   },
   get delete() {
-    return (require("./delete.js") as typeof DeleteModule).deleteExecutor;
+    return (require("./delete/executor.js") as typeof DeleteModule).deleteExecutor;
   },
   get patch() {
-    return (require("./patch.js") as typeof PatchModule).patchExecutor;
+    return (require("./patch/executor.js") as typeof PatchModule).patchExecutor;
   },
   get wait() {
-    return (require("./wait.js") as typeof WaitModule).waitExecutor;
+    return (require("./wait/executor.js") as typeof WaitModule).waitExecutor;
   },
   get rollout() {
-    return (require("./rollout.js") as typeof RolloutModule).rolloutExecutor;
+    return (require("./rollout/executor.js") as typeof RolloutModule).rolloutExecutor;
   },
   get job() {
-    return (require("./job.js") as typeof JobModule).jobExecutor;
+    return (require("./job/executor.js") as typeof JobModule).jobExecutor;
   },
 };

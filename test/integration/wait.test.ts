@@ -9,7 +9,7 @@ import { WaitTimeoutError, waitForObjects, type KubeObject } from "../../provide
 import type { WaitAction } from "../../provider/dsl/types.js";
 import { parseWaitFor } from "../../provider/kubectl/waitfor.js";
 import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
-import { waitExecutor } from "../../provider/steps/wait.js";
+import { waitExecutor } from "../../provider/steps/wait/executor.js";
 
 const setup = (t: TestContext) => kubeSetup(t, "wait");
 

@@ -10,7 +10,7 @@ import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResul
 import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engine/scheduler.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
-import type { ExecutorRegistry } from "../../provider/steps/types.js";
+import type { ExecutorRegistry } from "../../provider/steps/contract.js";
 import {
   CHAIN,
   deferred,

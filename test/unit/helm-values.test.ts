@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
 import { mergeValues, sameValues } from "../../provider/helm/values.js";
-import { computeValues, parseValuesText } from "../../provider/steps/helm-values.js";
+import { computeValues, parseValuesText } from "../../provider/steps/helm/read-values.js";
 import { tempSpecDir } from "./support/spec-files.js";
 
 function ctx(

@@ -17,7 +17,7 @@ import { loadSpec } from "../../../provider/dsl/load.js";
 import { withActionDefaults, type TypedAction } from "../../../provider/dsl/defaults.js";
 import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/dsl/loaded.js";
 import type { ActionByType, StepType } from "../../../provider/dsl/types.js";
-import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/types.js";
+import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/contract.js";
 
 let shared: KubeClient | undefined;
 after(() => shared?.close());

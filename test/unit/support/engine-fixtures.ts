@@ -17,7 +17,7 @@ import type {
   StepContext,
   StepExecutor,
   StepOutcome,
-} from "../../../provider/steps/types.js";
+} from "../../../provider/steps/contract.js";
 
 export interface StepFixture {
   name: string;

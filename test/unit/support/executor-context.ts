@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { loadSpec } from "../../../provider/dsl/load.js";
 import type { LoadedSpec, LoadedStepBase } from "../../../provider/dsl/loaded.js";
 import type { StepType } from "../../../provider/dsl/types.js";
-import type { StepContext } from "../../../provider/steps/types.js";
+import type { StepContext } from "../../../provider/steps/contract.js";
 import type { FakeKube } from "./fake-kube.js";
 import { specText, tempSpecDir } from "./spec-files.js";
 

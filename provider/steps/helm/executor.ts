@@ -2,7 +2,7 @@
  * `helm:` steps: declarative install-or-upgrade of a chart release, driven
  * through the helm CLI (provider/tools/helm.ts).
  *
- * Gather facts, decide, act (as steps/patch.ts): the release's history comes
+ * Gather facts, decide, act (as steps/patch/executor.ts): the release's history comes
  * from helm's storage Secrets (or helm), and the rule that turns the facts into
  * install / upgrade / no-op / skip is provider/helm/decide.ts, which asks for
  * each costlier fact (values, the deployed values, the chart, a dry run) only
@@ -17,17 +17,17 @@
  * `skipIf: installed` found is left alone.
  */
 import * as fs from "node:fs";
-import { unifiedDiff } from "../diff.js";
-import { executionError } from "../errors.js";
-import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../helm/chart.js";
+import { unifiedDiff } from "../../diff.js";
+import { executionError } from "../../errors.js";
+import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../../helm/chart.js";
 import {
   decideRelease,
   normalizeManifest,
   type ReleaseDecision,
   type ReleaseFact,
   type ReleaseFacts,
-} from "../helm/decide.js";
-import { decidePendingRecovery } from "../helm/recover.js";
+} from "../../helm/decide.js";
+import { decidePendingRecovery } from "../../helm/recover.js";
 import {
   chartLabel,
   describeRevision,
@@ -35,23 +35,23 @@ import {
   pendingMessage,
   type HelmRevision,
   type HistoryState,
-} from "../helm/release.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
-import type { Values } from "../helm/values.js";
-import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
-import type { LoadedStep } from "../dsl/loaded.js";
-import { pidAlive } from "../state/journal.js";
-import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
-import type { ResourceType } from "../kubectl/types.js";
-import { computeValues, registerPreviousSecrets } from "./helm-values.js";
-import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
-import { isPermanent } from "../hooks/run.js";
-import { sha256Hex } from "../dsl/hash.js";
-import { objectHooksFor } from "../dsl/hooks.js";
-import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
-import { waitForRelease } from "./helm-wait.js";
-import { maskSecretData } from "./helm-diff.js";
-import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+} from "../../helm/release.js";
+import { releaseSelector, storedReleases, type StoredReleases } from "../../helm/storage.js";
+import type { Values } from "../../helm/values.js";
+import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../../ownership.js";
+import type { LoadedStep } from "../../dsl/loaded.js";
+import { pidAlive } from "../../state/journal.js";
+import { HelmSession, locateHelm, type HelmBinary } from "../../tools/helm.js";
+import type { ResourceType } from "../../kubectl/types.js";
+import { computeValues, registerPreviousSecrets } from "./read-values.js";
+import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../../hooks/post-renderer.js";
+import { isPermanent } from "../../hooks/run.js";
+import { sha256Hex } from "../../dsl/hash.js";
+import { objectHooksFor } from "../../dsl/hooks.js";
+import { chartMayHaveHooks, chartRef, desiredChart } from "./read-chart.js";
+import { waitForRelease } from "./release-wait.js";
+import { maskSecretData } from "./masked-diff.js";
+import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 

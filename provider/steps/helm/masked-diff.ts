@@ -2,8 +2,8 @@
  * The secrets in a helm release's manifest diff (plan --diff), masked as kubectl diff masks them.
  */
 import { parseAllDocuments, stringify as stringifyYaml } from "yaml";
-import type { KubeObject } from "../kube/index.js";
-import { maskSecretPair } from "./objects.js";
+import type { KubeObject } from "../../kube/index.js";
+import { maskSecretPair } from "../cluster/resolve-objects.js";
 
 /**
  * Like `kubectl diff`, never shows a Secret's data: each value becomes `***`,

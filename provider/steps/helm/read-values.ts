@@ -10,13 +10,13 @@
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { executionError } from "../errors.js";
-import type { Redactor } from "../redact.js";
-import { describeChartText } from "../helm/chart.js";
-import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../helm/values.js";
-import type { HelmAction } from "../dsl/types.js";
-import { parseValuesDocument } from "../dsl/values-file.js";
-import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "./sources.js";
+import { executionError } from "../../errors.js";
+import type { Redactor } from "../../redact.js";
+import { describeChartText } from "../../helm/chart.js";
+import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../../helm/values.js";
+import type { HelmAction } from "../../dsl/types.js";
+import { parseValuesDocument } from "../../dsl/values-file.js";
+import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "../manifests/read-sources.js";
 
 /** A values document (see parseValuesDocument); a problem is an execution error, redacted. */
 export function parseValuesText(text: string, origin: string, redactor: Redactor): Values {

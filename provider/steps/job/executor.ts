@@ -9,14 +9,21 @@
  * - activeDeadlineSeconds = the step timeout, so a Job khook stopped waiting on stops too;
  * - on failure the pod's last log lines go into the step error.
  */
-import { executionError } from "../errors.js";
-import { JOBS, type KubeObject } from "../kube/index.js";
-import { transientCause } from "../kube/transient.js";
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwner, labelValue } from "../ownership.js";
-import type { LoadedStepBase } from "../dsl/loaded.js";
-import { ensureNamespace } from "./namespace.js";
-import { explainedWait, subjectOf } from "./stall.js";
-import type { StepContext, StepExecutor } from "./types.js";
+import { executionError } from "../../errors.js";
+import { JOBS, type KubeObject } from "../../kube/index.js";
+import { transientCause } from "../../kube/transient.js";
+import {
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  SPEC_LABEL,
+  STEP_LABEL,
+  labelledOwner,
+  labelValue,
+} from "../../ownership.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { ensureNamespace } from "../cluster/namespace.js";
+import { explainedWait, subjectOf } from "../cluster/stall.js";
+import type { StepContext, StepExecutor } from "../contract.js";
 
 type JobStep = LoadedStepBase<"job">;
 

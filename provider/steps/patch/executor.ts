@@ -2,12 +2,12 @@
  * `patch:` — `kubectl patch` of one existing object: strategic (the default),
  * merge (RFC 7386) or json (RFC 6902). The target must exist.
  */
-import { unifiedDiff } from "../diff.js";
-import { executionError } from "../errors.js";
-import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
-import type { LoadedStepBase } from "../dsl/loaded.js";
-import { forDiff, maskSecretPair } from "./objects.js";
-import type { StepContext, StepExecutor } from "./types.js";
+import { unifiedDiff } from "../../diff.js";
+import { executionError } from "../../errors.js";
+import { isKubeApiError, type ApiResource, type KubeObject } from "../../kube/index.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { forDiff, maskSecretPair } from "../cluster/resolve-objects.js";
+import type { StepContext, StepExecutor } from "../contract.js";
 
 type PatchStep = LoadedStepBase<"patch">;
 

@@ -6,11 +6,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { executionError } from "../errors.js";
-import { ociHost, pinnedChart, remoteChartRef, type ChartRef, type ChartSource } from "../helm/chart.js";
-import { archiveMayHaveHooks, fileMayHaveHooks } from "../helm/chart-hooks.js";
-import type { ChartMeta } from "../helm/release.js";
-import type { HelmSession } from "../tools/helm.js";
+import { executionError } from "../../errors.js";
+import { ociHost, pinnedChart, remoteChartRef, type ChartRef, type ChartSource } from "../../helm/chart.js";
+import { archiveMayHaveHooks, fileMayHaveHooks } from "../../helm/chart-hooks.js";
+import type { ChartMeta } from "../../helm/release.js";
+import type { HelmSession } from "../../tools/helm.js";
 
 /** How helm finds the chart, registering credentials in the session's private config. */
 export async function chartRef(session: HelmSession, source: ChartSource, baseDir: string): Promise<ChartRef> {

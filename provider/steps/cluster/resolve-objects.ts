@@ -1,8 +1,8 @@
 /** Helpers shared by the executors that work on manifest objects (apply, delete by manifests). */
 import { stringify } from "yaml";
-import type { ApiResource, KubeApi, KubeObject } from "../kube/index.js";
-import { UnknownResourceError } from "../kube/index.js";
-import type { SourcedObject } from "./sources.js";
+import type { ApiResource, KubeApi, KubeObject } from "../../kube/index.js";
+import { UnknownResourceError } from "../../kube/index.js";
+import type { SourcedObject } from "../manifests/read-sources.js";
 
 export interface ResolvedObject {
   manifest: KubeObject;

@@ -4,14 +4,14 @@
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { executionError } from "../errors.js";
-import type { Redactor } from "../redact.js";
-import { describeChartText, splitUserinfo } from "../helm/chart.js";
-import type { ManifestSource } from "../dsl/types.js";
-import { parseYamlStream } from "../dsl/yaml-stream.js";
-import { renderKustomize } from "../tools/kustomize.js";
-import type { AttemptHooks } from "../hooks/run.js";
-import type { ToolPaths } from "./types.js";
+import { executionError } from "../../errors.js";
+import type { Redactor } from "../../redact.js";
+import { describeChartText, splitUserinfo } from "../../helm/chart.js";
+import type { ManifestSource } from "../../dsl/types.js";
+import { parseYamlStream } from "../../dsl/yaml-stream.js";
+import { renderKustomize } from "../../tools/kustomize.js";
+import type { AttemptHooks } from "../../hooks/run.js";
+import type { ToolPaths } from "../contract.js";
 
 /** Remote sources are fetched with this bound unless the step's own deadline is sooner. */
 export const URL_FETCH_TIMEOUT_MS = 30_000;

@@ -2,13 +2,13 @@
  * `apply:` — `kubectl apply` of every manifest source, then optionally
  * `kubectl wait --for=... ` on exactly the applied objects.
  */
-import { unifiedDiff } from "../diff.js";
-import { executionError } from "../errors.js";
-import { ApplyAllError, type ApplyResult, type KubeApi } from "../kube/index.js";
-import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../ownership.js";
-import type { LoadedStepBase } from "../dsl/loaded.js";
-import { parseWaitFor } from "../kubectl/waitfor.js";
-import { ensureNamespace } from "./namespace.js";
+import { unifiedDiff } from "../../diff.js";
+import { executionError } from "../../errors.js";
+import { ApplyAllError, type ApplyResult, type KubeApi } from "../../kube/index.js";
+import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../../ownership.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { parseWaitFor } from "../../kubectl/waitfor.js";
+import { ensureNamespace } from "../cluster/namespace.js";
 import {
   countSummary,
   forDiff,
@@ -17,10 +17,10 @@ import {
   objectLabel,
   resolveObjects,
   type ResolvedObject,
-} from "./objects.js";
-import { readManifestSources, renderWithHooks } from "./sources.js";
-import { explainedWait, subjectOf } from "./stall.js";
-import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "./types.js";
+} from "../cluster/resolve-objects.js";
+import { readManifestSources, renderWithHooks } from "../manifests/read-sources.js";
+import { explainedWait, subjectOf } from "../cluster/stall.js";
+import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 type ApplyStep = LoadedStepBase<"apply">;
 

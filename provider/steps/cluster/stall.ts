@@ -11,11 +11,11 @@
  * A diagnosis is best-effort: a read that fails (RBAC, an API that is not served) leaves that
  * part out and never fails the step.
  */
-import { PODS, WaitTimeoutError } from "../kube/index.js";
-import { formatMs } from "../kube/watch.js";
-import { stallCauses } from "../kubectl/blockers.js";
-import { apiVersionOf, type KubeObject, type ResourceType } from "../kubectl/types.js";
-import type { StepContext } from "./types.js";
+import { PODS, WaitTimeoutError } from "../../kube/index.js";
+import { formatMs } from "../../kube/watch.js";
+import { stallCauses } from "../../kubectl/blockers.js";
+import { apiVersionOf, type KubeObject, type ResourceType } from "../../kubectl/types.js";
+import type { StepContext } from "../contract.js";
 
 /** One object being waited on, as a manifest names it. */
 export interface StallSubject {

@@ -1,17 +1,17 @@
 /**
  * `delete:` — three exclusive forms: by manifests (`kubectl delete -f`), by
  * resource/selector (`kubectl delete daemonset/aws-node`, `-l`, `--field-selector`),
- * and by release (`helm uninstall`, in delete-release.ts). Every form waits until
+ * and by release (`helm uninstall`, in uninstall.ts). Every form waits until
  * what it deleted is gone, bounded by the step timeout. Absent is success unless
  * `ignoreNotFound: false`.
  */
-import { executionError } from "../errors.js";
-import type { ApiResource, KubeObject } from "../kube/index.js";
-import type { LoadedStepBase } from "../dsl/loaded.js";
-import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
-import { isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
-import { readManifestSources, renderWithHooks } from "./sources.js";
-import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
+import { executionError } from "../../errors.js";
+import type { ApiResource, KubeObject } from "../../kube/index.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { deleteReleaseExecutor, isDeleteRelease } from "./uninstall.js";
+import { isUnknownKind, objectLabel, resolveObjects } from "../cluster/resolve-objects.js";
+import { readManifestSources, renderWithHooks } from "../manifests/read-sources.js";
+import type { StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 type DeleteStep = LoadedStepBase<"delete">;
 

@@ -10,13 +10,13 @@
  *   be created by a controller or a parallel step); ProgressDeadlineExceeded
  *   and non-RollingUpdate strategies fail at once, as in kubectl.
  */
-import { executionError, invalidInput } from "../errors.js";
-import type { KubeApi } from "../kube/api.js";
-import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../kubectl/rollout.js";
-import type { ApiResource, KubeObject } from "../kubectl/types.js";
-import type { LoadedStep } from "../dsl/loaded.js";
-import { explainedWait, subjectOf } from "./stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import { executionError, invalidInput } from "../../errors.js";
+import type { KubeApi } from "../../kube/api.js";
+import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../../kubectl/rollout.js";
+import type { ApiResource, KubeObject } from "../../kubectl/types.js";
+import type { LoadedStep } from "../../dsl/loaded.js";
+import { explainedWait, subjectOf } from "../cluster/stall.js";
+import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 type RolloutStep = Extract<LoadedStep, { type: "rollout" }>;
 

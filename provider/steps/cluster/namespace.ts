@@ -1,5 +1,5 @@
 /** `createNamespace: true`: create the namespace when it is missing, like `helm --create-namespace`. */
-import { isKubeApiError, type KubeApi, type ResourceType } from "../kube/index.js";
+import { isKubeApiError, type KubeApi, type ResourceType } from "../../kube/index.js";
 
 export const NAMESPACES: ResourceType = {
   group: "",

@@ -15,15 +15,15 @@
  * the kubeconfig context's namespace (`default` unless the context sets one),
  * as kubectl wait and the delete: step do.
  */
-import { invalidInput } from "../errors.js";
-import { UnknownResourceError } from "../kube/discovery.js";
-import type { WaitScope } from "../kube/watch.js";
-import { checkObjects } from "../kubectl/conditions.js";
-import type { KubeObject } from "../kubectl/types.js";
-import type { LoadedStep } from "../dsl/loaded.js";
-import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../kubectl/waitfor.js";
-import { explainedWait, subjectOf, type StallSubject } from "./stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import { invalidInput } from "../../errors.js";
+import { UnknownResourceError } from "../../kube/discovery.js";
+import type { WaitScope } from "../../kube/watch.js";
+import { checkObjects } from "../../kubectl/conditions.js";
+import type { KubeObject } from "../../kubectl/types.js";
+import type { LoadedStep } from "../../dsl/loaded.js";
+import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../kubectl/waitfor.js";
+import { explainedWait, subjectOf, type StallSubject } from "../cluster/stall.js";
+import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 type WaitStep = Extract<LoadedStep, { type: "wait" }>;
 

@@ -32,6 +32,22 @@ export function raw<T>(json: SchemaOptions): TUnsafe<T> {
   return Type.Unsafe<T>(json);
 }
 
+/**
+ * The loader's wording for a node's failures, by JSON Schema keyword (`unknown:<field>` for a
+ * field it refuses): the errors are translated from the same definition that states the rule.
+ * dsl/schema.ts fills in `{label}` (the field), `{value}` (the value as JSON; `{short}` cut at
+ * 80 characters), `{found}` (the value in words), `{shown}`, `{length}` and `{limit}` (a string
+ * too long), `{key}` (a property name) and, for "exactly one of", `{subject}`, `{keys}`, `{present}`.
+ */
+export function messages(byKeyword: Record<string, string>): SchemaOptions {
+  return { "x-khook-messages": byKeyword };
+}
+
+/** What an object is, in the loader's messages (`unknown field "x" in <noun>`). */
+export function noun(what: string): SchemaOptions {
+  return { "x-khook-noun": what };
+}
+
 /** A reference to a named definition, with the annotations of the field that uses it. */
 export function ref<T>(d: Def<T>, options: SchemaOptions = {}): TUnsafe<T> {
   return Type.Unsafe<T>({ $ref: `#/$defs/${d.name}`, ...options });
@@ -67,24 +83,32 @@ export function word<W extends string>(value: W, meaning: string, description: s
  * `errorMessage` on the failing node). The loader turns `x-khook-exactly-one` into its own
  * check (dsl/schema.ts), and drops these branches.
  */
-export function exactlyOne(
-  keys: readonly string[],
-  messages: { none: string; already: (key: string) => string },
-): SchemaOptions {
+export function exactlyOne(keys: readonly string[], wording: ExactlyOneWording): SchemaOptions {
   return {
     "x-khook-exactly-one": keys,
+    ...(wording.loader !== undefined ? messages({ oneOf: wording.loader }) : {}),
     allOf: [
-      { "x-khook-editor": true, anyOf: keys.map((k) => ({ required: [k], errorMessage: messages.none })) },
+      { "x-khook-editor": true, anyOf: keys.map((k) => ({ required: [k], errorMessage: wording.none })) },
       ...keys.map((k) => ({
         "x-khook-editor": true,
         if: { required: [k] },
         then: {
           properties: Object.fromEntries(keys.filter((o) => o !== k).map((o) => [o, false])),
-          errorMessage: messages.already(k),
+          errorMessage: wording.already(k),
         },
       })),
     ],
   };
+}
+
+/** How "exactly one of these keys" is said: to editors (none, already) and by the loader. */
+export interface ExactlyOneWording {
+  /** The editor's message when no key is there. */
+  none: string;
+  /** The editor's message on a second key, once `key` is there. */
+  already: (key: string) => string;
+  /** The loader's message (default: `{subject} must have exactly one of {keys}; {present}`). */
+  loader?: string;
 }
 
 /** `{a} | {b} | ...`: exactly one key of `properties`, as an object the editor can complete. */
@@ -94,14 +118,14 @@ type OneKeyOf<P extends Record<string, TSchema>> = { [K in keyof P]: { [Q in K]:
 export function oneKeyOf<P extends Record<string, TSchema>>(
   properties: P,
   options: SchemaOptions,
-  messages: { none: string; already: (key: string) => string },
+  wording: ExactlyOneWording,
 ): TUnsafe<OneKeyOf<P>> {
   return Type.Unsafe<OneKeyOf<P>>({
     ...options,
     type: "object",
     additionalProperties: false,
     properties,
-    ...exactlyOne(Object.keys(properties), messages),
+    ...exactlyOne(Object.keys(properties), wording),
   });
 }
 
@@ -133,6 +157,10 @@ export const duration = def(
     {
       description:
         "A Go duration: a sequence of decimal numbers with a unit (ns, us, µs, ms, s, m, h), e.g. 90s, 5m, 1h30m; or 0.",
+      ...messages({
+        pattern: "{value} is not a duration; use Go syntax like 90s, 5m, 1h30m",
+        type: "{label} must be a duration string like 90s, 5m, 1h30m; found {found}",
+      }),
     },
   ),
 );
@@ -155,73 +183,116 @@ export const onError = def(
   ),
 );
 
-function rfc1123(
-  pattern: string,
-  maxLength: number,
-  patternErrorMessage: string,
-  description: string,
-): TUnsafe<string> {
+const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
+const SUBDOMAIN_RULE =
+  "dot-separated parts of lowercase letters, digits and '-', each starting and ending with a letter or digit";
+
+/** A name with Kubernetes' (or Helm's) rules; the loader's messages say which name and which rule. */
+function rfc1123(name: {
+  pattern: string;
+  maxLength: number;
+  patternErrorMessage: string;
+  description: string;
+  /** What the name is, in the loader's messages. */
+  noun: string;
+  /** The rule, in the loader's messages. */
+  rule: string;
+  /** Why the limit is what it is, when it is not Kubernetes' own. */
+  limitNote?: string;
+}): TUnsafe<string> {
+  const { pattern, maxLength, patternErrorMessage, description, noun: called, rule, limitNote } = name;
   return orReference<string>(
     { type: "string", pattern, minLength: 1, maxLength, patternErrorMessage },
-    { description },
+    {
+      description,
+      ...messages({
+        pattern: `{value} is not a valid ${called}: use ${rule}`,
+        maxLength: `${called} "{shown}" is {length} characters; the limit is {limit}${limitNote ? ` (${limitNote})` : ""}`,
+      }),
+    },
   );
 }
 
 export const stepName = def(
   "stepName",
-  rfc1123(
-    RFC1123_LABEL,
-    63,
-    "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
-    "An RFC 1123 label of at most 63 characters: lowercase letters, digits and '-', starting and ending with a letter or digit. A helm step without release: has its name as the release name, which Helm caps at 53.",
-  ),
+  rfc1123({
+    pattern: RFC1123_LABEL,
+    maxLength: 63,
+    patternErrorMessage:
+      "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
+    description:
+      "An RFC 1123 label of at most 63 characters: lowercase letters, digits and '-', starting and ending with a letter or digit. A helm step without release: has its name as the release name, which Helm caps at 53.",
+    noun: "step name",
+    rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters`,
+  }),
 );
 
 export const namespace = def(
   "namespace",
-  rfc1123(
-    RFC1123_LABEL,
-    63,
-    "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
-    "A Kubernetes namespace: an RFC 1123 label of at most 63 characters (lowercase letters, digits and '-', starting and ending with a letter or digit).",
-  ),
+  rfc1123({
+    pattern: RFC1123_LABEL,
+    maxLength: 63,
+    patternErrorMessage:
+      "Use an RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (at most 63 characters).",
+    description:
+      "A Kubernetes namespace: an RFC 1123 label of at most 63 characters (lowercase letters, digits and '-', starting and ending with a letter or digit).",
+    noun: "namespace",
+    rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters`,
+  }),
 );
 
-export const subdomain = def(
-  "subdomain",
-  rfc1123(
-    RFC1123_SUBDOMAIN,
-    253,
-    "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 253 characters).",
-    "An RFC 1123 subdomain of at most 253 characters: dot-separated labels of lowercase letters, digits and '-', each starting and ending with a letter or digit.",
-  ),
-);
+/** An object's name (an RFC 1123 subdomain), named in messages as `noun`. */
+export function subdomainName(noun: string, options: SchemaOptions): TUnsafe<string> {
+  const schema = rfc1123({
+    pattern: RFC1123_SUBDOMAIN,
+    maxLength: 253,
+    patternErrorMessage:
+      "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 253 characters).",
+    description: "",
+    noun,
+    rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 253 characters`,
+  });
+  return Type.Unsafe<string>({ ...schema, ...options });
+}
 
 export const specName = def(
   "specName",
-  rfc1123(
-    RFC1123_SUBDOMAIN,
-    241,
-    "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 241 characters).",
-    "The spec's name: an RFC 1123 subdomain of at most 241 characters, so that the default state record name khook-state-<name> stays within the 253-character limit.",
-  ),
+  rfc1123({
+    pattern: RFC1123_SUBDOMAIN,
+    maxLength: 241,
+    patternErrorMessage:
+      "Use an RFC 1123 subdomain: dot-separated lowercase letters, digits and '-', each part starting and ending with a letter or digit (at most 241 characters).",
+    description:
+      "The spec's name: an RFC 1123 subdomain of at most 241 characters, so that the default state record name khook-state-<name> stays within the 253-character limit.",
+    noun: "metadata.name",
+    rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 241 characters`,
+    limitNote: "so that khook-state-<name> fits in 253",
+  }),
 );
 
 export const releaseName = def(
   "releaseName",
-  rfc1123(
-    RFC1123_SUBDOMAIN,
-    53,
-    "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 53 characters).",
-    "A Helm release name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 53 characters.",
-  ),
+  rfc1123({
+    pattern: RFC1123_SUBDOMAIN,
+    maxLength: 53,
+    patternErrorMessage:
+      "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 53 characters).",
+    description:
+      "A Helm release name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 53 characters.",
+    noun: "Helm release name",
+    rule: `${SUBDOMAIN_RULE}, at most 53 characters`,
+  }),
 );
 
 export const httpUrl = def(
   "httpUrl",
   orReference<string>(
     { type: "string", pattern: "^https?://[^\\s]+$", patternErrorMessage: "Use an http:// or https:// URL." },
-    { "x-khook-rule": "source-url", description: "An http:// or https:// URL." },
+    {
+      "x-khook-rule": "source-url",
+      description: "An http:// or https:// URL.",
+      ...messages({ pattern: "{label}: {value} is not an http:// or https:// URL" }),
+    },
   ),
 );
 
@@ -234,7 +305,10 @@ export const localPath = def(
       minLength: 1,
       patternErrorMessage: "A file: source is a local path; use url: for remote sources.",
     },
-    { description: "A local file path, relative to the spec file's directory or absolute." },
+    {
+      description: "A local file path, relative to the spec file's directory or absolute.",
+      ...messages({ pattern: "{label}: {value} is a URL, not a local path; use url: for remote sources" }),
+    },
   ),
 );
 
@@ -246,7 +320,11 @@ export const resourceRef = def(
       pattern: "^[A-Za-z][A-Za-z0-9.-]*(/[^/\\s]+)?$",
       patternErrorMessage: "Use a resource type (pods) or kind/name (daemonset/aws-node).",
     },
-    { "x-khook-rule": "resource-reference", description: "A resource type (pods) or kind/name (daemonset/aws-node)." },
+    {
+      "x-khook-rule": "resource-reference",
+      description: "A resource type (pods) or kind/name (daemonset/aws-node).",
+      ...messages({ pattern: "{label}: {value} is not a resource type (pods) or kind/name (daemonset/aws-node)" }),
+    },
   ),
 );
 
@@ -269,7 +347,6 @@ export const SHARED_DEFS: readonly Def[] = [
   onError,
   stepName,
   namespace,
-  subdomain,
   specName,
   releaseName,
   httpUrl,
@@ -349,7 +426,7 @@ export const state = def(
         }),
       ),
       name: Type.Optional(
-        ref(subdomain, {
+        subdomainName("state record name", {
           description: `Name of the record Secret (RFC 1123 subdomain). Default ${SPEC_DEFAULTS.stateNamePrefix}<metadata.name>.`,
         }),
       ),
@@ -653,6 +730,7 @@ export function step(kinds: readonly { name: string; action: Def }[]): Def {
   const names = kinds.map((k) => k.name);
   const actionRef = (k: { action: Def }): SchemaOptions => ({ $ref: `#/$defs/${k.action.name}` });
   const editor = exactlyOne(names, {
+    loader: "{subject} must have exactly one action key ({keys}); {present}",
     none: `A step needs one action key: ${spoken(names)}.`,
     already: (k) =>
       `A step has exactly one action key, and this step already has ${k}: put this action in a step of its own.`,
@@ -664,6 +742,7 @@ export function step(kinds: readonly { name: string; action: Def }[]): Def {
       ...stepCommon,
       additionalProperties: false,
       "x-khook-exactly-one": names,
+      ...messages((editor["x-khook-messages"] as Record<string, string>) ?? {}),
       patternProperties: Object.fromEntries(kinds.map((k) => [`^${k.name}$`, actionRef(k)])),
       allOf: [
         ...(editor["allOf"] as unknown[]),
@@ -703,6 +782,7 @@ export function documentRoot(kindNames: readonly string[]): SchemaOptions {
         steps: Type.Array(raw({ $ref: "#/$defs/step" }), {
           description: `The steps to run, at least one. Steps are topologically sorted by needs: and run in parallel levels. Each step has exactly one action key: ${spoken(kindNames)}.`,
           minItems: 1,
+          ...messages({ minItems: "steps must list at least one step" }),
         }),
       },
       { additionalProperties: false },

@@ -43,14 +43,69 @@ export function assembleSchema(kinds: readonly KindDefinitions[]): SchemaOptions
   for (const d of [...SHARED_DEFS, metadata, defaults, state, hook, hookEvent, match, hookAllow]) add(d);
   for (const d of [hookFunction, hookWebhook, step(kinds)]) add(d);
   for (const k of kinds) for (const d of [k.action, ...k.defs]) add(d);
-  const schema: SchemaOptions = {
-    ...documentRoot(names),
-    $comment: SCHEMA_COMMENT,
-    $defs: Object.fromEntries([...defs].map(([name, d]) => [name, plain(d.schema)])),
-  };
+  const plainDefs = Object.fromEntries([...defs].map(([name, d]) => [name, plain(d.schema) as Node]));
+  describeKinds(kinds, plainDefs);
+  const schema: SchemaOptions = { ...documentRoot(names), $comment: SCHEMA_COMMENT, $defs: plainDefs };
   const unresolved = refsOf(schema).filter((r) => !defs.has(r.slice("#/$defs/".length)));
   if (unresolved.length > 0) throw new Error(`the schema refers to undefined definitions: ${unresolved.join(", ")}`);
   return plain(schema) as SchemaOptions;
+}
+
+type Node = Record<string, unknown>;
+
+/**
+ * The loader's wording that depends on the kinds together: each action block (and each form of
+ * one, like delete's) is "<kind> step" in messages; a skipIf word is offered by kind; and a kind
+ * without skipIf says which kinds have one.
+ */
+function describeKinds(kinds: readonly KindDefinitions[], defs: Record<string, Node>): void {
+  const formsOf = (k: KindDefinitions): Node[] => {
+    const action = defs[k.action.name]!;
+    const branches = Array.isArray(action["oneOf"]) ? (action["oneOf"] as Node[]) : [];
+    const refs = branches.map((b) =>
+      typeof b["$ref"] === "string" ? defs[b["$ref"].slice("#/$defs/".length)] : undefined,
+    );
+    return refs.length > 0 && refs.every((r) => r !== undefined) ? (refs as Node[]) : [action];
+  };
+  const skipIfOf = (form: Node): { node: Node; word: string } | undefined => {
+    const node = (form["properties"] as Record<string, Node> | undefined)?.["skipIf"];
+    const strict = (node?.["anyOf"] as Node[] | undefined)?.find((a) => Array.isArray(a["enum"]));
+    const word = (strict?.["enum"] as string[] | undefined)?.[0];
+    return node !== undefined && word !== undefined ? { node, word } : undefined;
+  };
+  const skipPolicies = kinds.flatMap((k) => {
+    const word = formsOf(k)
+      .map(skipIfOf)
+      .find((w) => w !== undefined)?.word;
+    return word === undefined ? [] : [`${k.name} (${word})`];
+  });
+  for (const k of kinds) {
+    const action = defs[k.action.name]!;
+    const forms = formsOf(k);
+    if (forms[0] !== action) {
+      action["x-khook-noun"] = `${k.name} step`;
+      action["x-khook-forms-of"] = k.name;
+      addMessages(action, { oneOf: "{subject} must use exactly one of its forms ({keys}); {present}" });
+    }
+    for (const form of forms) {
+      form["x-khook-noun"] = `${k.name} step`;
+      const skipIf = skipIfOf(form);
+      if (skipIf !== undefined) {
+        const article = /^[aeiou]/.test(k.name) ? "an" : "a";
+        addMessages(skipIf.node, {
+          enum: `skipIf: {short} is not valid for ${article} ${k.name} step; use ${JSON.stringify(skipIf.word)}`,
+        });
+      } else {
+        addMessages(form, {
+          "unknown:skipIf": `skipIf is not supported by ${k.name} steps; only ${skipPolicies.join(", ")} have a skip policy`,
+        });
+      }
+    }
+  }
+}
+
+function addMessages(node: Node, byKeyword: Record<string, string>): void {
+  node["x-khook-messages"] = { ...(node["x-khook-messages"] as Record<string, string> | undefined), ...byKeyword };
 }
 
 /** The JSON value alone (typebox marks its schemas with non-enumerable properties). */

@@ -4,7 +4,7 @@
  */
 import { Type } from "typebox";
 import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
-import { boolean, def, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
+import { boolean, def, messages, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
 
 const DEFAULTS = ACTION_DEFAULTS.apply;
@@ -19,6 +19,10 @@ export const applyWaitCondition = def(
     },
     {
       "x-khook-rule": "apply-wait-for-grammar",
+      ...messages({
+        pattern:
+          "{label}: {value} is not a wait condition; use condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (delete is for wait: steps)",
+      }),
       description:
         "Block until every applied object meets this: condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (wait.for's grammar minus delete). Bounded by the step timeout.",
       defaultSnippets: [

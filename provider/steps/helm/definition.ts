@@ -10,6 +10,7 @@ import {
   httpUrl,
   localPath,
   namespace,
+  noun,
   oneKeyOf,
   raw,
   ref,
@@ -31,6 +32,7 @@ export const basicAuth = def(
       description:
         "Credentials for a private chart repository or OCI registry. Raw values, no encoding needed; pass secrets as KHOOK_SECRET_* variables. Mutually exclusive with userinfo in repo:.",
       additionalProperties: false,
+      ...noun("helm auth"),
     },
   ),
 );
@@ -45,8 +47,10 @@ export const valuesSource = def(
     {
       description:
         "One external values source: exactly one of file: (local path) or url: (HTTP(S)). Later entries and values: override earlier ones.",
+      ...noun("valuesFrom entry"),
     },
     {
+      loader: "{subject} must have exactly one source ({keys}); {present}",
       none: "A valuesFrom entry needs one source: file or url.",
       already: (k) =>
         `A valuesFrom entry has exactly one source, and this one already has ${k}: put this source in an entry of its own.`,

@@ -4,7 +4,17 @@
  */
 import { Type } from "typebox";
 import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
-import { boolean, def, namespace, raw, ref, subdomain, word, type TypeOf } from "../../dsl/definitions.js";
+import {
+  boolean,
+  def,
+  messages,
+  namespace,
+  raw,
+  ref,
+  subdomainName,
+  word,
+  type TypeOf,
+} from "../../dsl/definitions.js";
 
 export const action = def(
   "jobAction",
@@ -25,6 +35,10 @@ export const action = def(
             pattern: "^[-._a-zA-Z][-._a-zA-Z0-9]*$",
             patternErrorMessage:
               "Environment variable names use letters, digits, '_', '-' and '.', not starting with a digit.",
+            ...messages({
+              pattern:
+                "{key} is not a valid environment variable name. Environment variable names use letters, digits, '_', '-' and '.', not starting with a digit.",
+            }),
           },
           additionalProperties: { type: "string" },
         }),
@@ -42,7 +56,7 @@ export const action = def(
         }),
       ),
       serviceAccount: Type.Optional(
-        ref(subdomain, {
+        subdomainName("ServiceAccount name", {
           description: "ServiceAccount for the pod. Default: the namespace's default ServiceAccount.",
         }),
       ),

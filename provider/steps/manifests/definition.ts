@@ -2,7 +2,18 @@
  * The manifest sources that apply: and delete: share (inline, file, url, kustomize), defined
  * once: the schema editors and the loader read, and the type the code reads. Build time only.
  */
-import { def, httpUrl, localPath, oneKeyOf, orReference, ref, raw, type TypeOf } from "../../dsl/definitions.js";
+import {
+  def,
+  httpUrl,
+  localPath,
+  messages,
+  noun,
+  oneKeyOf,
+  orReference,
+  ref,
+  raw,
+  type TypeOf,
+} from "../../dsl/definitions.js";
 import { Type } from "typebox";
 
 export const kustomizePath = def(
@@ -18,6 +29,10 @@ export const kustomizePath = def(
       "x-khook-rule": "local-path",
       description:
         "A local kustomization directory: must start with ./, ../ or / (remote bases are not supported; they would need git).",
+      ...messages({
+        pattern:
+          "kustomize: {value} is not a local path; kustomize sources must start with ./, ../ or / (remote bases are not supported)",
+      }),
     },
   ),
 );
@@ -39,8 +54,10 @@ export const manifestSource = def(
     {
       description:
         "One manifest source: exactly one of inline: (YAML string), file: (path), url: (HTTP(S)) or kustomize: (local kustomization directory). Multi-document YAML is supported in every source.",
+      ...noun("manifest entry"),
     },
     {
+      loader: "{subject} must have exactly one source ({keys}); {present}",
       none: "A manifest entry needs one source: inline, file, url or kustomize.",
       already: (k) =>
         `A manifest entry has exactly one source, and this one already has ${k}: put this source in an entry of its own.`,
@@ -54,6 +71,7 @@ export const manifestList = def(
     description: "Ordered list of manifest sources, each exactly one of inline:, file:, url: or kustomize:.",
     type: "array",
     minItems: 1,
+    ...messages({ minItems: "{label} must list at least one source (inline, file, url or kustomize)" }),
     items: { $ref: `#/$defs/${manifestSource.name}` },
   }),
 );

@@ -4,7 +4,7 @@
  */
 import { Type } from "typebox";
 import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
-import { def, namespace, orReference, raw, ref, type TypeOf } from "../../dsl/definitions.js";
+import { def, messages, namespace, noun, orReference, raw, ref, type TypeOf } from "../../dsl/definitions.js";
 
 export const kindName = def(
   "kindName",
@@ -14,7 +14,11 @@ export const kindName = def(
       pattern: "^[A-Za-z][A-Za-z0-9.-]*/[^/\\s]+$",
       patternErrorMessage: "Use kind/name, e.g. daemonset/aws-node.",
     },
-    { "x-khook-rule": "resource-reference", description: "A single resource as kind/name, e.g. daemonset/aws-node." },
+    {
+      "x-khook-rule": "resource-reference",
+      description: "A single resource as kind/name, e.g. daemonset/aws-node.",
+      ...messages({ pattern: "{label}: {value} is not kind/name, e.g. daemonset/aws-node" }),
+    },
   ),
 );
 
@@ -41,6 +45,7 @@ export const jsonPatchOperation = def(
     {
       description: "One RFC 6902 operation.",
       additionalProperties: false,
+      ...noun("json patch operation"),
       allOf: [
         {
           if: {

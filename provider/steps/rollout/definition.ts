@@ -3,7 +3,7 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { def, exactlyOne, namespace, orReference, ref, type TypeOf } from "../../dsl/definitions.js";
+import { def, exactlyOne, messages, namespace, orReference, ref, type TypeOf } from "../../dsl/definitions.js";
 
 export const rolloutTarget = def(
   "rolloutTarget",
@@ -17,6 +17,10 @@ export const rolloutTarget = def(
     {
       "x-khook-rule": "rollout-kind",
       description: "A workload as kind/name: deployment/x, daemonset/x or statefulset/x.",
+      ...messages({
+        pattern:
+          "{label}: {value} is not a rollout target; use deployment/<name>, daemonset/<name> or statefulset/<name>",
+      }),
     },
   ),
 );

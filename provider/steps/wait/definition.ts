@@ -8,6 +8,7 @@ import {
   boolean,
   def,
   fieldSelector,
+  messages,
   namespace,
   orReference,
   ref,
@@ -26,6 +27,10 @@ export const waitCondition = def(
     },
     {
       "x-khook-rule": "wait-for-grammar",
+      ...messages({
+        pattern:
+          "{label}: {value} is not a wait condition; use condition=<Name>[=<value>], jsonpath=<expr>[=<value>] or delete",
+      }),
       description:
         'condition=<Name>[=<value>] (status.conditions[type==Name].status is "True", or <value>), jsonpath=<expr>[=<value>] (the expression yields a non-empty value, or one equal to <value>), or delete (every matching resource is gone).',
       defaultSnippets: [

@@ -10,7 +10,10 @@
  */
 import { Type, type Static, type TSchema, type TUnsafe } from "typebox";
 import { SPEC_DEFAULTS } from "./defaults.js";
-import { API_VERSION, KIND, type FailurePolicy, type HookEvent, type OnError } from "./types.js";
+import { HOOK_EVENT_DEFINITIONS, HOOK_EVENTS, type HookEvent } from "./hook-events.js";
+
+export const API_VERSION = "khook.io/v1";
+export const KIND = "Khook";
 
 /** Keywords a schema node may carry besides JSON Schema's own (editors read some; the loader others). */
 export type SchemaOptions = Record<string, unknown>;
@@ -167,7 +170,7 @@ export const duration = def(
 
 export const onError = def(
   "onError",
-  orReference<OnError>(
+  orReference<"fail" | "continue">(
     {
       type: "string",
       enum: ["fail", "continue"],
@@ -447,13 +450,8 @@ export const hookEvent = def(
   orReference<HookEvent>(
     {
       type: "string",
-      enum: ["post-render", "pre-apply", "post-apply", "finalize"],
-      enumDescriptions: [
-        "After a step's objects are rendered (apply and delete-by-manifests sources, kustomize, helm charts through helm's post-renderer), before anything is sent. Functions only: plan --diff runs them.",
-        "Right before a step sends its objects (helm: before install or upgrade). Webhooks only: receives {phase, object, children}, may return changed children.",
-        "After a step finished, ok or failed. Webhooks only: told the outcome, the objects and the helm revision.",
-        "Before destroy removes a step's objects (helm: before uninstall). Webhooks only: the teardown proceeds only after the hook succeeds.",
-      ],
+      enum: HOOK_EVENTS,
+      enumDescriptions: HOOK_EVENT_DEFINITIONS.map((e) => e.description),
     },
     { description: "A lifecycle event." },
   ),
@@ -629,8 +627,7 @@ export const hook = def(
     {
       name: ref(stepName, { description: "Required, unique among hooks. An RFC 1123 label." }),
       on: Type.Array(ref(hookEvent), {
-        description:
-          "Required. The lifecycle events this hook handles: post-render (a KRM function transforms or validates a step's rendered objects before anything is sent), pre-apply (a webhook receives {phase, object, children} right before the objects are sent and may return changed children), post-apply (a webhook is told the outcome), finalize (a webhook must succeed before destroy removes the step's objects).",
+        description: `Required. The lifecycle events this hook handles: ${HOOK_EVENT_DEFINITIONS.map((e) => `${e.name} (${e.handles})`).join(", ")}.`,
         minItems: 1,
         uniqueItems: true,
       }),
@@ -645,7 +642,7 @@ export const hook = def(
         ),
       ),
       failurePolicy: Type.Optional(
-        orReference<FailurePolicy>(
+        orReference<"Fail" | "Ignore">(
           { type: "string", enum: ["Fail", "Ignore"] },
           {
             description:
@@ -756,37 +753,46 @@ export function step(kinds: readonly { name: string; action: Def }[]): Def {
   );
 }
 
-/** The document: its frame, its steps and its hooks. */
+/** The events a handler kind takes, as the schema's sentences list them. */
+function eventsHandledBy(handler: "function" | "webhook"): string {
+  const names = HOOK_EVENT_DEFINITIONS.filter((e) => e.handler === handler).map((e) => e.name);
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)!}`;
+}
+
+/** The document's frame: its top-level fields (a step's definition depends on the kinds: `step`). */
+export const documentFrame = Type.Object(
+  {
+    apiVersion: raw<typeof API_VERSION>({ description: "The DSL version. Always khook.io/v1.", const: API_VERSION }),
+    kind: raw<typeof KIND>({ description: "The document kind. Always Khook.", const: KIND }),
+    metadata: ref(metadata),
+    defaults: Type.Optional(ref(defaults)),
+    state: Type.Optional(ref(state)),
+    hooks: Type.Optional(
+      Type.Array(ref(hook), {
+        description: `Lifecycle hooks: KRM exec functions on ${eventsHandledBy("function")}, and webhooks (the Scoby hooks v1 contract) on ${eventsHandledBy("webhook")}. Each hook runs on the steps it matches, ordered by priority, then document order. A hook's definition and its exec file are inputs of every step it matches. See docs/hooks.md.`,
+      }),
+    ),
+    steps: Type.Array(raw<unknown>({ $ref: "#/$defs/step" }), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/** The document's schema root, with the sentences that list the kinds. */
 export function documentRoot(kindNames: readonly string[]): SchemaOptions {
+  const frame = JSON.parse(JSON.stringify(documentFrame)) as SchemaOptions & {
+    properties: Record<string, SchemaOptions>;
+  };
+  frame.properties["steps"] = {
+    description: `The steps to run, at least one. Steps are topologically sorted by needs: and run in parallel levels. Each step has exactly one action key: ${spoken(kindNames)}.`,
+    ...frame.properties["steps"],
+    ...messages({ minItems: "steps must list at least one step" }),
+  };
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: "https://khook.io/schema/v1/khook.json",
     title: "khook v1 spec",
     description: `A declarative Kubernetes cluster bootstrap: a DAG of steps (${kindNames.join(", ")}). apiVersion: khook.io/v1, kind: Khook. \${NAME} variables are substituted before validation.`,
-    ...Type.Object(
-      {
-        apiVersion: raw<typeof API_VERSION>({
-          description: "The DSL version. Always khook.io/v1.",
-          const: API_VERSION,
-        }),
-        kind: raw<typeof KIND>({ description: "The document kind. Always Khook.", const: KIND }),
-        metadata: ref(metadata),
-        defaults: Type.Optional(ref(defaults)),
-        state: Type.Optional(ref(state)),
-        hooks: Type.Optional(
-          Type.Array(raw({ $ref: "#/$defs/hook" }), {
-            description:
-              "Lifecycle hooks: KRM exec functions on post-render, and webhooks (the Scoby hooks v1 contract) on pre-apply, post-apply and finalize. Each hook runs on the steps it matches, ordered by priority, then document order. A hook's definition and its exec file are inputs of every step it matches. See docs/hooks.md.",
-          }),
-        ),
-        steps: Type.Array(raw({ $ref: "#/$defs/step" }), {
-          description: `The steps to run, at least one. Steps are topologically sorted by needs: and run in parallel levels. Each step has exactly one action key: ${spoken(kindNames)}.`,
-          minItems: 1,
-          ...messages({ minItems: "steps must list at least one step" }),
-        }),
-      },
-      { additionalProperties: false },
-    ),
+    ...frame,
   };
 }
 

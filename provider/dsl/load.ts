@@ -2,6 +2,8 @@
  * Loading a spec, in the spec's order: variables -> pipelines -> YAML (with
  * positions) -> JSON Schema -> semantic rules -> CEL `when:` -> DAG -> input
  * hashes. Every problem found is reported at once, as one invalid-input error.
+ * The step kinds are an argument (provider/load-spec.ts passes khook's): each
+ * kind's rules, defaults, summary and files come from it.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -17,7 +19,9 @@ import {
 import { splitUserinfo } from "../helm/chart.js";
 import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
-import { canonicalJson, ContentDigests, fileReferences, sha256Hex, stepHashPreimage } from "./hash.js";
+import { canonicalJson, ContentDigests, sha256Hex, stepHashPreimage } from "./hash.js";
+import { stepHookPoints } from "./hook-events.js";
+import { kindOf, type KindSet } from "./kind.js";
 import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
@@ -32,9 +36,8 @@ import {
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { decodeUtf8, SourceText } from "./source.js";
-import { summarizeStep } from "./summary.js";
-import { STEP_TYPES, type KhookDocument } from "./types.js";
-import { deepFreeze, SPEC_DEFAULTS, typedActionOf, withActionDefaults } from "./defaults.js";
+import type { KhookDocument } from "./types.js";
+import { deepFreeze, SPEC_DEFAULTS } from "./defaults.js";
 import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";
 import { parseSpecYaml, pointer, specSizeProblem, yamlLibrary } from "./yaml.js";
@@ -52,8 +55,8 @@ export interface LoadOptions extends Omit<VariableSources, "varFiles"> {
   varFileValues?: VariableSources["varFiles"];
 }
 
-/** Loads and validates a spec. Throws a KhookError (invalid-input) listing every problem. */
-export function loadSpec(options: LoadOptions): LoadedSpec {
+/** Loads and validates a spec with these step kinds. Throws a KhookError (invalid-input) listing every problem. */
+export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
   const displayName = options.file ?? "<stdin>";
   const source = readSource(options);
   const varFiles = [...(options.varFileValues ?? []), ...(options.varFiles ?? []).map(readVarFile)];
@@ -83,7 +86,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   if (errorsOnly(parsed.diagnostics).length > 0) fail(parsed.diagnostics);
 
   // Before any message can quote them: even an invalid spec's credentials stay masked.
-  registerCredentials(parsed.value, vars);
+  registerCredentials(parsed.value, kinds, vars);
   const diagnostics: Diagnostic[] = [...substituted.diagnostics];
   diagnostics.push(...validateSchema(parsed.value, parsed.positionOf));
   const doc = parsed.value as KhookDocument;
@@ -96,7 +99,7 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   const schemaInvalidSteps = new Set<number>();
   for (const d of diagnostics) {
     const m = /^\/steps\/(\d+)(?:\/([^/]+))?/.exec(d.path);
-    if (m && d.severity === "error" && (m[2] === undefined || (STEP_TYPES as readonly string[]).includes(m[2])))
+    if (m && d.severity === "error" && (m[2] === undefined || Object.hasOwn(kinds, m[2])))
       schemaInvalidSteps.add(Number(m[1]));
   }
   const stepsValid = Array.isArray(doc.steps);
@@ -122,19 +125,21 @@ export function loadSpec(options: LoadOptions): LoadedSpec {
   }
   const excludedSteps = new Set([...included].filter(([, v]) => !v).map(([i]) => i));
   if (stepsValid)
-    diagnostics.push(...checkRules(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }));
+    diagnostics.push(
+      ...checkRules(doc, { kinds, baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }),
+    );
   if (stepsValid && Array.isArray(doc.hooks)) {
     const schemaInvalidHooks = new Set<number>();
     for (const d of diagnostics) {
       const m = /^\/hooks\/(\d+)/.exec(d.path);
       if (m && d.severity === "error") schemaInvalidHooks.add(Number(m[1]));
     }
-    diagnostics.push(...checkHooks(doc, { baseDir, positionOf: parsed.positionOf, schemaInvalidHooks }));
+    diagnostics.push(...checkHooks(doc, { kinds, baseDir, positionOf: parsed.positionOf, schemaInvalidHooks }));
   }
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
-  const hooks = loadHooks(doc, baseDir, parsed.positionOf, vars.redactor);
-  const steps = buildSteps(doc, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
+  const hooks = loadHooks(doc, kinds, baseDir, parsed.positionOf, vars.redactor);
+  const steps = buildSteps(doc, kinds, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -250,8 +255,8 @@ function scalarText(node: unknown, doc: Document): string {
   return resolved.source ?? String(v);
 }
 
-/** Credentials in auth: blocks and URL userinfo are masked everywhere, whatever their source. */
-function registerCredentials(doc: unknown, vars: MergedVariables): void {
+/** Credentials (each kind says where its blocks hold them) are masked everywhere, whatever their source. */
+function registerCredentials(doc: unknown, kinds: KindSet, vars: MergedVariables): void {
   const steps = (doc as { steps?: unknown } | null)?.steps;
   const addUrl = (u: unknown): void => {
     if (typeof u !== "string") return;
@@ -261,17 +266,9 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
   const entries = (list: unknown): Record<string, unknown>[] =>
     Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => x !== null && typeof x === "object") : [];
   for (const step of entries(steps)) {
-    const helm = step.helm as Record<string, unknown> | undefined;
-    if (helm !== null && typeof helm === "object") {
-      const auth = helm.auth as Record<string, unknown> | undefined;
-      if (typeof auth?.password === "string") vars.redactor.add(auth.password);
-      addUrl(helm.repo);
-      addUrl(helm.chart);
-      for (const v of entries(helm.valuesFrom)) addUrl(v.url);
-    }
-    for (const key of ["apply", "delete"]) {
-      const block = step[key] as Record<string, unknown> | undefined;
-      if (block !== null && typeof block === "object") for (const m of entries(block.manifests)) addUrl(m.url);
+    for (const kind of Object.values(kinds)) {
+      if (Object.hasOwn(step, kind.name))
+        for (const secret of kind.credentials?.(step[kind.name]) ?? []) vars.redactor.add(secret);
     }
   }
   // Webhook credentials: the values of credential headers by name (Authorization, Proxy-Authorization,
@@ -295,6 +292,7 @@ function registerCredentials(doc: unknown, vars: MergedVariables): void {
 
 function buildSteps(
   doc: KhookDocument,
+  kinds: KindSet,
   baseDir: string,
   included: ReadonlyMap<number, boolean>,
   hooks: readonly LoadedHook[],
@@ -306,15 +304,16 @@ function buildSteps(
   const levels = computeLevels(doc.steps.map((s) => ({ name: s.name, needs: s.needs ?? [] })));
   const digests = new ContentDigests();
   return doc.steps.map((step, index): LoadedStep => {
-    const typed = deepFreeze(withActionDefaults(typedActionOf(step), step.name));
-    const { type, action } = typed;
+    // The rules passed: every step has exactly one kind's action key.
+    const kind = kindOf(step, kinds)!;
+    const action = deepFreeze(kind.normalize(step[kind.name], step.name));
     const isIncluded = included.get(index) ?? true;
-    const files = fileReferences(type, action, baseDir).map((ref) => {
+    const files = kind.files(action, baseDir).map((ref) => {
       // Excluded by when: not read, not hashed; the hash notes the path only.
       if (!isIncluded) return { ref, digest: "not-read" };
       const digest = digests.digest(ref);
       if (digest instanceof Error) {
-        const p = pointer("steps", index, type) + ref.field;
+        const p = pointer("steps", index, kind.name) + ref.field;
         diagnostics.push({
           severity: "error",
           path: p,
@@ -329,16 +328,18 @@ function buildSteps(
     const timeout = step.timeout ?? defaults.timeout ?? SPEC_DEFAULTS.timeout;
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
-    const reshaping = reshapingHooks({ type, action, hooks: stepHooks }).map((h) => ({
+    const hookPoints = stepHookPoints(kind.hookPoints, action);
+    const reshaping = reshapingHooks({ hooks: stepHooks, hookPoints }).map((h) => ({
       name: h.name,
       digest: h.digest,
       secretDefinition: secretDefinitionOf(h),
     }));
-    const preimage = stepHashPreimage({ name: step.name, ...typed }, files, reshaping);
+    const preimage = stepHashPreimage({ name: step.name, kind, action }, files, reshaping);
     // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
     const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
     const loaded: LoadedStep = {
-      ...typed,
+      type: kind.name,
+      action,
       name: step.name,
       needs: step.needs ?? [],
       when: step.when,
@@ -350,8 +351,9 @@ function buildSteps(
       level: levels.get(step.name) ?? 0,
       inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
       hooks: stepHooks,
+      hookPoints,
       ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
-      summary: summarizeStep(step.name, typed),
+      summary: kind.summary(step.name, action),
       index,
       // Positions are only wanted for errors; asking for one parses the positioned Document.
       get position() {

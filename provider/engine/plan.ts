@@ -6,12 +6,11 @@
 import { setMaxListeners } from "node:events";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
 import type { Journal } from "../state/journal.js";
 import type { ExecutorRegistry, PlanAction } from "../steps/contract.js";
 import { stepHooksFor } from "../hooks/run.js";
 import { describeHook, firesIn, hooksFor } from "../dsl/hooks.js";
-import { HOOK_EVENTS } from "../dsl/types.js";
+import { HOOK_EVENTS } from "../dsl/hook-events.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
@@ -21,7 +20,8 @@ import type { StepContextExtras } from "./types.js";
 
 export interface OfflinePlanStep {
   readonly name: string;
-  readonly type: StepType;
+  /** The step kind. */
+  readonly type: string;
   readonly level: number;
   /** One line describing the target, safe to print. */
   readonly summary: string;

@@ -3,7 +3,6 @@
  * reports while it goes (RunEvent) and what it returns (RunResult). Nothing
  * here knows about terminals or Pulumi.
  */
-import type { StepType } from "../dsl/types.js";
 import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/contract.js";
 import type { Journal } from "../state/journal.js";
 import type { Redactor } from "../redact.js";
@@ -62,7 +61,8 @@ export type StepStatus = "ok" | "failed" | "skipped";
 
 export interface StepResult {
   readonly name: string;
-  readonly type: StepType;
+  /** The step kind. */
+  readonly type: string;
   readonly status: StepStatus;
   /** Why, for people: the executor's reason, a skip reason, or `failed after N attempts`. Redacted. */
   readonly reason: string;
@@ -102,7 +102,7 @@ export interface RunResult {
 
 export type RunEvent =
   | { readonly type: "run-started"; readonly spec: string; readonly mode: RunMode; readonly steps: number }
-  | { readonly type: "step-started"; readonly step: string; readonly stepType: StepType }
+  | { readonly type: "step-started"; readonly step: string; readonly stepType: string }
   | { readonly type: "attempt-started"; readonly step: string; readonly attempt: number; readonly of: number }
   | {
       readonly type: "attempt-failed";

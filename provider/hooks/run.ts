@@ -31,16 +31,9 @@
  */
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
-import {
-  eventsAt,
-  hooksFor,
-  lifecycleOf,
-  type HookRun,
-  type LoadedHook,
-  type LoadedWebhookHandler,
-} from "../dsl/hooks.js";
+import { hooksFor, type LoadedHook, type LoadedWebhookHandler } from "../dsl/hooks.js";
+import { eventsAt, lifecycleOf, type HookEvent, type HookRun } from "../dsl/hook-events.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
-import type { HookEvent } from "../dsl/types.js";
 import { buildContext, objectKey, partitionObjects, type HookContextExtras } from "./context.js";
 import type * as FunctionRunner from "./function.js";
 import type { FunctionResult } from "./function.js";

@@ -22,14 +22,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
+import { KINDS } from "../steps/index.js";
+import type { Kind } from "../steps/contract.js";
 import { KHOOK_VERSION } from "../version.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "./location.js";
 import type * as KeyedHashModule from "../dsl/keyed-hash.js";
-import type * as HashModule from "../dsl/hash.js";
 
 export interface StepSummary {
   name: string;
@@ -100,17 +100,6 @@ export function summarize(spec: LoadedSpec): SpecSummary {
   };
 }
 
-/** The tools each step type runs (kustomize is the source's, below, not the type's). */
-const TOOLS_BY_TYPE = {
-  helm: ["helm"],
-  apply: [],
-  delete: [],
-  patch: [],
-  wait: [],
-  rollout: [],
-  job: [],
-} as const satisfies Record<StepType, readonly RequiredTool["tool"][]>;
-
 /** helm for an included helm step; kustomize for an included step with a `kustomize:` source. Steps `when:` excludes need nothing. */
 export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
   const out = new Map<RequiredTool["tool"], RequiredTool>();
@@ -119,7 +108,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };
-    for (const tool of TOOLS_BY_TYPE[s.type]) need(tool);
+    for (const tool of (KINDS as Readonly<Record<string, Kind>>)[s.type]?.tools ?? []) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
     if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m))
       need("kustomize");
@@ -128,8 +117,10 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const { fileReferences } = require("../dsl/hash.js") as typeof HashModule;
-  return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
+  const kinds: Readonly<Record<string, Kind>> = KINDS;
+  return spec.steps.some((s) =>
+    (kinds[s.type]?.files(s.action, spec.baseDir) ?? []).some((r) => path.isAbsolute(r.written)),
+  );
 }
 
 // ---- the memo ----

@@ -1,9 +1,11 @@
 /**
- * The one interface every step type implements. A new step type is one file
- * in this directory plus its schema entry; the engine does not change.
+ * What a step kind is: the loader's part (dsl/kind.ts: defaults, rules, summary, files, hook
+ * points) and its executor, which the engine calls. Each kind is one folder under
+ * provider/steps/ (its definition.ts holds its block's schema and type); index.ts lists them.
  */
-import type { LoadedSpec, LoadedStepBase } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
+import type { KindDefinitions } from "../dsl/schema-assembly.js";
+import type { StepKind } from "../dsl/kind.js";
+import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../dsl/loaded.js";
 import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";
@@ -87,17 +89,46 @@ export interface DestroyOutcome {
   reason: string;
 }
 
-export interface StepExecutor<T extends StepType = StepType> {
-  readonly type: T;
+/** Runs the steps of one kind; `S` is that kind's loaded step. */
+export interface StepExecutor<S extends LoadedStep = LoadedStep> {
+  readonly type: S["type"];
   /** Read-only: decides plan's action from live state. Must never change the cluster. */
-  assess(step: LoadedStepBase<T>, ctx: StepContext, opts?: AssessOptions): Promise<Assessment>;
+  assess(step: S, ctx: StepContext, opts?: AssessOptions): Promise<Assessment>;
   /** Runs one attempt. Throws on failure; the engine handles retries and timeouts. */
-  apply(step: LoadedStepBase<T>, ctx: StepContext): Promise<StepOutcome>;
+  apply(step: S, ctx: StepContext): Promise<StepOutcome>;
   /** Undoes what this step created, and only that. */
-  destroy(step: LoadedStepBase<T>, ctx: StepContext): Promise<DestroyOutcome>;
+  destroy(step: S, ctx: StepContext): Promise<DestroyOutcome>;
   /** Set when assess, asked to, returns a diff (from its server-side dry run): a failed assess then says in the diff why there is none. */
   readonly diffs?: true;
 }
 
-/** One executor per step type, each for its own type: a missing or misfiled one does not compile. */
-export type ExecutorRegistry = { readonly [T in StepType]: StepExecutor<T> };
+/** The executors the engine runs steps with, by kind. */
+export type ExecutorRegistry = { readonly [kind: string]: StepExecutor };
+
+/** The loaded step a kind's executor runs. */
+export type StepOfKind<K> =
+  K extends Kind<infer Name, infer _Action, infer Normalized> ? LoadedStepBase<Name, Normalized> : never;
+
+/**
+ * What a kind's definition.ts exports as DEFINITION: its block's schema and the definitions it
+ * refers to. Build time only (typebox): steps/generate-schema.ts reads it, nothing at run time.
+ */
+export type KindDefinition = Omit<KindDefinitions, "name">;
+
+/** A tool a kind's steps run, which Pulumi's check looks for before a run. */
+export type KindTool = "helm" | "kustomize";
+
+/**
+ * A step kind: what the loader reads, and its executor, required on first use (a run loads only
+ * the kinds it executes; a resumed re-run none). `Action` is the block as written,
+ * `Normalized` with its defaults applied.
+ */
+export interface Kind<Name extends string = string, Action = unknown, Normalized = unknown> extends StepKind<
+  Name,
+  Action,
+  Normalized
+> {
+  readonly executor: StepExecutor<LoadedStepBase<Name, Normalized>>;
+  /** The tools every step of the kind runs (a `kustomize:` source adds kustomize: manifests/kind.ts). */
+  readonly tools: readonly KindTool[];
+}

@@ -7,26 +7,23 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { assembleSchema, printSchema } from "../dsl/schema-assembly.js";
-import * as helm from "./helm/definition.js";
-import * as apply from "./apply/definition.js";
-import * as del from "./delete/definition.js";
-import * as patch from "./patch/definition.js";
-import * as wait from "./wait/definition.js";
-import * as rollout from "./rollout/definition.js";
-import * as job from "./job/definition.js";
+import type { KindDefinition } from "./contract.js";
+import { KIND_NAMES } from "./index.js";
 
 /** The schema's text, as committed. */
 export function generateSchemaText(): string {
-  const kinds = [
-    { name: "helm", action: helm.action, defs: helm.DEFS },
-    { name: "apply", action: apply.action, defs: apply.DEFS },
-    { name: "delete", action: del.action, defs: del.DEFS },
-    { name: "patch", action: patch.action, defs: patch.DEFS },
-    { name: "wait", action: wait.action, defs: wait.DEFS },
-    { name: "rollout", action: rollout.action, defs: rollout.DEFS },
-    { name: "job", action: job.action, defs: job.DEFS },
-  ];
-  return printSchema(assembleSchema(kinds));
+  return printSchema(assembleSchema(KIND_NAMES.map((name) => ({ name, ...definitionOf(name) }))));
+}
+
+/** A kind's definition: DEFINITION of steps/<kind>/definition.ts, beside its kind.ts. */
+function definitionOf(name: string): KindDefinition {
+  const file = path.join(__dirname, name, "definition.js");
+  const definition = fs.existsSync(file) ? (require(file) as { DEFINITION?: KindDefinition }).DEFINITION : undefined;
+  if (definition === undefined)
+    throw new Error(
+      `khook: the ${name} kind has no definition: write provider/steps/${name}/definition.ts exporting DEFINITION (its block's schema and type)`,
+    );
+  return definition;
 }
 
 /** Where the committed schema lives, from provider/steps/ or dist/provider/steps/. */

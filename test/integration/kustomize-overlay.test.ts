@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { testCluster, toolPath, withNamespace } from "../harness/index.js";
 import { Redactor } from "../../provider/redact.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { applyExecutor } from "../../provider/steps/apply/executor.js";
 import { deleteExecutor } from "../../provider/steps/delete/executor.js";

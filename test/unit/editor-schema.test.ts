@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { loadLoaderSchema } from "../../provider/dsl/schema.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 import {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import * as path from "node:path";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 import { Journal } from "../../provider/state/journal.js";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
 import { deleteReleaseExecutor } from "../../provider/steps/delete/uninstall.js";
 import { helmExecutor } from "../../provider/steps/helm/executor.js";

@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import * as os from "node:os";
 import { manifestObjects, objectsManifest, startPostRenderer } from "../../provider/hooks/post-renderer.js";
 import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/run.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { deadLoopbackUrl, HookServer } from "../harness/hook-server.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";

@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import { planOnline } from "../../provider/engine/plan.js";
 import type { KubeClient } from "../../provider/kube/index.js";
 import { planOperation } from "../../provider/operations.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { applyExecutor } from "../../provider/steps/apply/executor.js";
 import { patchExecutor } from "../../provider/steps/patch/executor.js";

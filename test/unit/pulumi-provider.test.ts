@@ -10,7 +10,7 @@ import { afterEach, describe, mock, test } from "node:test";
 import { MASK } from "../../provider/redact.js";
 import type { RunEvent, RunResult, StepResult } from "../../provider/engine/types.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";

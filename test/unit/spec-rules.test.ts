@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 function problems(

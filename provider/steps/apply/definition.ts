@@ -3,11 +3,14 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { APPLY_DEFAULTS } from "./defaults.js";
 import { boolean, def, messages, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
 
-const DEFAULTS = ACTION_DEFAULTS.apply;
+const DEFAULTS = APPLY_DEFAULTS;
 
 export const applyWaitCondition = def(
   "applyWaitCondition",
@@ -77,6 +80,8 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action, applyWaitCondition, ...MANIFEST_DEFS];
+export const DEFINITION: KindDefinition = { action, defs: [applyWaitCondition, ...MANIFEST_DEFS] };
 
 export type ApplyAction = TypeOf<typeof action>;
+export type ApplyNormalized = Defaulted<ApplyAction, keyof typeof APPLY_DEFAULTS>;
+export type ApplyStep = LoadedStepBase<"apply", ApplyNormalized>;

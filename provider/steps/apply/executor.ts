@@ -6,7 +6,7 @@ import { unifiedDiff } from "../../diff.js";
 import { executionError } from "../../errors.js";
 import { ApplyAllError, type ApplyResult, type KubeApi } from "../../kube/index.js";
 import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../../ownership.js";
-import type { LoadedStepBase } from "../../dsl/loaded.js";
+import type { ApplyStep } from "./definition.js";
 import { parseWaitFor } from "../../kubectl/waitfor.js";
 import { ensureNamespace } from "../cluster/namespace.js";
 import {
@@ -21,8 +21,6 @@ import {
 import { readManifestSources, renderWithHooks } from "../manifests/read-sources.js";
 import { explainedWait, subjectOf } from "../cluster/stall.js";
 import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "../contract.js";
-
-type ApplyStep = LoadedStepBase<"apply">;
 
 /** The step's objects after its hooks: post-render always, pre-apply when `send` (the objects are about to be sent). */
 async function readObjects(step: ApplyStep, ctx: StepContext, send = false) {
@@ -141,7 +139,7 @@ function dryRunDiff(
   return chunks.filter((c) => c !== "").join("\n");
 }
 
-export const applyExecutor: StepExecutor<"apply"> = {
+export const applyExecutor: StepExecutor<ApplyStep> = {
   type: "apply",
   diffs: true,
 

@@ -4,7 +4,10 @@
  * (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { DELETE_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -37,7 +40,7 @@ export const byManifests = def(
           description: "Default namespace for namespace-less namespaced resources (kubectl delete -f -n).",
         }),
       ),
-      ignoreNotFound: ignoreNotFound("Absent resources are", ACTION_DEFAULTS.deleteByManifests.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("Absent resources are", DELETE_DEFAULTS.byManifests.ignoreNotFound),
     },
     {
       description: "delete: by manifests — delete what these sources define (same source list as apply.manifests).",
@@ -57,12 +60,12 @@ export const byResource = def(
       allNamespaces: Type.Optional(
         ref(boolean, {
           description: "Match in every namespace; mutually exclusive with namespace.",
-          default: ACTION_DEFAULTS.deleteByResource.allNamespaces,
+          default: DELETE_DEFAULTS.byResource.allNamespaces,
         }),
       ),
       selector: Type.Optional(ref(selector)),
       fieldSelector: Type.Optional(ref(fieldSelector)),
-      ignoreNotFound: ignoreNotFound("Absent resources are", ACTION_DEFAULTS.deleteByResource.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("Absent resources are", DELETE_DEFAULTS.byResource.ignoreNotFound),
     },
     {
       description: "delete: by reference or selector — e.g. removing daemonset/aws-node before installing Cilium.",
@@ -84,11 +87,11 @@ export const byRelease = def(
       release: ref(releaseName, { description: "Required. The Helm release name." }),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `The release's namespace. Default "${ACTION_DEFAULTS.deleteByRelease.namespace}".`,
-          default: ACTION_DEFAULTS.deleteByRelease.namespace,
+          description: `The release's namespace. Default "${DELETE_DEFAULTS.byRelease.namespace}".`,
+          default: DELETE_DEFAULTS.byRelease.namespace,
         }),
       ),
-      ignoreNotFound: ignoreNotFound("An absent release is", ACTION_DEFAULTS.deleteByRelease.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("An absent release is", DELETE_DEFAULTS.byRelease.ignoreNotFound),
     },
     {
       description: "delete: by release — helm uninstall. The step waits until the release's resources are gone.",
@@ -111,6 +114,11 @@ export const action = def(
   }),
 );
 
-export const DEFS = [action, byManifests, byResource, byRelease, ...MANIFEST_DEFS];
+export const DEFINITION: KindDefinition = { action, defs: [byManifests, byResource, byRelease, ...MANIFEST_DEFS] };
 
 export type DeleteAction = TypeOf<typeof action>;
+export type DeleteManifestsNormalized = Defaulted<DeleteManifestsAction, keyof typeof DELETE_DEFAULTS.byManifests>;
+export type DeleteResourceNormalized = Defaulted<DeleteResourceAction, keyof typeof DELETE_DEFAULTS.byResource>;
+export type DeleteReleaseNormalized = Defaulted<DeleteReleaseAction, keyof typeof DELETE_DEFAULTS.byRelease>;
+export type DeleteNormalized = DeleteManifestsNormalized | DeleteResourceNormalized | DeleteReleaseNormalized;
+export type DeleteStep = LoadedStepBase<"delete", DeleteNormalized>;

@@ -7,13 +7,11 @@
  */
 import { executionError } from "../../errors.js";
 import type { ApiResource, KubeObject } from "../../kube/index.js";
-import type { LoadedStepBase } from "../../dsl/loaded.js";
+import type { DeleteStep } from "./definition.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./uninstall.js";
 import { isUnknownKind, objectLabel, resolveObjects } from "../cluster/resolve-objects.js";
 import { readManifestSources, renderWithHooks } from "../manifests/read-sources.js";
 import type { StepContext, StepExecutor, StepOutcome } from "../contract.js";
-
-type DeleteStep = LoadedStepBase<"delete">;
 
 interface Victim {
   resource: ApiResource;
@@ -83,7 +81,7 @@ function listed(names: readonly string[]): string {
   return `${names.slice(0, 3).join(", ")}${names.length > 3 ? `, and ${names.length - 3} more` : ""}`;
 }
 
-export const deleteExecutor: StepExecutor<"delete"> = {
+export const deleteExecutor: StepExecutor<DeleteStep> = {
   type: "delete",
 
   async assess(step, ctx) {

@@ -9,15 +9,12 @@
  * The delete executor dispatches here for the release form.
  */
 import { executionError } from "../../errors.js";
-import type { NormalizedActionByType } from "../../dsl/defaults.js";
-import type { LoadedStep } from "../../dsl/loaded.js";
+import type { DeleteReleaseNormalized, DeleteStep } from "./definition.js";
 import { HelmSession, locateHelm } from "../../tools/helm.js";
 import { describeRevision, historyState } from "../../helm/release.js";
 import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "../contract.js";
 
-type DeleteStep = Extract<LoadedStep, { type: "delete" }>;
-
-type DeleteReleaseAction = Extract<NormalizedActionByType["delete"], { release: string }>;
+type DeleteReleaseAction = DeleteReleaseNormalized;
 
 export function isDeleteRelease(action: DeleteStep["action"]): action is DeleteReleaseAction {
   return "release" in action;

@@ -3,7 +3,10 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { HELM_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -19,7 +22,7 @@ import {
   type TypeOf,
 } from "../../dsl/definitions.js";
 
-const DEFAULTS = ACTION_DEFAULTS.helm;
+const DEFAULTS = HELM_DEFAULTS;
 
 export const basicAuth = def(
   "basicAuth",
@@ -211,8 +214,11 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action, basicAuth, valuesSource];
+export const DEFINITION: KindDefinition = { action, defs: [basicAuth, valuesSource] };
 
 export type HelmAction = TypeOf<typeof action>;
 export type BasicAuth = TypeOf<typeof basicAuth>;
 export type ValuesSource = TypeOf<typeof valuesSource>;
+/** A helm: block with its defaults applied (the release is named after the step). */
+export type HelmNormalized = Defaulted<HelmAction, "release" | keyof typeof HELM_DEFAULTS>;
+export type HelmStep = LoadedStepBase<"helm", HelmNormalized>;

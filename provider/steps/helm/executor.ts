@@ -39,7 +39,7 @@ import {
 import { releaseSelector, storedReleases, type StoredReleases } from "../../helm/storage.js";
 import type { Values } from "../../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../../ownership.js";
-import type { LoadedStep } from "../../dsl/loaded.js";
+import type { HelmStep } from "./definition.js";
 import { pidAlive } from "../../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../../tools/helm.js";
 import type { ResourceType } from "../../kubectl/types.js";
@@ -52,8 +52,6 @@ import { chartMayHaveHooks, chartRef, desiredChart } from "./read-chart.js";
 import { waitForRelease } from "./release-wait.js";
 import { maskSecretData } from "./masked-diff.js";
 import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
-
-type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
 /** The release name and namespace a helm: step targets. */
 function releaseOf(step: HelmStep): { release: string; namespace: string } {
@@ -659,4 +657,4 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
   }
 }
 
-export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy };
+export const helmExecutor: StepExecutor<HelmStep> = { type: "helm", diffs: true, assess, apply, destroy };

@@ -14,7 +14,7 @@ import { executionError } from "../../errors.js";
 import type { Redactor } from "../../redact.js";
 import { describeChartText } from "../../helm/chart.js";
 import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../../helm/values.js";
-import type { HelmAction } from "../../dsl/types.js";
+import type { HelmAction } from "./definition.js";
 import { parseValuesDocument } from "../../dsl/values-file.js";
 import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "../manifests/read-sources.js";
 

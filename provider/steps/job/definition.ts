@@ -3,7 +3,10 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { JOB_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -45,14 +48,14 @@ export const action = def(
       ),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `Namespace the Job runs in. Default "${ACTION_DEFAULTS.job.namespace}".`,
-          default: ACTION_DEFAULTS.job.namespace,
+          description: `Namespace the Job runs in. Default "${JOB_DEFAULTS.namespace}".`,
+          default: JOB_DEFAULTS.namespace,
         }),
       ),
       createNamespace: Type.Optional(
         ref(boolean, {
           description: "Create the namespace if missing. Default false.",
-          default: ACTION_DEFAULTS.job.createNamespace,
+          default: JOB_DEFAULTS.createNamespace,
         }),
       ),
       serviceAccount: Type.Optional(
@@ -76,6 +79,8 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action];
+export const DEFINITION: KindDefinition = { action, defs: [] };
 
 export type JobAction = TypeOf<typeof action>;
+export type JobNormalized = Defaulted<JobAction, keyof typeof JOB_DEFAULTS>;
+export type JobStep = LoadedStepBase<"job", JobNormalized>;

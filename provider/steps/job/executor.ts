@@ -20,12 +20,10 @@ import {
   labelledOwner,
   labelValue,
 } from "../../ownership.js";
-import type { LoadedStepBase } from "../../dsl/loaded.js";
+import type { JobStep } from "./definition.js";
 import { ensureNamespace } from "../cluster/namespace.js";
 import { explainedWait, subjectOf } from "../cluster/stall.js";
 import type { StepContext, StepExecutor } from "../contract.js";
-
-type JobStep = LoadedStepBase<"job">;
 
 export const LOG_TAIL_LINES = 20;
 
@@ -131,7 +129,7 @@ async function getJob(step: JobStep, ctx: StepContext): Promise<KubeObject | und
   return ctx.kube.get(JOBS, step.name, jobNamespace(step), { signal: ctx.signal });
 }
 
-export const jobExecutor: StepExecutor<"job"> = {
+export const jobExecutor: StepExecutor<JobStep> = {
   type: "job",
 
   async assess(step, ctx) {

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { executionError } from "../../errors.js";
 import type { Redactor } from "../../redact.js";
 import { describeChartText, splitUserinfo } from "../../helm/chart.js";
-import type { ManifestSource } from "../../dsl/types.js";
+import type { ManifestSource } from "./definition.js";
 import { parseYamlStream } from "../../dsl/yaml-stream.js";
 import { renderKustomize } from "../../tools/kustomize.js";
 import type { AttemptHooks } from "../../hooks/run.js";

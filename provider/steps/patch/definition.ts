@@ -3,7 +3,10 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { PATCH_DEFAULTS } from "./defaults.js";
 import { def, messages, namespace, noun, orReference, raw, ref, type TypeOf } from "../../dsl/definitions.js";
 
 export const kindName = def(
@@ -78,8 +81,8 @@ export const action = def(
       target: ref(kindName, { description: "Required. The resource as kind/name (daemonset/aws-node)." }),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `Namespace of the target; ignored for cluster-scoped kinds. Default "${ACTION_DEFAULTS.patch.namespace}".`,
-          default: ACTION_DEFAULTS.patch.namespace,
+          description: `Namespace of the target; ignored for cluster-scoped kinds. Default "${PATCH_DEFAULTS.namespace}".`,
+          default: PATCH_DEFAULTS.namespace,
         }),
       ),
       type: Type.Optional(
@@ -96,7 +99,7 @@ export const action = def(
           {
             description:
               "strategic (default; built-in types only), merge (RFC 7386; works on every kind, replaces lists wholesale) or json (RFC 6902 list of operations).",
-            default: ACTION_DEFAULTS.patch.type,
+            default: PATCH_DEFAULTS.type,
           },
         ),
       ),
@@ -140,6 +143,8 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action, jsonPatchOperation, kindName];
+export const DEFINITION: KindDefinition = { action, defs: [jsonPatchOperation, kindName] };
 
 export type PatchAction = TypeOf<typeof action>;
+export type PatchNormalized = Defaulted<PatchAction, keyof typeof PATCH_DEFAULTS>;
+export type PatchStep = LoadedStepBase<"patch", PatchNormalized>;

@@ -5,11 +5,9 @@
 import { unifiedDiff } from "../../diff.js";
 import { executionError } from "../../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../../kube/index.js";
-import type { LoadedStepBase } from "../../dsl/loaded.js";
+import type { PatchStep } from "./definition.js";
 import { forDiff, maskSecretPair } from "../cluster/resolve-objects.js";
 import type { StepContext, StepExecutor } from "../contract.js";
-
-type PatchStep = LoadedStepBase<"patch">;
 
 interface Target {
   resource: ApiResource;
@@ -56,7 +54,7 @@ function changed(before: KubeObject, after: KubeObject): boolean {
   return forDiff(before) !== forDiff(after);
 }
 
-export const patchExecutor: StepExecutor<"patch"> = {
+export const patchExecutor: StepExecutor<PatchStep> = {
   type: "patch",
   diffs: true,
 

@@ -3,6 +3,8 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
+import type { KindDefinition } from "../contract.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
 import { def, exactlyOne, messages, namespace, orReference, ref, type TypeOf } from "../../dsl/definitions.js";
 
 export const rolloutTarget = def(
@@ -52,6 +54,7 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action, rolloutTarget];
+export const DEFINITION: KindDefinition = { action, defs: [rolloutTarget] };
 
 export type RolloutAction = TypeOf<typeof action>;
+export type RolloutStep = LoadedStepBase<"rollout", RolloutAction>;

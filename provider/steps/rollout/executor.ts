@@ -14,11 +14,9 @@ import { executionError, invalidInput } from "../../errors.js";
 import type { KubeApi } from "../../kube/api.js";
 import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind } from "../../kubectl/rollout.js";
 import type { ApiResource, KubeObject } from "../../kubectl/types.js";
-import type { LoadedStep } from "../../dsl/loaded.js";
+import type { RolloutStep } from "./definition.js";
 import { explainedWait, subjectOf } from "../cluster/stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
-
-type RolloutStep = Extract<LoadedStep, { type: "rollout" }>;
 
 interface Target {
   mode: "restart" | "status";
@@ -107,7 +105,7 @@ async function status(t: Target, ctx: StepContext): Promise<StepOutcome> {
   return { status: "ok", reason: message };
 }
 
-export const rolloutExecutor: StepExecutor<"rollout"> = {
+export const rolloutExecutor: StepExecutor<RolloutStep> = {
   type: "rollout",
 
   async assess(step: RolloutStep, ctx: StepContext): Promise<Assessment> {

@@ -3,7 +3,10 @@
  * the code reads. Build time only (typebox): the kind (kind.ts) imports its types only.
  */
 import { Type } from "typebox";
-import { ACTION_DEFAULTS } from "../../dsl/defaults.js";
+import type { KindDefinition } from "../contract.js";
+import type { Defaulted } from "../../dsl/defaults.js";
+import type { LoadedStepBase } from "../../dsl/loaded.js";
+import { WAIT_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -64,7 +67,7 @@ export const action = def(
       allNamespaces: Type.Optional(
         ref(boolean, {
           description: "Match in every namespace; mutually exclusive with namespace.",
-          default: ACTION_DEFAULTS.wait.allNamespaces,
+          default: WAIT_DEFAULTS.allNamespaces,
         }),
       ),
       selector: Type.Optional(ref(selector)),
@@ -83,6 +86,8 @@ export const action = def(
   ),
 );
 
-export const DEFS = [action, waitCondition];
+export const DEFINITION: KindDefinition = { action, defs: [waitCondition] };
 
 export type WaitAction = TypeOf<typeof action>;
+export type WaitNormalized = Defaulted<WaitAction, keyof typeof WAIT_DEFAULTS>;
+export type WaitStep = LoadedStepBase<"wait", WaitNormalized>;

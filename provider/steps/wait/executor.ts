@@ -20,12 +20,10 @@ import { UnknownResourceError } from "../../kube/discovery.js";
 import type { WaitScope } from "../../kube/watch.js";
 import { checkObjects } from "../../kubectl/conditions.js";
 import type { KubeObject } from "../../kubectl/types.js";
-import type { LoadedStep } from "../../dsl/loaded.js";
+import type { WaitStep } from "./definition.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../kubectl/waitfor.js";
 import { explainedWait, subjectOf, type StallSubject } from "../cluster/stall.js";
 import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
-
-type WaitStep = Extract<LoadedStep, { type: "wait" }>;
 
 /** How long an unknown resource type may take to appear in discovery (its CRD may still be installing). */
 const UNKNOWN_TYPE_GRACE_MS = 30_000;
@@ -124,7 +122,7 @@ function throttled(log: (m: string) => void, everyMs = 2000): (m: string) => voi
   };
 }
 
-export const waitExecutor: StepExecutor<"wait"> = {
+export const waitExecutor: StepExecutor<WaitStep> = {
   type: "wait",
 
   async assess(step: WaitStep, ctx: StepContext): Promise<Assessment> {

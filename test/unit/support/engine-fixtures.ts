@@ -9,7 +9,9 @@ import { parseRecord, type StateRecord } from "../../../provider/state/index.js"
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
-import { STEP_TYPES, type OnError, type StepType } from "../../../provider/dsl/types.js";
+import type { OnError } from "../../../provider/dsl/types.js";
+import { stepHookPoints } from "../../../provider/dsl/hook-events.js";
+import { KINDS, KIND_NAMES, type KindName } from "../../../provider/steps/index.js";
 import type {
   Assessment,
   DestroyOutcome,
@@ -21,7 +23,7 @@ import type {
 
 export interface StepFixture {
   name: string;
-  type?: StepType;
+  type?: KindName;
   needs?: string[];
   /** A `when:` expression; the step is excluded when `included` is false. */
   when?: string;
@@ -82,6 +84,7 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         inputHash: f.inputHash ?? hashOf(f.name, f.version),
         summary: `${f.type ?? "apply"} ${f.name}`,
         hooks: [],
+        hookPoints: stepHookPoints(KINDS[f.type ?? "apply"].hookPoints, f.action ?? { manifests: [] }),
         index,
         position: { line: index + 1, column: 1 },
       }) as unknown as LoadedStep,
@@ -165,10 +168,10 @@ export class StubExecutors {
 
   /** A registry with a stub for every step type. */
   get map(): ExecutorRegistry {
-    return Object.fromEntries(STEP_TYPES.map((t) => [t, this.executor(t)])) as unknown as ExecutorRegistry;
+    return Object.fromEntries(KIND_NAMES.map((t) => [t, this.executor(t)]));
   }
 
-  private executor<T extends StepType>(type: T): StepExecutor<T> {
+  private executor(type: KindName): StepExecutor {
     const call = async (kind: CallInfo["kind"], step: LoadedStep, ctx: StepContext): Promise<unknown> => {
       const key = `${kind}:${step.name}`;
       const attempt = (this.attempts.get(key) ?? 0) + 1;

@@ -9,12 +9,12 @@
  *             "\n" + role + " " + path-as-written + " " + contentDigest )
  *
  * - canonicalJson: object keys sorted by code point, no whitespace, JSON numbers and strings.
- * - canonicalAction: the loaded action (every default of the table in defaults.ts applied) minus
- *   the fields equal to their default, and minus empty optional lists and maps; so writing a default
- *   explicitly, or adding an optional field to the code later (absent = default = omitted), never
- *   changes an existing hash. The hash and the executors read the same table. Inline manifests are parsed and
- *   hashed as data, so comments, key order and quoting inside them do not count. The chart's inline
- *   version sugar (`name:1.2.3`, `oci://...:1.2.3`) is normalized to `version`.
+ * - canonicalAction: the loaded action (its kind's defaults applied) minus the fields equal to
+ *   their default, and minus empty optional lists and maps; so writing a default explicitly, or
+ *   adding an optional field to the code later (absent = default = omitted), never changes an
+ *   existing hash. The hash and the executors read the same table. Then the kind rewrites
+ *   spellings that mean the same (StepKind.canonical): inline manifests are hashed as data
+ *   (steps/manifests/kind.ts), a helm chart's inline version sugar becomes `version`.
  * - Scheduling (`needs`, `when`, `timeout`, `retries`, `retryDelay`, `onError`) is never an input.
  *   The name is: it keys the record.
  * - contentDigest: sha256 of a file's bytes; for a directory, sha256 over `relpath NUL sha256(file) LF`

@@ -3,8 +3,8 @@
  *
  * The engine makes a StepHooks per step (shared by its attempts) and hands
  * every attempt a view bound to that attempt's signal and log. Which event
- * fires where, in which runs, is the lifecycle table (HOOK_LIFECYCLE in
- * dsl/hooks.ts); StepHooks fires the events of each point of it. Executors call
+ * fires where, in which runs, is each event's definition (dsl/hook-events.ts);
+ * StepHooks fires the events of each point. Executors call
  * `render` where their objects exist (apply and delete sources, helm's
  * post-renderer): the `render` events, then the `send` ones when the objects are
  * about to be sent. The engine calls `afterStep` when the step's attempts are

@@ -233,7 +233,7 @@ export interface StepHashInput {
 
 /**
  * The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order.
- * `hooks` are the hooks that can reshape the step's objects (`reshapingHooks`), in run order: each adds a line
+ * `hooks` are the hooks that can change the step's objects (`objectHooksFor`), in run order: each adds a line
  * `hook <name> <digest>`, so a step without hooks keeps the hash it always had.
  */
 export function stepInputHash(

@@ -458,7 +458,7 @@ export function orderHooks<T extends { priority: number; index: number }>(hooks:
  * URL and `allow:`; never its headers, which carry who is calling (a per-run CI token would
  * otherwise re-run every step it matches), not what the hook does. Events, priority,
  * timeouts and failurePolicy are not in it: only the reshaping events put a hook in a step's
- * hash at all (see `reshapingHooks`), and their order there is the run order.
+ * hash at all (see `objectHooksFor`), and their order there is the run order.
  */
 function hookDigest(
   hook: HookSpec,
@@ -493,17 +493,10 @@ export interface HookedStep {
 }
 
 /**
- * The hooks that can change what `step` applies, in run order: post-render functions, then
- * pre-apply webhooks. post-apply and finalize come after the objects are sent (or before they
- * are removed) and change nothing a step applies: they are not inputs of its hash.
- */
-export function reshapingHooks(step: HookedStep): LoadedHook[] {
-  return [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
-}
-
-/**
- * The hooks of `step` that change its objects (the events its executor fires), event by
- * event in HOOK_EVENTS order: what a helm release's hooks fingerprint covers.
+ * The hooks that can change what `step` applies, event by event in HOOK_EVENTS order (post-render
+ * functions, then pre-apply webhooks): the events its executor fires. They are inputs of its
+ * hash and of a helm release's hooks fingerprint; post-apply and finalize come after the objects
+ * are sent (or before they are removed) and change nothing a step applies.
  */
 export function objectHooksFor(step: HookedStep): LoadedHook[] {
   return HOOK_EVENTS.filter((e) => HOOK_POINTS[lifecycleOf(e).at].firedBy === "executor").flatMap((e) =>

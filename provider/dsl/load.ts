@@ -29,7 +29,7 @@ import {
   checkHooks,
   isCredentialHeader,
   loadHooks,
-  reshapingHooks,
+  objectHooksFor,
   secretDefinitionOf,
   type LoadedHook,
 } from "./hooks.js";
@@ -107,12 +107,12 @@ export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
   // `when:` is decided once, here, against the merged variables, before the rules: an excluded
   // step's local files are not read (they may legitimately be absent where it is excluded).
   const plainVars = new Map([...vars.values].map(([k, v]) => [k, v.value]));
-  const included = new Map<number, boolean>();
+  const whenOutcomes = new Map<number, boolean>();
   if (stepsValid) {
     doc.steps.forEach((step, i) => {
       if (typeof step?.when !== "string") return;
       const r = evaluateWhen(step.when, plainVars);
-      if (r.ok) included.set(i, r.value);
+      if (r.ok) whenOutcomes.set(i, r.value);
       else
         diagnostics.push({
           severity: "error",
@@ -123,7 +123,7 @@ export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
         });
     });
   }
-  const excludedSteps = new Set([...included].filter(([, v]) => !v).map(([i]) => i));
+  const excludedSteps = new Set([...whenOutcomes].filter(([, v]) => !v).map(([i]) => i));
   if (stepsValid)
     diagnostics.push(
       ...checkRules(doc, { kinds, baseDir, positionOf: parsed.positionOf, schemaInvalidSteps, excludedSteps }),
@@ -139,7 +139,7 @@ export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const hooks = loadHooks(doc, kinds, baseDir, parsed.positionOf, vars.redactor);
-  const steps = buildSteps(doc, kinds, baseDir, included, hooks, diagnostics, parsed.positionOf, vars.redactor);
+  const steps = buildSteps(doc, kinds, baseDir, whenOutcomes, hooks, diagnostics, parsed.positionOf, vars.redactor);
   if (errorsOnly(diagnostics).length > 0) fail(diagnostics);
 
   const stepsByName = new Map(steps.map((s) => [s.name, s]));
@@ -294,7 +294,7 @@ function buildSteps(
   doc: KhookDocument,
   kinds: KindSet,
   baseDir: string,
-  included: ReadonlyMap<number, boolean>,
+  whenOutcomes: ReadonlyMap<number, boolean>,
   hooks: readonly LoadedHook[],
   diagnostics: Diagnostic[],
   positionOf: PositionLookup,
@@ -307,10 +307,10 @@ function buildSteps(
     // The rules passed: every step has exactly one kind's action key.
     const kind = kindOf(step, kinds)!;
     const action = deepFreeze(kind.normalize(step[kind.name], step.name));
-    const isIncluded = included.get(index) ?? true;
+    const whenHolds = whenOutcomes.get(index) ?? true;
     const files = kind.files(action, baseDir).map((ref) => {
       // Excluded by when: not read, not hashed; the hash notes the path only.
-      if (!isIncluded) return { ref, digest: "not-read" };
+      if (!whenHolds) return { ref, digest: "not-read" };
       const digest = digests.digest(ref);
       if (digest instanceof Error) {
         const p = pointer("steps", index, kind.name) + ref.field;
@@ -329,7 +329,7 @@ function buildSteps(
     const retryDelay = step.retryDelay ?? defaults.retryDelay ?? SPEC_DEFAULTS.retryDelay;
     const stepHooks = hooks.filter((h) => h.steps.includes(step.name));
     const hookPoints = stepHookPoints(kind.hookPoints, action);
-    const reshaping = reshapingHooks({ hooks: stepHooks, hookPoints }).map((h) => ({
+    const reshaping = objectHooksFor({ hooks: stepHooks, hookPoints }).map((h) => ({
       name: h.name,
       digest: h.digest,
       secretDefinition: secretDefinitionOf(h),
@@ -343,7 +343,7 @@ function buildSteps(
       name: step.name,
       needs: step.needs ?? [],
       when: step.when,
-      included: isIncluded,
+      whenHolds,
       timeoutMs: parseDuration(timeout) ?? 0,
       retries: step.retries ?? defaults.retries ?? SPEC_DEFAULTS.retries,
       retryDelayMs: parseDuration(retryDelay) ?? 0,
@@ -352,7 +352,7 @@ function buildSteps(
       inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
       hooks: stepHooks,
       hookPoints,
-      ...(isIncluded || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
+      ...(whenHolds || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),
       summary: kind.summary(step.name, action),
       index,
       // Positions are only wanted for errors; asking for one parses the positioned Document.

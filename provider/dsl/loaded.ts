@@ -17,8 +17,8 @@ export interface LoadedStepBase<Type extends string = string, Action = unknown> 
   readonly action: Action;
   readonly needs: readonly string[];
   readonly when: string | undefined;
-  /** The `when:` outcome, decided once at load. true when there is no `when:`. */
-  readonly included: boolean;
+  /** Whether its `when:` condition holds (decided once, at load); true without a `when:`. A step whose condition does not hold is reported skipped, "excluded by when:". */
+  readonly whenHolds: boolean;
   readonly timeoutMs: number;
   readonly retries: number;
   readonly retryDelayMs: number;

@@ -59,11 +59,11 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
       type: step.type,
       level: step.level,
       summary: step.summary,
-      when: step.included ? ("included" as const) : ("excluded" as const),
+      when: step.whenHolds ? ("included" as const) : ("excluded" as const),
       inputHash: step.inputHash,
       hooks: planHooks(step),
     };
-    if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
+    if (!step.whenHolds) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
     const note = webhookNote(step);
     return {
       ...base,
@@ -138,7 +138,7 @@ export async function planOnline(
   const toAssess: number[] = [];
   spec.steps.forEach((step, i) => {
     const base = offline[i]!;
-    if (!step.included) out[i] = { ...base, action: "skip", decidedBy: "when" };
+    if (!step.whenHolds) out[i] = { ...base, action: "skip", decidedBy: "when" };
     else if (journal?.isResumable(step))
       out[i] = { ...base, action: "skip", reason: RESUME_REASON, decidedBy: "state" };
     else toAssess.push(i);

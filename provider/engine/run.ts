@@ -102,8 +102,8 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     // Steps whose hash digests a secret are hashed under the record's key (dsl/keyed-hash.ts).
     if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
-      if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
-      else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
+      if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.whenHolds).map((s) => s.name));
+      else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.whenHolds && !journal.isResumable(s)) });
     } catch (e) {
       for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
       return refuse(

@@ -230,7 +230,7 @@ export class Scheduler {
     const out: Resolved[] = [];
     for (const step of this.steps) {
       if (this.resolutions.has(step.name)) continue;
-      const reason = !step.included
+      const reason = !step.whenHolds
         ? excludedReason(step, this.opts.redact)
         : (this.stopReason ?? "not started: its dependencies never resolved");
       out.push(this.resolve(step, { result: skippedResult(step, reason), satisfies: false }, false));
@@ -255,7 +255,7 @@ export class Scheduler {
       .map((d) => [d, this.resolutions.get(d.name)!] as const)
       .find(([, r]) => !r.satisfies);
     const root = blocker ? (blocker[1].rootFailure ?? blocker[0].name) : undefined;
-    if (!step.included) {
+    if (!step.whenHolds) {
       return {
         result: skippedResult(step, excludedReason(step, this.opts.redact)),
         satisfies: blocker === undefined,

@@ -475,7 +475,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     if (decision.teardown === "own-steps") {
       // Another resource of this stack holds the record: tear down what only this one made.
       const alike = held.alike;
-      const included = spec.steps.filter((s) => s.included).map((s) => s.name);
+      const included = spec.steps.filter((s) => s.whenHolds).map((s) => s.name);
       say(
         ownStepsNote(
           place,

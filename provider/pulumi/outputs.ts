@@ -39,7 +39,7 @@ export function stepOutput(spec: LoadedSpec, r: StepResult): StepOutput {
     transientRetries: r.transientRetries ?? 0,
     durationMs: Math.round(r.durationMs),
     inputHash: r.inputHash,
-    when: step === undefined || step.included ? "included" : "excluded",
+    when: step === undefined || step.whenHolds ? "included" : "excluded",
     ...(r.error !== undefined ? { error: redact(r.error) } : {}),
   };
 }
@@ -86,7 +86,7 @@ export function refreshedOutputs(
   const redact = (s: string): string => spec.redactor.redact(s);
   const entries = new Map((report?.summary.steps ?? []).filter((s) => s.inSpec !== false).map((s) => [s.name, s]));
   const steps: StepOutput[] = spec.steps.map((step) => {
-    const when = step.included ? ("included" as const) : ("excluded" as const);
+    const when = step.whenHolds ? ("included" as const) : ("excluded" as const);
     const e = entries.get(step.name);
     if (e === undefined) {
       return {

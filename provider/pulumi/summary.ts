@@ -93,7 +93,7 @@ export function summarize(spec: LoadedSpec): SpecSummary {
   const location = journalLocation(spec);
   return {
     name: spec.name,
-    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.included })),
+    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.whenHolds })),
     ...(location !== undefined ? { location: { namespace: location.namespace, name: location.name } } : {}),
     plan: planLines(spec),
     tools: requiredTools(spec),
@@ -104,7 +104,7 @@ export function summarize(spec: LoadedSpec): SpecSummary {
 export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
   const out = new Map<RequiredTool["tool"], RequiredTool>();
   for (const s of spec.steps) {
-    if (!s.included) continue;
+    if (!s.whenHolds) continue;
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };

@@ -182,7 +182,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
     const r = await apply(
-      specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', included: false }]),
+      specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', whenHolds: false }]),
       new StubExecutors(),
       store,
     );
@@ -192,7 +192,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
   test("an excluded step keeps its recorded ok: nothing happened to its objects", async () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
-    await apply(specFixture([{ name: "argocd", included: false }]), new StubExecutors(), store);
+    await apply(specFixture([{ name: "argocd", whenHolds: false }]), new StubExecutors(), store);
     const third = new StubExecutors();
     const r = await apply(specFixture([{ name: "argocd" }]), third, store);
     assert.equal(resultOf(r, "argocd").reason, RESUME);

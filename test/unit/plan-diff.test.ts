@@ -158,7 +158,7 @@ describe("plan --diff: the diffs assess returns, as the plan shows them", () => 
     const steps = [
       { name: "same" },
       { name: "skipped" },
-      { name: "excluded", when: "false", included: false },
+      { name: "excluded", when: "false", whenHolds: false },
       { name: "changes" },
     ];
     const stubs = new StubExecutors()

@@ -103,9 +103,9 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
     steps: spec.steps.map((s) => ({
       name: s.name,
       type: s.type,
-      status: s.included ? "ok" : "skipped",
-      reason: s.included ? "applied" : `excluded by when: ${s.when}`,
-      attempts: s.included ? 1 : 0,
+      status: s.whenHolds ? "ok" : "skipped",
+      reason: s.whenHolds ? "applied" : `excluded by when: ${s.when}`,
+      attempts: s.whenHolds ? 1 : 0,
       durationMs: 1,
       inputHash: s.inputHash,
       ...status(s.name),
@@ -115,7 +115,7 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
 
 /** A run in which the first included step failed. */
 function failedResult(spec: LoadedSpec): RunResult {
-  const first = spec.steps.find((s) => s.included)!.name;
+  const first = spec.steps.find((s) => s.whenHolds)!.name;
   return {
     ...okResult(spec, (n) => (n === first ? { status: "failed", reason: "failed", error: "denied" } : {})),
     status: "failed",

@@ -345,12 +345,12 @@ describe("when: conditions", () => {
     });
     const off = loadSpec({ file: path.join(dir, "s.yaml"), env: {} });
     assert.deepEqual(
-      off.steps.map((s) => s.included),
+      off.steps.map((s) => s.whenHolds),
       [false, false],
     );
     const on = loadSpec({ file: path.join(dir, "s.yaml"), env: { KHOOK_VAR_ENV: "prod" } });
     assert.deepEqual(
-      on.steps.map((s) => s.included),
+      on.steps.map((s) => s.whenHolds),
       [true, true],
     );
   });

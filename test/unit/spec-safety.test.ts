@@ -250,7 +250,7 @@ describe("steps excluded by when:", () => {
   test("when-excluded-files-unread: an excluded step's local files may be absent; they are not read or hashed", () => {
     const spec = load(GATED);
     assert.deepEqual(
-      spec.steps.map((s) => s.included),
+      spec.steps.map((s) => s.whenHolds),
       [false, false],
     );
     for (const s of spec.steps) assert.match(s.inputHash, /^sha256:[0-9a-f]{64}$/);

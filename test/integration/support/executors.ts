@@ -82,7 +82,7 @@ export function loadedStep<K extends KindName>(
     hooks: [],
     hookPoints: stepHookPoints(kind.hookPoints, normalized),
     when: undefined,
-    included: true,
+    whenHolds: true,
     timeoutMs: 120_000,
     retries: 0,
     retryDelayMs: 0,

@@ -25,9 +25,9 @@ export interface StepFixture {
   name: string;
   type?: KindName;
   needs?: string[];
-  /** A `when:` expression; the step is excluded when `included` is false. */
+  /** A `when:` expression; the step is excluded when `whenHolds` is false. */
   when?: string;
-  included?: boolean;
+  whenHolds?: boolean;
   timeoutMs?: number;
   retries?: number;
   retryDelayMs?: number;
@@ -74,8 +74,8 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         needs: f.needs ?? [],
         when:
           f.when ??
-          (f.included === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
-        included: f.included ?? true,
+          (f.whenHolds === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
+        whenHolds: f.whenHolds ?? true,
         timeoutMs: f.timeoutMs ?? 300_000,
         retries: f.retries ?? 0,
         retryDelayMs: f.retryDelayMs ?? 10_000,

@@ -10,7 +10,8 @@
  *  - steps the last run (or the record, after a refresh) did not complete,
  *  - steps a live refresh (`refresh: live`) found drifted in the cluster (the `drift` output),
  *  - the variables given as plain values,
- *  - where the state record lives, and the cluster the resource targets.
+ *  - where the state record lives, and the cluster the resource targets,
+ *  - the `refresh` mode (read runs from the outputs, so a new mode takes an update to reach them).
  * Ignored on purpose: `__provider` (the loader's code), the spec's formatting,
  * scheduling fields (`needs`, `timeout`, `retries`, ...: the spec says they never
  * re-run a step), `parallelism`, `timeout`, the resource name, and
@@ -95,6 +96,11 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
   if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
 
+  // read() runs from the outputs, which echo the inputs of the last update: a new refresh mode needs one to take effect.
+  if ((oldInputs.refresh ?? "journal") !== (inputs.refresh ?? "journal"))
+    reasons.push(
+      `refresh: ${oldInputs.refresh ?? "journal"} -> ${inputs.refresh ?? "journal"} (the next pulumi refresh reads ${inputs.refresh === "live" ? "the cluster" : "the state record only"})`,
+    );
   const location = spec.location;
   const oldLocation = typeof olds.recordName === "string" ? `${String(olds.recordNamespace)}/${olds.recordName}` : "";
   const newLocation = location ? `${location.namespace}/${location.name}` : "";

@@ -57,6 +57,8 @@ export function notCompletedReason(entry: StepEntry | undefined, inputHash: stri
   if (entry === undefined) return "not in the state record: apply has not run it yet";
   if (entry.status === "ok" && entry.inputHash !== inputHash)
     return "its inputs changed since it ran: apply runs it again (plan shows what it will do)";
+  if (entry.status === "skipped" && entry.attempts > 0)
+    return "its skipIf found what it asks for when it last ran, so khook applied nothing to compare; apply checks the skipIf again";
   return `the state record has it ${entry.status}, not completed: apply runs it`;
 }
 

@@ -314,7 +314,11 @@ async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
           session,
           parallelism,
           signal: interrupt.signal,
-          onEvent: (e) => view.onEvent(e),
+          // The progress is the repaired steps': the ones left as they are say nothing.
+          onEvent: (e) => {
+            if (e.type === "run-started") view.onEvent({ ...e, steps: rerun.size });
+            else if (e.type !== "step-finished" || !leave.has(e.result.name)) view.onEvent(e);
+          },
           rerun,
           leave,
         });

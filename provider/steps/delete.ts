@@ -22,6 +22,24 @@ interface Victim {
   uid: string | undefined;
 }
 
+/** The manifests form's objects: post-render hooks shape what is deleted exactly as they shape what an apply sends. */
+async function manifestObjects(
+  action: Extract<DeleteStep["action"], { manifests: unknown }>,
+  ctx: StepContext,
+): ReturnType<typeof resolveObjects> {
+  const sourced = await renderWithHooks(
+    await readManifestSources(action.manifests, {
+      baseDir: ctx.spec.baseDir,
+      signal: ctx.signal,
+      redactor: ctx.redactor,
+      tools: ctx.tools,
+    }),
+    ctx,
+    false,
+  );
+  return resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
+}
+
 /** What the step would delete now, and what it names that is already absent. */
 async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victims: Victim[]; absent: string[] }> {
   const action = step.action;
@@ -29,18 +47,7 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   const victims: Victim[] = [];
   const absent: string[] = [];
   if ("manifests" in action) {
-    // post-render hooks shape what is deleted exactly as they shape what an apply sends.
-    const sourced = await renderWithHooks(
-      await readManifestSources(action.manifests, {
-        baseDir: ctx.spec.baseDir,
-        signal: ctx.signal,
-        redactor: ctx.redactor,
-        tools: ctx.tools,
-      }),
-      ctx,
-      false,
-    );
-    const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
+    const resolved = await manifestObjects(action, ctx);
     for (const o of [...resolved].reverse()) {
       if (isUnknownKind(o)) {
         absent.push(`${String(o.manifest.kind).toLowerCase()}/${o.name} (no such kind)`);
@@ -93,17 +100,7 @@ async function deleteDrift(step: DeleteStep, ctx: DriftContext): Promise<DriftFi
   const back: DriftedThing[] = [];
   let named = 0;
   if ("manifests" in action) {
-    const sourced = await renderWithHooks(
-      await readManifestSources(action.manifests, {
-        baseDir: ctx.spec.baseDir,
-        signal: ctx.signal,
-        redactor: ctx.redactor,
-        tools: ctx.tools,
-      }),
-      ctx,
-      false,
-    );
-    const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
+    const resolved = await manifestObjects(action, ctx);
     named = resolved.length;
     for (const o of resolved) {
       if (isUnknownKind(o)) continue;

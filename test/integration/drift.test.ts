@@ -11,9 +11,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { helmEnv, testChartPath, testCluster, toolPath, withNamespace } from "../harness/index.js";
-import { helm } from "../harness/fixtures.js";
 import { parseRecord, type StateRecord } from "../../provider/state/record.js";
 import { cliEnv, khookSpec, runKhook, specDir, type CliResult } from "./support/khook-cli.js";
+import { editByHand, releaseRevisions, type HandTools } from "./support/drift-edits.js";
 
 interface DriftJson {
   steps: {
@@ -49,6 +49,16 @@ function stepsYaml(ns: string, greeting: string): string {
             kind: ConfigMap
             metadata: { name: extra }
             data: { note: keep }
+  - name: ssa
+    apply:
+      namespace: ${ns}
+      serverSide: true
+      manifests:
+        - inline: |
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: { name: ssa }
+            data: { mode: applied, keep: "yes" }
   - name: creds
     apply:
       namespace: ${ns}
@@ -126,11 +136,8 @@ test(
       return r;
     };
     const kubectl = (args: string[]) => cluster.kubectl(args);
-    const revisions = async (release: string): Promise<number[]> => {
-      const r = await helm(["history", release, "-n", ns, "-o", "json"], helmIn);
-      if (r.code !== 0) return [];
-      return (JSON.parse(r.stdout) as { revision: number }[]).map((h) => h.revision);
-    };
+    const hand: HandTools = { kubectl, helmEnv: helmIn, namespace: ns };
+    const revisions = (release: string): Promise<number[]> => releaseRevisions(hand, release);
     const live = async (extra: string[] = []): Promise<{ r: CliResult; json: DriftJson }> => {
       const r = await khook(["plan", "--live", "-f", dir.file, "-o", "json", ...extra]);
       return { r, json: JSON.parse(r.stdout) as DriftJson };
@@ -153,7 +160,7 @@ test(
     const clean = await live(["--exit-code"]);
     assert.equal(clean.r.code, 0, clean.r.stdout + clean.r.stderr);
     const cleanBy = new Map(clean.json.steps.map((s) => [s.name, s]));
-    for (const step of ["settings", "creds", "web", "cfg", "other", "steady", "ran"])
+    for (const step of ["settings", "ssa", "creds", "web", "cfg", "other", "steady", "ran"])
       assert.equal(cleanBy.get(step)!.drift, "in-sync", `${step}: ${cleanBy.get(step)!.reason}`);
 
     // controller-fields-not-drift: the Deployment controller's revision annotation, the Service's cluster IP,
@@ -169,25 +176,13 @@ test(
     ]);
     assert.equal(annotated.stdout, "1", "the deployment controller has set its annotation");
     assert.match((await kubectl(["get", "service", "web", "-n", ns, "-o", "jsonpath={.spec.clusterIP}"])).stdout, /\d/);
-    await kubectl(["label", "deployment", "web", "-n", ns, "team=payments"]);
     await kubectl(["annotate", "service", "web", "-n", ns, "example.com/owner=ops"]);
+    // A server-side applied object: another manager's label is not drift, a field khook sent changed by hand is.
+    await kubectl(["label", "configmap", "ssa", "-n", ns, "team=payments"]);
+    await kubectl(["patch", "configmap", "ssa", "-n", ns, "--type", "merge", "-p", '{"data":{"mode":"hand"}}']);
 
-    // The hand edits.
-    assert.equal((await helm(["rollback", "cfg", "1", "-n", ns], helmIn)).code, 0);
-    assert.equal((await helm(["uninstall", "other", "-n", ns], helmIn)).code, 0);
-    await kubectl(["patch", "configmap", "settings", "-n", ns, "--type", "merge", "-p", '{"data":{"color":"red"}}']);
-    await kubectl(["delete", "configmap", "extra", "-n", ns]);
-    await kubectl([
-      "patch",
-      "secret",
-      "creds",
-      "-n",
-      ns,
-      "--type",
-      "merge",
-      "-p",
-      JSON.stringify({ stringData: { password: HAND_PASSWORD } }),
-    ]);
+    // The hand edits (and another manager's label on the Deployment).
+    await editByHand(hand, HAND_PASSWORD);
     await kubectl(["delete", "job", "ran", "-n", ns, "--wait=true"]);
     const before = await record(kubectl, ns, name);
     const secretRv = (
@@ -201,6 +196,9 @@ test(
     assert.deepEqual(by.get("settings")!.drifted, [
       { ref: `configmap/settings -n ${ns}`, change: "changed", fields: ["data.color"] },
       { ref: `configmap/extra -n ${ns}`, change: "gone" },
+    ]);
+    assert.deepEqual(by.get("ssa")!.drifted, [
+      { ref: `configmap/ssa -n ${ns}`, change: "changed", fields: ["data.mode"] },
     ]);
     assert.deepEqual(by.get("creds")!.drifted, [
       { ref: `secret/creds -n ${ns}`, change: "changed", fields: ["data.password"] },
@@ -234,7 +232,7 @@ test(
       /settings\s+apply\s+drifted\s+configmap\/settings -n \S+ changed \(data\.color\); configmap\/extra -n \S+ is gone/,
     );
     assert.match(text.stdout, /creds\s+apply\s+drifted\s+secret\/creds -n \S+ changed \(data\.password\)/);
-    assert.match(text.stdout, /Live check: 4 drifted, \d+ in sync, \d+ not checkable .* Nothing was changed\./);
+    assert.match(text.stdout, /Live check: 5 drifted, \d+ in sync, \d+ not checkable .* Nothing was changed\./);
     assert.match(text.stdout, /Run khook apply --repair -f /);
     assert.equal(
       (await kubectl(["get", "secret", `khook-state-${name}`, "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"]))
@@ -250,16 +248,16 @@ test(
       repair: { repaired: string[] };
       steps: { name: string; status: string }[];
     };
-    assert.deepEqual(repaired.repair.repaired, ["settings", "creds", "cfg", "other"]);
+    assert.deepEqual(repaired.repair.repaired, ["settings", "ssa", "creds", "cfg", "other"]);
     assert.deepEqual(
       repaired.steps.map((s) => `${s.name}=${s.status}`),
-      ["settings=ok", "creds=ok", "cfg=ok", "other=ok"],
+      ["settings=ok", "ssa=ok", "creds=ok", "cfg=ok", "other=ok"],
     );
     const after = await record(kubectl, ns, name);
-    assert.deepEqual(after.repair?.steps, ["settings", "creds", "cfg", "other"], "the record notes the repair");
+    assert.deepEqual(after.repair?.steps, ["settings", "ssa", "creds", "cfg", "other"], "the record notes the repair");
     for (const untouched of ["web", "steady", "ran"])
       assert.deepEqual(after.steps[untouched], before.steps[untouched], `${untouched}'s entry is untouched`);
-    for (const again of ["settings", "creds", "cfg", "other"])
+    for (const again of ["settings", "ssa", "creds", "cfg", "other"])
       assert.notEqual(after.steps[again]!.finishedAt, before.steps[again]!.finishedAt, `${again} re-ran`);
     assert.deepEqual(await revisions("cfg"), [1, 2, 3, 4], "cfg: one upgrade by the repair");
     assert.deepEqual(await revisions("other"), [1], "other: installed again");
@@ -270,6 +268,10 @@ test(
       "blue",
     );
     assert.equal(
+      (await kubectl(["get", "configmap", "ssa", "-n", ns, "-o", "jsonpath={.data.mode}"])).stdout,
+      "applied",
+    );
+    assert.equal(
       (await kubectl(["get", "configmap", "extra", "-n", ns, "-o", "jsonpath={.data.note}"])).stdout,
       "keep",
     );
@@ -277,7 +279,7 @@ test(
     assert.equal(Buffer.from(pw, "base64").toString("utf8"), SPEC_PASSWORD, "the Secret holds the spec's value again");
 
     const status = await khook(["status", "-f", dir.file]);
-    assert.match(status.stdout, /Repaired: settings, creds, cfg, other \(apply --repair started /);
+    assert.match(status.stdout, /Repaired: settings, ssa, creds, cfg, other \(apply --repair started /);
 
     // Everything holds again; a repair with nothing to do runs nothing and writes nothing.
     const healed = await live(["--exit-code"]);

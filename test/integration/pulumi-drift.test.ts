@@ -12,11 +12,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 import { helmEnv, testChartPath, testCluster } from "../harness/index.js";
-import { helm } from "../harness/fixtures.js";
 import type { DriftOutput } from "../../provider/pulumi/wire.js";
 import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
 import { spec } from "./support/pulumi-specs.js";
+import { editByHand, releaseRevisions, type HandTools } from "./support/drift-edits.js";
 
 const SPEC_PASSWORD = "pulumi-spec-pw-Ja93";
 const HAND_PASSWORD = "pulumi-hand-pw-Qe61";
@@ -107,11 +107,6 @@ for (const shell of SHELLS)
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "khook-pdrift-helm-"));
       t.after(() => fs.rmSync(home, { recursive: true, force: true }));
       const helmIn = { ...helmEnv(home), KUBECONFIG: kubeconfig };
-      const revisions = async (release: string): Promise<number[]> => {
-        const r = await helm(["history", release, "-n", ns, "-o", "json"], helmIn);
-        if (r.code !== 0) return [];
-        return (JSON.parse(r.stdout) as { revision: number }[]).map((h) => h.revision);
-      };
       const args = (greeting: string, refresh?: "live") =>
         programArgs({
           args: {
@@ -123,10 +118,8 @@ for (const shell of SHELLS)
           secretVars: { PASSWORD: SPEC_PASSWORD },
         });
       const kube = await testCluster();
-      const kubectl = async (a: string[]): Promise<void> => {
-        const r = await kube.kubectl(a);
-        assert.equal(r.code, 0, `kubectl ${a.join(" ")}: ${r.stderr}`);
-      };
+      const hand: HandTools = { kubectl: (a) => kube.kubectl(a), helmEnv: helmIn, namespace: ns };
+      const revisions = (release: string): Promise<number[]> => releaseRevisions(hand, release);
       const drift = async (): Promise<DriftOutput[] | undefined> =>
         (await project.khookResources())[0]!.outputs.drift as DriftOutput[] | undefined;
 
@@ -137,23 +130,8 @@ for (const shell of SHELLS)
       await project.ok(["up", "--yes", "--skip-preview"]);
       assert.deepEqual(await revisions("cfg"), [1, 2]);
 
-      // The hand edits; a controller label and annotation besides.
-      assert.equal((await helm(["rollback", "cfg", "1", "-n", ns], helmIn)).code, 0);
-      assert.equal((await helm(["uninstall", "other", "-n", ns], helmIn)).code, 0);
-      await kubectl(["patch", "configmap", "settings", "-n", ns, "--type", "merge", "-p", '{"data":{"color":"red"}}']);
-      await kubectl(["delete", "configmap", "extra", "-n", ns]);
-      await kubectl([
-        "patch",
-        "secret",
-        "creds",
-        "-n",
-        ns,
-        "--type",
-        "merge",
-        "-p",
-        JSON.stringify({ stringData: { password: HAND_PASSWORD } }),
-      ]);
-      await kubectl(["label", "deployment", "web", "-n", ns, "team=payments"]);
+      // The hand edits (and another manager's label on the Deployment).
+      await editByHand(hand, HAND_PASSWORD);
 
       // refresh-journal-default: the record says all is well, and so does the default refresh.
       await project.ok(["refresh", "--yes"]);

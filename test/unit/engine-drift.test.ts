@@ -5,37 +5,21 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import { checkDrift } from "../../provider/engine/drift.js";
 import { repairRun, LEFT_BY_REPAIR } from "../../provider/operations.js";
-import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { Journal } from "../../provider/state/journal.js";
 import { MemoryRecordStore } from "./support/memory-record-store.js";
 import {
   noExtras,
-  recordingSleep,
   resultOf,
   specFixture,
   storedRecord,
   StubExecutors,
   CHAIN,
+  journaledApply,
 } from "./support/engine-fixtures.js";
 
-function apply(
-  spec: LoadedSpec,
-  stubs: StubExecutors,
-  store: MemoryRecordStore,
-  extra: Partial<RunOptions> = {},
-): Promise<RunResult> {
-  return runSpec(spec, {
-    mode: "apply",
-    executors: stubs.map,
-    context: noExtras,
-    journal: Journal.forSpec(spec, store),
-    sleep: recordingSleep().sleep,
-    ...extra,
-  });
-}
+const apply = journaledApply;
 
 const DIAMOND = [
   { name: "a" },

@@ -4,7 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import { runSpec } from "../../../provider/engine/run.js";
+import { Journal } from "../../../provider/state/journal.js";
 import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
@@ -243,4 +245,21 @@ export function storedRecord(store: MemoryRecordStore): StateRecord {
   const p = parseRecord(store.json);
   assert.ok(p.ok);
   return p.record;
+}
+
+/** An apply of `spec` on the stubs, journaled in `store` (what the resume and repair tests run). */
+export function journaledApply(
+  spec: LoadedSpec,
+  stubs: StubExecutors,
+  store: MemoryRecordStore,
+  extra: Partial<RunOptions> = {},
+): Promise<RunResult> {
+  return runSpec(spec, {
+    mode: "apply",
+    executors: stubs.map,
+    context: noExtras,
+    journal: Journal.forSpec(spec, store),
+    sleep: recordingSleep().sleep,
+    ...extra,
+  });
 }

@@ -16,7 +16,7 @@ import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind }
 import type { ApiResource, KubeObject } from "../../kubectl/types.js";
 import type { RolloutStep } from "./definition.js";
 import { explainedWait, subjectOf } from "../cluster/stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
+import type { Assessment, DestroyOutcome, DriftFinding, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 interface Target {
   mode: "restart" | "status";
@@ -133,5 +133,12 @@ export const rolloutExecutor: StepExecutor<RolloutStep> = {
 
   async destroy(): Promise<DestroyOutcome> {
     return { status: "skipped", reason: "rollout steps have nothing to undo" };
+  },
+
+  async drift(): Promise<DriftFinding> {
+    return {
+      state: "not-checkable",
+      reason: "a rollout: step makes nothing lasting to compare: a restart is an event, and a status check a wait",
+    };
   },
 };

@@ -23,7 +23,7 @@ import type { KubeObject } from "../../kubectl/types.js";
 import type { WaitStep } from "./definition.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../../kubectl/waitfor.js";
 import { explainedWait, subjectOf, type StallSubject } from "../cluster/stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "../contract.js";
+import type { Assessment, DestroyOutcome, DriftFinding, StepContext, StepExecutor, StepOutcome } from "../contract.js";
 
 /** How long an unknown resource type may take to appear in discovery (its CRD may still be installing). */
 const UNKNOWN_TYPE_GRACE_MS = 30_000;
@@ -189,5 +189,12 @@ export const waitExecutor: StepExecutor<WaitStep> = {
 
   async destroy(): Promise<DestroyOutcome> {
     return { status: "skipped", reason: "wait steps have nothing to undo" };
+  },
+
+  async drift(): Promise<DriftFinding> {
+    return {
+      state: "not-checkable",
+      reason: "a wait: step makes nothing: what it waited for is not khook's to keep (plan shows whether it holds now)",
+    };
   },
 };

@@ -11,7 +11,7 @@ import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import type { DriftReport } from "./engine/drift.js";
 import type * as DriftModule from "./engine/drift.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
-import { transientDelayMs } from "./engine/transient.js";
+import { transientDelayMs } from "./engine/transient-retry.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";

@@ -25,7 +25,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { yamlLibrary } from "./yaml.js";
-import type { FileReference, StepKind } from "./kind.js";
+import type { FileReference, StepKind } from "./step-kind.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
 

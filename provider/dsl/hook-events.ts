@@ -1,7 +1,7 @@
 /**
  * The hook events, each defined once: where in a step's life it happens (and so who fires it),
  * in which runs, with which handler, and how the schema describes it to editors. The loader's
- * rules, StepHooks (provider/hooks/run.ts), the engine, the planner and the schema generator all
+ * rules, StepHooks (provider/hooks/step-hooks.ts), the engine, the planner and the schema generator all
  * read HOOK_EVENT_DEFINITIONS; adding an event is one definition and its line in that list
  * (provider/hooks/README.md).
  */

@@ -24,7 +24,7 @@ import { canonicalJson, sha256Hex } from "./hash.js";
 import type { Redactor } from "../redact.js";
 import { MAX_TIMER_MS } from "./rules.js";
 import { pointer } from "./yaml.js";
-import type { FailurePolicy, HookSpec, KhookDocument, StepSpec } from "./types.js";
+import type { FailurePolicy, HookSpec, KhookDocument, StepSpec } from "./document.js";
 import { SPEC_DEFAULTS } from "./defaults.js";
 import {
   HOOK_EVENTS,
@@ -35,7 +35,7 @@ import {
   type HookRun,
   type HookStepForm,
 } from "./hook-events.js";
-import { kindOf, type KindSet, type StepKind } from "./kind.js";
+import { kindOf, type KindSet, type StepKind } from "./step-kind.js";
 
 /** How `event` happens on steps of `kind`: on every one, on one form, or not at all. */
 function formOf(event: HookEvent, kind: StepKind): true | HookStepForm | undefined {
@@ -447,7 +447,7 @@ export function loadHooks(
   return orderHooks(loaded);
 }
 
-/** Priority, then document order (seed 004's ordering). */
+/** Priority, then document order, as Helm's event-driven design orders handlers. */
 export function orderHooks<T extends { priority: number; index: number }>(hooks: readonly T[]): T[] {
   return [...hooks].sort((a, b) => a.priority - b.priority || a.index - b.index);
 }

@@ -6,7 +6,7 @@ import type { Diagnostic, SourcePosition } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedHook } from "./hooks.js";
 import type { HookPoint } from "./hook-events.js";
-import type { OnError } from "./types.js";
+import type { OnError } from "./document.js";
 
 /** A loaded step of the kind `Type`, whose normalized block is `Action` (steps/<kind>/definition.ts names it). */
 export interface LoadedStepBase<Type extends string = string, Action = unknown> {

@@ -24,10 +24,10 @@ import type { Diagnostic, PositionLookup } from "../errors.js";
 import { describeChartText, isLocalPath, splitUserinfo } from "../helm/chart.js";
 import { findCycles } from "./dag.js";
 import { formatDuration, parseDuration } from "./duration.js";
-import { kindOf, type KindRuleContext, type KindSet, type Pointer, type Report } from "./kind.js";
+import { kindOf, type KindRuleContext, type KindSet, type Pointer, type Report } from "./step-kind.js";
 import { checkDnsSubdomain } from "./names.js";
 import { pointer } from "./yaml.js";
-import type { KhookDocument, StepSpec } from "./types.js";
+import type { KhookDocument, StepSpec } from "./document.js";
 import { SPEC_DEFAULTS } from "./defaults.js";
 
 export interface RuleContext {

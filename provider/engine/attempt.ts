@@ -7,9 +7,9 @@ import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/contract.js";
 import { formatDuration } from "../dsl/duration.js";
-import type { StepHooks } from "../hooks/run.js";
+import type { StepHooks } from "../hooks/step-hooks.js";
 import type { StepRecord } from "../state/journal.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -43,7 +43,7 @@ export interface AttemptBounds {
   /** The run's signal (Ctrl-C). */
   readonly runSignal: AbortSignal;
   readonly now: () => number;
-  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient.ts). */
+  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient-retry.ts). */
   readonly timeoutDetail?: () => string | undefined;
 }
 

@@ -16,12 +16,12 @@ import type { Journal } from "../state/journal.js";
 import type { StateRecord, StepEntry } from "../state/record.js";
 import { LiveReads } from "../kube/live.js";
 import type { DriftContext, DriftedThing, DriftState, ExecutorRegistry } from "../steps/contract.js";
-import { stepHooksFor } from "../hooks/run.js";
+import { stepHooksFor } from "../hooks/step-hooks.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason } from "./reasons.js";
 import { BoundedConcurrency } from "./scheduler.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 export interface DriftStep {
   readonly name: string;

@@ -8,7 +8,7 @@ import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { Journal } from "../state/journal.js";
 import type { ExecutorRegistry, PlanAction } from "../steps/contract.js";
-import { stepHooksFor } from "../hooks/run.js";
+import { stepHooksFor } from "../hooks/step-hooks.js";
 import { describeHook, firesIn, hooksFor } from "../dsl/hooks.js";
 import { HOOK_EVENTS } from "../dsl/hook-events.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
@@ -16,7 +16,7 @@ import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attem
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { transientCause, describeCause } from "../kube/transient.js";
 import { BoundedConcurrency } from "./scheduler.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 export interface OfflinePlanStep {
   readonly name: string;

@@ -34,12 +34,12 @@ import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import type { DestroyOutcome, StepOutcome } from "../steps/contract.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/step-hooks.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason, LEASE_LOST_REASON } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
-import { TransientRetries } from "./transient.js";
+import { TransientRetries } from "./transient-retry.js";
 import {
   type RunEvent,
   type RunOptions,
@@ -47,9 +47,9 @@ import {
   type RunStatus,
   type SleepFn,
   type StepResult,
-} from "./types.js";
+} from "./run-types.js";
 
-export * from "./types.js";
+export * from "./run-types.js";
 
 export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
@@ -172,7 +172,7 @@ interface RunScope {
   readonly runSignal: AbortSignal;
   /** helm revisions made by the last attempt of each step, for post-apply hooks. */
   readonly revisions: Map<string, number>;
-  /** Each executed step's transient retries (engine/transient.ts), for its result. */
+  /** Each executed step's transient retries (engine/transient-retry.ts), for its result. */
   readonly transients: Map<string, TransientRetries>;
 }
 
@@ -323,7 +323,7 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
           hooks,
           record: journal?.stepRecord(step.name),
         });
-        // Transient failures are retried within this attempt's deadline (engine/transient.ts).
+        // Transient failures are retried within this attempt's deadline (engine/transient-retry.ts).
         if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
         // finalize: the teardown proceeds only once every before-teardown hook succeeded.
         return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() =>

@@ -24,7 +24,7 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "./release.js";
-import { sameValues, type Values } from "./values.js";
+import { sameValues, type Values } from "./release-values.js";
 
 export interface ReleaseFacts {
   readonly release: string;

@@ -17,7 +17,7 @@
  */
 import { describeRevision, historyState, type HelmRevision } from "./release.js";
 import type { StoredRevision } from "./storage.js";
-import { isPlainMap, type Values } from "./values.js";
+import { isPlainMap, type Values } from "./release-values.js";
 
 export interface ReleaseDriftFacts {
   readonly release: string;

@@ -1,5 +1,5 @@
 /**
- * The context every hook receives: seed 004's context object (chart, values,
+ * The context every hook receives: Helm 3's event-driven design's context object (chart, values,
  * release, capabilities, objects), fitted to khook. Secret values never appear
  * in it: every string goes through the run's redactor. Objects that carry a
  * secret value are withheld from webhooks (see `partitionObjects`) and named in

@@ -14,7 +14,13 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";
-import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
+import {
+  abortError,
+  apiErrorFromResponse,
+  KubeConfigError,
+  KubeConnectionError,
+  type ErrorTarget,
+} from "./api-errors.js";
 import {
   sleep,
   type HttpMethod,

@@ -8,7 +8,7 @@
  * problem with its usual message.
  */
 import { KhookError } from "../errors.js";
-import { abortError } from "./errors.js";
+import { abortError } from "./api-errors.js";
 import { sleep, type Transport } from "./transport.js";
 
 export interface ClusterWaitOptions {

@@ -29,7 +29,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { FileReference, LocalFileKey } from "../dsl/kind.js";
+import type { FileReference, LocalFileKey } from "../dsl/step-kind.js";
 import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 import type { VariableSources } from "../dsl/vars.js";
 import { UNKNOWN, type Bundle } from "./wire.js";

@@ -87,7 +87,7 @@ export type Operations = Pick<
   Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation" | "driftOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
-type RunResult = import("../engine/types.js").RunResult;
+type RunResult = import("../engine/run-types.js").RunResult;
 
 let operationsOverride: Operations | undefined;
 

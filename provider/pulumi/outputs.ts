@@ -3,7 +3,7 @@
  * run from outputs alone) plus what the run or the record says. Plain JSON,
  * every text redacted with the spec's redactor.
  */
-import type { RunResult, StepResult } from "../engine/types.js";
+import type { RunResult, StepResult } from "../engine/run-types.js";
 import type { StatusReport } from "../operations.js";
 import type { DriftReport } from "../engine/drift.js";
 import type { LoadedSpec } from "../dsl/loaded.js";

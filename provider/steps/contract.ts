@@ -1,15 +1,15 @@
 /**
- * What a step kind is: the loader's part (dsl/kind.ts: defaults, rules, summary, files, hook
+ * What a step kind is: the loader's part (dsl/step-kind.ts: defaults, rules, summary, files, hook
  * points) and its executor, which the engine calls. Each kind is one folder under
  * provider/steps/ (its definition.ts holds its block's schema and type); index.ts lists them.
  */
 import type { KindDefinitions } from "../dsl/schema-assembly.js";
-import type { StepKind } from "../dsl/kind.js";
+import type { StepKind } from "../dsl/step-kind.js";
 import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../dsl/loaded.js";
 import type { Redactor } from "../redact.js";
 import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";
-import type { AttemptHooks } from "../hooks/run.js";
+import type { AttemptHooks } from "../hooks/step-hooks.js";
 import type { StepRecord } from "../state/journal.js";
 import type { StepBaseline } from "../state/record.js";
 import type { LiveReads } from "../kube/live.js";

@@ -4,7 +4,7 @@
  * in it); its executor and its definition are required the first time they are asked for, so
  * loading a spec loads neither (test/unit/cli-startup.test.ts counts it).
  */
-import type { KindSet } from "../dsl/kind.js";
+import type { KindSet } from "../dsl/step-kind.js";
 import type { ExecutorRegistry, Kind, StepOfKind } from "./contract.js";
 import { helmKind } from "./helm/kind.js";
 import { applyKind } from "./apply/kind.js";

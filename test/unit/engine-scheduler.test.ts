@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatDuration } from "../../provider/dsl/duration.js";
-import { PermanentHookError } from "../../provider/hooks/run.js";
+import { PermanentHookError } from "../../provider/hooks/step-hooks.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
 import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engine/scheduler.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";

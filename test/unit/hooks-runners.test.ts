@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { spawn } from "node:child_process";
 import * as os from "node:os";
 import { manifestObjects, objectsManifest, startPostRenderer } from "../../provider/hooks/post-renderer.js";
-import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/run.js";
+import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/step-hooks.js";
 import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { deadLoopbackUrl, HookServer } from "../harness/hook-server.js";

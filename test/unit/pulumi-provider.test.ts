@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, mock, test } from "node:test";
 import { MASK } from "../../provider/redact.js";
-import type { RunEvent, RunResult, StepResult } from "../../provider/engine/types.js";
+import type { RunEvent, RunResult, StepResult } from "../../provider/engine/run-types.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";

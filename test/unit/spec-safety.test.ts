@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
-import { parseVarFile, type LoadOptions } from "../../provider/dsl/load.js";
+import { parseVarFile, type LoadOptions } from "../../provider/dsl/loader.js";
 import { loadSpec } from "../../provider/load-spec.js";
 import { MAX_SPEC_BYTES } from "../../provider/dsl/yaml.js";
 import { parseYamlStream } from "../../provider/dsl/yaml-stream.js";

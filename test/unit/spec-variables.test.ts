@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { KhookError } from "../../provider/errors.js";
-import { parseVarFile } from "../../provider/dsl/load.js";
+import { parseVarFile } from "../../provider/dsl/loader.js";
 import { loadSpec } from "../../provider/load-spec.js";
 import { SourceText } from "../../provider/dsl/source.js";
 import { mergeVariables, substitute } from "../../provider/dsl/vars.js";

@@ -6,7 +6,7 @@ import { HOOK_EVENTS, lifecycleOf } from "../../dsl/hook-events.js";
 import { schemaSource } from "../../dsl/schema.js";
 import { shortHash } from "../../dsl/keyed-hash.js";
 import { KHOOK_VERSION } from "../../version.js";
-import { DEFAULT_PARALLELISM } from "../../engine/types.js";
+import { DEFAULT_PARALLELISM } from "../../engine/run-types.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";

@@ -2,7 +2,7 @@
  * `apply:` — `kubectl apply` of every manifest source, then optionally
  * `kubectl wait --for=... ` on exactly the applied objects.
  */
-import { unifiedDiff } from "../../diff.js";
+import { unifiedDiff } from "../../text-diff.js";
 import { executionError } from "../../errors.js";
 import { ApplyAllError, type ApplyResult, type KubeApi } from "../../kube/index.js";
 import { APPLIED_BY, OWNED_BY, isOwnedBy, ownerValue } from "../../ownership.js";

@@ -9,7 +9,7 @@
  */
 import { withDefaults } from "../../dsl/defaults.js";
 import type { HookStepForm } from "../../dsl/hook-events.js";
-import { inNamespace, type Pointer, type Report } from "../../dsl/kind.js";
+import { inNamespace, type Pointer, type Report } from "../../dsl/step-kind.js";
 import { checkNamedTargetSelection, checkNamespaceOrAll, checkResourceRef } from "../../dsl/rules.js";
 import type { Kind } from "../contract.js";
 import {

@@ -17,7 +17,7 @@
  * `skipIf: installed` found is left alone.
  */
 import * as fs from "node:fs";
-import { unifiedDiff } from "../../diff.js";
+import { unifiedDiff } from "../../text-diff.js";
 import { executionError } from "../../errors.js";
 import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../../helm/chart.js";
 import {
@@ -46,14 +46,14 @@ import {
   type StoredReleases,
 } from "../../helm/storage.js";
 import { decideReleaseDrift } from "../../helm/drift.js";
-import type { Values } from "../../helm/values.js";
+import type { Values } from "../../helm/release-values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../../ownership.js";
 import type { HelmStep } from "./definition.js";
 import { pidAlive } from "../../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../../tools/helm.js";
 import { computeValues, registerPreviousSecrets } from "./read-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../../hooks/post-renderer.js";
-import { isPermanent } from "../../hooks/run.js";
+import { isPermanent } from "../../hooks/step-hooks.js";
 import { sha256Hex } from "../../dsl/hash.js";
 import { objectHooksFor } from "../../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./read-chart.js";
@@ -563,7 +563,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         );
         const desired = decision.desired;
         if (ctx.hooks !== undefined) {
-          // seed 004's context: chart (with appVersion: one `helm show chart`), release, merged values and the
+          // Helm's event-driven design's context: chart (with appVersion: one `helm show chart`), release, merged values and the
           // cluster's capabilities. Only when a hook will read them: specs without hooks pay nothing.
           const [capabilities, shown] = await Promise.all([
             ctx.kube.capabilities?.({ signal: ctx.signal }).catch(() => undefined),

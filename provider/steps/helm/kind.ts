@@ -12,7 +12,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { withDefaults } from "../../dsl/defaults.js";
-import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/kind.js";
+import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/step-kind.js";
 import { checkLocalPath, checkUrl } from "../../dsl/rules.js";
 import { parseValuesDocument } from "../../dsl/values-file.js";
 import { classifyChart, describeChartSource, describeChartText, splitUserinfo } from "../../helm/chart.js";

@@ -6,14 +6,14 @@
  *
  * The merged map is written to one values file, so the release's
  * user-supplied values are exactly this map and a later run can compare.
- * The merge and the comparison are pure (provider/helm/values.ts); this module reads.
+ * The merge and the comparison are pure (provider/helm/release-values.ts); this module reads.
  */
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { executionError } from "../../errors.js";
 import type { Redactor } from "../../redact.js";
 import { describeChartText } from "../../helm/chart.js";
-import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../../helm/values.js";
+import { isPlainMap, mergeValues, previousSecretValues, type Values } from "../../helm/release-values.js";
 import type { HelmAction } from "./definition.js";
 import { parseValuesDocument } from "../../dsl/values-file.js";
 import { fetchUrlText, URL_FETCH_TIMEOUT_MS } from "../manifests/read-sources.js";

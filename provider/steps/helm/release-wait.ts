@@ -1,13 +1,13 @@
 /**
  * `wait: true` for a helm release, done by khook: one watch per object of the release that
  * helm's --wait would look at, each settled the moment the object is ready by helm's rules
- * (provider/helm/ready.ts). helm itself polls every two seconds.
+ * (provider/helm/readiness.ts). helm itself polls every two seconds.
  */
 import { WaitTimeoutError, type KubeObject } from "../../kube/index.js";
 import { formatMs } from "../../kube/watch.js";
 import { manifestObjects } from "../../hooks/post-renderer.js";
 import { executionError } from "../../errors.js";
-import { hasReadinessRule, readiness } from "../../helm/ready.js";
+import { hasReadinessRule, readiness } from "../../helm/readiness.js";
 import { StallMonitor, waitBoundMs, withCauses } from "../cluster/stall.js";
 import type { StepContext } from "../contract.js";
 

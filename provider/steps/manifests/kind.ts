@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describeChartText, splitUserinfo } from "../../helm/chart.js";
 import { findRemoteKustomizeBases } from "../../dsl/hash.js";
-import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/kind.js";
+import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/step-kind.js";
 import { checkLocalPath, checkUrl } from "../../dsl/rules.js";
 import { parseYamlStream } from "../../dsl/yaml-stream.js";
 import type { ManifestSource } from "./definition.js";

@@ -10,7 +10,7 @@ import { describeChartText, splitUserinfo } from "../../helm/chart.js";
 import type { ManifestSource } from "./definition.js";
 import { parseYamlStream } from "../../dsl/yaml-stream.js";
 import { renderKustomize } from "../../tools/kustomize.js";
-import type { AttemptHooks } from "../../hooks/run.js";
+import type { AttemptHooks } from "../../hooks/step-hooks.js";
 import type { ToolPaths } from "../contract.js";
 
 /** Remote sources are fetched with this bound unless the step's own deadline is sooner. */

@@ -2,7 +2,7 @@
  * `patch:` — `kubectl patch` of one existing object: strategic (the default),
  * merge (RFC 7386) or json (RFC 6902). The target must exist.
  */
-import { unifiedDiff } from "../../diff.js";
+import { unifiedDiff } from "../../text-diff.js";
 import { executionError } from "../../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../../kube/index.js";
 import type { PatchStep } from "./definition.js";

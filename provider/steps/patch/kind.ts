@@ -9,7 +9,7 @@
  *   resource-reference        (dsl/rules.ts)
  */
 import { withDefaults } from "../../dsl/defaults.js";
-import type { Pointer, Report } from "../../dsl/kind.js";
+import type { Pointer, Report } from "../../dsl/step-kind.js";
 import { checkResourceRef } from "../../dsl/rules.js";
 import type { Kind } from "../contract.js";
 import { PATCH_DEFAULTS } from "./defaults.js";

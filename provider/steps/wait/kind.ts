@@ -7,7 +7,7 @@
  *   resource-reference, namespace-or-all  (dsl/rules.ts)
  */
 import { withDefaults } from "../../dsl/defaults.js";
-import { inNamespace } from "../../dsl/kind.js";
+import { inNamespace } from "../../dsl/step-kind.js";
 import { checkNamedTargetSelection, checkNamespaceOrAll, checkResourceRef } from "../../dsl/rules.js";
 import { parseWaitFor } from "../../kubectl/waitfor.js";
 import type { Kind } from "../contract.js";

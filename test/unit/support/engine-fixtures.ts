@@ -4,14 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/run-types.js";
 import { runSpec } from "../../../provider/engine/run.js";
 import { Journal } from "../../../provider/state/journal.js";
 import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
-import type { OnError } from "../../../provider/dsl/types.js";
+import type { OnError } from "../../../provider/dsl/document.js";
 import { stepHookPoints } from "../../../provider/dsl/hook-events.js";
 import { KINDS, KIND_NAMES, type KindName } from "../../../provider/steps/index.js";
 import type {

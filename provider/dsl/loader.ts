@@ -21,7 +21,7 @@ import { computeLevels } from "./dag.js";
 import { parseDuration } from "./duration.js";
 import { canonicalJson, ContentDigests, sha256Hex, stepHashPreimage } from "./hash.js";
 import { stepHookPoints } from "./hook-events.js";
-import { kindOf, type KindSet } from "./kind.js";
+import { kindOf, type KindSet } from "./step-kind.js";
 import { registerKeyedStep, UNKEYED_HASH } from "./keyed-hash.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep, StateSettings } from "./loaded.js";
@@ -36,7 +36,7 @@ import {
 import { checkRules } from "./rules.js";
 import { validateSchema } from "./schema.js";
 import { decodeUtf8, SourceText } from "./source.js";
-import type { KhookDocument } from "./types.js";
+import type { KhookDocument } from "./document.js";
 import { deepFreeze, SPEC_DEFAULTS } from "./defaults.js";
 import { mergeVariables, substitute, variableNameProblem, type MergedVariables, type VariableSources } from "./vars.js";
 import { evaluateWhen } from "./when.js";

@@ -20,7 +20,7 @@
  */
 import { formatDuration } from "../dsl/duration.js";
 import { describeCause, transientCause, type TransientCause } from "../kube/transient.js";
-import type { SleepFn } from "./types.js";
+import type { SleepFn } from "./run-types.js";
 
 /** The first retry comes within this long. */
 export const FIRST_RETRY_MS = 250;

@@ -3,7 +3,7 @@
  * (with Go's typing of constants and its type checks), fields/methods, variables and the final
  * rendering (printValue).
  */
-import { PipelineError } from "./errors.js";
+import { PipelineError } from "./template-error.js";
 import { sprint } from "./gofmt.js";
 import { toJs } from "./gostring.js";
 import { type CommandNode, type Node, nodeString, type NumberNode, type PipeNode } from "./parser.js";

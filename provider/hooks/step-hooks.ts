@@ -23,10 +23,10 @@
  * - post-apply: webhooks are told the outcome, the objects sent and the helm revision.
  * - finalize: webhooks must succeed before the step's objects are removed.
  *
- * Webhook errors follow seed 003: `permanent: false` is retried under the step's
+ * Webhook errors follow the Scoby hooks contract: `permanent: false` is retried under the step's
  * retries, `permanent: true` fails the step at once, `continue: true` proceeds
  * unchanged. With failurePolicy Ignore an unreachable hook is logged and skipped.
- * Plan runs post-render functions (side-effect free by seed 002) and never calls
+ * Plan runs post-render functions (side-effect free by the KRM functions spec) and never calls
  * a webhook.
  */
 import { executionError, KhookError } from "../errors.js";

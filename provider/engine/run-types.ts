@@ -77,7 +77,7 @@ export interface StepResult {
   readonly attempts: number;
   /**
    * Transient failures retried within the step's deadline (a webhook not serving yet, a CRD not
-   * Established, 503s, conflicts: engine/transient.ts), over all its attempts; absent when none.
+   * Established, 503s, conflicts: engine/transient-retry.ts), over all its attempts; absent when none.
    * They spend none of the step's `retries:`.
    */
   readonly transientRetries?: number;

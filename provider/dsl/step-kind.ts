@@ -1,7 +1,7 @@
 /**
  * What the loader needs from a step kind. Each kind is one unit under provider/steps/<kind>/
  * (its definition, defaults, rules, summary and executor); the loader takes the kinds as an
- * argument (dsl/load.ts `loadSpecWith`), so the DSL knows no kind by name and a new kind
+ * argument (dsl/loader.ts `loadSpecWith`), so the DSL knows no kind by name and a new kind
  * changes nothing here.
  */
 import type { HookPoints } from "./hook-events.js";

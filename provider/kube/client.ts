@@ -423,7 +423,7 @@ export class KubeClient implements Transport, KubeApi {
     } else if (code === "ECONNREFUSED") {
       hint = `nothing is listening there; check that the cluster is running and that the kubeconfig/context point at it`;
     } else if (silent) {
-      hint = `it has not answered: something accepts connections there but does not answer; check that the cluster is running and that the kubeconfig/context point at it`;
+      hint = `something accepts connections there but never answers; check that the cluster is running and that the kubeconfig/context point at it`;
     } else if (network) {
       hint = `check that the cluster is running and reachable from this machine (network, VPN, firewall)`;
     } else {

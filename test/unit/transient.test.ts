@@ -580,7 +580,12 @@ describe("--wait-for-cluster: waiting for /readyz (provider/kube/ready.ts)", () 
     const lines: string[] = [];
     const setting = "--wait-for-cluster 1s";
     await waitForCluster(probing(["ok"]), { timeoutMs: 1000, say: (l) => lines.push(l), setting, ...clock() });
-    await waitForCluster(probing(["unauthorized"]), { timeoutMs: 1000, say: (l) => lines.push(l), setting, ...clock() });
+    await waitForCluster(probing(["unauthorized"]), {
+      timeoutMs: 1000,
+      say: (l) => lines.push(l),
+      setting,
+      ...clock(),
+    });
     assert.deepEqual(lines, []);
   });
 

@@ -12,8 +12,10 @@ import * as net from "node:net";
 import { after, describe, test } from "node:test";
 import { KubeClient } from "../../provider/kube/client.js";
 import { KubeConnectionError } from "../../provider/kube/errors.js";
+import { Discovery } from "../../provider/kube/discovery.js";
 import { ClusterNotReadyError, waitForCluster } from "../../provider/kube/ready.js";
 import { transientCause } from "../../provider/kube/transient.js";
+import type { Transport } from "../../provider/kube/transport.js";
 
 const servers: net.Server[] = [];
 after(() => {
@@ -176,5 +178,82 @@ describe("a server that accepts connections and never answers", () => {
     } finally {
       kube.close();
     }
+  });
+});
+
+describe("discovery keeps each caller's deadline", () => {
+  /** A server whose discovery answers only when `release` is called; the requests' signals are kept. */
+  function heldDiscovery(): { transport: Transport; release: () => void; signals: (AbortSignal | undefined)[] } {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const signals: (AbortSignal | undefined)[] = [];
+    const doc = (path: string) =>
+      path === "/api"
+        ? {
+            kind: "APIGroupDiscoveryList",
+            items: [
+              {
+                metadata: { name: "" },
+                versions: [
+                  {
+                    version: "v1",
+                    resources: [
+                      {
+                        resource: "configmaps",
+                        responseKind: { group: "", version: "v1", kind: "ConfigMap" },
+                        scope: "Namespaced",
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          }
+        : { kind: "APIGroupDiscoveryList", items: [] };
+    const transport: Transport = {
+      server: "https://127.0.0.1:6443",
+      request: async () => {
+        throw new Error("not used");
+      },
+      requestJson: async <T>(o: { path: string; signal?: AbortSignal }) => {
+        signals.push(o.signal);
+        await new Promise<void>((resolve, reject) => {
+          void gate.then(resolve);
+          o.signal?.addEventListener("abort", () => reject(o.signal!.reason as Error), { once: true });
+        });
+        return doc(o.path) as T;
+      },
+      stream: async () => {
+        throw new Error("no streams");
+      },
+    };
+    return { transport, release, signals };
+  }
+
+  test("a step whose deadline comes first stops waiting for a shared fetch, and does not cancel it for the others", async () => {
+    const server = heldDiscovery();
+    const d = new Discovery(server.transport);
+    const short = new AbortController();
+    const long = new AbortController();
+    const first = d.resolveKind("v1", "ConfigMap", { signal: short.signal });
+    const second = d.resolveKind("v1", "ConfigMap", { signal: long.signal });
+    short.abort(new Error("the short step's deadline"));
+    await assert.rejects(first, /the short step's deadline/);
+    assert.ok(
+      server.signals.every((s) => s?.aborted !== true),
+      "the shared fetch goes on",
+    );
+    server.release();
+    assert.equal((await second).resource, "configmaps");
+  });
+
+  test("when every caller has given up, the fetch is cancelled", async () => {
+    const server = heldDiscovery();
+    const d = new Discovery(server.transport);
+    const only = new AbortController();
+    const waiting = d.resolveKind("v1", "ConfigMap", { signal: only.signal });
+    only.abort(new Error("gone"));
+    await assert.rejects(waiting, /gone/);
+    assert.ok(server.signals.length > 0 && server.signals.every((s) => s?.aborted === true));
   });
 });

@@ -27,6 +27,8 @@ export interface StoredReleases {
   latestValues: Record<string, unknown>;
   /** The latest revision's manifest (`helm get manifest`), when there is one. */
   latestManifest?: string;
+  /** The events the latest revision's chart hooks run at (`post-delete`, ...), each once. */
+  latestHookEvents?: string[];
 }
 
 interface ReleaseJson {
@@ -34,6 +36,7 @@ interface ReleaseJson {
   version?: unknown;
   config?: unknown;
   manifest?: unknown;
+  hooks?: unknown;
   info?: { status?: unknown; last_deployed?: unknown; description?: unknown };
   chart?: { metadata?: { name?: unknown; version?: unknown; appVersion?: unknown } };
 }
@@ -60,7 +63,7 @@ export function decodeReleaseSecret(secret: KubeObject): ReleaseJson | undefined
  * any of them cannot be read as helm wrote it (the caller then asks helm itself).
  */
 export function storedReleases(secrets: readonly KubeObject[], release: string): StoredReleases | undefined {
-  const revisions: { revision: HelmRevision; config: unknown; manifest: unknown }[] = [];
+  const revisions: { revision: HelmRevision; config: unknown; manifest: unknown; hooks: unknown }[] = [];
   for (const s of secrets) {
     const r = decodeReleaseSecret(s);
     if (r === undefined || r.name !== release || typeof r.version !== "number") return undefined;
@@ -76,11 +79,12 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
       },
       config: r.config,
       manifest: r.manifest,
+      hooks: r.hooks,
     });
   }
   if (revisions.length === 0) return { history: undefined, latestValues: {} };
   revisions.sort((a, b) => a.revision.revision - b.revision.revision);
-  const { config, manifest } = revisions[revisions.length - 1]!;
+  const { config, manifest, hooks } = revisions[revisions.length - 1]!;
   return {
     // `helm history --max 20`: the latest twenty.
     history: revisions.slice(-20).map((r) => r.revision),
@@ -89,5 +93,17 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
         ? (config as Record<string, unknown>)
         : {},
     ...(typeof manifest === "string" ? { latestManifest: manifest } : {}),
+    latestHookEvents: hookEvents(hooks),
   };
+}
+
+/** The events a release's hooks run at (`helm get hooks` lists the hooks; each has `events`). */
+function hookEvents(hooks: unknown): string[] {
+  const events = new Set<string>();
+  if (Array.isArray(hooks))
+    for (const h of hooks) {
+      const list = h !== null && typeof h === "object" ? (h as { events?: unknown }).events : undefined;
+      if (Array.isArray(list)) for (const e of list) if (typeof e === "string") events.add(e);
+    }
+  return [...events].sort();
 }

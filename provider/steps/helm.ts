@@ -36,7 +36,7 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
+import type { StoredReleases } from "../helm/storage.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../dsl/loaded.js";
@@ -50,6 +50,7 @@ import { sha256Hex } from "../dsl/hash.js";
 import { objectHooksFor } from "../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
+import { helmTimeoutMs, goneOrLeft, storedReleasesOf, uninstallAndWait } from "./helm-release.js";
 import { maskSecretData } from "./helm-diff.js";
 import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
@@ -88,12 +89,6 @@ interface Prepared {
   decision: Exclude<ReleaseDecision, { action: "pending" }>;
   /** The latest revision's manifest when helm's storage gave it: a no-op `wait: true` step checks its objects. */
   deployedManifest?: string;
-}
-
-function helmTimeoutMs(deadline: number): number {
-  // Leave helm room to finish (an atomic rollback, say) before the engine's own timeout fires.
-  const margin = Math.min(10_000, Math.floor(deadline / 10));
-  return Math.max(1000, deadline - margin);
 }
 
 async function openSession(ctx: StepContext): Promise<HelmSession> {
@@ -189,33 +184,6 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
   } catch (e) {
     session.close();
     throw e;
-  }
-}
-
-const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
-
-/**
- * The release's history and latest user values from helm's storage Secrets, in one list request
- * instead of `helm history` and `helm get values` (two helm processes per step, the bulk of a
- * re-run). Undefined means "ask helm": another storage driver, no permission to list Secrets, or
- * a record helm did not write.
- */
-async function storedReleasesOf(
-  ctx: StepContext,
-  t: { release: string; namespace: string },
-): Promise<StoredReleases | undefined> {
-  const driver = process.env["HELM_DRIVER"];
-  if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
-  try {
-    const list = await ctx.kube.list(SECRETS, {
-      namespace: t.namespace,
-      labelSelector: releaseSelector(t.release),
-      signal: ctx.signal,
-    });
-    return storedReleases(list.items, t.release);
-  } catch (e) {
-    if (ctx.signal.aborted) throw e;
-    return undefined;
   }
 }
 
@@ -652,8 +620,13 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
       };
     }
     ctx.log(`uninstalling release ${release} (namespace ${namespace}) and waiting for its resources to be gone`);
-    await session.uninstall(release, namespace, helmTimeoutMs(ctx.deadline));
-    return { status: "ok", reason: `uninstalled release ${release} (namespace ${namespace}); its resources are gone` };
+    const done = await uninstallAndWait(session, { release, namespace }, ctx);
+    if (!done.removed)
+      return { status: "skipped", reason: `release ${release} (namespace ${namespace}) is not installed` };
+    return {
+      status: "ok",
+      reason: `uninstalled release ${release} (namespace ${namespace}); ${goneOrLeft(done.left)}`,
+    };
   } finally {
     session.close();
   }

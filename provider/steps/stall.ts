@@ -148,6 +148,12 @@ export function withCauses(message: string, causes: readonly string[]): string {
 
 export type SubjectsOf = () => readonly StallSubject[] | Promise<readonly StallSubject[]>;
 
+/** Reads the causes that block the subjects now (diagnoseStall for waits to converge, steps/deletion.ts for waits to be gone). */
+export type Diagnose = (
+  ctx: Pick<StepContext, "kube" | "signal" | "redactor">,
+  subjects: readonly StallSubject[],
+) => Promise<string[]>;
+
 /**
  * Watches a wait for stalls: after stallAfterMs without progress(), and again every
  * stallAfterMs while it stays stuck, logs the causes found, each distinct one once.
@@ -163,6 +169,7 @@ export class StallMonitor {
   constructor(
     private readonly ctx: StepContext,
     private readonly subjects: SubjectsOf,
+    private readonly diagnose: Diagnose = diagnoseStall,
   ) {
     this.every = stallAfterMs(ctx.deadline);
     this.arm();
@@ -186,7 +193,7 @@ export class StallMonitor {
       const fresh = await Promise.race([
         (async () => {
           if (this.looking !== undefined) await this.looking;
-          return diagnoseStall(this.ctx, await this.currentSubjects());
+          return this.diagnose(this.ctx, await this.currentSubjects());
         })(),
         late,
       ]);
@@ -221,7 +228,7 @@ export class StallMonitor {
   }
 
   private async look(): Promise<void> {
-    const causes = await diagnoseStall(this.ctx, await this.currentSubjects());
+    const causes = await this.diagnose(this.ctx, await this.currentSubjects());
     if (this.stopped) return;
     this.last = causes;
     for (const c of causes) {

@@ -43,7 +43,7 @@ Cluster flags (plan, apply, destroy, status, unlock):
       --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME      kubeconfig context
       --parallelism N     steps to run at once (default ${DEFAULT_PARALLELISM})
-      --wait-for-cluster D  (apply, destroy) first wait up to D (e.g. 10m) for the API server's /readyz
+      --wait-for-cluster D  first wait up to D (e.g. 10m) for the API server's /readyz (0s: do not wait)
 
 khook unlock -f FILE clears the lease of the spec's state record (--record NAMESPACE/NAME names the record
 instead of a spec, e.g. for a Pulumi resource's record).

@@ -22,12 +22,6 @@ const str = (description: string, extra: PropertySpec = {}): PropertySpec => ({
   description,
   ...extra,
 });
-const stringMap = (description: string, extra: PropertySpec = {}): PropertySpec => ({
-  type: "object",
-  additionalProperties: { type: "string" },
-  description,
-  ...extra,
-});
 const stringList = (description: string): PropertySpec => ({ type: "array", items: { type: "string" }, description });
 
 /** Inputs a program gives: the one table of every shell's inputs (provider/inputs.ts). */

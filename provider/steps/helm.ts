@@ -36,13 +36,11 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import type { StoredReleases } from "../helm/storage.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { pidAlive } from "../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
-import type { ResourceType } from "../kubectl/types.js";
 import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";

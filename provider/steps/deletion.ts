@@ -18,7 +18,7 @@ import { formatMs } from "../kube/watch.js";
 import { deletionCauses, heldOnlyByDiscovery } from "../kubectl/deletion.js";
 import { describeObject, type KubeObject, type ResourceType } from "../kubectl/types.js";
 import { executionError } from "../errors.js";
-import { StallMonitor, subjectOf, waitBoundMs, withCauses, type StallSubject } from "./stall.js";
+import { quiet, StallMonitor, subjectOf, waitBoundMs, withCauses, type StallSubject } from "./stall.js";
 import type { StepContext } from "./types.js";
 
 const API_SERVICES: ResourceType = {
@@ -43,13 +43,6 @@ export async function diagnoseDeletion(
   subjects: readonly StallSubject[],
 ): Promise<string[]> {
   const opts = { signal: ctx.signal };
-  const quiet = async <T>(p: Promise<T>, fallback: T): Promise<T> => {
-    try {
-      return await p;
-    } catch {
-      return fallback;
-    }
-  };
   try {
     const live = (
       await Promise.all(

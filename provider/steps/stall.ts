@@ -80,6 +80,15 @@ const DIAGNOSABLE = new Set([
   "PersistentVolumeClaim",
 ]);
 
+/** A diagnosis's read: its value, or `fallback` when it fails (RBAC, an API not served). */
+export async function quiet<T>(p: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await p;
+  } catch {
+    return fallback;
+  }
+}
+
 /** Reads the subjects and what hangs off them; each read that fails is left out. */
 export async function gatherStallFacts(
   ctx: Pick<StepContext, "kube" | "signal">,
@@ -87,13 +96,6 @@ export async function gatherStallFacts(
 ): Promise<{ subjects: KubeObject[]; related: KubeObject[] }> {
   const wanted = subjects.filter((s) => DIAGNOSABLE.has(s.kind) && s.namespace !== undefined);
   const opts = { signal: ctx.signal };
-  const quiet = async <T>(p: Promise<T>, fallback: T): Promise<T> => {
-    try {
-      return await p;
-    } catch {
-      return fallback;
-    }
-  };
   const found = await Promise.all(
     wanted.map((s) =>
       quiet(

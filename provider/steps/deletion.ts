@@ -111,7 +111,7 @@ export async function waitUntilGone(
             .map((x) => ({ ...x, kind: "Namespace" }))[0];
           if (current === undefined) return { state: "done", value: true };
           const held = heldOnlyByDiscovery(current);
-          if (held !== undefined) return { state: "done", value: leftTerminating(label, held) };
+          if (held !== undefined) return { state: "done", value: leftTerminating(`namespace/${o.name}`, held) };
           return {
             state: "pending",
             message: `${label} still exists${current.metadata?.deletionTimestamp !== undefined ? " (Terminating)" : ""}`,
@@ -137,7 +137,10 @@ export async function waitUntilGone(
   const causes = await monitor.causesNow();
   throw executionError(
     ctx.redactor.redact(
-      withCauses(`not deleted after ${formatMs(timeoutMs)}: ${still.join("; ")}; the next destroy waits again`, causes),
+      withCauses(
+        `not deleted after ${formatMs(timeoutMs)}: ${still.join("; ")}; once what blocks it is cleared, run the destroy again`,
+        causes,
+      ),
     ),
   );
 }

@@ -122,7 +122,7 @@ describe("khook apply --wait-for-cluster against an API server that is not up ye
     assert.match(
       r.stderr,
       new RegExp(
-        `the API server at ${escape(state().server)} was not ready within the --wait-for-cluster time \\(ECONNREFUSED\\)`,
+        `the Kubernetes API server at ${escape(state().server)} \\(context "[^"]+" from kubeconfig [^)]+\\) was not ready within --wait-for-cluster 2s \\(ECONNREFUSED\\)`,
       ),
       r.stderr,
     );

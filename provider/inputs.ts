@@ -28,7 +28,8 @@ export type InputName =
   | "parallelism"
   | "timeout"
   | "waitForCluster"
-  | "previewMode";
+  | "previewMode"
+  | "refresh";
 
 export interface InputDefinition {
   readonly name: InputName;
@@ -186,6 +187,14 @@ export const INPUTS: readonly InputDefinition[] = [
       "`online`: preview also asks the cluster, read-only, what each step would do. Default: the stack config `khook:previewMode`, else `offline`.",
     cli: { none: "the CLI's `khook plan` is online, `khook plan --offline` offline: the command says it" },
   },
+  {
+    name: "refresh",
+    type: "string",
+    role: "run",
+    description:
+      "What `pulumi refresh` reads: `journal` (the default) the state record; `live` also compares every completed step with the cluster and writes the drifted ones into `drift`, which the next `up` re-runs.",
+    cli: { none: "the CLI's live check is `khook plan --live`, and `khook apply --repair` re-runs what drifted" },
+  },
 ];
 
 /** The CLI's flags that no input matches, and why: they shape the command's own output. */
@@ -242,6 +251,10 @@ export const DOCS_ROWS: readonly {
     text: "First wait up to this long (`10m`) for the API server to answer, like `--wait-for-cluster`; `0s` (or leaving it out) does not wait, and an API server that is not up fails the update at once, naming the server and this input. See [While the cluster does not exist yet](#while-the-cluster-does-not-exist-yet).",
   },
   { names: ["previewMode"], text: "`offline` (default) or `online`. See [Preview](#preview)." },
+  {
+    names: ["refresh"],
+    text: "`journal` (default) or `live`: what `pulumi refresh` reads. See [Refresh and drift](#refresh-and-drift).",
+  },
   {
     names: ["pulumiProject", "pulumiStack"],
     text: "Set by the SDK (`pulumi.getProject()`, `pulumi.getStack()`): the stack that owns the record. See [Ownership](#ownership-renames-replaces-and-other-stacks).",

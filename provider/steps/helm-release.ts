@@ -12,15 +12,12 @@
  * release whose storage khook cannot read (another driver), whose hooks it cannot know.
  */
 import { executionError } from "../errors.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
+import { RELEASE_STORAGE, releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
 import { manifestObjects } from "../hooks/post-renderer.js";
-import type { ResourceType } from "../kubectl/types.js";
 import type { HelmSession } from "../tools/helm.js";
 import { diagnoseDeletion, waitUntilGone, type Doomed } from "./deletion.js";
 import { StallMonitor, withCauses, type StallSubject } from "./stall.js";
 import type { StepContext } from "./types.js";
-
-const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
 
 /**
  * The release's history and latest user values from helm's storage Secrets, in one list request
@@ -32,10 +29,9 @@ export async function storedReleasesOf(
   ctx: StepContext,
   t: { release: string; namespace: string },
 ): Promise<StoredReleases | undefined> {
-  const driver = process.env["HELM_DRIVER"];
-  if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
+  if (!readsStorageSecrets()) return undefined;
   try {
-    const list = await ctx.kube.list(SECRETS, {
+    const list = await ctx.kube.list(RELEASE_STORAGE, {
       namespace: t.namespace,
       labelSelector: releaseSelector(t.release),
       signal: ctx.signal,
@@ -45,6 +41,12 @@ export async function storedReleasesOf(
     if (ctx.signal.aborted) throw e;
     return undefined;
   }
+}
+
+/** helm's storage driver, when it is one khook reads from the cluster (Secrets); undefined otherwise. */
+export function readsStorageSecrets(): boolean {
+  const driver = process.env["HELM_DRIVER"];
+  return driver === undefined || driver === "" || driver === "secret" || driver === "secrets";
 }
 
 /** helm's own timeout for a step: room to finish (an atomic rollback, say) before the engine's timeout fires. */

@@ -58,6 +58,7 @@ const RUN_VALUES: Record<string, unknown> = {
   timeout: "30m",
   waitForCluster: "30s",
   previewMode: "online",
+  refresh: "live",
 };
 
 before(async () => {

@@ -36,15 +36,7 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import {
-  ALL_RELEASES_SELECTOR,
-  RELEASE_STORAGE,
-  releaseSelector,
-  secretsOfRelease,
-  storedReleases,
-  storedRevisions,
-  type StoredReleases,
-} from "../helm/storage.js";
+import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
 import { decideReleaseDrift } from "../helm/drift.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";

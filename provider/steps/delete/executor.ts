@@ -9,6 +9,7 @@ import { executionError } from "../../errors.js";
 import type { ApiResource, KubeObject } from "../../kube/index.js";
 import type { DeleteStep } from "./definition.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./uninstall.js";
+import { waitUntilGone } from "../cluster/deletion-wait.js";
 import { describeDrifted, isUnknownKind, objectLabel, resolveObjects } from "../cluster/resolve-objects.js";
 import { readManifestSources, renderWithHooks } from "../manifests/read-sources.js";
 import type { DriftContext, DriftedThing, DriftFinding, StepContext, StepExecutor, StepOutcome } from "../contract.js";
@@ -157,6 +158,7 @@ export const deleteExecutor: StepExecutor<DeleteStep> = {
 
   async apply(step, ctx): Promise<StepOutcome> {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.apply(step, ctx);
+    const since = Date.now();
     const { victims, absent } = await findVictims(step, ctx);
     if (absent.length > 0 && !step.action.ignoreNotFound)
       throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
@@ -169,14 +171,10 @@ export const deleteExecutor: StepExecutor<DeleteStep> = {
         if (r.status === "deleted") ctx.log(`${objectLabel(v)} deleted`);
       }),
     );
-    await Promise.all(
-      victims.map((v) =>
-        ctx.kube.waitForDeletion(v.resource, v.name, v.namespace, {
-          signal: ctx.signal,
-          timeoutMs: ctx.deadline,
-          ...(v.uid ? { uid: v.uid } : {}),
-        }),
-      ),
+    await waitUntilGone(
+      ctx,
+      victims.map((v) => ({ resource: v.resource, name: v.name, namespace: v.namespace, uid: v.uid })),
+      { since },
     );
     const parts = [`${victims.length} deleted`];
     if (absent.length > 0) parts.push(`${absent.length} already absent`);

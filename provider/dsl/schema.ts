@@ -111,18 +111,33 @@ export function loadLoaderSchema(): object {
 // - `allOf` entries marked `"x-khook-editor": true` (messages and completions for editors,
 //   whose rules the exactly-one groups already state) are dropped;
 // - `patternProperties` of single literal keys (`^helm$`, where editors cannot complete them)
-//   become ordinary `properties`.
+//   become ordinary `properties`;
+// - what only people and editors read (descriptions, completions) is left out: the precompiled
+//   validator carries the schema's nodes for its errors, and every byte of it is loaded at start.
 
 const REFERENCE_REF = "#/$defs/reference";
 const EXACTLY_ONE_KEYWORD = "x-khook-exactly-one";
 const EDITOR_ONLY_KEYWORD = "x-khook-editor";
+/** Keywords for people and editors, which the loader's validation and wording never read. */
+const FOR_READERS_ONLY = new Set([
+  "$comment",
+  "title",
+  "description",
+  "markdownDescription",
+  "enumDescriptions",
+  "defaultSnippets",
+  "doNotSuggest",
+]);
+/** Keywords whose value maps names to schemas (a name there is not a keyword). */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs"]);
 
 export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
-  const derive = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(derive);
+  const derive = (v: unknown, names = false): unknown => {
+    if (Array.isArray(v)) return v.map((x) => derive(x));
     if (!isNode(v)) return v;
+    if (names) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, derive(x)]));
     let node: SchemaNode = {};
-    for (const [k, x] of Object.entries(v)) node[k] = derive(x);
+    for (const [k, x] of Object.entries(v)) if (!FOR_READERS_ONLY.has(k)) node[k] = derive(x, NAME_MAPS.has(k));
     const anyOf = node["anyOf"];
     if (Array.isArray(anyOf) && anyOf.some((a) => isNode(a) && a["$ref"] === REFERENCE_REF)) {
       const strict = anyOf.filter((a) => !(isNode(a) && a["$ref"] === REFERENCE_REF));

@@ -13,38 +13,44 @@ import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
-import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
+import { SPEC_DEFAULTS } from "./dsl/defaults.js";
+import type { LoadedSpec } from "./dsl/loaded.js";
 import { keyedSpec } from "./dsl/keyed-hash.js";
 import {
+  assessLease,
   clearLease,
   currentRun,
-  deleteReleasedRecord,
+  describeLease,
+  describeRecord,
+  findRecords,
   Journal,
   leaseHolderState,
-  OwnerMarkerStore,
-  pidAlive,
+  locationText,
+  needsSearch,
+  parseLocationText,
   parseRecord,
-  parseRecordPlace,
+  pidAlive,
+  planApplyMove,
+  planDestroyMove,
   releaseRecord,
+  removeRecord,
   SecretRecordStore,
   summarizeRecord,
+  type FoundRecord,
   type Lease,
   type LeaseHolderState,
-  type RecordOwner,
+  type LockCheck,
+  type MoveBlocker,
+  type RecordClaim,
+  type RecordLocation,
   type RecordSummary,
   type StateRecord,
 } from "./state/index.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
-export {
-  openSession,
-  recordLocation,
-  Session,
-  withSession,
-  type JournalPolicy,
-  type SessionOptions,
-} from "./session.js";
+export { openSession, Session, withSession, type SessionOptions } from "./session.js";
+export { recordLocation, type JournalPolicy } from "./state/location.js";
 
 /** The session to work in (left open), or what to open one from (closed when the operation ends). */
 export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
@@ -64,11 +70,16 @@ interface RunOperationOptions {
   /** For tests: replace executors by type. */
   readonly executors?: ExecutorRegistry;
   /**
-   * The Pulumi resource that owns the record. Apply stamps it into the record
-   * (or, with the journal off, into the owner marker) before anything runs;
-   * a destroy that fully succeeds removes the marker along with the record.
+   * Apply takes the record up with this claim (state/record.ts RecordClaim): the owner data a
+   * shell stamps (the Pulumi resource's), and the records the spec moved from.
    */
-  readonly owner?: RecordOwner;
+  readonly claim?: RecordClaim;
+  /**
+   * The CLI's record moves (state/moves.ts): find the spec's other records by their label, carry
+   * a move of `state:` to another record, and clear the records a destroy leaves stale. The Pulumi
+   * resource keeps its own account of its records (pulumi/record-owner/).
+   */
+  readonly followMoves?: boolean;
   /**
    * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
    * API server's /readyz, saying so in one line (kube/ready.ts).
@@ -83,7 +94,7 @@ export type DestroyOptions = SessionRef &
   RunOperationOptions & {
     /**
      * A teardown that leaves the record alone (it belongs to another Pulumi resource of the stack that
-     * shares it): no journal, no lease, no owner marker; `leave` names the steps not to tear down.
+     * shares it): no journal, no lease; `leave` names the steps not to tear down.
      */
     readonly withoutRecord?: { readonly leave: ReadonlyMap<string, string> };
   };
@@ -95,12 +106,16 @@ export type PlanOptions = SessionRef & {
   /** Also each step's diff (`plan --diff`). */
   readonly diff?: boolean;
 };
-export type OwnerOptions = SessionRef & { readonly signal?: AbortSignal };
+export type RecordOptions = SessionRef & { readonly signal?: AbortSignal };
 export type StatusOptions = SessionRef & { readonly signal?: AbortSignal };
 export type UnlockOptions = SessionRef & { readonly signal?: AbortSignal };
 
 /** Runs `fn` in the caller's session, or in one opened (and closed) for this operation. */
-function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (session: Session) => Promise<T>): Promise<T> {
+export function inSession<T>(
+  spec: LoadedSpec | undefined,
+  ref: SessionRef,
+  fn: (session: Session) => Promise<T>,
+): Promise<T> {
   if (ref.session === undefined) return withSession(spec, ref, fn);
   if (spec !== undefined && ref.session.spec !== undefined && ref.session.spec !== spec) {
     return Promise.reject(
@@ -115,19 +130,20 @@ function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (sessio
 function journalFor(
   spec: LoadedSpec,
   session: Session,
-  opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {},
+  opts: Pick<RunOperationOptions, "claim" | "hashKey"> = {},
 ): Journal | undefined {
   const location = session.record;
   if (location === undefined) return undefined;
   return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
     unlockCommand: unlockCommand(spec, location),
-    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+    ...(opts.claim?.owner !== undefined ? { owner: opts.claim.owner } : {}),
+    ...(opts.claim !== undefined ? { movedFrom: opts.claim.movedFrom } : {}),
     ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
   });
 }
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
-export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSettings): string {
+export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: RecordLocation): string {
   return spec.file !== undefined
     ? `khook unlock -f ${spec.file}`
     : `khook unlock --record ${location.namespace}/${location.name}`;
@@ -140,11 +156,10 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
     const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
-    const marker =
-      opts.owner !== undefined && journal === undefined && withoutRecord === undefined
-        ? new OwnerMarkerStore(kube, spec.name)
+    const moves =
+      opts.followMoves === true && withoutRecord === undefined
+        ? await movesAround(spec, session, journal, mode, opts)
         : undefined;
-    if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
     const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
@@ -156,93 +171,196 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
+      ...(moves?.refusal !== undefined ? { refusal: moves.refusal } : {}),
     });
-    if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
-    return result;
+    return moves?.after !== undefined ? moves.after(result) : result;
   });
+}
+
+// ---- the CLI's record moves (state/moves.ts) ----
+
+/** What a run does about the spec's other records: refuse it, or act after it. */
+interface MovesAround {
+  readonly refusal?: { readonly message: string; readonly why: string };
+  readonly after?: (result: RunResult) => Promise<RunResult>;
 }
 
 /**
- * Who owns the spec's record: the record's owner, or with the journal off the
- * owner marker's. undefined when nobody claimed it (no record, a CLI-written
- * one, one written before owners existed, or an unreadable one).
+ * Before an apply: when the spec's record is new or left, the spec's other current records are the
+ * ones it moves from (the record takes them into `movedFrom`); after a run that succeeds, each record
+ * it moved from is marked as left. Before a destroy: every other record of the spec that no shell
+ * owns is marked as left (the teardown makes them stale), and removed once the teardown succeeds.
  */
-export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<RecordOwner | undefined> {
-  return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined) return new OwnerMarkerStore(kube, spec.name).read(opts.signal);
-    return (await readableRecord(kube, location, spec.name, opts.signal))?.owner;
-  });
-}
-
-/** The spec's record at `location`, or undefined when there is none or it cannot be parsed. */
-async function readableRecord(
-  kube: KubeClient,
-  location: StateSettings,
-  specName: string,
-  signal?: AbortSignal,
-): Promise<StateRecord | undefined> {
-  const stored = await new SecretRecordStore(kube, location, specName).read(signal);
-  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-  return parsed?.ok ? parsed.record : undefined;
-}
-
-/** Who holds the spec's record, and which of the spec's steps it holds alike: what a Pulumi delete decides on, from one read. */
-export interface HeldRecord {
-  readonly owner: RecordOwner | undefined;
-  /**
-   * The steps of the spec that the record holds alike (the same input hash, keyed under the
-   * record's key), by name: what another resource sharing the record applied exactly as this spec
-   * would. Empty without a record (the journal off, or none written).
-   */
-  readonly alike: ReadonlySet<string>;
-}
-
-export function heldRecordOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<HeldRecord> {
-  return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined)
-      return { owner: await new OwnerMarkerStore(kube, spec.name).read(opts.signal), alike: new Set<string>() };
-    const record = await readableRecord(kube, location, spec.name, opts.signal);
-    if (record === undefined) return { owner: undefined, alike: new Set<string>() };
-    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
-    return {
-      owner: record.owner,
-      alike: new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name)),
-    };
-  });
-}
-
-/** The records a Pulumi resource left (`RecordOwner.movedFrom`) and what to do with each (state/journal.ts). */
-export type MovedRecordsOptions = OwnerOptions & {
-  readonly places: readonly string[];
-  readonly token: string;
-};
-
-/** Marks each record in `places` that `token` still holds as left for `movedTo` (releaseRecord); returns the places released now. */
-export function releaseRecordsOperation(
+async function movesAround(
   spec: LoadedSpec,
-  opts: MovedRecordsOptions & { readonly movedTo: string },
-): Promise<string[]> {
-  return onMovedRecords(spec, opts, (store) => releaseRecord(store, opts.token, opts.movedTo, opts.signal));
+  session: Session,
+  journal: Journal | undefined,
+  mode: "apply" | "destroy",
+  opts: RunOperationOptions,
+): Promise<MovesAround> {
+  const { kube } = session;
+  const here = session.record;
+  const signal = opts.signal;
+  const note = (message: string): void => opts.onEvent?.({ type: "journal-note", message });
+  const refuse = (message: string): MovesAround => ({
+    refusal: { message, why: "the spec's other state records stop this run" },
+  });
+  let previous: StateRecord | undefined;
+  try {
+    previous = await journal?.open();
+  } catch {
+    return {}; // the run reports the record it cannot read
+  }
+  if (mode === "apply" && (here === undefined || !needsSearch(previous)))
+    return { after: releaseAfter(spec, session, here, previous?.movedFrom ?? [], note, signal) };
+  let found: FoundRecord[];
+  try {
+    found = await otherRecords(spec, kube, here, previous, note, signal);
+  } catch (e) {
+    return refuse(
+      `cannot look for the other state records of spec "${spec.name}" (${(e as Error).message}). Nothing was changed.`,
+    );
+  }
+  const lock: LockCheck = { self: currentRun(), now: new Date(), isAlive: pidAlive };
+  if (mode === "apply") {
+    const plan = planApplyMove(here!, previous, found, lock);
+    if (plan.kind === "blocked") return refuse(blockedMessage(spec, "apply", here, plan.blockers));
+    if (plan.movedFrom !== undefined) journal!.moveHere(plan.movedFrom);
+    return { after: releaseAfter(spec, session, here, plan.release, note, signal) };
+  }
+  const plan = planDestroyMove(here, found, lock);
+  if (plan.kind === "blocked") return refuse(blockedMessage(spec, "destroy", here, plan.blockers));
+  const leftFor = here !== undefined ? describeRecord(here) : "no state record (the spec's state: is off)";
+  try {
+    // Stale once the teardown starts: never resumed from, even if it stops half-way.
+    for (const place of plan.release) await releaseAt(spec, kube, place, leftFor, signal);
+  } catch (e) {
+    return refuse(`${(e as Error).message}. Nothing was torn down.`);
+  }
+  return {
+    after: async (result) => {
+      if (result.status !== "succeeded") return result;
+      const self = currentRun();
+      const removable = (r: StateRecord): boolean =>
+        r.spec === spec.name &&
+        r.owner === undefined &&
+        r.movedTo !== undefined &&
+        assessLease(r.lease, self, new Date(), pidAlive).kind !== "held";
+      try {
+        for (const place of plan.remove) {
+          const location = parseLocationText(place);
+          if (location === undefined) continue;
+          if (await removeRecord(new SecretRecordStore(kube, location, spec.name), removable, signal))
+            note(
+              `removed the state record ${place}, which this spec had left${here !== undefined ? ` for ${locationText(here)}` : ""}`,
+            );
+        }
+      } catch (e) {
+        return { ...result, status: "failed", journalError: (e as Error).message };
+      }
+      return result;
+    },
+  };
 }
 
-/** Removes each record in `places` that `token` left and nobody took up since (deleteReleasedRecord); returns the places removed. */
-export function dropReleasedRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions): Promise<string[]> {
-  return onMovedRecords(spec, opts, (store) => deleteReleasedRecord(store, opts.token, opts.signal));
-}
-
-function onMovedRecords(
+/** After an apply that succeeded: each record in `movedFrom` that no shell owns is marked as left for `here`. */
+function releaseAfter(
   spec: LoadedSpec,
-  opts: MovedRecordsOptions,
-  act: (store: SecretRecordStore) => Promise<boolean>,
-): Promise<string[]> {
-  return inSession(spec, opts, async ({ kube }) => {
-    const done: string[] = [];
-    for (const place of opts.places) {
-      const location = parseRecordPlace(place);
-      if (location !== undefined && (await act(new SecretRecordStore(kube, location, spec.name)))) done.push(place);
+  session: Session,
+  here: RecordLocation | undefined,
+  movedFrom: readonly string[],
+  note: (message: string) => void,
+  signal: AbortSignal | undefined,
+): ((result: RunResult) => Promise<RunResult>) | undefined {
+  if (here === undefined || movedFrom.length === 0) return undefined;
+  return async (result) => {
+    if (result.status !== "succeeded") return result;
+    try {
+      for (const place of movedFrom) {
+        if (await releaseAt(spec, session.kube, place, describeRecord(here), signal))
+          note(
+            `left the state record ${place} for ${locationText(here)}: it is marked as left, and khook destroy removes it`,
+          );
+      }
+    } catch (e) {
+      return {
+        ...result,
+        status: "failed",
+        journalError: `${(e as Error).message}; it still says its steps succeeded: delete it (kubectl delete secret ...) or run khook apply again`,
+      };
     }
-    return done;
+    return result;
+  };
+}
+
+/** Marks the record at `place` (namespace/name) as left for `movedTo`, if it is this spec's, no shell owns it, and it is not left already. */
+function releaseAt(
+  spec: LoadedSpec,
+  kube: KubeClient,
+  place: string,
+  movedTo: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const location = parseLocationText(place);
+  if (location === undefined) return Promise.resolve(false);
+  const store = new SecretRecordStore(kube, location, spec.name);
+  return releaseRecord(store, movedTo, (r) => r.spec === spec.name && r.owner === undefined, signal);
+}
+
+/**
+ * The spec's records other than the one at `here`: those its label finds (in every namespace, or
+ * where that is forbidden in the record's namespace and the default one), and those the record names
+ * in its movedFrom. Says so in one line when it could look nowhere.
+ */
+async function otherRecords(
+  spec: LoadedSpec,
+  kube: KubeClient,
+  here: RecordLocation | undefined,
+  previous: StateRecord | undefined,
+  note: (message: string) => void,
+  signal: AbortSignal | undefined,
+): Promise<FoundRecord[]> {
+  const namespaces = [...(here !== undefined ? [here.namespace] : []), SPEC_DEFAULTS.stateNamespace];
+  const { records, searched } = await findRecords(kube, spec.name, namespaces, signal);
+  if (searched !== "every namespace" && searched.length === 0)
+    note(
+      `warning: cannot look for the other state records of spec "${spec.name}": listing Secrets is forbidden in ${namespaces.map((n) => `namespace "${n}"`).join(" and ")}. ` +
+        `A record the spec journaled on before is neither released nor removed; grant list on secrets to let khook find it`,
+    );
+  const known = new Set(records.map((r) => locationText(r.location)));
+  const named: FoundRecord[] = [];
+  for (const place of previous?.movedFrom ?? []) {
+    const location = parseLocationText(place);
+    if (location === undefined || known.has(place)) continue;
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(signal).catch(() => undefined);
+    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+    if (parsed?.ok && parsed.record.spec === spec.name) named.push({ location, record: parsed.record });
+  }
+  return [...records, ...named].filter((r) => here === undefined || locationText(r.location) !== locationText(here));
+}
+
+/** Why a move cannot be carried, naming both records and what to do. */
+function blockedMessage(
+  spec: LoadedSpec,
+  mode: "apply" | "destroy",
+  here: RecordLocation | undefined,
+  blockers: readonly MoveBlocker[],
+): string {
+  const at = here !== undefined ? `the state record ${locationText(here)}` : "no state record";
+  const lines = blockers.map((b) => {
+    const there = `the state record ${locationText(b.location)}`;
+    if (b.why === "locked" && b.record.lease !== undefined)
+      return `${there} is locked by another khook run, ${describeLease(b.record.lease)}: wait for it to finish (or clear it with khook unlock --record ${locationText(b.location)}) and run again`;
+    return (
+      `${there} is held by a Pulumi Khook resource (its record names an owner), which khook ${mode} cannot hand over: ` +
+      `${mode === "apply" ? "apply" : "destroy"} the spec from that Pulumi stack, or set state: back to ${locationText(b.location)}; ` +
+      `if that resource is gone, delete the Secret (kubectl delete secret -n ${b.location.namespace} ${b.location.name}) and run again`
+    );
   });
+  return (
+    `khook ${mode} of spec "${spec.name}" on ${at} refused: the spec has another state record that this run ${mode === "apply" ? "would move from" : "would leave stale"}. ` +
+    `${lines.join("; ")}. Nothing was changed.`
+  );
 }
 
 export function applyOperation(spec: LoadedSpec, opts: ApplyOptions): Promise<RunResult> {
@@ -354,6 +472,16 @@ export function statusOperation(spec: LoadedSpec, opts: StatusOptions): Promise<
   });
 }
 
+/** The spec's record as it is now; undefined when the spec keeps none, there is none, or it cannot be parsed. */
+export function readRecordOperation(spec: LoadedSpec, opts: RecordOptions): Promise<StateRecord | undefined> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
+    if (location === undefined) return undefined;
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
+    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+    return parsed?.ok ? parsed.record : undefined;
+  });
+}
+
 export interface UnlockReport {
   namespace: string;
   name: string;
@@ -363,7 +491,7 @@ export interface UnlockReport {
 
 /** Clears the lease on a record by hand (`khook unlock`). The record's steps are kept. */
 export function unlockOperation(
-  location: StateSettings,
+  location: RecordLocation,
   specName: string | undefined,
   opts: UnlockOptions,
 ): Promise<UnlockReport> {

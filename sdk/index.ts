@@ -26,7 +26,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
-import { claimRecord } from "../provider/pulumi/owner.js";
+import { claimRecord } from "../provider/pulumi/record-owner/siblings.js";
 import { khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/dsl/load.js";
 

@@ -53,9 +53,15 @@ export interface RunOptions {
   /**
    * Destroy: steps left standing, by name, with the reason their result carries (skipped, never
    * run; they satisfy the steps torn down after them). The Pulumi resource that shares a record
-   * with another one leaves it the steps they hold alike (pulumi/owner.ts).
+   * with another one leaves it the steps it applied with the same inputs (pulumi/record-owner/).
    */
   readonly leave?: ReadonlyMap<string, string>;
+  /**
+   * The record's caller refuses the run before anything starts (a move of the record that cannot
+   * be carried, state/moves.ts): every step is reported skipped with `not started: <why>`, and the
+   * run fails with `message` as its journalError, as when the record cannot be claimed.
+   */
+  readonly refusal?: { readonly message: string; readonly why: string };
 }
 
 export type StepStatus = "ok" | "failed" | "skipped";
@@ -119,6 +125,8 @@ export type RunEvent =
   | { readonly type: "step-finished"; readonly result: StepResult }
   /** Something about the state record worth telling people, e.g. an unreadable record being replaced. */
   | { readonly type: "journal-warning"; readonly message: string }
+  /** What a run did to the spec's other state records, in one line: one left for this run's, or removed (state/moves.ts). */
+  | { readonly type: "journal-note"; readonly message: string }
   /** Something about the cluster worth telling once, e.g. an aggregated API that discovery could not read. */
   | { readonly type: "cluster-warning"; readonly message: string }
   | { readonly type: "run-finished"; readonly result: RunResult };

@@ -36,21 +36,22 @@ import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
-import { journalLocation } from "./location.js";
+import { locationText, recordLocation, type RecordLocation } from "../state/location.js";
 import {
-  claimRecord,
   decideClaim,
   decideDelete,
+  describeOwnerLocation,
   mintOwner,
   ownStepsNote,
   withMovedFrom,
+  type RecordOwner,
+  type Replacement,
   type StackIdentity,
-  type Successor,
-} from "./owner.js";
+} from "./record-owner/owner.js";
+import { ownerMarkerLocation } from "./record-owner/marker.js";
+import { claimRecord } from "./record-owner/siblings.js";
 import { recordKey, recordKeyOf } from "./bundle.js";
 import type { SpecSummary } from "./summary.js";
-import { recordPlace, type RecordOwner } from "../state/record.js";
-import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../dsl/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
@@ -65,11 +66,11 @@ import {
   type PreviewMode,
 } from "./wire.js";
 import type * as pulumi from "@pulumi/pulumi";
-import type * as OperationsExports from "../operations.js";
+import type * as OperationsExports from "./record-owner/resource-operations.js";
 import type * as LoadExports from "./load.js";
 import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
-// ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
+// ---- the operations layer the CLI shares (provider/operations.ts), with the owner's bookkeeping, loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<
@@ -91,7 +92,7 @@ type RunResult = import("../engine/types.js").RunResult;
 let operationsOverride: Operations | undefined;
 
 function operations(): Operations {
-  return operationsOverride ?? (require("../operations.js") as Operations);
+  return operationsOverride ?? (require("./record-owner/resource-operations.js") as Operations);
 }
 
 /** Tests swap in fakes for the cluster-facing layer, and capture the progress lines. */
@@ -160,9 +161,9 @@ const checkedRecords = new Map<string, string>();
  * The resources this provider process created, by stack and spec name: where each journals. Pulumi
  * creates a rename's or a replace's new resource before it deletes the old one, in the same process;
  * when the new one journals elsewhere (its `state:` changed too), it has just applied the same spec
- * there, and the old one's delete must leave the cluster alone (decideDelete's `successor`).
+ * there, and the old one's delete must leave the cluster alone (decideDelete's `replacement`).
  */
-const createdHere = new Map<string, Successor>();
+const createdHere = new Map<string, Replacement>();
 
 function createdKey(identity: StackIdentity, specName: string): string {
   return JSON.stringify([identity.project, identity.stack, specName]);
@@ -323,10 +324,10 @@ export async function update(
   // A resource created before owners existed gets its token now.
   const token = typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined;
   const hashKey = typeof olds?.hashKey === "string" ? olds.hashKey : undefined;
-  // The record the last run used: a `state:` that now names another one leaves it (owner.ts).
+  // The record the last run used: a `state:` that now names another one leaves it (record-owner/owner.ts).
   const lastRecord =
     typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string"
-      ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName })
+      ? locationText({ namespace: olds.recordNamespace, name: olds.recordName })
       : undefined;
   const { outs } = await applyRun(id, news, token, hashKey, lastRecord);
   return { outs };
@@ -344,7 +345,7 @@ async function applyRun(
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
   const where = target(inputs, "inputs-first", kubeconfigs);
   const ops = operations();
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   const id = existingId ?? resourceId(spec, location);
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   for (const w of spec.warnings) say(`warning: ${w.path ? `${w.path}: ` : ""}${w.message}`);
@@ -364,7 +365,7 @@ async function applyRun(
     // The owner check reads the cluster: a cluster that is not up yet is waited for before it.
     await awaitCluster(ops, session, inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`), stop.signal);
     const current = await ops.ownerOperation(spec, { session });
-    const claim = decideClaim(current, owner, ownerPlace(spec, location), name);
+    const claim = decideClaim(current, owner, ownerLocation(spec, location), name);
     if (!claim.ok) throw new Error(claim.message);
     if (claim.note !== undefined) say(claim.note);
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
@@ -372,7 +373,7 @@ async function applyRun(
       existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
     // With the journal off the owner lives in the owner marker, which keeps what it left just as well.
-    owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? recordPlace(location) : "");
+    owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? locationText(location) : "");
     result = await cancellation.track(
       ops.applyOperation(spec, {
         session,
@@ -385,7 +386,7 @@ async function applyRun(
     );
     // A rename's or a replace's new resource: the old one's delete, in this process, must leave what this run applied.
     if (result.status === "succeeded" && existingId === undefined) {
-      createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerPlace(spec, location) });
+      createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerLocation(spec, location) });
     }
     // The records this resource left are released once a run here succeeds (not before: a failed run resumes here, or its resource is destroyed from there).
     if (result.status === "succeeded" && owner.movedFrom !== undefined) {
@@ -393,11 +394,11 @@ async function applyRun(
         session,
         places: owner.movedFrom,
         token: owner.token,
-        movedTo: ownerPlace(spec, location),
+        movedTo: ownerLocation(spec, location),
       });
       for (const place of released)
         say(
-          `left the state record ${place} for ${ownerPlace(spec, location)}: it is marked as left, and this resource's delete removes it`,
+          `left the state record ${place} for ${ownerLocation(spec, location)}: it is marked as left, and this resource's delete removes it`,
         );
     }
   } finally {
@@ -446,20 +447,20 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   let stopReason: () => string;
   try {
     const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
-    // One read of the record: who holds it, and which steps it holds alike (for "own-steps").
+    // One read of the record: who holds it, and which steps it holds with this spec's inputs (for "own-steps").
     const held = await ops.heldRecordOperation(spec, { session });
     const current = held.owner;
-    const place = ownerPlace(spec, journalLocation(spec));
+    const location = recordLocation(spec, "default-on");
+    const where = ownerLocation(spec, location);
     const created = createdHere.get(createdKey(stackOf(inputs), spec.name));
-    const successor = created !== undefined && created.where !== place ? created : undefined;
-    const decision = decideDelete(current, token, place, stackOf(inputs), successor);
+    const replacement = created !== undefined && created.where !== where ? created : undefined;
+    const decision = decideDelete(current, token, where, stackOf(inputs), replacement);
     if (decision.teardown === "none") {
       say(decision.note);
-      const location = journalLocation(spec);
-      if (decision.dropRecord === true && location !== undefined && token !== undefined && successor !== undefined) {
-        // Its record, and the records it had left on its way there (the successor's claim does not carry them).
-        const here = recordPlace(location);
-        await ops.releaseRecordsOperation(spec, { session, places: [here], token, movedTo: successor.where });
+      if (decision.dropRecord === true && location !== undefined && token !== undefined && replacement !== undefined) {
+        // Its record, and the records it had left on its way there (the replacement's claim does not carry them).
+        const here = locationText(location);
+        await ops.releaseRecordsOperation(spec, { session, places: [here], token, movedTo: replacement.where });
         await dropLeftRecords(ops, spec, session, [here, ...(current?.movedFrom ?? [])], token, say);
       }
       return;
@@ -474,30 +475,29 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     };
     if (decision.teardown === "own-steps") {
       // Another resource of this stack holds the record: tear down what only this one made.
-      const alike = held.alike;
+      const shared = held.sameInputSteps;
       const included = spec.steps.filter((s) => s.included).map((s) => s.name);
       say(
         ownStepsNote(
-          place,
+          where,
           decision.owner,
-          included.filter((n) => !alike.has(n)),
-          included.filter((n) => alike.has(n)),
+          included.filter((n) => !shared.has(n)),
+          included.filter((n) => shared.has(n)),
         ),
       );
       const leave = new Map(
-        [...alike].map(
+        [...shared].map(
           (n) =>
             [
               n,
-              "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it",
+              "left standing: the Khook resource that holds the state record applied this step with the same inputs, and its delete removes it",
             ] as const,
         ),
       );
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
       // The owner left this record for another: nobody holds it now, so it goes with this resource.
-      const location = journalLocation(spec);
       if (result.status === "succeeded" && decision.dropRecord && location !== undefined) {
-        await dropLeftRecords(ops, spec, session, [recordPlace(location)], decision.owner.token, say);
+        await dropLeftRecords(ops, spec, session, [locationText(location)], decision.owner.token, say);
       }
     } else {
       result = await cancellation.track(
@@ -545,7 +545,7 @@ export async function read(
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
   const { inputs, spec, kubeconfigs } = prepare(raw);
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
   const session = await ops.openSession(spec, {
@@ -690,14 +690,11 @@ function stackOf(inputs: KhookInputs): { project: string; stack: string } {
 }
 
 /** Where the owner is kept, for messages: the record, or the owner marker when the journal is off. */
-function ownerPlace(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
-  if (location !== undefined)
-    return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
-  const marker = ownerMarkerLocation(spec.name);
-  return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
+function ownerLocation(spec: LoadedSpec, location: RecordLocation | undefined): string {
+  return describeOwnerLocation(location, ownerMarkerLocation(spec.name));
 }
 
-export function resourceId(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
+export function resourceId(spec: LoadedSpec, location: RecordLocation | undefined): string {
   return location ? `${location.namespace}/${location.name}` : spec.name;
 }
 

@@ -50,8 +50,6 @@ import {
   isResumable,
   markDestroying,
   parseRecord,
-  releasedBy,
-  releasedOwner,
   serializeRecord,
   helmInFlightOf,
   withEntry,
@@ -60,7 +58,8 @@ import {
   type InFlightHelm,
   type OutcomeInput,
   type Redacting,
-  type RecordOwner,
+  type OwnerData,
+  type RecordClaim,
   type RunIdentity,
   type StateRecord,
   type StepKey,
@@ -80,12 +79,17 @@ import {
   type LeaseSelf,
 } from "./lease.js";
 import { currentPidSpace, pidAlive } from "./process-identity.js";
-import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
+import {
+  MAX_CONFLICTS,
+  PermanentStoreError,
+  RecordConflictError,
+  storeErrorText,
+  type RecordStore,
+  type StoredRecord,
+} from "./store.js";
 
 /** Bound on any one store call, so a hung API server cannot hang the end of a run. */
 const STORE_CALL_TIMEOUT_MS = 30_000;
-/** How many conflicts in a row one claim, write or delete resolves before giving up. */
-const MAX_CONFLICTS = 5;
 
 /** This run lost the lease: nothing it writes may land any more. */
 export class LeaseLostError extends PermanentStoreError {
@@ -114,8 +118,14 @@ export interface JournalOptions {
   readonly renewIntervalMs?: number;
   /** The command that clears the lease by hand, quoted in the message of a second run. */
   readonly unlockCommand?: string;
-  /** Who claims the record with this run (the Pulumi resource); without one the recorded owner is kept. */
-  readonly owner?: RecordOwner;
+  /** The owner a shell stamps on the record with this run (the Pulumi resource's); without one the recorded owner is kept. */
+  readonly owner?: OwnerData;
+  /**
+   * The records the spec journaled on before this one (StateRecord.movedFrom). Given (or with an
+   * owner), the run takes the record up: it is the spec's current record again. Without either, the
+   * record's owner and moves are kept as they are.
+   */
+  readonly movedFrom?: readonly string[];
 }
 
 /** This process as a lease holder; each journal gets its own id. */
@@ -157,7 +167,8 @@ export class Journal {
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
-  private readonly owner: RecordOwner | undefined;
+  /** What this run stamps when it takes the record up; undefined keeps the record's owner and moves. */
+  private takeUp: RecordClaim | undefined;
 
   private opened = false;
   private previous: StateRecord | undefined;
@@ -195,7 +206,10 @@ export class Journal {
     this.redactor = opts.redactor;
     this.now = opts.now ?? (() => new Date());
     this.callTimeoutMs = opts.storeCallTimeoutMs ?? STORE_CALL_TIMEOUT_MS;
-    this.owner = opts.owner;
+    this.takeUp =
+      opts.owner !== undefined || opts.movedFrom !== undefined
+        ? { ...(opts.owner !== undefined ? { owner: opts.owner } : {}), movedFrom: opts.movedFrom ?? [] }
+        : undefined;
     this.self = opts.self ?? currentRun();
     this.isAlive = opts.isAlive ?? pidAlive;
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
@@ -286,6 +300,14 @@ export class Journal {
     return this.id.hashKey!;
   }
 
+  /**
+   * This run takes the record up with `movedFrom` (JournalOptions.movedFrom), once its caller has
+   * seen the record `open` read: a record the spec left, or one a move starts on. Before beginRun.
+   */
+  moveHere(movedFrom: readonly string[]): void {
+    this.takeUp = { ...(this.takeUp?.owner !== undefined ? { owner: this.takeUp.owner } : {}), movedFrom };
+  }
+
   /** The resume rule, against the record as read at the start. */
   isResumable(step: StepKey): boolean {
     return isResumable(this.previous, step);
@@ -307,12 +329,10 @@ export class Journal {
           "execution",
           leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand),
         );
-      this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.owner ?? this.previous?.owner);
+      this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.takeUp);
       return;
     }
-    await this.claim("apply", (previous) =>
-      beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner),
-    );
+    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now(), this.takeUp));
   }
 
   /**
@@ -721,80 +741,4 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
     "execution",
     `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
   );
-}
-
-/**
- * A Pulumi resource whose `state:` names another record now releases the one it left (record.ts
- * `movedTo`): a conditional write that changes the owner and nothing else, and only while `token`
- * holds the record. A run that holds the lease meanwhile keeps its own record (it treats a write
- * that left its lease alone as noise), so a resource that takes the record over wins. True when
- * this call released it.
- */
-export async function releaseRecord(
-  store: RecordStore,
-  token: string,
-  movedTo: string,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  for (let i = 0; i < MAX_CONFLICTS; i++) {
-    const seen = await readOwned(store, signal);
-    const owner = seen === undefined ? undefined : releasedOwner(seen.record.owner, token, movedTo);
-    if (seen === undefined || owner === undefined) return false;
-    try {
-      await store.write(serializeRecord({ ...seen.record, owner }), seen.version, signal);
-      return true;
-    } catch (e) {
-      if (e instanceof RecordConflictError) continue;
-      throw new KhookError("execution", storeErrorText("write", store, e));
-    }
-  }
-  throw new KhookError(
-    "execution",
-    `could not release the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
-  );
-}
-
-/**
- * Removes a record `token` released (`releaseRecord`) once that resource is destroyed: only while
- * the release stands and no run holds the lease, so a record another resource or a CLI run has
- * taken up since stays. True when this call removed it.
- */
-export async function deleteReleasedRecord(store: RecordStore, token: string, signal?: AbortSignal): Promise<boolean> {
-  for (let i = 0; i < MAX_CONFLICTS; i++) {
-    const seen = await readOwned(store, signal);
-    if (seen === undefined || !releasedBy(seen.record.owner, token) || seen.record.lease !== undefined) return false;
-    try {
-      await store.delete(seen.version, signal);
-      return true;
-    } catch (e) {
-      if (e instanceof RecordConflictError) continue;
-      throw new KhookError("execution", storeErrorText("delete", store, e));
-    }
-  }
-  throw new KhookError(
-    "execution",
-    `could not remove the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
-  );
-}
-
-/** The record and its version; undefined when there is none or it cannot be parsed (nobody's to release or remove). */
-async function readOwned(
-  store: RecordStore,
-  signal?: AbortSignal,
-): Promise<{ record: StateRecord; version: string } | undefined> {
-  let stored: StoredRecord | undefined;
-  try {
-    stored = await store.read(signal);
-  } catch (e) {
-    throw new KhookError("execution", storeErrorText("read", store, e));
-  }
-  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-  return parsed?.ok ? { record: parsed.record, version: stored!.version } : undefined;
-}
-
-function storeErrorText(verb: "read" | "write" | "delete", store: RecordStore, e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  // Store errors that are already sentences for people carry their own context.
-  if (e instanceof StoreError) return msg;
-  return `cannot ${verb} the state record (${store.description}): ${msg}`;
 }

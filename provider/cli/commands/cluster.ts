@@ -132,6 +132,7 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
         session.kube.notUpAdvice = `if the cluster is still starting, run khook ${name} with --wait-for-cluster 10m to wait until it answers`;
       const ran = await run(spec, {
         session,
+        followMoves: true,
         parallelism,
         signal: interrupt.signal,
         onEvent: (e) => view.onEvent(e),
@@ -273,6 +274,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   );
   if (s.lease !== undefined && report.leaseHolder !== undefined)
     out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
+  if (s.movedTo !== undefined)
+    out.out(`Left:     for ${s.movedTo}: no step resumes from this record, and khook destroy removes it`);
   out.out("");
   out.out(
     table(

@@ -1,31 +1,10 @@
 /**
- * The dynamic provider's handlers. The serialized provider object (sdk/provider.ts)
- * is a thin loader whose every method does `require("khook/provider/pulumi/handlers")`
- * and delegates here, so the engine is resolved from the installed package at
- * run time and never frozen into the state's `__provider`.
- *
- * - check: offline validation and the plan (also while the kubeconfig or some
- *   variables are unknown, see unknowns.ts), plus the tools apply will need.
- * - diff: offline by default; with `previewMode: online` (input or stack
- *   config) it also asks the cluster, read-only, what each step would do.
- *   Both print the plan into the preview's output.
- * - create / update: apply with the journal on by default; a failed run rejects
- *   with a partial state, so the next `pulumi up` calls update and resumes.
- * - delete: destroy, which removes the record when it fully succeeds. An
- *   unreachable cluster fails it with the way out (`khook:deleteUnreachable`).
- * - read (`pulumi refresh`): the record's per-step outcomes.
- *
- * Credentials: create/update use the `kubeconfig` / `context` inputs, else the
- * stack config (`khook:kubeconfig`, `khook:context`, through `configure`);
- * delete/read use the stack config first (a stored token may have expired),
- * else the stored inputs; then the ambient environment (KUBECONFIG,
- * ~/.kube/config, in-cluster). They live in this module's memory only.
- * Each call that reaches the cluster opens one Session (provider/session.ts)
- * for all its operations: one client, one exec-plugin run.
- *
- * The cluster-facing code (operations, the kube client) is required lazily, so
- * a preview never loads it; with a warm summary memo (summary.ts) a preview
- * does not even load the spec loader.
+ * The Pulumi resource's handlers (check, diff, create, update, delete, read), shared by the dynamic
+ * resource and the native provider. The serialized dynamic provider (sdk/provider.ts) requires this
+ * module at run time and delegates, so the engine is never frozen into the state's `__provider`.
+ * Each call that reaches the cluster opens one Session for all its operations; the cluster-facing
+ * code is required lazily, so a preview never loads it (with a warm summary memo, summary.ts, not
+ * even the spec loader). Credentials: `target` and CredentialPrecedence; ownership: record-owner/.
  */
 // First, so the modules below and the ones required lazily come from V8's compile cache.
 import "../compile-cache.js";
@@ -641,7 +620,9 @@ export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejec
  * Which credentials win. "inputs-first" (create, update): the program's
  * `kubeconfig`/`context`, else the stack config. "stack-config-first" (delete,
  * read): the stack config, else the stored inputs, because a stored token may
- * have expired long before `pulumi destroy` runs.
+ * have expired long before `pulumi destroy` runs. Without either, the ambient
+ * environment (KUBECONFIG, ~/.kube/config, in-cluster). Credentials live in
+ * this module's memory only.
  */
 export type CredentialPrecedence = "inputs-first" | "stack-config-first";
 

@@ -1,40 +1,8 @@
 /**
- * The journal: reads the record once at the start of a run, decides resume,
- * and writes the record incrementally — `running` at the start, after every
- * executed step, and the final status at the end.
- *
- * Writes are serialized and coalesced: at most one is in flight, and whatever
- * changed meanwhile goes out as one write of the latest state when it returns.
- * A resumed re-run of an unchanged spec costs one read and one write, whatever
- * the number of steps (beginRun; test/integration/scale.test.ts counts them).
- *
- * Which entries a run changes: those of steps that executed in it (ok,
- * skipped by skipIf, failed — including a failure by cancellation while
- * running), and, so that the record holds every step's outcome, those of steps
- * that never started (excluded by `when:`, blocked by a failed dependency, not
- * started after onError: fail or Ctrl-C), recorded `skipped` with the reason.
- * The one exception: an entry that still resumes (`ok` with the same input
- * hash) is kept, because nothing happened to that step's objects in this run.
- *
- * The lease (lease.ts): a run claims the record before anything runs — one
- * write, conditional on the version it read — and holds it until its final
- * write releases it, renewing it with every write and on a timer while a long
- * step runs. A second run finds the lease held and fails fast naming the
- * holder. Every write is conditional on the last version seen; a conflict is
- * resolved by re-reading, never by overwriting: if the lease is still ours
- * the write goes again, if another run holds it (or `khook unlock` cleared
- * it) this run stops writing, signals `leaseLost` so the engine starts no
- * more steps and cancels the running ones, and ends with a journalError
- * naming the new holder (exit 1); if someone deleted
- * the record, it is recreated with only what this run executed (the deletion
- * reset the rest, as deleting the record is meant to).
- *
- * Failure policy: a record that cannot be read (or belongs to someone else),
- * a lease held by another live run, or a claim that cannot be written (a
- * missing namespace, RBAC) stops the run before it starts: no lease, no run.
- * A later write that fails does not stop the run, but the run ends with a
- * journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
- * lease) stop further write attempts.
+ * A run's journal: reads the record once at the start, decides resume, and writes the record as
+ * the run goes (`running`, every executed step, the final status), holding the record's lease
+ * meanwhile so that two runs never write one record. Writes are coalesced and conditional: see
+ * README.md for the discipline and the failure policy.
  */
 import { randomUUID } from "node:crypto";
 import * as os from "node:os";

@@ -1,21 +1,7 @@
 /**
- * The run-state record, as pure data and pure functions. No I/O here: the
- * journal (journal.ts) decides when to write, the store (secret-store.ts)
- * how.
- *
- * What is stored — and nothing else: the spec's name and whole-spec hash,
- * khook's version, timestamps, the run status, and per step its input hash and
- * outcome (status, reason, attempts, duration, finish time, redacted and
- * truncated error text); the run's lease; where the spec journaled before
- * (its moves); and the owner a shell stamps on it, which the core carries
- * and never reads. The rendered spec — action blocks, values, manifests,
- * variables — is never part of a record: the types below have no place for it.
- *
- * Entries of steps that are not in the current spec are kept untouched, so
- * renaming a step back (or toggling between two spec variants sharing one
- * record) still resumes. They can never cause a resume by themselves: resume
- * looks up the current spec's step names only. When the record would outgrow
- * MAX_RECORD_BYTES, those stale entries are dropped, oldest first.
+ * The state record as pure data and pure functions: its entries, the one resume rule, its
+ * serialization, and the summary `khook status` and Pulumi's read show. No I/O: the journal
+ * decides when to write, the store how. README.md says what a record holds, and what it never does.
  */
 
 import { parseLease, type Lease } from "./lease.js";

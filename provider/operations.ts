@@ -41,7 +41,7 @@ import {
   type LeaseHolderState,
   type LockCheck,
   type MoveBlocker,
-  type RecordClaim,
+  type TakeUp,
   type RecordLocation,
   type RecordSummary,
   type StateRecord,
@@ -70,10 +70,10 @@ interface RunOperationOptions {
   /** For tests: replace executors by type. */
   readonly executors?: ExecutorRegistry;
   /**
-   * Apply takes the record up with this claim (state/record.ts RecordClaim): the owner data a
+   * Apply takes the record up (state/record.ts TakeUp): with the owner data a
    * shell stamps (the Pulumi resource's), and the records the spec moved from.
    */
-  readonly claim?: RecordClaim;
+  readonly takeUp?: TakeUp;
   /**
    * The CLI's record moves (state/moves.ts): find the spec's other records by their label, carry
    * a move of `state:` to another record, and clear the records a destroy leaves stale. The Pulumi
@@ -130,14 +130,14 @@ export function inSession<T>(
 function journalFor(
   spec: LoadedSpec,
   session: Session,
-  opts: Pick<RunOperationOptions, "claim" | "hashKey"> = {},
+  opts: Pick<RunOperationOptions, "takeUp" | "hashKey"> = {},
 ): Journal | undefined {
   const location = session.record;
   if (location === undefined) return undefined;
   return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
     unlockCommand: unlockCommand(spec, location),
-    ...(opts.claim?.owner !== undefined ? { owner: opts.claim.owner } : {}),
-    ...(opts.claim !== undefined ? { movedFrom: opts.claim.movedFrom } : {}),
+    ...(opts.takeUp?.owner !== undefined ? { owner: opts.takeUp.owner } : {}),
+    ...(opts.takeUp !== undefined ? { movedFrom: opts.takeUp.movedFrom } : {}),
     ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
   });
 }

@@ -27,7 +27,7 @@ import {
   type OutcomeInput,
   type Redacting,
   type OwnerData,
-  type RecordClaim,
+  type TakeUp,
   type RunIdentity,
   type StateRecord,
   type StepKey,
@@ -136,7 +136,7 @@ export class Journal {
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
   /** What this run stamps when it takes the record up; undefined keeps the record's owner and moves. */
-  private takeUp: RecordClaim | undefined;
+  private takeUp: TakeUp | undefined;
 
   private opened = false;
   private previous: StateRecord | undefined;

@@ -88,7 +88,7 @@ export const MAX_MOVED_FROM = 16;
  * A run that takes the record up: the record is its spec's current one again (its `movedTo`
  * goes), remembers `movedFrom`, and carries `owner` when one is given (else the recorded one).
  */
-export interface RecordClaim {
+export interface TakeUp {
   readonly owner?: OwnerData;
   readonly movedFrom: readonly string[];
 }
@@ -185,20 +185,20 @@ export function isResumable(record: StateRecord | undefined, step: StepKey): boo
 
 /**
  * A record for a run that starts now, carrying the previous record's step entries over, and its
- * owner and moves as they were unless the run takes the record up (`claim`).
+ * owner and moves as they were unless the run takes the record up (`takeUp`).
  */
 export function beginRecord(
   previous: StateRecord | undefined,
   id: RunIdentity,
   command: RecordCommand,
   now: Date,
-  claim?: RecordClaim,
+  takeUp?: TakeUp,
 ): StateRecord {
   const at = now.toISOString();
   const hashKey = id.hashKey ?? previous?.hashKey;
-  const owner = claim?.owner ?? previous?.owner;
-  const movedTo = claim === undefined ? previous?.movedTo : undefined;
-  const movedFrom = claim === undefined ? previous?.movedFrom : claim.movedFrom;
+  const owner = takeUp?.owner ?? previous?.owner;
+  const movedTo = takeUp === undefined ? previous?.movedTo : undefined;
+  const movedFrom = takeUp === undefined ? previous?.movedFrom : takeUp.movedFrom;
   return {
     ...(owner !== undefined ? { owner } : {}),
     ...(movedTo !== undefined ? { movedTo } : {}),

@@ -89,7 +89,7 @@ describe("state moves: the record", () => {
     assert.equal(JSON.parse(serializeRecord(record()))["owner"], undefined, "nothing to store: no owner key");
   });
 
-  test("a claim takes the record up (movedTo goes, movedFrom as claimed, owner kept unless given); no claim keeps both", () => {
+  test("a run that takes the record up clears movedTo, sets movedFrom, and keeps the owner unless it gives one; a run that does not keeps both", () => {
     const left = record({ owner: { x: 1 }, movedTo: "elsewhere", movedFrom: ["ns/old"] });
     const id = { spec: "demo", specHash: "sha256:s", khookVersion: "1" };
     const kept = beginRecord(left, id, "apply", T0);

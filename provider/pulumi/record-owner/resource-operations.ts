@@ -43,7 +43,7 @@ export function applyOperation(spec: LoadedSpec, opts: ApplyOptions & Owned): Pr
       await new OwnerMarkerStore(session.kube, spec.name).write(owner, opts.signal);
       return applySpec(spec, { ...rest, session });
     }
-    return applySpec(spec, { ...rest, session, claim: { owner: ownerData(owner), movedFrom: owner.movedFrom ?? [] } });
+    return applySpec(spec, { ...rest, session, takeUp: { owner: ownerData(owner), movedFrom: owner.movedFrom ?? [] } });
   });
 }
 

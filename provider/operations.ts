@@ -275,19 +275,22 @@ function releaseAfter(
   if (here === undefined || movedFrom.length === 0) return undefined;
   return async (result) => {
     if (result.status !== "succeeded") return result;
-    try {
-      for (const place of movedFrom) {
+    for (const place of movedFrom) {
+      try {
         if (await releaseAt(spec, session.kube, place, describeRecord(here), signal))
           note(
             `left the state record ${place} for ${locationText(here)}: it is marked as left, and khook destroy removes it`,
           );
+      } catch (e) {
+        const { namespace, name } = parseLocationText(place)!;
+        return {
+          ...result,
+          status: "failed",
+          journalError:
+            `the run succeeded, but khook could not mark the state record ${place}, which this spec left for ${locationText(here)}, as left: ${(e as Error).message}. ` +
+            `It still says its steps succeeded: run khook apply again, or delete it (kubectl delete secret -n ${namespace} ${name})`,
+        };
       }
-    } catch (e) {
-      return {
-        ...result,
-        status: "failed",
-        journalError: `${(e as Error).message}; it still says its steps succeeded: delete it (kubectl delete secret ...) or run khook apply again`,
-      };
     }
     return result;
   };
@@ -322,7 +325,8 @@ async function otherRecords(
 ): Promise<FoundRecord[]> {
   const namespaces = [...(here !== undefined ? [here.namespace] : []), SPEC_DEFAULTS.stateNamespace];
   const { records, searched } = await findRecords(kube, spec.name, namespaces, signal);
-  if (searched !== "every namespace" && searched.length === 0)
+  // Said only to a spec that keeps a record: a destroy with state: off may have no use for secrets at all.
+  if (here !== undefined && searched !== "every namespace" && searched.length === 0)
     note(
       `warning: cannot look for the other state records of spec "${spec.name}": listing Secrets is forbidden in ${namespaces.map((n) => `namespace "${n}"`).join(" and ")}. ` +
         `A record the spec journaled on before is neither released nor removed; grant list on secrets to let khook find it`,

@@ -13,39 +13,25 @@ import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
-import { SPEC_DEFAULTS } from "./dsl/defaults.js";
 import type { LoadedSpec } from "./dsl/loaded.js";
 import { keyedSpec } from "./dsl/keyed-hash.js";
 import {
-  assessLease,
   clearLease,
   currentRun,
-  describeLease,
-  describeRecord,
-  findRecords,
   Journal,
   leaseHolderState,
-  locationText,
-  needsSearch,
-  parseLocationText,
   parseRecord,
   pidAlive,
-  planApplyMove,
-  planDestroyMove,
-  releaseRecord,
-  removeRecord,
   SecretRecordStore,
   summarizeRecord,
-  type FoundRecord,
   type Lease,
   type LeaseHolderState,
-  type LockCheck,
-  type MoveBlocker,
-  type TakeUp,
   type RecordLocation,
   type RecordSummary,
   type StateRecord,
+  type TakeUp,
 } from "./state/index.js";
+import { aroundApply, aroundDestroy } from "./state/spec-records.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
@@ -156,10 +142,17 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
     const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
-    const moves =
+    const around =
       opts.followMoves === true && withoutRecord === undefined
-        ? await movesAround(spec, session, journal, mode, opts)
-        : undefined;
+        ? await (mode === "apply" ? aroundApply : aroundDestroy)({
+            kube,
+            specName: spec.name,
+            here: session.record,
+            journal,
+            ...(opts.signal ? { signal: opts.signal } : {}),
+            note: (message) => opts.onEvent?.({ type: "journal-note", message: session.redactor.redact(message) }),
+          })
+        : {};
     const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
@@ -171,200 +164,13 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
-      ...(moves?.refusal !== undefined ? { refusal: moves.refusal } : {}),
+      ...(around.refusal !== undefined
+        ? { refusal: { message: around.refusal, why: "the spec's other state records stop this run" } }
+        : {}),
     });
-    return moves?.after !== undefined ? moves.after(result) : result;
+    const error = await around.after?.(result.status === "succeeded");
+    return error === undefined ? result : { ...result, status: "failed", journalError: session.redactor.redact(error) };
   });
-}
-
-// ---- the CLI's record moves (state/moves.ts) ----
-
-/** What a run does about the spec's other records: refuse it, or act after it. */
-interface MovesAround {
-  readonly refusal?: { readonly message: string; readonly why: string };
-  readonly after?: (result: RunResult) => Promise<RunResult>;
-}
-
-/**
- * Before an apply: when the spec's record is new or left, the spec's other current records are the
- * ones it moves from (the record takes them into `movedFrom`); after a run that succeeds, each record
- * it moved from is marked as left. Before a destroy: every other record of the spec that no shell
- * owns is marked as left (the teardown makes them stale), and removed once the teardown succeeds.
- */
-async function movesAround(
-  spec: LoadedSpec,
-  session: Session,
-  journal: Journal | undefined,
-  mode: "apply" | "destroy",
-  opts: RunOperationOptions,
-): Promise<MovesAround> {
-  const { kube } = session;
-  const here = session.record;
-  const signal = opts.signal;
-  const note = (message: string): void => opts.onEvent?.({ type: "journal-note", message });
-  const refuse = (message: string): MovesAround => ({
-    refusal: { message, why: "the spec's other state records stop this run" },
-  });
-  let previous: StateRecord | undefined;
-  try {
-    previous = await journal?.open();
-  } catch {
-    return {}; // the run reports the record it cannot read
-  }
-  if (mode === "apply" && (here === undefined || !needsSearch(previous)))
-    return { after: releaseAfter(spec, session, here, previous?.movedFrom ?? [], note, signal) };
-  let found: FoundRecord[];
-  try {
-    found = await otherRecords(spec, kube, here, previous, note, signal);
-  } catch (e) {
-    return refuse(
-      `cannot look for the other state records of spec "${spec.name}" (${(e as Error).message}). Nothing was changed.`,
-    );
-  }
-  const lock: LockCheck = { self: currentRun(), now: new Date(), isAlive: pidAlive };
-  if (mode === "apply") {
-    const plan = planApplyMove(here!, previous, found, lock);
-    if (plan.kind === "blocked") return refuse(blockedMessage(spec, "apply", here, plan.blockers));
-    if (plan.movedFrom !== undefined) journal!.moveHere(plan.movedFrom);
-    return { after: releaseAfter(spec, session, here, plan.release, note, signal) };
-  }
-  const plan = planDestroyMove(here, found, lock);
-  if (plan.kind === "blocked") return refuse(blockedMessage(spec, "destroy", here, plan.blockers));
-  const leftFor = here !== undefined ? describeRecord(here) : "no state record (the spec's state: is off)";
-  try {
-    // Stale once the teardown starts: never resumed from, even if it stops half-way.
-    for (const place of plan.release) await releaseAt(spec, kube, place, leftFor, signal);
-  } catch (e) {
-    return refuse(`${(e as Error).message}. Nothing was torn down.`);
-  }
-  return {
-    after: async (result) => {
-      if (result.status !== "succeeded") return result;
-      const self = currentRun();
-      const removable = (r: StateRecord): boolean =>
-        r.spec === spec.name &&
-        r.owner === undefined &&
-        r.movedTo !== undefined &&
-        assessLease(r.lease, self, new Date(), pidAlive).kind !== "held";
-      try {
-        for (const place of plan.remove) {
-          const location = parseLocationText(place);
-          if (location === undefined) continue;
-          if (await removeRecord(new SecretRecordStore(kube, location, spec.name), removable, signal))
-            note(
-              `removed the state record ${place}, which this spec had left${here !== undefined ? ` for ${locationText(here)}` : ""}`,
-            );
-        }
-      } catch (e) {
-        return { ...result, status: "failed", journalError: (e as Error).message };
-      }
-      return result;
-    },
-  };
-}
-
-/** After an apply that succeeded: each record in `movedFrom` that no shell owns is marked as left for `here`. */
-function releaseAfter(
-  spec: LoadedSpec,
-  session: Session,
-  here: RecordLocation | undefined,
-  movedFrom: readonly string[],
-  note: (message: string) => void,
-  signal: AbortSignal | undefined,
-): ((result: RunResult) => Promise<RunResult>) | undefined {
-  if (here === undefined || movedFrom.length === 0) return undefined;
-  return async (result) => {
-    if (result.status !== "succeeded") return result;
-    for (const place of movedFrom) {
-      try {
-        if (await releaseAt(spec, session.kube, place, describeRecord(here), signal))
-          note(
-            `left the state record ${place} for ${locationText(here)}: it is marked as left, and khook destroy removes it`,
-          );
-      } catch (e) {
-        const { namespace, name } = parseLocationText(place)!;
-        return {
-          ...result,
-          status: "failed",
-          journalError:
-            `the run succeeded, but khook could not mark the state record ${place}, which this spec left for ${locationText(here)}, as left: ${(e as Error).message}. ` +
-            `It still says its steps succeeded: run khook apply again, or delete it (kubectl delete secret -n ${namespace} ${name})`,
-        };
-      }
-    }
-    return result;
-  };
-}
-
-/** Marks the record at `place` (namespace/name) as left for `movedTo`, if it is this spec's, no shell owns it, and it is not left already. */
-function releaseAt(
-  spec: LoadedSpec,
-  kube: KubeClient,
-  place: string,
-  movedTo: string,
-  signal: AbortSignal | undefined,
-): Promise<boolean> {
-  const location = parseLocationText(place);
-  if (location === undefined) return Promise.resolve(false);
-  const store = new SecretRecordStore(kube, location, spec.name);
-  return releaseRecord(store, movedTo, (r) => r.spec === spec.name && r.owner === undefined, signal);
-}
-
-/**
- * The spec's records other than the one at `here`: those its label finds (in every namespace, or
- * where that is forbidden in the record's namespace and the default one), and those the record names
- * in its movedFrom. Says so in one line when it could look nowhere.
- */
-async function otherRecords(
-  spec: LoadedSpec,
-  kube: KubeClient,
-  here: RecordLocation | undefined,
-  previous: StateRecord | undefined,
-  note: (message: string) => void,
-  signal: AbortSignal | undefined,
-): Promise<FoundRecord[]> {
-  const namespaces = [...(here !== undefined ? [here.namespace] : []), SPEC_DEFAULTS.stateNamespace];
-  const { records, searched } = await findRecords(kube, spec.name, namespaces, signal);
-  // Said only to a spec that keeps a record: a destroy with state: off may have no use for secrets at all.
-  if (here !== undefined && searched !== "every namespace" && searched.length === 0)
-    note(
-      `warning: cannot look for the other state records of spec "${spec.name}": listing Secrets is forbidden in ${namespaces.map((n) => `namespace "${n}"`).join(" and ")}. ` +
-        `A record the spec journaled on before is neither released nor removed; grant list on secrets to let khook find it`,
-    );
-  const known = new Set(records.map((r) => locationText(r.location)));
-  const named: FoundRecord[] = [];
-  for (const place of previous?.movedFrom ?? []) {
-    const location = parseLocationText(place);
-    if (location === undefined || known.has(place)) continue;
-    const stored = await new SecretRecordStore(kube, location, spec.name).read(signal).catch(() => undefined);
-    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-    if (parsed?.ok && parsed.record.spec === spec.name) named.push({ location, record: parsed.record });
-  }
-  return [...records, ...named].filter((r) => here === undefined || locationText(r.location) !== locationText(here));
-}
-
-/** Why a move cannot be carried, naming both records and what to do. */
-function blockedMessage(
-  spec: LoadedSpec,
-  mode: "apply" | "destroy",
-  here: RecordLocation | undefined,
-  blockers: readonly MoveBlocker[],
-): string {
-  const at = here !== undefined ? `the state record ${locationText(here)}` : "no state record";
-  const lines = blockers.map((b) => {
-    const there = `the state record ${locationText(b.location)}`;
-    if (b.why === "locked" && b.record.lease !== undefined)
-      return `${there} is locked by another khook run, ${describeLease(b.record.lease)}: wait for it to finish (or clear it with khook unlock --record ${locationText(b.location)}) and run again`;
-    return (
-      `${there} is held by a Pulumi Khook resource (its record names an owner), which khook ${mode} cannot hand over: ` +
-      `${mode === "apply" ? "apply" : "destroy"} the spec from that Pulumi stack, or set state: back to ${locationText(b.location)}; ` +
-      `if that resource is gone, delete the Secret (kubectl delete secret -n ${b.location.namespace} ${b.location.name}) and run again`
-    );
-  });
-  return (
-    `khook ${mode} of spec "${spec.name}" on ${at} refused: the spec has another state record that this run ${mode === "apply" ? "would move from" : "would leave stale"}. ` +
-    `${lines.join("; ")}. Nothing was changed.`
-  );
 }
 
 export function applyOperation(spec: LoadedSpec, opts: ApplyOptions): Promise<RunResult> {

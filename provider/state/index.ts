@@ -6,3 +6,4 @@ export * from "./secret-store.js";
 export * from "./lease.js";
 export * from "./location.js";
 export * from "./moves.js";
+export * from "./spec-records.js";

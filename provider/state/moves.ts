@@ -6,9 +6,9 @@
  * from the new record may have removed them.
  *
  * Both shells move records. The Pulumi resource knows the record its last run used from its
- * outputs; the CLI finds the spec's other records by their label (secret-store.ts findRecords)
- * and decides here what to do with them. The writes are conditional, like the journal's: a record
- * someone changed meanwhile is read and judged again, never overwritten.
+ * outputs; the CLI finds the spec's other records by their label (spec-records.ts) and decides here
+ * what to do with them. The writes are conditional, like the journal's: a record someone changed
+ * meanwhile is read and judged again, never overwritten.
  */
 import { KhookError } from "../errors.js";
 import { assessLease, type IsAlive, type LeaseSelf } from "./lease.js";

@@ -88,10 +88,16 @@ describe("state moves (the CLI)", { timeout: 300_000 }, () => {
     assert.equal((await khook(["apply", "-f", file, "-o", "json"])).code, 0);
     fs.writeFileSync(file, specOn("back", "rec-b"));
     assert.equal((await khook(["apply", "-f", file, "-o", "json"])).code, 0);
-    const left = await record("rec-a");
-    assert.match(JSON.stringify(left?.["owner"] ?? {}), /"movedTo":"[^,}]*rec-b/, "rec-a is marked as left");
+    const marked = await record("rec-a");
+    assert.match(JSON.stringify(marked?.["owner"] ?? {}), /"movedTo":"[^,}]*rec-b/, "rec-a is marked as left");
 
     fs.writeFileSync(file, specOn("back", "rec-a"));
+    const left = await khook(["status", "-f", file]);
+    assert.match(
+      left.stdout,
+      new RegExp(`^Left: +for the state record \\(Secret "rec-b" in namespace "${ns}"\\)`, "m"),
+    );
+    assert.match(left.stdout, /^cm +ok .* re-run /m, "status says the next apply re-runs the step");
     const back = await khook(["apply", "-f", file, "-o", "json"]);
     assert.equal(back.code, 0, back.stderr);
     assert.equal(stepOf(parseRun(back), "cm").status, "ok", "a record the spec left resumes nothing");

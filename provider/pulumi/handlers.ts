@@ -371,13 +371,13 @@ async function applyRun(
     if (result.status === "succeeded" && owner.movedFrom !== undefined) {
       const released = await ops.releaseRecordsOperation(spec, {
         session,
-        places: owner.movedFrom,
+        locations: owner.movedFrom,
         token: owner.token,
         movedTo: ownerLocation(spec, location),
       });
-      for (const place of released)
+      for (const left of released)
         say(
-          `left the state record ${place} for ${ownerLocation(spec, location)}: it is marked as left, and this resource's delete removes it`,
+          `left the state record ${left} for ${ownerLocation(spec, location)}: it is marked as left, and this resource's delete removes it`,
         );
     }
   } finally {
@@ -439,7 +439,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       if (decision.dropRecord === true && location !== undefined && token !== undefined && replacement !== undefined) {
         // Its record, and the records it had left on its way there (the replacement's claim does not carry them).
         const here = locationText(location);
-        await ops.releaseRecordsOperation(spec, { session, places: [here], token, movedTo: replacement.where });
+        await ops.releaseRecordsOperation(spec, { session, locations: [here], token, movedTo: replacement.where });
         await dropLeftRecords(ops, spec, session, [here, ...(current?.movedFrom ?? [])], token, say);
       }
       return;
@@ -548,12 +548,12 @@ async function dropLeftRecords(
   ops: Operations,
   spec: LoadedSpec,
   session: Session,
-  places: readonly string[],
+  locations: readonly string[],
   token: string,
   say: (text: string) => void,
 ): Promise<void> {
-  const dropped = await ops.dropReleasedRecordsOperation(spec, { session, places, token });
-  for (const place of dropped) say(`removed the state record ${place}, which its owner had left for another`);
+  const dropped = await ops.dropReleasedRecordsOperation(spec, { session, locations, token });
+  for (const left of dropped) say(`removed the state record ${left}, which its owner had left for another`);
 }
 
 type Unreachable = { kind: "unreachable" | "rejected"; message: string };

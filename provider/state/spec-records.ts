@@ -81,7 +81,7 @@ export async function aroundDestroy(ctx: SpecRecordsContext): Promise<AroundRun>
   const leftFor = here !== undefined ? describeRecord(here) : "no state record (the spec's state: is off)";
   try {
     // Stale once the teardown starts: never resumed from, even if the teardown stops half-way.
-    for (const place of plan.release) await releaseAt(ctx, place, leftFor);
+    for (const other of plan.release) await releaseAt(ctx, other, leftFor);
   } catch (e) {
     return { refusal: `${(e as Error).message}. Nothing was torn down.` };
   }
@@ -93,15 +93,15 @@ export async function aroundDestroy(ctx: SpecRecordsContext): Promise<AroundRun>
   return {
     after: async (succeeded) => {
       if (!succeeded) return undefined;
-      for (const place of plan.remove) {
-        const location = parseLocationText(place)!;
+      for (const other of plan.remove) {
+        const location = parseLocationText(other)!;
         try {
           if (await removeRecord(new SecretRecordStore(ctx.kube, location, specName), removable, ctx.signal))
             ctx.note(
-              `removed the state record ${place}, which this spec had left${here !== undefined ? ` for ${locationText(here)}` : ""}`,
+              `removed the state record ${other}, which this spec had left${here !== undefined ? ` for ${locationText(here)}` : ""}`,
             );
         } catch (e) {
-          return `the teardown succeeded, but khook could not remove the state record ${place}, which this spec had left: ${(e as Error).message}`;
+          return `the teardown succeeded, but khook could not remove the state record ${other}, which this spec had left: ${(e as Error).message}`;
         }
       }
       return undefined;
@@ -114,16 +114,16 @@ function releaseAfter(ctx: SpecRecordsContext, here: RecordLocation, movedFrom: 
   if (movedFrom.length === 0) return undefined;
   return async (succeeded) => {
     if (!succeeded) return undefined;
-    for (const place of movedFrom) {
+    for (const left of movedFrom) {
       try {
-        if (await releaseAt(ctx, place, describeRecord(here)))
+        if (await releaseAt(ctx, left, describeRecord(here)))
           ctx.note(
-            `left the state record ${place} for ${locationText(here)}: it is marked as left, and khook destroy removes it`,
+            `left the state record ${left} for ${locationText(here)}: it is marked as left, and khook destroy removes it`,
           );
       } catch (e) {
-        const { namespace, name } = parseLocationText(place)!;
+        const { namespace, name } = parseLocationText(left)!;
         return (
-          `the run succeeded, but khook could not mark the state record ${place}, which this spec left for ${locationText(here)}, as left: ${(e as Error).message}. ` +
+          `the run succeeded, but khook could not mark the state record ${left}, which this spec left for ${locationText(here)}, as left: ${(e as Error).message}. ` +
           `It still says its steps succeeded: run khook apply again, or delete it (kubectl delete secret -n ${namespace} ${name})`
         );
       }
@@ -132,9 +132,9 @@ function releaseAfter(ctx: SpecRecordsContext, here: RecordLocation, movedFrom: 
   };
 }
 
-/** Marks the record at `place` as left for `movedTo`, if it is the spec's, no shell owns it, and it is not left already. */
-function releaseAt(ctx: SpecRecordsContext, place: string, movedTo: string): Promise<boolean> {
-  const location = parseLocationText(place);
+/** Marks the record at `text` ("namespace/name") as left for `movedTo`, if it is the spec's, no shell owns it, and it is not left already. */
+function releaseAt(ctx: SpecRecordsContext, text: string, movedTo: string): Promise<boolean> {
+  const location = parseLocationText(text);
   if (location === undefined) return Promise.resolve(false);
   const store = new SecretRecordStore(ctx.kube, location, ctx.specName);
   return releaseRecord(store, movedTo, (r) => r.spec === ctx.specName && r.owner === undefined, ctx.signal);
@@ -167,9 +167,9 @@ async function otherRecords(
     );
   const known = new Set(found.records.map((r) => locationText(r.location)));
   const named: FoundRecord[] = [];
-  for (const place of previous?.movedFrom ?? []) {
-    const location = parseLocationText(place);
-    if (location === undefined || known.has(place)) continue;
+  for (const text of previous?.movedFrom ?? []) {
+    const location = parseLocationText(text);
+    if (location === undefined || known.has(text)) continue;
     const stored = await new SecretRecordStore(ctx.kube, location, specName).read(ctx.signal).catch(() => undefined);
     const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
     if (parsed?.ok && parsed.record.spec === specName) named.push({ location, record: parsed.record });

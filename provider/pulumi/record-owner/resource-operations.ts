@@ -99,13 +99,13 @@ export function heldRecordOperation(spec: LoadedSpec, opts: RecordOptions): Prom
   });
 }
 
-/** The records a resource left (RecordOwner.movedFrom), as "namespace/name", and the resource's token. */
+/** The records a resource left (RecordOwner.movedFrom), as location texts ("namespace/name"), and the resource's token. */
 export type MovedRecordsOptions = RecordOptions & {
-  readonly places: readonly string[];
+  readonly locations: readonly string[];
   readonly token: string;
 };
 
-/** Marks each record in `places` that `token` still holds as left for `movedTo`; returns the places released now. */
+/** Marks each record in `locations` that `token` still holds as left for `movedTo`; returns the ones released now. */
 export function releaseRecordsOperation(
   spec: LoadedSpec,
   opts: MovedRecordsOptions & { readonly movedTo: string },
@@ -113,7 +113,7 @@ export function releaseRecordsOperation(
   return onRecords(spec, opts, (store) => releaseOwnedRecord(store, opts.token, opts.movedTo, opts.signal));
 }
 
-/** Removes each record in `places` that `token` left and nobody took up since (dropReleasedRecord); returns the places removed. */
+/** Removes each record in `locations` that `token` left and nobody took up since (dropReleasedRecord); returns the ones removed. */
 export function dropReleasedRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions): Promise<string[]> {
   return onRecords(spec, opts, (store) => dropReleasedRecord(store, opts.token, opts.signal));
 }
@@ -144,9 +144,9 @@ function onRecords(
 ): Promise<string[]> {
   return inSession(spec, opts, async ({ kube }) => {
     const done: string[] = [];
-    for (const place of opts.places) {
-      const location = parseLocationText(place);
-      if (location !== undefined && (await act(new SecretRecordStore(kube, location, spec.name)))) done.push(place);
+    for (const text of opts.locations) {
+      const location = parseLocationText(text);
+      if (location !== undefined && (await act(new SecretRecordStore(kube, location, spec.name)))) done.push(text);
     }
     return done;
   });

@@ -52,7 +52,7 @@ export interface MovedRecordCalls {
 /**
  * The record operations of a fake operations layer: the record is held by `owner()` and holds the
  * steps `sameInputSteps()` names with this spec's inputs; releases and drops are recorded in `calls`
- * and report every place as done.
+ * (`places`: the `locations` each call was given) and report every one as done.
  */
 export function fakeRecordOperations(
   owner: () => RecordOwner | undefined = () => undefined,
@@ -67,12 +67,12 @@ export function fakeRecordOperations(
     ownerOperation: async () => owner(),
     heldRecordOperation: async () => ({ owner: owner(), sameInputSteps: sameInputSteps() }),
     releaseRecordsOperation: async (_spec, o) => (
-      calls.released.push({ places: o.places, token: o.token, movedTo: o.movedTo }),
-      [...o.places]
+      calls.released.push({ places: o.locations, token: o.token, movedTo: o.movedTo }),
+      [...o.locations]
     ),
     dropReleasedRecordsOperation: async (_spec, o) => (
-      calls.dropped.push({ places: o.places, token: o.token }),
-      [...o.places]
+      calls.dropped.push({ places: o.locations, token: o.token }),
+      [...o.locations]
     ),
   };
 }

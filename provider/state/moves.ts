@@ -13,16 +13,8 @@
 import { KhookError } from "../errors.js";
 import { assessLease, type IsAlive, type LeaseSelf } from "./lease.js";
 import { locationText, type RecordLocation } from "./location.js";
-import { MAX_MOVED_FROM, parseRecord, serializeRecord, type StateRecord } from "./record.js";
+import { movedFromAfter, parseRecord, serializeRecord, type StateRecord } from "./record.js";
 import { MAX_CONFLICTS, RecordConflictError, storeErrorText, type RecordStore, type StoredRecord } from "./store.js";
-
-/**
- * The records a record remembers having been moved from: those it `carried` and those the spec
- * `left` now, oldest first, without `here` (a spec back on a record it left owns it again).
- */
-export function movedFromAfter(carried: readonly string[], left: readonly string[], here: string): string[] {
-  return [...new Set([...carried, ...left])].filter((p) => p !== here).slice(-MAX_MOVED_FROM);
-}
 
 /** A record of the spec that lives elsewhere than the run's, as read. */
 export interface FoundRecord {

@@ -85,6 +85,14 @@ export type OwnerData = Readonly<Record<string, unknown>>;
 export const MAX_MOVED_FROM = 16;
 
 /**
+ * The records a record remembers having been moved from: those it `carried` and those the spec
+ * `left` now, oldest first, without `here` (a spec back on a record it left owns it again).
+ */
+export function movedFromAfter(carried: readonly string[], left: readonly string[], here: string): string[] {
+  return [...new Set([...carried, ...left])].filter((p) => p !== here).slice(-MAX_MOVED_FROM);
+}
+
+/**
  * A run that takes the record up: the record is its spec's current one again (its `movedTo`
  * goes), remembers `movedFrom`, and carries `owner` when one is given (else the recorded one).
  */

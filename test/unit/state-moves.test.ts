@@ -10,7 +10,6 @@ import { Journal } from "../../provider/state/journal.js";
 import { newLease, type LeaseSelf } from "../../provider/state/lease.js";
 import { locationText, parseLocationText } from "../../provider/state/location.js";
 import {
-  movedFromAfter,
   needsSearch,
   planApplyMove,
   planDestroyMove,
@@ -23,6 +22,7 @@ import {
   beginRecord,
   isResumable,
   MAX_MOVED_FROM,
+  movedFromAfter,
   parseRecord,
   serializeRecord,
   type StateRecord,

@@ -8,8 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { RecordLocation } from "../../state/location.js";
-import { movedFromAfter } from "../../state/moves.js";
-import type { OwnerData, StateRecord } from "../../state/record.js";
+import { movedFromAfter, type OwnerData, type StateRecord } from "../../state/record.js";
 
 export interface StackIdentity {
   project: string;

@@ -7,7 +7,7 @@
  * (resource-operations.ts) read the owner and act on these decisions; docs/pulumi.md has the table.
  */
 import { randomUUID } from "node:crypto";
-import type { RecordLocation } from "../../state/location.js";
+import { describeRecord, type RecordLocation } from "../../state/location.js";
 import { movedFromAfter, type OwnerData, type StateRecord } from "../../state/record.js";
 
 export interface StackIdentity {
@@ -67,8 +67,7 @@ export function heldBy(record: StateRecord, token: string): boolean {
 
 /** Where an owner is kept, for messages: the record, or the owner marker when the journal is off. */
 export function describeOwnerLocation(location: RecordLocation | undefined, marker: RecordLocation): string {
-  if (location !== undefined)
-    return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
+  if (location !== undefined) return describeRecord(location);
   return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
 }
 

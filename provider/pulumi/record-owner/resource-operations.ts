@@ -26,6 +26,7 @@ import { heldBy, ownerData, ownerOf, type RecordOwner } from "./owner.js";
 
 export {
   clusterReadyOperation,
+  driftOperation,
   openSession,
   planOperation,
   reachOperation,

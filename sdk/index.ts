@@ -31,7 +31,7 @@ import {
   type StepOutput,
 } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
-import { claimRecord } from "../provider/pulumi/owner.js";
+import { claimRecord } from "../provider/pulumi/record-owner/siblings.js";
 import { khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/dsl/load.js";
 

@@ -23,7 +23,7 @@ import { normalizeInputs } from "../../provider/pulumi/wire.js";
 import { runOutputs } from "../../provider/pulumi/outputs.js";
 import { BUNDLE_KEY, UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
-import type { RecordOwner } from "../../provider/state/record.js";
+import type { RecordOwner } from "../../provider/pulumi/record-owner/owner.js";
 import type { Session, SessionOptions } from "../../provider/session.js";
 import { fakeRecordOperations, fakeSessions, type MovedRecordCalls } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
@@ -676,7 +676,7 @@ describe("handlers (with a fake operations layer)", () => {
   function fakeOps(
     run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult,
     currentOwner: () => RecordOwner | undefined = () => undefined,
-    alike: () => Set<string> = () => new Set(),
+    sameInputSteps: () => Set<string> = () => new Set(),
   ) {
     const calls: {
       op: string;
@@ -688,7 +688,7 @@ describe("handlers (with a fake operations layer)", () => {
     }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
-    const records = fakeRecordOperations(currentOwner, alike);
+    const records = fakeRecordOperations(currentOwner, sameInputSteps);
     const ops: handlers.Operations = {
       openSession: sessions.openSession,
       ...records,
@@ -856,7 +856,10 @@ describe("handlers (with a fake operations layer)", () => {
         },
         ...fakeRecordOperations(),
         ownerOperation: async () => (order.push("owner check"), undefined),
-        heldRecordOperation: async () => (order.push("owner check"), { owner: undefined, alike: new Set<string>() }),
+        heldRecordOperation: async () => (
+          order.push("owner check"),
+          { owner: undefined, sameInputSteps: new Set<string>() }
+        ),
         applyOperation: async (spec, o) => (
           order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"),
           okResult(spec)
@@ -1542,26 +1545,21 @@ describe("handlers (with a fake operations layer)", () => {
 });
 
 describe("journal location", () => {
-  test('matches operations.recordLocation(spec, "default-on") for an absent, an enabled and a disabled state: block', async () => {
-    const { recordLocation } = await import("../../provider/operations.js");
-    const { journalLocation } = await import("../../provider/pulumi/location.js");
-    for (const extra of [
-      "",
-      "state: {}\n",
-      "state:\n  namespace: kube-system\n  name: rec\n",
-      "state:\n  enabled: false\n",
-    ]) {
+  test('the Pulumi resource journals by default: recordLocation(spec, "default-on") for an absent, an enabled and a disabled state: block', async () => {
+    const { recordLocation } = await import("../../provider/state/location.js");
+    const cases: [string, { namespace: string; name: string } | undefined][] = [
+      ["", { namespace: "default", name: "khook-state-test" }],
+      ["state: {}\n", { namespace: "default", name: "khook-state-test" }],
+      ["state:\n  namespace: kube-system\n  name: rec\n", { namespace: "kube-system", name: "rec" }],
+      ["state:\n  enabled: false\n", undefined],
+    ];
+    for (const [extra, expected] of cases) {
       const spec = loadSpec({
         text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra),
         env: {},
       });
-      assert.deepEqual(journalLocation(spec), recordLocation(spec, "default-on"), extra);
+      assert.deepEqual(recordLocation(spec, "default-on"), expected, extra);
     }
-    const off = loadSpec({
-      text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"),
-      env: {},
-    });
-    assert.equal(journalLocation(off), undefined);
   });
 });
 

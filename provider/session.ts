@@ -16,26 +16,10 @@
 import { KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import { credentialsToMask } from "./kube/kubeconfig.js";
 import { Redactor } from "./redact.js";
-import { SPEC_DEFAULTS } from "./dsl/defaults.js";
 import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
+import { recordLocation, type JournalPolicy } from "./state/location.js";
 
-/**
- * "spec": journal only when the spec has an enabled `state:` block (the CLI).
- * "default-on": journal unless `state.enabled` is false (the Pulumi resource).
- */
-export type JournalPolicy = "spec" | "default-on";
-
-/** Where the record lives under a policy; undefined when there is no journal. */
-export function recordLocation(
-  spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">,
-  policy: JournalPolicy = "spec",
-): StateSettings | undefined {
-  if (spec.state !== undefined) return spec.state;
-  if (policy === "default-on" && spec.stateDeclared === "absent") {
-    return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
-  }
-  return undefined;
-}
+export { recordLocation, type JournalPolicy };
 
 export interface SessionOptions {
   /** Which cluster. Loaded once here (unless already loaded); the client and helm share that read. */

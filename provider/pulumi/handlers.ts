@@ -36,7 +36,7 @@ import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
-import { journalLocation } from "./location.js";
+import { recordLocation } from "../state/location.js";
 import {
   claimRecord,
   decideClaim,
@@ -344,7 +344,7 @@ async function applyRun(
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
   const where = target(inputs, "inputs-first", kubeconfigs);
   const ops = operations();
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   const id = existingId ?? resourceId(spec, location);
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   for (const w of spec.warnings) say(`warning: ${w.path ? `${w.path}: ` : ""}${w.message}`);
@@ -449,13 +449,13 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     // One read of the record: who holds it, and which steps it holds alike (for "own-steps").
     const held = await ops.heldRecordOperation(spec, { session });
     const current = held.owner;
-    const place = ownerPlace(spec, journalLocation(spec));
+    const place = ownerPlace(spec, recordLocation(spec, "default-on"));
     const created = createdHere.get(createdKey(stackOf(inputs), spec.name));
     const successor = created !== undefined && created.where !== place ? created : undefined;
     const decision = decideDelete(current, token, place, stackOf(inputs), successor);
     if (decision.teardown === "none") {
       say(decision.note);
-      const location = journalLocation(spec);
+      const location = recordLocation(spec, "default-on");
       if (decision.dropRecord === true && location !== undefined && token !== undefined && successor !== undefined) {
         // Its record, and the records it had left on its way there (the successor's claim does not carry them).
         const here = recordPlace(location);
@@ -495,7 +495,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
       );
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
       // The owner left this record for another: nobody holds it now, so it goes with this resource.
-      const location = journalLocation(spec);
+      const location = recordLocation(spec, "default-on");
       if (result.status === "succeeded" && decision.dropRecord && location !== undefined) {
         await dropLeftRecords(ops, spec, session, [recordPlace(location)], decision.owner.token, say);
       }
@@ -545,7 +545,7 @@ export async function read(
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
   const { inputs, spec, kubeconfigs } = prepare(raw);
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
   const session = await ops.openSession(spec, {

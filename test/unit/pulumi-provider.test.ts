@@ -12,6 +12,7 @@ import type { RunEvent, RunResult, StepResult } from "../../provider/engine/type
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/dsl/load.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
+import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
@@ -1473,26 +1474,27 @@ describe("handlers (with a fake operations layer)", () => {
 });
 
 describe("journal location", () => {
-  test('matches operations.recordLocation(spec, "default-on") for an absent, an enabled and a disabled state: block', async () => {
-    const { recordLocation } = await import("../../provider/operations.js");
-    const { journalLocation } = await import("../../provider/pulumi/location.js");
-    for (const extra of [
-      "",
-      "state: {}\n",
-      "state:\n  namespace: kube-system\n  name: rec\n",
-      "state:\n  enabled: false\n",
-    ]) {
-      const spec = loadSpec({
-        text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra),
-        env: {},
-      });
-      assert.deepEqual(journalLocation(spec), recordLocation(spec, "default-on"), extra);
-    }
-    const off = loadSpec({
-      text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"),
-      env: {},
+  test("the Pulumi resource journals unless state.enabled is false; the CLI only with an enabled state: block", async () => {
+    const { recordLocation } = await import("../../provider/state/location.js");
+    const load = (extra: string): LoadedSpec =>
+      loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra), env: {} });
+    const absent = load("");
+    assert.deepEqual(recordLocation(absent, "default-on"), {
+      namespace: SPEC_DEFAULTS.stateNamespace,
+      name: `${SPEC_DEFAULTS.stateNamePrefix}${absent.name}`,
     });
-    assert.equal(journalLocation(off), undefined);
+    assert.equal(recordLocation(absent, "spec"), undefined);
+    for (const policy of ["spec", "default-on"] as const) {
+      assert.deepEqual(recordLocation(load("state:\n  namespace: kube-system\n  name: rec\n"), policy), {
+        namespace: "kube-system",
+        name: "rec",
+      });
+      assert.deepEqual(recordLocation(load("state: {}\n"), policy), {
+        namespace: SPEC_DEFAULTS.stateNamespace,
+        name: `${SPEC_DEFAULTS.stateNamePrefix}${absent.name}`,
+      });
+      assert.equal(recordLocation(load("state:\n  enabled: false\n"), policy), undefined, policy);
+    }
   });
 });
 

@@ -101,7 +101,7 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
 
   if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context"))
     reasons.push(`the target cluster is ${KNOWN_AFTER}`);
-  else if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
+  else if (!sameTarget(oldInputs, inputs)) reasons.push("the target cluster changed");
   // The record names its owning stack: a renamed stack (or a resource from before owners existed) re-stamps it.
   if (
     (oldInputs.pulumiProject ?? "") !== (inputs.pulumiProject ?? "") ||
@@ -157,6 +157,12 @@ export function isDone(o: StepOutput): boolean {
 /** The variables given in plain text (secret ones only matter through the steps they change). */
 function plainVariables(i: KhookInputs): string {
   return stable({ vars: i.vars ?? {}, varFiles: (i.varFiles ?? []).map((f) => f.values), envVars: i.envVars ?? {} });
+}
+
+/** Whether two inputs target the same cluster; the same kubeconfig and context need no reading. */
+function sameTarget(a: KhookInputs, b: KhookInputs): boolean {
+  if (a.kubeconfig === b.kubeconfig && (a.context ?? "") === (b.context ?? "")) return true;
+  return targetIdentity(a) === targetIdentity(b);
 }
 
 /**

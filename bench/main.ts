@@ -14,6 +14,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["hooks", "./hooks.js", "benchHooks"],
     ["image", "./image.js", "benchImage"],
     ["races", "./races.js", "benchRaces"],
+    ["drift", "./drift.js", "benchDrift"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

@@ -22,8 +22,9 @@ Usage: khook <command> [flags]
 
 Commands:
   validate      check a spec without touching a cluster
-  plan          show what apply would do (--offline: no cluster; --diff: server-side dry-run diff)
-  apply         run the spec against the cluster
+  plan          show what apply would do (--offline: no cluster; --diff: server-side dry-run diff;
+                --live: which completed steps drifted in the cluster, --exit-code: exit 3 when one did)
+  apply         run the spec against the cluster (--repair: re-run only the steps plan --live finds drifted)
   destroy       undo what khook created, in reverse order
   status        show the state record of the last run
   unlock        clear the lease on the state record left by a run that is gone
@@ -55,6 +56,8 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
     ...COMMON_OPTIONS,
     offline: { type: "boolean" },
     diff: { type: "boolean" },
+    live: { type: "boolean" },
+    "exit-code": { type: "boolean" },
     kubeconfig: { type: "string" },
     context: { type: "string" },
     parallelism: { type: "string" },
@@ -65,9 +68,18 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
       [],
     );
   }
+  if (values.live && (values.offline || values.diff)) {
+    throw invalidInput(
+      `khook plan: --live compares what the state record calls completed with the cluster; it cannot be combined with ${values.offline ? "--offline" : "--diff"} (run them separately)`,
+      [],
+    );
+  }
+  if (values["exit-code"] && !values.live) {
+    throw invalidInput("khook plan: --exit-code goes with --live (exit 3 when a step drifted)", []);
+  }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
-  return online.onlinePlanCommand(argv, out);
+  return values.live ? online.livePlanCommand(argv, out) : online.onlinePlanCommand(argv, out);
 }
 
 async function clusterCommand(

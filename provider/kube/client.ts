@@ -453,6 +453,10 @@ export class KubeClient implements Transport, KubeApi {
   applyAll(manifests: readonly KubeObject[], opts?: applyMod.ApplyAllOptions): Promise<applyMod.ApplyResult[]> {
     return applyMod.applyAll(this, manifests, opts);
   }
+  /** Whether applying the manifest would change the live object, and which fields (apply.ts). */
+  appliedDrift(manifest: KubeObject, live: KubeObject, opts?: applyMod.ApplyOptions): Promise<applyMod.AppliedDrift> {
+    return applyMod.appliedDrift(this, manifest, live, opts);
+  }
 
   // ---------------------------------------------------------------- watch / wait
 

@@ -77,6 +77,9 @@ const INPUTS: Record<string, PropertySpec> = {
   previewMode: str(
     "`online`: preview also asks the cluster, read-only, what each step would do. Default: the stack config `khook:previewMode`, else `offline`.",
   ),
+  refresh: str(
+    "What `pulumi refresh` reads: `journal` (the default) the state record; `live` also compares every completed step with the cluster and writes the drifted ones into `drift`, which the next `up` re-runs.",
+  ),
 };
 
 /** What a run produces (wire.ts `KhookOutputs` minus the inputs). */
@@ -96,6 +99,23 @@ const RESULTS: Record<string, PropertySpec> = {
     "The key of the keyed input hashes of steps that use secrets (a secret: with it, a hash could be checked against guesses).",
     { secret: true },
   ),
+  drift: {
+    type: "array",
+    items: { $ref: "#/types/khook:index:Drift" },
+    description:
+      "After a refresh with `refresh: live`: the completed steps that drifted in the cluster; the next `up` re-runs them.",
+  },
+};
+
+const DRIFT = {
+  type: "object",
+  description: "A step a live refresh found drifted.",
+  properties: {
+    name: str("The step's name."),
+    type: str("The step's type."),
+    reason: str("What drifted: objects and fields, or the release's revision; never a value."),
+  },
+  required: ["name", "type", "reason"],
 };
 
 const STEP = {
@@ -145,7 +165,7 @@ export function khookSchema(version: string = KHOOK_VERSION): string {
       description: "The khook provider: where the Khook resources of a stack reach their cluster.",
       inputProperties: CONFIG,
     },
-    types: { "khook:index:Step": STEP },
+    types: { "khook:index:Step": STEP, "khook:index:Drift": DRIFT },
     resources: {
       [KHOOK_TOKEN]: {
         description:

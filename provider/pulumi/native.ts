@@ -163,7 +163,8 @@ export function programInputs(
     ...(Object.keys(secretVars).length > 0 ? { secretVars } : {}),
     ...(Object.keys(env.vars).length > 0 ? { envVars: env.vars } : {}),
   };
-  for (const k of ["kubeconfig", "context", "parallelism", "timeout", "previewMode"]) if (given(k)) inputs[k] = raw[k];
+  for (const k of ["kubeconfig", "context", "parallelism", "timeout", "previewMode", "refresh"])
+    if (given(k)) inputs[k] = raw[k];
   const secret: string[] = [];
   if (typeof specText === "string" && specText !== UNKNOWN) {
     try {

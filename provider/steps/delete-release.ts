@@ -13,7 +13,8 @@ import type { NormalizedActionByType } from "../dsl/defaults.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { HelmSession, locateHelm } from "../tools/helm.js";
 import { describeRevision, historyState } from "../helm/release.js";
-import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "./types.js";
+import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
+import type { Assessment, DestroyOutcome, DriftContext, DriftFinding, StepContext, StepOutcome } from "./types.js";
 
 type DeleteStep = Extract<LoadedStep, { type: "delete" }>;
 
@@ -86,4 +87,23 @@ async function destroy(_step: DeleteStep, _ctx: StepContext): Promise<DestroyOut
   return { status: "skipped", reason: "a delete: step creates nothing; nothing to undo" };
 }
 
-export const deleteReleaseExecutor = { assess, apply, destroy };
+/** Is the release the step uninstalled still gone? Read from helm's Secrets in its namespace (one list, shared). */
+async function drift(step: DeleteStep, ctx: DriftContext): Promise<DriftFinding> {
+  const a = releaseAction(step);
+  const secrets = await ctx.live.select(RELEASE_STORAGE, a.namespace, ALL_RELEASES_SELECTOR);
+  const revisions = storedRevisions(secretsOfRelease(secrets, a.release), a.release);
+  const ref = `release ${a.release} -n ${a.namespace}`;
+  if (revisions === undefined)
+    return { state: "not-checkable", reason: `${ref}: a revision Secret of the release is not one helm wrote` };
+  const history = revisions.map((r) => r.revision);
+  const state = historyState(history.length > 0 ? history : undefined, a.release, a.namespace);
+  if (state.kind === "absent" || state.kind === "uninstalled")
+    return { state: "in-sync", reason: `release ${a.release} (namespace ${a.namespace}) is still not installed` };
+  return {
+    state: "drifted",
+    reason: `release ${a.release} (namespace ${a.namespace}) is installed again: ${describeRevision(state.last)}`,
+    drifted: [{ ref, change: "back" }],
+  };
+}
+
+export const deleteReleaseExecutor = { assess, apply, destroy, drift };

@@ -36,13 +36,21 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
+import {
+  ALL_RELEASES_SELECTOR,
+  RELEASE_STORAGE,
+  releaseSelector,
+  secretsOfRelease,
+  storedReleases,
+  storedRevisions,
+  type StoredReleases,
+} from "../helm/storage.js";
+import { decideReleaseDrift } from "../helm/drift.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { pidAlive } from "../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
-import type { ResourceType } from "../kubectl/types.js";
 import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
@@ -51,7 +59,16 @@ import { objectHooksFor } from "../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
 import { maskSecretData } from "./helm-diff.js";
-import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type {
+  Assessment,
+  AssessOptions,
+  DestroyOutcome,
+  DriftContext,
+  DriftFinding,
+  StepContext,
+  StepExecutor,
+  StepOutcome,
+} from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
@@ -192,7 +209,11 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
   }
 }
 
-const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
+/** helm's storage driver, when it is one khook reads from the cluster (Secrets); undefined otherwise. */
+function readsStorageSecrets(): boolean {
+  const driver = process.env["HELM_DRIVER"];
+  return driver === undefined || driver === "" || driver === "secret" || driver === "secrets";
+}
 
 /**
  * The release's history and latest user values from helm's storage Secrets, in one list request
@@ -204,10 +225,9 @@ async function storedReleasesOf(
   ctx: StepContext,
   t: { release: string; namespace: string },
 ): Promise<StoredReleases | undefined> {
-  const driver = process.env["HELM_DRIVER"];
-  if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
+  if (!readsStorageSecrets()) return undefined;
   try {
-    const list = await ctx.kube.list(SECRETS, {
+    const list = await ctx.kube.list(RELEASE_STORAGE, {
       namespace: t.namespace,
       labelSelector: releaseSelector(t.release),
       signal: ctx.signal,
@@ -537,7 +557,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
             { name: t.release, namespace: t.namespace },
             ctx,
           );
-        return { status: "ok", reason: `no-op: ${decision.reason}` };
+        return { status: "ok", reason: `no-op: ${decision.reason}`, baseline: { revision: decision.last.revision } };
       case "install":
       case "upgrade": {
         ctx.log(
@@ -627,6 +647,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         return {
           status: "ok",
           revision: r.revision,
+          baseline: { revision: r.revision },
           reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired)}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
         };
       }
@@ -659,4 +680,36 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
   }
 }
 
-export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy };
+/**
+ * Is the release still the one this step left? Its revision Secrets come from one list of helm's
+ * Secrets per namespace (`owner=helm`), shared by every release there; the rule is
+ * provider/helm/drift.ts. No helm process runs.
+ */
+async function drift(step: HelmStep, ctx: DriftContext): Promise<DriftFinding> {
+  const { release, namespace } = releaseOf(step);
+  const ref = `release ${release} -n ${namespace}`;
+  if (!readsStorageSecrets())
+    return {
+      state: "not-checkable",
+      reason: `helm's storage driver is ${process.env["HELM_DRIVER"]}: the live check reads releases from helm's Secrets (HELM_DRIVER=secret)`,
+    };
+  const secrets = await ctx.live.select(RELEASE_STORAGE, namespace, ALL_RELEASES_SELECTOR);
+  const revisions = storedRevisions(secretsOfRelease(secrets, release), release);
+  if (revisions === undefined)
+    return { state: "not-checkable", reason: `${ref}: a revision Secret of the release is not one helm wrote` };
+  const d = decideReleaseDrift({
+    release,
+    namespace,
+    revisions,
+    recordedRevision: ctx.recorded.baseline?.revision,
+    finishedAt: ctx.recorded.finishedAt,
+  });
+  if (d.state !== "drifted") return d;
+  return {
+    state: "drifted",
+    reason: d.reason,
+    drifted: [{ ref, change: d.change, ...(d.fields !== undefined ? { fields: d.fields } : {}) }],
+  };
+}
+
+export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy, drift };

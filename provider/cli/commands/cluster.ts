@@ -1,15 +1,19 @@
-/** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
+/** Commands that talk to a cluster: plan (online, --diff, --live), apply (--repair), destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
+import type { DriftReport, DriftStep } from "../../engine/drift.js";
 import {
   applyOperation,
   clusterIdentityOperation,
   destroyOperation,
+  driftOperation,
   planOperation,
+  repairRun,
   recordLocation,
   statusOperation,
   unlockOperation,
   withSession,
+  clusterReadyOperation,
   type ApplyOptions,
   type ClusterIdentity,
   type Session,
@@ -107,8 +111,98 @@ function waitForClusterFlag(value: string | undefined, command: string, out: Out
   return { timeoutMs, say: (line) => out.err(line) };
 }
 
+/** `plan --live` exits 3 when a step drifted and `--exit-code` asks (0: none did; 1 and 2 keep their meanings). */
+export const DRIFTED_EXIT_CODE = 3;
+
+/** The spec's record, which the live check compares with: without one, invalid input (nothing is recorded as completed). */
+function requireRecord(spec: LoadedSpec, command: string): void {
+  if (recordLocation(spec, "spec") !== undefined) return;
+  throw invalidInput(
+    `khook ${command}: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of which steps completed, and there is nothing to compare with the cluster. Add "state: {}" to journal runs.`,
+    [],
+  );
+}
+
+const DRIFT_WORDS: Record<DriftStep["state"], string> = {
+  "in-sync": "in sync",
+  drifted: "drifted",
+  "not-checkable": "not checkable",
+};
+
+function driftTable(report: DriftReport): string {
+  return table(
+    ["LEVEL", "STEP", "TYPE", "DRIFT", "REASON"],
+    report.steps.map((s) => [String(s.level), s.name, s.type, DRIFT_WORDS[s.state], s.reason.split("\n")[0] ?? ""]),
+  );
+}
+
+function driftCounts(report: DriftReport): Record<DriftStep["state"], number> {
+  const counts = { "in-sync": 0, drifted: 0, "not-checkable": 0 };
+  for (const s of report.steps) counts[s.state]++;
+  return counts;
+}
+
+function driftJson(report: DriftReport): Record<string, unknown>[] {
+  return report.steps.map((s) => ({
+    name: s.name,
+    type: s.type,
+    level: s.level,
+    drift: s.state,
+    reason: s.reason,
+    ...(s.drifted !== undefined ? { drifted: s.drifted } : {}),
+    decidedBy: s.decidedBy,
+  }));
+}
+
+/**
+ * `khook plan --live`: one line per step, in sync / drifted (naming what) / not checkable (and
+ * why), for every step the state record calls completed. Read-only.
+ */
+export async function livePlanCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("plan", argv, {
+    ...OPTIONS,
+    live: { type: "boolean" },
+    "exit-code": { type: "boolean" },
+  });
+  const format = outputFormat(values.output, "plan");
+  const spec = await loadFromFlags("plan", values, out);
+  requireRecord(spec, "plan --live");
+  printWarnings(spec, out);
+  const parallelism = parallelismFlag(values, "plan");
+  const t0 = Date.now();
+  const report = await inCommandSession(spec, values, out, (session) => driftOperation(spec, { session, parallelism }));
+  const counts = driftCounts(report);
+  const exitCode = values["exit-code"] === true && counts.drifted > 0 ? DRIFTED_EXIT_CODE : 0;
+  if (format === "json") {
+    out.json({
+      name: spec.name,
+      specHash: spec.specHash,
+      live: true,
+      steps: driftJson(report),
+      counts,
+      lists: report.lists,
+      exitCode,
+    });
+    return exitCode;
+  }
+  out.out(driftTable(report));
+  out.out(
+    `\nLive check: ${counts.drifted} drifted, ${counts["in-sync"]} in sync, ${counts["not-checkable"]} not checkable (${report.lists} list request${report.lists === 1 ? "" : "s"}, ${formatDuration(Date.now() - t0)}). Nothing was changed.`,
+  );
+  if (counts.drifted > 0)
+    out.out(
+      `Run khook apply --repair -f ${spec.file ?? "<spec>"} to re-run the drifted step${counts.drifted === 1 ? "" : "s"} and nothing else.`,
+    );
+  return exitCode;
+}
+
 async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs(name, argv, { ...OPTIONS, "wait-for-cluster": { type: "string" } });
+  const { values } = parseCommandArgs(name, argv, {
+    ...OPTIONS,
+    "wait-for-cluster": { type: "string" },
+    ...(name === "apply" ? { repair: { type: "boolean" } } : {}),
+  } as typeof OPTIONS & { "wait-for-cluster": { type: "string" }; repair: { type: "boolean" } });
+  if (values.repair === true) return repairCommand(values, out);
   const format = outputFormat(values.output, name);
   const spec = await loadFromFlags(name, values, out);
   printWarnings(spec, out);
@@ -176,6 +270,104 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
       );
   }
   return exitCodeOf(result);
+}
+
+type ApplyFlags = ReturnType<
+  typeof parseCommandArgs<typeof OPTIONS & { "wait-for-cluster": { type: "string" } }>
+>["values"];
+
+/**
+ * `khook apply --repair`: the live check (printed as `plan --live` prints it), then a run of
+ * exactly the drifted steps, in the DAG's order; every other step is left as it is. Nothing
+ * drifted: nothing runs and the record is not written.
+ */
+async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
+  const format = outputFormat(values.output, "apply");
+  const spec = await loadFromFlags("apply", values, out);
+  requireRecord(spec, "apply --repair");
+  printWarnings(spec, out);
+  const parallelism = parallelismFlag(values, "apply");
+  const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], "apply", out);
+  const interrupt = interruptible(out);
+  let drift: DriftReport;
+  let result: RunResult | undefined;
+  let cluster: ClusterIdentity | undefined;
+  try {
+    ({ drift, result, cluster } = await inCommandSession(spec, values, out, async (session) => {
+      if (waitForCluster === undefined)
+        session.kube.notUpAdvice =
+          "if the cluster is still starting, run khook apply with --wait-for-cluster 10m to wait until it answers";
+      else await clusterReadyOperation(session, waitForCluster, interrupt.signal);
+      const checked = await driftOperation(spec, { session, parallelism, signal: interrupt.signal });
+      if (format !== "json") out.out(driftTable(checked));
+      const { rerun, leave } = repairRun(spec, checked);
+      if (rerun.size === 0)
+        return {
+          drift: checked,
+          result: undefined,
+          cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
+        };
+      const repaired = spec.steps.filter((s) => rerun.has(s.name));
+      const view = createProgressView(out, repaired, "Repairing", format === "json" ? "lines" : "auto");
+      try {
+        const ran = await applyOperation(spec, {
+          session,
+          parallelism,
+          signal: interrupt.signal,
+          // The progress is the repaired steps': the ones left as they are say nothing.
+          onEvent: (e) => {
+            if (e.type === "run-started") view.onEvent({ ...e, steps: rerun.size });
+            else if (e.type !== "step-finished" || !leave.has(e.result.name)) view.onEvent(e);
+          },
+          rerun,
+          leave,
+        });
+        return {
+          drift: checked,
+          result: ran,
+          cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
+        };
+      } finally {
+        view.finish();
+      }
+    }));
+  } finally {
+    interrupt.dispose();
+  }
+  const repaired = new Set(drift.steps.filter((s) => s.state === "drifted").map((s) => s.name));
+  const exitCode = result === undefined ? 0 : exitCodeOf(result);
+  if (format === "json") {
+    out.json({
+      ...(result !== undefined
+        ? runJson({ ...result, steps: result.steps.filter((s) => repaired.has(s.name)) }, spec.name)
+        : { spec: spec.name, mode: "apply", status: "succeeded", durationMs: 0, steps: [] }),
+      repair: { repaired: [...repaired], drift: driftJson(drift) },
+      cluster,
+      exitCode,
+    });
+    if (result?.journalError !== undefined) out.err(`Error: ${result.journalError}`);
+    return exitCode;
+  }
+  if (result === undefined) {
+    out.out("\nNothing drifted: nothing to repair. Nothing was changed.");
+    return 0;
+  }
+  const ran = result.steps.filter((s) => repaired.has(s.name));
+  out.out(`\n${summaryTable({ ...result, steps: ran })}`);
+  const ok = ran.filter((s) => s.status === "ok").length;
+  const failed = ran.filter((s) => s.status === "failed");
+  const headline =
+    result.status === "succeeded"
+      ? "Repair complete"
+      : result.status === "cancelled"
+        ? "Repair interrupted"
+        : "Repair failed";
+  out.out(
+    `\n${headline} in ${formatDuration(result.durationMs)}: ${ok} of ${ran.length} drifted step${ran.length === 1 ? "" : "s"} re-run, ${failed.length} failed; the other steps were left as they are.`,
+  );
+  if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
+  for (const s of failed) out.err(`Error: step ${s.name} failed: ${s.error ?? s.reason}`);
+  return exitCode;
 }
 
 export async function onlinePlanCommand(argv: string[], out: Output): Promise<number> {
@@ -273,6 +465,7 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   );
   if (s.lease !== undefined && report.leaseHolder !== undefined)
     out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
+  if (s.repair !== undefined) out.out(`Repaired: ${s.repair.steps.join(", ")} (apply --repair started ${s.repair.at})`);
   out.out("");
   out.out(
     table(

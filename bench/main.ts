@@ -15,6 +15,7 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["image", "./image.js", "benchImage"],
     ["races", "./races.js", "benchRaces"],
     ["drift", "./drift.js", "benchDrift"],
+    ["unanswered", "./unanswered.js", "benchUnanswered"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

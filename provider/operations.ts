@@ -55,6 +55,8 @@ export type SessionRef = { readonly session: Session } | (SessionOptions & { rea
 export interface ClusterWait {
   readonly timeoutMs: number;
   readonly say: (line: string) => void;
+  /** How the person asked for the wait, for the error when it runs out (inputs.ts waitSetting). */
+  readonly setting: string;
 }
 
 /** What apply and destroy share. */
@@ -388,6 +390,7 @@ export function repairRun(
 export function clusterReadyOperation(session: Session, wait: ClusterWait, signal?: AbortSignal): Promise<void> {
   return waitForCluster(session.kube, {
     ...wait,
+    where: session.kube.describeServer(),
     delayMs: (n) => transientDelayMs(n, {}),
     ...(signal ? { signal } : {}),
   });

@@ -4,7 +4,7 @@
  */
 import { DEFAULT_PARALLELISM } from "../engine/types.js";
 import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
-import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
+import { CLUSTER_OPTIONS, COMMON_OPTIONS, parseCommandArgs } from "./args.js";
 import {
   graphCommand,
   offlinePlanCommand,
@@ -44,7 +44,7 @@ Cluster flags (plan, apply, destroy, status, unlock):
       --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME      kubeconfig context
       --parallelism N     steps to run at once (default ${DEFAULT_PARALLELISM})
-      --wait-for-cluster D  (apply, destroy) first wait up to D (e.g. 10m) for the API server's /readyz
+      --wait-for-cluster D  first wait up to D (e.g. 10m) for the API server's /readyz (0s: do not wait)
 
 khook unlock -f FILE clears the lease of the spec's state record (--record NAMESPACE/NAME names the record
 instead of a spec, e.g. for a Pulumi resource's record).
@@ -58,9 +58,7 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
     diff: { type: "boolean" },
     live: { type: "boolean" },
     "exit-code": { type: "boolean" },
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    parallelism: { type: "string" },
+    ...CLUSTER_OPTIONS,
   });
   if (values.offline && values.diff) {
     throw invalidInput(

@@ -44,6 +44,8 @@ export interface StoredReleases {
   latestValues: Record<string, unknown>;
   /** The latest revision's manifest (`helm get manifest`), when there is one. */
   latestManifest?: string;
+  /** The events the latest revision's chart hooks run at (`post-delete`, ...), each once. */
+  latestHookEvents?: string[];
 }
 
 interface ReleaseJson {
@@ -51,6 +53,7 @@ interface ReleaseJson {
   version?: unknown;
   config?: unknown;
   manifest?: unknown;
+  hooks?: unknown;
   info?: { status?: unknown; last_deployed?: unknown; description?: unknown };
   chart?: { metadata?: { name?: unknown; version?: unknown; appVersion?: unknown } };
 }
@@ -78,6 +81,8 @@ export interface StoredRevision {
   /** The user-supplied values (`helm get values --revision N`). */
   readonly config: Record<string, unknown>;
   readonly manifest?: string;
+  /** The events its chart's hooks run at (`helm get hooks`: each hook's `events`), each once. */
+  readonly hookEvents?: string[];
 }
 
 /**
@@ -104,6 +109,7 @@ export function storedRevisions(secrets: readonly KubeObject[], release: string)
           ? (r.config as Record<string, unknown>)
           : {},
       ...(typeof r.manifest === "string" ? { manifest: r.manifest } : {}),
+      hookEvents: hookEvents(r.hooks),
     });
   }
   return revisions.sort((a, b) => a.revision.revision - b.revision.revision);
@@ -117,11 +123,23 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
   const revisions = storedRevisions(secrets, release);
   if (revisions === undefined) return undefined;
   if (revisions.length === 0) return { history: undefined, latestValues: {} };
-  const { config, manifest } = revisions[revisions.length - 1]!;
+  const { config, manifest, hookEvents: events } = revisions[revisions.length - 1]!;
   return {
     // `helm history --max 20`: the latest twenty.
     history: revisions.slice(-20).map((r) => r.revision),
     latestValues: config,
     ...(manifest !== undefined ? { latestManifest: manifest } : {}),
+    latestHookEvents: events ?? [],
   };
+}
+
+/** The events a release's hooks run at. */
+function hookEvents(hooks: unknown): string[] {
+  const events = new Set<string>();
+  if (Array.isArray(hooks))
+    for (const h of hooks) {
+      const list = h !== null && typeof h === "object" ? (h as { events?: unknown }).events : undefined;
+      if (Array.isArray(list)) for (const e of list) if (typeof e === "string") events.add(e);
+    }
+  return [...events].sort();
 }

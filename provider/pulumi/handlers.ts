@@ -33,6 +33,7 @@ import "../compile-cache.js";
 import * as path from "node:path";
 import type { LoadedSpec } from "../dsl/loaded.js";
 import { parseDuration, formatDuration } from "../dsl/duration.js";
+import { waitSetting } from "../inputs.js";
 import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
@@ -770,9 +771,11 @@ async function awaitCluster(
   opts: { advise?: boolean } = {},
 ): Promise<void> {
   const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  // 0s does not wait, as when the input is not given (provider/inputs.ts).
   if (ms !== undefined && ms > 0) {
     if (IN_PROVIDER_PROCESS) installCancellation(); // Ctrl-C ends the wait too
-    await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say }, signal);
+    const setting = waitSetting("pulumi", inputs.waitForCluster!);
+    await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say, setting }, signal);
   } else if (opts.advise !== false) {
     session.kube.notUpAdvice =
       'if the cluster is still starting, set the Khook input waitForCluster (e.g. "10m") to wait until it answers';

@@ -8,6 +8,7 @@
  * carries nothing else.
  */
 import * as path from "node:path";
+import { parallelismProblem } from "../inputs.js";
 
 /** The dynamic provider protocol's marker for a value that is not known yet (preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -263,8 +264,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   }
   const p = raw.parallelism;
   if (p !== undefined && p !== null) {
-    if (typeof p !== "number" || !Number.isInteger(p) || p < 1)
-      problems.push({ property: "parallelism", reason: "parallelism must be a whole number of at least 1" });
+    const problem = parallelismProblem(p, "parallelism");
+    if (problem !== undefined) problems.push({ property: "parallelism", reason: problem });
     else out.parallelism = p;
   }
   const plan = raw.plan;

@@ -21,6 +21,7 @@ import {
 } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
 import { explainedWait, subjectOf } from "./stall.js";
+import { waitUntilGone } from "./deletion.js";
 import type {
   AddedObjectRef,
   DriftContext,
@@ -288,6 +289,7 @@ export const applyExecutor: StepExecutor<"apply"> = {
   },
 
   async destroy(step, ctx) {
+    const since = Date.now();
     const { resolved } = await readObjects(step, ctx);
     let deleted = 0;
     let absent = 0;
@@ -308,12 +310,12 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(o.resource, o.name, o.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, {
-        signal: ctx.signal,
-        timeoutMs: ctx.deadline,
-        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
-      });
-      ctx.log(`${objectLabel(o)} deleted`);
+      const left = await waitUntilGone(
+        ctx,
+        [{ resource: o.resource, name: o.name, namespace: o.namespace, uid: live.metadata?.uid }],
+        { since },
+      );
+      if (left.length === 0) ctx.log(`${objectLabel(o)} deleted`);
       deleted++;
     }
     // Objects webhooks added (the record lists them; the spec cannot): removed last, owned ones only.
@@ -336,12 +338,12 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(resource, ref.name, ref.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(resource, ref.name, ref.namespace, {
-        signal: ctx.signal,
-        timeoutMs: ctx.deadline,
-        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
-      });
-      ctx.log(`${label} deleted (added by a pre-apply webhook)`);
+      const left = await waitUntilGone(
+        ctx,
+        [{ resource, name: ref.name, namespace: ref.namespace, uid: live.metadata?.uid }],
+        { since },
+      );
+      if (left.length === 0) ctx.log(`${label} deleted (added by a pre-apply webhook)`);
       deleted++;
     }
     const parts = [`${deleted} deleted`];

@@ -1,7 +1,8 @@
 /**
  * `delete: { release: ... }` — helm uninstall, then wait until the release's
- * resources are gone (helm's own `uninstall --wait`), bounded by the step
- * timeout. An absent release is success unless `ignoreNotFound: false`.
+ * resources are gone (steps/helm-release.ts: khook's wait, which names what holds
+ * them), bounded by the step timeout. An absent release is success unless
+ * `ignoreNotFound: false`.
  *
  * helm: owns presence and delete: owns absence, so this uninstalls any release
  * of that name, whoever installed it: the spec asked for its absence.
@@ -13,6 +14,7 @@ import type { NormalizedActionByType } from "../dsl/defaults.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { HelmSession, locateHelm } from "../tools/helm.js";
 import { describeRevision, historyState } from "../helm/release.js";
+import { goneOrLeft, uninstallAndWait } from "./helm-release.js";
 import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
 import type { Assessment, DestroyOutcome, DriftContext, DriftFinding, StepContext, StepOutcome } from "./types.js";
 
@@ -71,13 +73,11 @@ async function apply(step: DeleteStep, ctx: StepContext): Promise<StepOutcome> {
     ctx.log(
       `uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`,
     );
-    // Margin so helm reports its own timeout before the engine aborts it.
-    const timeoutMs = Math.max(1000, ctx.deadline - Math.min(10_000, Math.floor(ctx.deadline / 10)));
-    const removed = await s.uninstall(a.release, a.namespace, timeoutMs);
-    if (!removed) return absent(); // gone between the history read and the uninstall
+    const done = await uninstallAndWait(s, { release: a.release, namespace: a.namespace }, ctx);
+    if (!done.removed) return absent(); // gone between the history read and the uninstall
     return {
       status: "ok",
-      reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); its resources are gone`,
+      reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); ${goneOrLeft(done.left)}`,
     };
   });
 }

@@ -9,6 +9,7 @@ import { executionError } from "../errors.js";
 import type { ApiResource, KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../dsl/loaded.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
+import { waitUntilGone } from "./deletion.js";
 import { describeDrifted, isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
 import type { DriftContext, DriftedThing, DriftFinding, StepContext, StepExecutor, StepOutcome } from "./types.js";
@@ -159,6 +160,7 @@ export const deleteExecutor: StepExecutor<"delete"> = {
 
   async apply(step, ctx): Promise<StepOutcome> {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.apply(step, ctx);
+    const since = Date.now();
     const { victims, absent } = await findVictims(step, ctx);
     if (absent.length > 0 && !step.action.ignoreNotFound)
       throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
@@ -171,14 +173,10 @@ export const deleteExecutor: StepExecutor<"delete"> = {
         if (r.status === "deleted") ctx.log(`${objectLabel(v)} deleted`);
       }),
     );
-    await Promise.all(
-      victims.map((v) =>
-        ctx.kube.waitForDeletion(v.resource, v.name, v.namespace, {
-          signal: ctx.signal,
-          timeoutMs: ctx.deadline,
-          ...(v.uid ? { uid: v.uid } : {}),
-        }),
-      ),
+    await waitUntilGone(
+      ctx,
+      victims.map((v) => ({ resource: v.resource, name: v.name, namespace: v.namespace, uid: v.uid })),
+      { since },
     );
     const parts = [`${victims.length} deleted`];
     if (absent.length > 0) parts.push(`${absent.length} already absent`);

@@ -36,15 +36,7 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import {
-  ALL_RELEASES_SELECTOR,
-  RELEASE_STORAGE,
-  releaseSelector,
-  secretsOfRelease,
-  storedReleases,
-  storedRevisions,
-  type StoredReleases,
-} from "../helm/storage.js";
+import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
 import { decideReleaseDrift } from "../helm/drift.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
@@ -58,6 +50,7 @@ import { sha256Hex } from "../dsl/hash.js";
 import { objectHooksFor } from "../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
+import { goneOrLeft, helmTimeoutMs, readsStorageSecrets, storedReleasesOf, uninstallAndWait } from "./helm-release.js";
 import { maskSecretData } from "./helm-diff.js";
 import type {
   Assessment,
@@ -105,12 +98,6 @@ interface Prepared {
   decision: Exclude<ReleaseDecision, { action: "pending" }>;
   /** The latest revision's manifest when helm's storage gave it: a no-op `wait: true` step checks its objects. */
   deployedManifest?: string;
-}
-
-function helmTimeoutMs(deadline: number): number {
-  // Leave helm room to finish (an atomic rollback, say) before the engine's own timeout fires.
-  const margin = Math.min(10_000, Math.floor(deadline / 10));
-  return Math.max(1000, deadline - margin);
 }
 
 async function openSession(ctx: StepContext): Promise<HelmSession> {
@@ -206,36 +193,6 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
   } catch (e) {
     session.close();
     throw e;
-  }
-}
-
-/** helm's storage driver, when it is one khook reads from the cluster (Secrets); undefined otherwise. */
-function readsStorageSecrets(): boolean {
-  const driver = process.env["HELM_DRIVER"];
-  return driver === undefined || driver === "" || driver === "secret" || driver === "secrets";
-}
-
-/**
- * The release's history and latest user values from helm's storage Secrets, in one list request
- * instead of `helm history` and `helm get values` (two helm processes per step, the bulk of a
- * re-run). Undefined means "ask helm": another storage driver, no permission to list Secrets, or
- * a record helm did not write.
- */
-async function storedReleasesOf(
-  ctx: StepContext,
-  t: { release: string; namespace: string },
-): Promise<StoredReleases | undefined> {
-  if (!readsStorageSecrets()) return undefined;
-  try {
-    const list = await ctx.kube.list(RELEASE_STORAGE, {
-      namespace: t.namespace,
-      labelSelector: releaseSelector(t.release),
-      signal: ctx.signal,
-    });
-    return storedReleases(list.items, t.release);
-  } catch (e) {
-    if (ctx.signal.aborted) throw e;
-    return undefined;
   }
 }
 
@@ -673,8 +630,13 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
       };
     }
     ctx.log(`uninstalling release ${release} (namespace ${namespace}) and waiting for its resources to be gone`);
-    await session.uninstall(release, namespace, helmTimeoutMs(ctx.deadline));
-    return { status: "ok", reason: `uninstalled release ${release} (namespace ${namespace}); its resources are gone` };
+    const done = await uninstallAndWait(session, { release, namespace }, ctx);
+    if (!done.removed)
+      return { status: "skipped", reason: `release ${release} (namespace ${namespace}) is not installed` };
+    return {
+      status: "ok",
+      reason: `uninstalled release ${release} (namespace ${namespace}); ${goneOrLeft(done.left)}`,
+    };
   } finally {
     session.close();
   }

@@ -1,8 +1,10 @@
 /**
  * Where a spec's state record lives (its location: the Secret's namespace and name), under each
- * shell's journal policy, and the location written as text ("namespace/name") where a record
- * names another one. Light on purpose: the Pulumi provider's check and diff, which run in every
- * preview, use it without loading the cluster-facing code.
+ * shell's journal policy (the CLI journals only when the spec has an enabled `state:` block; the
+ * Pulumi resource journals unless `state.enabled` is false), and the location written as text
+ * ("namespace/name") where a record names another one. A pure rule with no cluster code behind it,
+ * so the Pulumi provider's check and diff (which run in every preview) read it without loading the
+ * session and the kube client.
  */
 import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 import type { LoadedSpec } from "../dsl/loaded.js";

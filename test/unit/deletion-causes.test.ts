@@ -1,6 +1,6 @@
 /**
  * Why a teardown's wait does not finish (provider/kubectl/deletion.ts), and who waits for an
- * uninstall (provider/steps/helm-release.ts planUninstall): pure code over objects shaped as the
+ * uninstall (provider/steps/helm/release-storage.ts planUninstall): pure code over objects shaped as the
  * API server and the namespace controller write them (the messages are kube-controller-manager
  * 1.35's own).
  */

@@ -4,7 +4,7 @@ import type { ApiResource, KubeApi, KubeObject } from "../../kube/index.js";
 import { UnknownResourceError } from "../../kube/index.js";
 import type { SourcedObject } from "../manifests/read-sources.js";
 import type { DriftedThing } from "../contract.js";
-import { describeFields } from "../../kubectl/drift.js";
+import { describeFields } from "../../kubectl/applied-drift.js";
 
 export interface ResolvedObject {
   manifest: KubeObject;

@@ -150,7 +150,7 @@ export function withCauses(message: string, causes: readonly string[]): string {
 
 export type SubjectsOf = () => readonly StallSubject[] | Promise<readonly StallSubject[]>;
 
-/** Reads the causes that block the subjects now (diagnoseStall for waits to converge, steps/deletion.ts for waits to be gone). */
+/** Reads the causes that block the subjects now (diagnoseStall for waits to converge, cluster/deletion-wait.ts for waits to be gone). */
 export type Diagnose = (
   ctx: Pick<StepContext, "kube" | "signal" | "redactor">,
   subjects: readonly StallSubject[],

@@ -1,6 +1,6 @@
 /**
  * `delete: { release: ... }` — helm uninstall, then wait until the release's
- * resources are gone (steps/helm-release.ts: khook's wait, which names what holds
+ * resources are gone (steps/helm/release-storage.ts: khook's wait, which names what holds
  * them), bounded by the step timeout. An absent release is success unless
  * `ignoreNotFound: false`.
  *

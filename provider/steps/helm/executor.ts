@@ -37,7 +37,7 @@ import {
   type HistoryState,
 } from "../../helm/release.js";
 import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../../helm/storage.js";
-import { decideReleaseDrift } from "../../helm/drift.js";
+import { decideReleaseDrift } from "../../helm/release-drift.js";
 import type { Values } from "../../helm/release-values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../../ownership.js";
 import type { HelmStep } from "./definition.js";
@@ -649,7 +649,7 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
 /**
  * Is the release still the one this step left? Its revision Secrets come from one list of helm's
  * Secrets per namespace (`owner=helm`), shared by every release there; the rule is
- * provider/helm/drift.ts. No helm process runs.
+ * provider/helm/release-drift.ts. No helm process runs.
  */
 async function drift(step: HelmStep, ctx: DriftContext): Promise<DriftFinding> {
   const { release, namespace } = releaseOf(step);

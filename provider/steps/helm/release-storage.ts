@@ -5,7 +5,7 @@
  *
  * `helm uninstall --wait` waits for every deleted object, a Terminating Namespace included, and
  * when its deadline comes says only `context deadline exceeded`. So khook runs `helm uninstall`
- * without `--wait` and waits itself (steps/deletion.ts): one watch per deleted object, the causes
+ * without `--wait` and waits itself (steps/cluster/deletion-wait.ts): one watch per deleted object, the causes
  * named when it stalls, and a Namespace that only an unavailable aggregated API holds left to the
  * namespace controller. A release whose chart has `post-delete` hooks keeps helm's own `--wait`
  * (helm runs those hooks after its wait), explained by the same diagnosis while it runs; so does a

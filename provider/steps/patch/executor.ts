@@ -7,7 +7,7 @@ import { executionError } from "../../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../../kube/index.js";
 import type { PatchStep } from "./definition.js";
 import { describeDrifted, forDiff, maskSecretPair } from "../cluster/resolve-objects.js";
-import { differingFields } from "../../kubectl/drift.js";
+import { differingFields } from "../../kubectl/applied-drift.js";
 import { applyMergePatch, type JsonMap } from "../../kubectl/threeway.js";
 import type { DriftContext, DriftFinding, StepContext, StepExecutor } from "../contract.js";
 

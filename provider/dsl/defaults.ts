@@ -1,9 +1,9 @@
 /**
  * The document's defaults (scheduling, the state record, hooks), and how a kind's defaults are
- * applied. Each kind keeps its own table beside its definition (steps/<kind>/defaults.ts); the
+ * applied. Each kind keeps its own table (StepKind `defaults`, in steps/<kind>/kind.ts); the
  * loader applies it once, so the executors read `step.action.namespace`, never `?? "default"`,
  * and the input hash (hash.ts) reads the same normalized block, leaving out the fields equal to
- * their default. The definitions write the same values into the schema's `default`s.
+ * their default. The schema generator writes the same values into the schema's `default`s.
  */
 
 /** The document-level defaults: step scheduling (`defaults:`), the state record, hooks. */

@@ -26,6 +26,8 @@ export interface KindDefinitions {
   readonly name: string;
   readonly action: Def;
   readonly defs: readonly Def[];
+  /** Its defaults by definition name, written into the fields' `default`s. */
+  readonly defaults?: { readonly [definition: string]: Readonly<Record<string, unknown>> };
 }
 
 export const SCHEMA_COMMENT =
@@ -45,6 +47,7 @@ export function assembleSchema(kinds: readonly KindDefinitions[]): SchemaOptions
   for (const k of kinds) for (const d of [k.action, ...k.defs]) add(d);
   const plainDefs = Object.fromEntries([...defs].map(([name, d]) => [name, plain(d.schema) as Node]));
   describeKinds(kinds, plainDefs);
+  for (const k of kinds) writeDefaults(k, plainDefs);
   const schema: SchemaOptions = { ...documentRoot(names), $comment: SCHEMA_COMMENT, $defs: plainDefs };
   const unresolved = refsOf(schema).filter((r) => !defs.has(r.slice("#/$defs/".length)));
   if (unresolved.length > 0) throw new Error(`the schema refers to undefined definitions: ${unresolved.join(", ")}`);
@@ -100,6 +103,21 @@ function describeKinds(kinds: readonly KindDefinitions[], defs: Record<string, N
           "unknown:skipIf": `skipIf is not supported by ${k.name} steps; only ${skipPolicies.join(", ")} have a skip policy`,
         });
       }
+    }
+  }
+}
+
+/** The kind's defaults table, as the `default` of each field it names. */
+function writeDefaults(k: KindDefinitions, defs: Record<string, Node>): void {
+  for (const [definition, table] of Object.entries(k.defaults ?? {})) {
+    const properties = defs[definition]?.["properties"] as Record<string, Node> | undefined;
+    for (const [field, value] of Object.entries(table)) {
+      const property = properties?.[field];
+      if (property === undefined)
+        throw new Error(
+          `the ${k.name} kind has a default for ${definition}.${field}, which its definition does not have`,
+        );
+      property["default"] = value;
     }
   }
 }

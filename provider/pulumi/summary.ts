@@ -22,14 +22,19 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
-import { KINDS } from "../steps/index.js";
 import type { Kind } from "../steps/contract.js";
+import type * as StepsModule from "../steps/index.js";
+
 import { KHOOK_VERSION } from "../version.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "../state/location.js";
 import type * as KeyedHashModule from "../dsl/keyed-hash.js";
+
+// The step kinds are required when a summary is made from a loaded spec: a check or diff that the
+// memo answers never loads them.
+const stepKinds = (): Readonly<Record<string, Kind>> => (require("../steps/index.js") as typeof StepsModule).KINDS;
 
 export interface StepSummary {
   name: string;
@@ -108,7 +113,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };
-    for (const tool of (KINDS as Readonly<Record<string, Kind>>)[s.type]?.tools ?? []) need(tool);
+    for (const tool of stepKinds()[s.type]?.tools ?? []) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
     if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m))
       need("kustomize");
@@ -117,7 +122,7 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const kinds: Readonly<Record<string, Kind>> = KINDS;
+  const kinds = stepKinds();
   return spec.steps.some((s) =>
     (kinds[s.type]?.files(s.action, spec.baseDir) ?? []).some((r) => path.isAbsolute(r.written)),
   );

@@ -189,6 +189,12 @@ export interface Kind<Name extends string = string, Action = unknown, Normalized
   Normalized
 > {
   readonly executor: StepExecutor<LoadedStepBase<Name, Normalized>>;
+  /**
+   * Its defaults, by the definition they belong to (`helmAction`; one per form of a block with
+   * forms): `normalize` applies them, and the schema generator writes them into the schema's
+   * `default`s. One table, read by the loader, the hash, the executor and editors alike.
+   */
+  readonly defaults: { readonly [definition: string]: Readonly<Record<string, unknown>> };
   /** The tools every step of the kind runs (a `kustomize:` source adds kustomize: manifests/kind.ts). */
   readonly tools: readonly KindTool[];
 }

@@ -8,11 +8,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { assembleSchema, printSchema } from "../dsl/schema-assembly.js";
 import type { KindDefinition } from "./contract.js";
-import { KIND_NAMES } from "./index.js";
+import { KINDS, KIND_NAMES } from "./index.js";
 
 /** The schema's text, as committed. */
 export function generateSchemaText(): string {
-  return printSchema(assembleSchema(KIND_NAMES.map((name) => ({ name, ...definitionOf(name) }))));
+  return printSchema(
+    assembleSchema(KIND_NAMES.map((name) => ({ name, ...definitionOf(name), defaults: KINDS[name].defaults }))),
+  );
 }
 
 /** A kind's definition: DEFINITION of steps/<kind>/definition.ts, beside its kind.ts. */

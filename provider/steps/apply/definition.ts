@@ -6,11 +6,8 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { APPLY_DEFAULTS } from "./defaults.js";
 import { boolean, def, messages, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
-
-const DEFAULTS = APPLY_DEFAULTS;
 
 export const applyWaitCondition = def(
   "applyWaitCondition",
@@ -58,7 +55,6 @@ export const action = def(
       createNamespace: Type.Optional(
         ref(boolean, {
           description: "Create the namespace if missing. Default false.",
-          default: DEFAULTS.createNamespace,
         }),
       ),
       skipIf: Type.Optional(
@@ -68,9 +64,7 @@ export const action = def(
           "exists: skip the step (as success) if every manifest resource already exists. waitFor still runs.",
         ),
       ),
-      serverSide: Type.Optional(
-        ref(boolean, { description: "Use server-side apply. Default false.", default: DEFAULTS.serverSide }),
-      ),
+      serverSide: Type.Optional(ref(boolean, { description: "Use server-side apply. Default false." })),
       waitFor: Type.Optional(ref(applyWaitCondition)),
     },
     {
@@ -83,5 +77,5 @@ export const action = def(
 export const DEFINITION: KindDefinition = { action, defs: [applyWaitCondition, ...MANIFEST_DEFS] };
 
 export type ApplyAction = TypeOf<typeof action>;
-export type ApplyNormalized = Defaulted<ApplyAction, keyof typeof APPLY_DEFAULTS>;
+export type ApplyNormalized = Defaulted<ApplyAction, "createNamespace" | "serverSide">;
 export type ApplyStep = LoadedStepBase<"apply", ApplyNormalized>;

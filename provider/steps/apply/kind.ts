@@ -17,12 +17,15 @@ import {
   manifestCredentials,
   manifestReferences,
 } from "../manifests/kind.js";
-import { APPLY_DEFAULTS } from "./defaults.js";
 import type { ApplyAction, ApplyNormalized } from "./definition.js";
 import type * as Executor from "./executor.js";
 
+/** The defaults of a `apply:` block: applied once at load, left out of the hash, and the schema's `default`s. */
+const APPLY_DEFAULTS = { createNamespace: false, serverSide: false } as const satisfies Partial<ApplyAction>;
+
 export const applyKind: Kind<"apply", ApplyAction, ApplyNormalized> = {
   name: "apply",
+  defaults: { applyAction: APPLY_DEFAULTS },
   normalize: (apply) => withDefaults(APPLY_DEFAULTS, apply),
   defaultsOf: () => APPLY_DEFAULTS,
   canonical: canonicalManifests,

@@ -7,7 +7,6 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { DELETE_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -22,10 +21,8 @@ import {
 } from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
 
-const ignoreNotFound = (absent: string, value: boolean) =>
-  Type.Optional(
-    ref(boolean, { description: `${absent} success, not failure. Default ${String(value)}.`, default: value }),
-  );
+const ignoreNotFound = (absent: string) =>
+  Type.Optional(ref(boolean, { description: `${absent} success, not failure. Default true.` }));
 
 export const byManifests = def(
   "deleteByManifests",
@@ -40,7 +37,7 @@ export const byManifests = def(
           description: "Default namespace for namespace-less namespaced resources (kubectl delete -f -n).",
         }),
       ),
-      ignoreNotFound: ignoreNotFound("Absent resources are", DELETE_DEFAULTS.byManifests.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("Absent resources are"),
     },
     {
       description: "delete: by manifests — delete what these sources define (same source list as apply.manifests).",
@@ -60,12 +57,11 @@ export const byResource = def(
       allNamespaces: Type.Optional(
         ref(boolean, {
           description: "Match in every namespace; mutually exclusive with namespace.",
-          default: DELETE_DEFAULTS.byResource.allNamespaces,
         }),
       ),
       selector: Type.Optional(ref(selector)),
       fieldSelector: Type.Optional(ref(fieldSelector)),
-      ignoreNotFound: ignoreNotFound("Absent resources are", DELETE_DEFAULTS.byResource.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("Absent resources are"),
     },
     {
       description: "delete: by reference or selector — e.g. removing daemonset/aws-node before installing Cilium.",
@@ -87,11 +83,10 @@ export const byRelease = def(
       release: ref(releaseName, { description: "Required. The Helm release name." }),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `The release's namespace. Default "${DELETE_DEFAULTS.byRelease.namespace}".`,
-          default: DELETE_DEFAULTS.byRelease.namespace,
+          description: 'The release\'s namespace. Default "default".',
         }),
       ),
-      ignoreNotFound: ignoreNotFound("An absent release is", DELETE_DEFAULTS.byRelease.ignoreNotFound),
+      ignoreNotFound: ignoreNotFound("An absent release is"),
     },
     {
       description: "delete: by release — helm uninstall. The step waits until the release's resources are gone.",
@@ -117,8 +112,8 @@ export const action = def(
 export const DEFINITION: KindDefinition = { action, defs: [byManifests, byResource, byRelease, ...MANIFEST_DEFS] };
 
 export type DeleteAction = TypeOf<typeof action>;
-export type DeleteManifestsNormalized = Defaulted<DeleteManifestsAction, keyof typeof DELETE_DEFAULTS.byManifests>;
-export type DeleteResourceNormalized = Defaulted<DeleteResourceAction, keyof typeof DELETE_DEFAULTS.byResource>;
-export type DeleteReleaseNormalized = Defaulted<DeleteReleaseAction, keyof typeof DELETE_DEFAULTS.byRelease>;
+export type DeleteManifestsNormalized = Defaulted<DeleteManifestsAction, "ignoreNotFound">;
+export type DeleteResourceNormalized = Defaulted<DeleteResourceAction, "allNamespaces" | "ignoreNotFound">;
+export type DeleteReleaseNormalized = Defaulted<DeleteReleaseAction, "namespace" | "ignoreNotFound">;
 export type DeleteNormalized = DeleteManifestsNormalized | DeleteResourceNormalized | DeleteReleaseNormalized;
 export type DeleteStep = LoadedStepBase<"delete", DeleteNormalized>;

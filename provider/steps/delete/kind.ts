@@ -7,7 +7,7 @@
  *   delete-type-needs-selector  delete of a bare type needs selector: or fieldSelector: (kubectl demands --all)
  *   resource-reference, namespace-or-all  (dsl/rules.ts), and the manifest sources' (manifests/kind.ts)
  */
-import { withDefaults } from "../../dsl/defaults.js";
+import { SPEC_DEFAULTS, withDefaults } from "../../dsl/defaults.js";
 import type { HookStepForm } from "../../dsl/hook-events.js";
 import { inNamespace, type Pointer, type Report } from "../../dsl/step-kind.js";
 import { checkNamedTargetSelection, checkNamespaceOrAll, checkResourceRef } from "../../dsl/rules.js";
@@ -19,15 +19,27 @@ import {
   manifestCredentials,
   manifestReferences,
 } from "../manifests/kind.js";
-import { DELETE_DEFAULTS } from "./defaults.js";
-import type { DeleteAction, DeleteNormalized, DeleteResourceAction } from "./definition.js";
+import type {
+  DeleteAction,
+  DeleteManifestsAction,
+  DeleteNormalized,
+  DeleteReleaseAction,
+  DeleteResourceAction,
+} from "./definition.js";
 import type * as Executor from "./executor.js";
+
+/** The defaults of each form of a `delete:` block, by its definition: applied once at load, left out of the hash, and the schema's `default`s. */
+const DELETE_DEFAULTS = {
+  deleteByManifests: { ignoreNotFound: true } satisfies Partial<DeleteManifestsAction>,
+  deleteByResource: { allNamespaces: false, ignoreNotFound: true } satisfies Partial<DeleteResourceAction>,
+  deleteByRelease: { namespace: SPEC_DEFAULTS.namespace, ignoreNotFound: true } satisfies Partial<DeleteReleaseAction>,
+} as const;
 
 /** The defaults of the form a block is in. */
 function defaultsOf(action: DeleteAction): Readonly<Record<string, unknown>> {
-  if ("release" in action) return DELETE_DEFAULTS.byRelease;
-  if ("manifests" in action) return DELETE_DEFAULTS.byManifests;
-  return DELETE_DEFAULTS.byResource;
+  if ("release" in action) return DELETE_DEFAULTS.deleteByRelease;
+  if ("manifests" in action) return DELETE_DEFAULTS.deleteByManifests;
+  return DELETE_DEFAULTS.deleteByResource;
 }
 
 /** Only the manifests form renders objects, so only it has a render point (post-render). */
@@ -59,6 +71,7 @@ function checkSelection(del: DeleteResourceAction, at: Pointer, report: Report):
 
 export const deleteKind: Kind<"delete", DeleteAction, DeleteNormalized> = {
   name: "delete",
+  defaults: DELETE_DEFAULTS,
   normalize: (del) => withDefaults(defaultsOf(del), del) as DeleteNormalized,
   defaultsOf,
   canonical: canonicalManifests,

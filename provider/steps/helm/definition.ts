@@ -6,7 +6,6 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { HELM_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -21,8 +20,6 @@ import {
   word,
   type TypeOf,
 } from "../../dsl/definitions.js";
-
-const DEFAULTS = HELM_DEFAULTS;
 
 export const basicAuth = def(
   "basicAuth",
@@ -167,14 +164,12 @@ export const action = def(
       release: Type.Optional(ref(releaseName, { description: "Helm release name. Default: the step name." })),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `Target namespace. Default "${DEFAULTS.namespace}".`,
-          default: DEFAULTS.namespace,
+          description: 'Target namespace. Default "default".',
         }),
       ),
       createNamespace: Type.Optional(
         ref(boolean, {
           description: "Create the namespace if missing. Default false.",
-          default: DEFAULTS.createNamespace,
         }),
       ),
       skipIf: Type.Optional(
@@ -184,13 +179,10 @@ export const action = def(
           "installed: skip the step (as success) if the release already exists, regardless of version or values.",
         ),
       ),
-      atomic: Type.Optional(
-        ref(boolean, { description: "Roll back on failure. Default false.", default: DEFAULTS.atomic }),
-      ),
+      atomic: Type.Optional(ref(boolean, { description: "Roll back on failure. Default false." })),
       wait: Type.Optional(
         ref(boolean, {
           description: "Wait for the release's resources to be ready before the step succeeds. Default false.",
-          default: DEFAULTS.wait,
         }),
       ),
       values: Type.Optional(
@@ -220,5 +212,5 @@ export type HelmAction = TypeOf<typeof action>;
 export type BasicAuth = TypeOf<typeof basicAuth>;
 export type ValuesSource = TypeOf<typeof valuesSource>;
 /** A helm: block with its defaults applied (the release is named after the step). */
-export type HelmNormalized = Defaulted<HelmAction, "release" | keyof typeof HELM_DEFAULTS>;
+export type HelmNormalized = Defaulted<HelmAction, "release" | "namespace" | "createNamespace" | "atomic" | "wait">;
 export type HelmStep = LoadedStepBase<"helm", HelmNormalized>;

@@ -11,15 +11,22 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { withDefaults } from "../../dsl/defaults.js";
+import { SPEC_DEFAULTS, withDefaults } from "../../dsl/defaults.js";
 import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/step-kind.js";
 import { checkLocalPath, checkUrl } from "../../dsl/rules.js";
 import { parseValuesDocument } from "../../dsl/values-file.js";
 import { classifyChart, describeChartSource, describeChartText, splitUserinfo } from "../../helm/chart.js";
 import type { Kind } from "../contract.js";
-import { HELM_DEFAULTS } from "./defaults.js";
 import type { HelmAction, HelmNormalized } from "./definition.js";
 import type * as Executor from "./executor.js";
+
+/** The defaults of a `helm:` block: applied once at load, left out of the hash, and the schema's `default`s. */
+const HELM_DEFAULTS = {
+  namespace: SPEC_DEFAULTS.namespace,
+  createNamespace: false,
+  atomic: false,
+  wait: false,
+} as const satisfies Partial<HelmAction>;
 
 /** Helm caps release names at 53 characters; a step name (up to 63) is the release name unless release: is set. */
 const HELM_RELEASE_NAME_MAX = 53;
@@ -107,6 +114,7 @@ function credentials(block: unknown): string[] {
 
 export const helmKind: Kind<"helm", HelmAction, HelmNormalized> = {
   name: "helm",
+  defaults: { helmAction: HELM_DEFAULTS },
   normalize: (helm, stepName) => withDefaults({ ...HELM_DEFAULTS, release: stepName }, helm),
   defaultsOf: () => HELM_DEFAULTS,
   canonical,

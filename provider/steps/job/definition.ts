@@ -6,7 +6,6 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { JOB_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -48,14 +47,12 @@ export const action = def(
       ),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `Namespace the Job runs in. Default "${JOB_DEFAULTS.namespace}".`,
-          default: JOB_DEFAULTS.namespace,
+          description: 'Namespace the Job runs in. Default "default".',
         }),
       ),
       createNamespace: Type.Optional(
         ref(boolean, {
           description: "Create the namespace if missing. Default false.",
-          default: JOB_DEFAULTS.createNamespace,
         }),
       ),
       serviceAccount: Type.Optional(
@@ -82,5 +79,5 @@ export const action = def(
 export const DEFINITION: KindDefinition = { action, defs: [] };
 
 export type JobAction = TypeOf<typeof action>;
-export type JobNormalized = Defaulted<JobAction, keyof typeof JOB_DEFAULTS>;
+export type JobNormalized = Defaulted<JobAction, "namespace" | "createNamespace">;
 export type JobStep = LoadedStepBase<"job", JobNormalized>;

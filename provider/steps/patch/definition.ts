@@ -6,7 +6,6 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { PATCH_DEFAULTS } from "./defaults.js";
 import { def, messages, namespace, noun, orReference, raw, ref, type TypeOf } from "../../dsl/definitions.js";
 
 export const kindName = def(
@@ -81,8 +80,7 @@ export const action = def(
       target: ref(kindName, { description: "Required. The resource as kind/name (daemonset/aws-node)." }),
       namespace: Type.Optional(
         ref(namespace, {
-          description: `Namespace of the target; ignored for cluster-scoped kinds. Default "${PATCH_DEFAULTS.namespace}".`,
-          default: PATCH_DEFAULTS.namespace,
+          description: 'Namespace of the target; ignored for cluster-scoped kinds. Default "default".',
         }),
       ),
       type: Type.Optional(
@@ -99,7 +97,6 @@ export const action = def(
           {
             description:
               "strategic (default; built-in types only), merge (RFC 7386; works on every kind, replaces lists wholesale) or json (RFC 6902 list of operations).",
-            default: PATCH_DEFAULTS.type,
           },
         ),
       ),
@@ -146,5 +143,5 @@ export const action = def(
 export const DEFINITION: KindDefinition = { action, defs: [jsonPatchOperation, kindName] };
 
 export type PatchAction = TypeOf<typeof action>;
-export type PatchNormalized = Defaulted<PatchAction, keyof typeof PATCH_DEFAULTS>;
+export type PatchNormalized = Defaulted<PatchAction, "namespace" | "type">;
 export type PatchStep = LoadedStepBase<"patch", PatchNormalized>;

@@ -8,13 +8,18 @@
  *   patch-json-idempotency    a json remove or list-index add fails when re-run (warning)
  *   resource-reference        (dsl/rules.ts)
  */
-import { withDefaults } from "../../dsl/defaults.js";
+import { SPEC_DEFAULTS, withDefaults } from "../../dsl/defaults.js";
 import type { Pointer, Report } from "../../dsl/step-kind.js";
 import { checkResourceRef } from "../../dsl/rules.js";
 import type { Kind } from "../contract.js";
-import { PATCH_DEFAULTS } from "./defaults.js";
 import type { JsonPatchOperation, PatchAction, PatchNormalized } from "./definition.js";
 import type * as Executor from "./executor.js";
+
+/** The defaults of a `patch:` block: applied once at load, left out of the hash, and the schema's `default`s. */
+const PATCH_DEFAULTS = {
+  namespace: SPEC_DEFAULTS.namespace,
+  type: "strategic",
+} as const satisfies Partial<PatchAction>;
 
 function checkPatchBody(type: string, body: unknown, at: Pointer, report: Report): void {
   if (type === "json") {
@@ -74,6 +79,7 @@ function checkPatchBody(type: string, body: unknown, at: Pointer, report: Report
 
 export const patchKind: Kind<"patch", PatchAction, PatchNormalized> = {
   name: "patch",
+  defaults: { patchAction: PATCH_DEFAULTS },
   normalize: (patch) => withDefaults(PATCH_DEFAULTS, patch),
   defaultsOf: () => PATCH_DEFAULTS,
   summary: (_name, a) => `${a.type} patch ${a.target} in ${a.namespace}`,

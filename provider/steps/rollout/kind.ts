@@ -32,6 +32,7 @@ const ROLLOUT_KINDS = new Set([
 
 export const rolloutKind: Kind<"rollout", RolloutAction, RolloutAction> = {
   name: "rollout",
+  defaults: {},
   normalize: (rollout) => withDefaults({}, rollout),
   defaultsOf: () => ({}),
   summary: (_name, a) =>

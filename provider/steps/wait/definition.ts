@@ -6,7 +6,6 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { WAIT_DEFAULTS } from "./defaults.js";
 import {
   boolean,
   def,
@@ -67,7 +66,6 @@ export const action = def(
       allNamespaces: Type.Optional(
         ref(boolean, {
           description: "Match in every namespace; mutually exclusive with namespace.",
-          default: WAIT_DEFAULTS.allNamespaces,
         }),
       ),
       selector: Type.Optional(ref(selector)),
@@ -89,5 +87,5 @@ export const action = def(
 export const DEFINITION: KindDefinition = { action, defs: [waitCondition] };
 
 export type WaitAction = TypeOf<typeof action>;
-export type WaitNormalized = Defaulted<WaitAction, keyof typeof WAIT_DEFAULTS>;
+export type WaitNormalized = Defaulted<WaitAction, "allNamespaces">;
 export type WaitStep = LoadedStepBase<"wait", WaitNormalized>;

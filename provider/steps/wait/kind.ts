@@ -11,12 +11,15 @@ import { inNamespace } from "../../dsl/step-kind.js";
 import { checkNamedTargetSelection, checkNamespaceOrAll, checkResourceRef } from "../../dsl/rules.js";
 import { parseWaitFor } from "../../kubectl/waitfor.js";
 import type { Kind } from "../contract.js";
-import { WAIT_DEFAULTS } from "./defaults.js";
 import type { WaitAction, WaitNormalized } from "./definition.js";
 import type * as Executor from "./executor.js";
 
+/** The defaults of a `wait:` block: applied once at load, left out of the hash, and the schema's `default`s. */
+const WAIT_DEFAULTS = { allNamespaces: false } as const satisfies Partial<WaitAction>;
+
 export const waitKind: Kind<"wait", WaitAction, WaitNormalized> = {
   name: "wait",
+  defaults: { waitAction: WAIT_DEFAULTS },
   normalize: (wait) => withDefaults(WAIT_DEFAULTS, wait),
   defaultsOf: () => WAIT_DEFAULTS,
   summary: (_name, a) => {

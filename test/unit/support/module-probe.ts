@@ -18,9 +18,9 @@ export const HEAVY: Record<string, RegExp> = {
   "@kubernetes/client-node": /node_modules\/@kubernetes\//,
   "the kube client": /provider\/kube\/client/,
   Pulumi: /node_modules\/@pulumi\//,
-  // The registry (steps/index.js) and each kind's load-time half (kind.js, defaults.js) are not
-  // executors: a kind requires its executor on first use.
-  "the executors": /provider\/steps\/(?!index\.js$)(?![^/]+\/(kind|defaults)\.js$)/,
+  // The registry (steps/index.js) and each kind's load-time half (kind.js) are not executors: a
+  // kind requires its executor on first use.
+  "the executors": /provider\/steps\/(?!index\.js$)(?![^/]+\/kind\.js$)/,
   "the hook runners": /provider\/hooks\/(function|webhook)\.js$|^(node:)?child_process$/,
 };
 

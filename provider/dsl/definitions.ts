@@ -341,6 +341,42 @@ export const fieldSelector = def(
   raw<string>({ description: "A field selector, e.g. status.phase=Running.", type: "string", minLength: 1 }),
 );
 
+/** Which objects of a type a step selects: one namespace or all, narrowed by label and field selectors. */
+export const selectionFields = {
+  namespace: Type.Optional(
+    ref(namespace, { description: "Namespace of the resources; mutually exclusive with allNamespaces." }),
+  ),
+  allNamespaces: Type.Optional(
+    ref(boolean, { description: "Match in every namespace; mutually exclusive with namespace." }),
+  ),
+  selector: Type.Optional(ref(selector)),
+  fieldSelector: Type.Optional(ref(fieldSelector)),
+};
+
+/** namespace: and allNamespaces: true exclude each other (the loader words it: namespace-or-all). */
+export const NAMESPACE_OR_ALL = {
+  if: { type: "object", required: ["allNamespaces", "namespace"], properties: { allNamespaces: { const: true } } },
+  then: {
+    properties: { namespace: false },
+    "x-khook-rule": "namespace-or-all",
+    errorMessage: "namespace and allNamespaces: true are mutually exclusive",
+  },
+};
+
+/** Completions for a wait condition (wait.for, apply.waitFor). */
+export const CONDITION_SNIPPETS = [
+  {
+    label: "condition=<Name>",
+    description: 'status.conditions[type==Name].status is "True"',
+    body: "condition=${1:Ready}",
+  },
+  {
+    label: "jsonpath=<expr>=<value>",
+    description: "the JSONPath expression yields <value>",
+    body: "jsonpath={${1:.status.phase}}=${2:Running}",
+  },
+];
+
 /** The shared field types, in the order the schema lists them (before the document's own definitions). */
 export const SHARED_DEFS: readonly Def[] = [
   reference,

@@ -6,7 +6,17 @@ import { Type } from "typebox";
 import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
-import { boolean, def, messages, namespace, orReference, ref, word, type TypeOf } from "../../dsl/definitions.js";
+import {
+  boolean,
+  CONDITION_SNIPPETS,
+  def,
+  messages,
+  namespace,
+  orReference,
+  ref,
+  type TypeOf,
+  word,
+} from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
 
 export const applyWaitCondition = def(
@@ -25,18 +35,7 @@ export const applyWaitCondition = def(
       }),
       description:
         "Block until every applied object meets this: condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (wait.for's grammar minus delete). Bounded by the step timeout.",
-      defaultSnippets: [
-        {
-          label: "condition=<Name>",
-          description: 'status.conditions[type==Name].status is "True"',
-          body: "condition=${1:Ready}",
-        },
-        {
-          label: "jsonpath=<expr>=<value>",
-          description: "the JSONPath expression yields <value>",
-          body: "jsonpath={${1:.status.phase}}=${2:Running}",
-        },
-      ],
+      defaultSnippets: CONDITION_SNIPPETS,
     },
   ),
 );

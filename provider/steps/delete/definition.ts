@@ -10,13 +10,13 @@ import type { LoadedStepBase } from "../../dsl/loaded.js";
 import {
   boolean,
   def,
-  fieldSelector,
   namespace,
+  NAMESPACE_OR_ALL,
   raw,
   ref,
   releaseName,
   resourceRef,
-  selector,
+  selectionFields,
   type TypeOf,
 } from "../../dsl/definitions.js";
 import { manifestList, MANIFEST_DEFS } from "../manifests/definition.js";
@@ -51,27 +51,13 @@ export const byResource = def(
   Type.Object(
     {
       resource: ref(resourceRef, { description: "Required. A type (pods) or kind/name (daemonset/aws-node)." }),
-      namespace: Type.Optional(
-        ref(namespace, { description: "Namespace of the resources; mutually exclusive with allNamespaces." }),
-      ),
-      allNamespaces: Type.Optional(
-        ref(boolean, {
-          description: "Match in every namespace; mutually exclusive with namespace.",
-        }),
-      ),
-      selector: Type.Optional(ref(selector)),
-      fieldSelector: Type.Optional(ref(fieldSelector)),
+      ...selectionFields,
       ignoreNotFound: ignoreNotFound("Absent resources are"),
     },
     {
       description: "delete: by reference or selector — e.g. removing daemonset/aws-node before installing Cilium.",
       additionalProperties: false,
-      if: { type: "object", required: ["allNamespaces", "namespace"], properties: { allNamespaces: { const: true } } },
-      then: {
-        properties: { namespace: false },
-        "x-khook-rule": "namespace-or-all",
-        errorMessage: "namespace and allNamespaces: true are mutually exclusive",
-      },
+      ...NAMESPACE_OR_ALL,
     },
   ),
 );

@@ -7,15 +7,14 @@ import type { KindDefinition } from "../contract.js";
 import type { Defaulted } from "../../dsl/defaults.js";
 import type { LoadedStepBase } from "../../dsl/loaded.js";
 import {
-  boolean,
+  CONDITION_SNIPPETS,
   def,
-  fieldSelector,
   messages,
-  namespace,
+  NAMESPACE_OR_ALL,
   orReference,
   ref,
   resourceRef,
-  selector,
+  selectionFields,
   type TypeOf,
 } from "../../dsl/definitions.js";
 
@@ -36,16 +35,7 @@ export const waitCondition = def(
       description:
         'condition=<Name>[=<value>] (status.conditions[type==Name].status is "True", or <value>), jsonpath=<expr>[=<value>] (the expression yields a non-empty value, or one equal to <value>), or delete (every matching resource is gone).',
       defaultSnippets: [
-        {
-          label: "condition=<Name>",
-          description: 'status.conditions[type==Name].status is "True"',
-          body: "condition=${1:Ready}",
-        },
-        {
-          label: "jsonpath=<expr>=<value>",
-          description: "the JSONPath expression yields <value>",
-          body: "jsonpath={${1:.status.phase}}=${2:Running}",
-        },
+        ...CONDITION_SNIPPETS,
         { label: "delete", description: "every matching resource is gone", body: "delete" },
       ],
     },
@@ -60,26 +50,12 @@ export const action = def(
       on: ref(resourceRef, {
         description: "Required. A resource type (pods) or kind/name (deployment/argocd-server).",
       }),
-      namespace: Type.Optional(
-        ref(namespace, { description: "Namespace of the resources; mutually exclusive with allNamespaces." }),
-      ),
-      allNamespaces: Type.Optional(
-        ref(boolean, {
-          description: "Match in every namespace; mutually exclusive with namespace.",
-        }),
-      ),
-      selector: Type.Optional(ref(selector)),
-      fieldSelector: Type.Optional(ref(fieldSelector)),
+      ...selectionFields,
     },
     {
       description: "wait: block until a condition holds (kubectl wait), bounded by the step timeout.",
       additionalProperties: false,
-      if: { type: "object", required: ["allNamespaces", "namespace"], properties: { allNamespaces: { const: true } } },
-      then: {
-        properties: { namespace: false },
-        "x-khook-rule": "namespace-or-all",
-        errorMessage: "namespace and allNamespaces: true are mutually exclusive",
-      },
+      ...NAMESPACE_OR_ALL,
     },
   ),
 );

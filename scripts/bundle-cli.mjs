@@ -4,6 +4,7 @@
 // Packages stay outside (required from node_modules on first use, under Node's compile cache),
 // except those every start runs: their code then sits in the CLI's own code cache, which holds
 // the functions a run compiled and not only those compiled eagerly.
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -39,5 +40,18 @@ const problems = [...result.errors, ...result.warnings];
 if (problems.length > 0) {
   const text = await esbuild.formatMessages(problems, { kind: "warning" });
   process.stderr.write(`bundle-cli: the CLI bundle is not faithful to its modules:\n${text.join("")}`);
+  process.exit(1);
+}
+// launch.ts reads an ASCII bundle as a one-byte string; any other byte makes it decode UTF-8 into a
+// string of twice the size on every start. esbuild escapes strings but keeps regular expression
+// literals and comments in class bodies as written: escape the character in the source instead.
+const bundle = fs.readFileSync(path.join(cli, "khook.bundle.js"), "utf8");
+const nonAscii = bundle
+  .split("\n")
+  .flatMap((line, i) => (/[^\x00-\x7f]/.test(line) ? [`  line ${i + 1}: ${line.trim()}`] : []));
+if (nonAscii.length > 0) {
+  process.stderr.write(
+    `bundle-cli: the CLI bundle must be ASCII; escape these characters in the source:\n${nonAscii.join("\n")}\n`,
+  );
   process.exit(1);
 }

@@ -13,12 +13,10 @@
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off too. A cache V8 rejects (another Node, other V8 flags,
  * a damaged file) costs only the speed-up: V8 compiles from source, and the run writes a new one.
  *
- * Content digests are node:crypto's SHA-256 (hardware-assisted), which every command that loads a
- * spec loads anyway for the step hashes; loading node:zlib for its crc32 was 13% of a `validate`
- * start's profile.
+ * Nothing here loads node:crypto or node:zlib: either costs more to load than a `validate` spends
+ * on its spec (the names and the checksum are fingerprint.ts's, pure and in this process only).
  */
 import { isAscii } from "node:buffer";
-import { hash } from "node:crypto";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
@@ -26,6 +24,7 @@ import * as vm from "node:vm";
 // Loading it turns on Node's compile cache, for the packages the bundle requires.
 import { compileCacheDir } from "../compile-cache.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";
 import type * as MainModule from "./main.js";
 
 type CliModule = typeof MainModule;
@@ -75,7 +74,7 @@ export interface CachedScriptOptions {
 /** Runs a CommonJS file from a V8 code cache made after an earlier run; returns its exports. */
 export function runCachedScript(file: string, options: CachedScriptOptions): { exports: unknown; cache: CodeCacheUse } {
   const bytes = fs.readFileSync(file);
-  // esbuild writes ASCII, and a one-byte string is made without decoding a megabyte of UTF-8.
+  // The bundle is ASCII (bundle-cli.mjs checks), and a one-byte string is made without decoding a megabyte of UTF-8.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
   const prefix = cachePrefix(file, options.variant);
   const cacheFile =
@@ -102,31 +101,27 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
  * Named by what makes a cache valid: after the install and variant (the prefix), the V8 version and
  * the file's content (V8 itself checks only the length). The content is known by the file's length,
  * inode and change times (nanoseconds), rather than a digest of its megabyte on every start: a build
- * or an install writes a new file, and the kernel sets its change time. V8 checks its flags when it
- * loads the cache; readCache, the data's integrity.
+ * or an install writes a new file, and the kernel sets its change time (the numbers themselves name
+ * it: nothing to digest). V8 checks its flags when it loads the cache; readCache, the data's integrity.
  */
 function cacheFileName(prefix: string, file: string, content: Buffer): string {
   const st = fs.statSync(file, { bigint: true });
-  const version = digest(`${st.ino}:${st.mtimeNs}:${st.ctimeNs}`).toString("hex", 0, 8);
+  const version = [st.ino, st.mtimeNs, st.ctimeNs].map((n) => n.toString(36)).join(".");
   return `${prefix}${process.versions.v8}-${content.length}-${version}.v8cache`;
 }
 
 /** Per install (the file's path) and variant: a new build replaces its own older caches, never another install's. */
 function cachePrefix(file: string, variant: string): string {
-  return `${path.basename(file, ".js")}-${digest(file).toString("hex", 0, 4)}-${variant}-`;
+  return `${path.basename(file, ".js")}-${fnv1a32Hex(file)}-${variant}-`;
 }
 
-/** SHA-256 of `data`. */
-function digest(data: Buffer | string): Buffer {
-  return hash("sha256", data, "buffer");
-}
-
-/** The length of the digest that heads a cache file. */
-const HEADER_BYTES = 32;
+/** The checksum that heads a cache file (8 hex digits), then V8's data. */
+const HEADER_BYTES = 8;
 
 /**
- * A cache file is the SHA-256 of V8's data, then the data. V8 checks that data fits this V8 and
- * these flags, but release builds do not checksum it: a truncated or damaged file must not reach it.
+ * A cache file is a checksum of V8's data (fingerprint.ts's wordChecksum, as 8 hex digits), then
+ * the data. V8 checks that data fits this V8 and these flags, but release builds do not checksum
+ * it: a truncated or damaged file must not reach it.
  */
 function readCache(file: string): Buffer | "damaged" | undefined {
   let bytes: Buffer;
@@ -136,11 +131,13 @@ function readCache(file: string): Buffer | "damaged" | undefined {
     return undefined;
   }
   const data = bytes.subarray(HEADER_BYTES);
-  return bytes.length > HEADER_BYTES && digest(data).equals(bytes.subarray(0, HEADER_BYTES)) ? data : "damaged";
+  return bytes.length > HEADER_BYTES && bytes.toString("latin1", 0, HEADER_BYTES) === wordChecksum(data)
+    ? data
+    : "damaged";
 }
 
 function cacheFileContent(data: Buffer): Buffer {
-  return Buffer.concat([digest(data), data]);
+  return Buffer.concat([Buffer.from(wordChecksum(data), "latin1"), data]);
 }
 
 /** At exit, after the run compiled what it needed. Atomic, so a concurrent start never reads half a file; older caches of the same variant go. */

@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { bundleIsCurrent, CLI_BUNDLE } from "../../provider/cli/launch.js";
-import { RECORD_LOADED_MODULES } from "./support/module-probe.js";
+import { modulesLoadedByProcess, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot } from "./support/spec-files.js";
 
 const LAUNCH = path.join(repoRoot(), "dist", "provider", "cli", "launch.js");
@@ -170,6 +170,25 @@ describe("bin/khook and its bundle", () => {
       env: { ...process.env, NODE_COMPILE_CACHE: offDir, NODE_DISABLE_COMPILE_CACHE: "1" },
     });
     assert.deepEqual(caches(offDir), []);
+  });
+
+  test("bin/khook validate loads neither node:crypto nor node:zlib, with or without a code cache to check", async () => {
+    const file = path.join(tempDir(), "spec.yaml");
+    fs.writeFileSync(
+      file,
+      "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: launch}\nsteps:\n  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n",
+    );
+    const cacheDir = path.join(tempDir(), "cache");
+    for (const expected of ["written", "read"]) {
+      const run = await modulesLoadedByProcess([bin, "validate", "-f", file], {
+        ...process.env,
+        NODE_COMPILE_CACHE: cacheDir,
+      });
+      assert.equal(run.code, 0, run.output);
+      assert.equal(caches(cacheDir).length, 1, `the cache was ${expected}`);
+      const digests = run.modules.filter((m) => /^(node:)?(crypto|zlib)$/.test(m));
+      assert.deepEqual(digests, [], `cache ${expected}`);
+    }
   });
 
   test("the build made a bundle that is current", () => {

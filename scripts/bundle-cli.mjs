@@ -9,8 +9,12 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
-/** js-yaml parses every spec and kubeconfig. */
-const BUNDLED_PACKAGES = new Set(["js-yaml"]);
+/**
+ * js-yaml parses every spec and kubeconfig; the generated schema validator's runtime helpers (ajv's
+ * runtime/ modules and fast-deep-equal, which they require) check every spec. Not ajv itself: its
+ * compiler is required only when the generated validator is missing or stale.
+ */
+const BUNDLED_PACKAGES = [/^js-yaml(\/|$)/, /^ajv\/dist\/runtime\//, /^fast-deep-equal(\/|$)/];
 
 const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "provider", "cli");
 const result = await esbuild.build({
@@ -24,10 +28,9 @@ const result = await esbuild.build({
     {
       name: "packages-outside",
       setup(build) {
-        build.onResolve({ filter: /^[^./]/ }, (args) => {
-          const name = args.path.startsWith("@") ? args.path.split("/").slice(0, 2).join("/") : args.path.split("/")[0];
-          return BUNDLED_PACKAGES.has(name) ? undefined : { path: args.path, external: true };
-        });
+        build.onResolve({ filter: /^[^./]/ }, (args) =>
+          BUNDLED_PACKAGES.some((p) => p.test(args.path)) ? undefined : { path: args.path, external: true },
+        );
       },
     },
   ],

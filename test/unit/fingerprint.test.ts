@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fnv1a32Hex, wordChecksum } from "../../provider/fingerprint.js";
+import { execFileSync } from "node:child_process";
+import { fnv1a32Hex, fnvWordsScript, wordChecksum } from "../../provider/fingerprint.js";
 
 describe("fingerprints", () => {
   test("fnv1a32Hex gives FNV-1a's published 32-bit values", () => {
@@ -37,5 +38,25 @@ describe("fingerprints", () => {
     const prime = 0x01000193;
     const expected = Math.imul(Math.imul(0x811c9dc5 ^ 0x04030201, prime) ^ 4, prime) >>> 0;
     assert.equal(wordChecksum(Uint8Array.of(1, 2, 3, 4)), expected.toString(16).padStart(8, "0"));
+  });
+
+  test("wordChecksum's WebAssembly loop gives the script's value, from one word to past a memory page", () => {
+    let seed = 1;
+    const random = (): number => (seed = Math.imul(seed, 48271) % 0x7fffffff) & 0xff;
+    for (const length of [0, 3, 4, 5, 64, 1000, 65536, 65540, 200_003]) {
+      const data = Uint8Array.from({ length }, random);
+      const whole = length & ~3;
+      let h = fnvWordsScript(data.subarray(0, whole));
+      for (let i = whole; i < length; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+      const expected = (Math.imul(h ^ length, 0x01000193) >>> 0).toString(16).padStart(8, "0");
+      assert.equal(wordChecksum(data), expected, `${length} bytes`);
+    }
+  });
+
+  test("without WebAssembly (node --jitless) wordChecksum falls back to the script and gives the same value", () => {
+    const data = Buffer.from("a checksum that must not depend on how it was computed, 61 bytes");
+    const script = `process.stdout.write(require(${JSON.stringify(require.resolve("../../provider/fingerprint.js"))}).wordChecksum(Buffer.from(${JSON.stringify(data.toString())})) + " " + typeof WebAssembly)`;
+    const out = execFileSync(process.execPath, ["--jitless", "-e", script], { encoding: "utf8" });
+    assert.equal(out, `${wordChecksum(data)} undefined`);
   });
 });

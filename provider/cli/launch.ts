@@ -2,7 +2,9 @@
  * How bin/khook starts the CLI. Every command pays its start-up, and a resumed `apply` with state:
  * is almost nothing else, so the CLI runs from one file, `khook.bundle.js` (every module of
  * dist/provider/cli/main.js's graph, made by `npm run build`; packages stay outside it), compiled
- * from a V8 code cache written at the end of a run.
+ * from a V8 code cache written at the end of a run. The commands that never run a step (validate,
+ * graph, schema, version) run from `khook-offline.bundle.js`, the same modules less those only a
+ * cluster run reaches (scripts/bundle-cli.mjs): a start pays for every function its bundle holds.
  *
  * Why our own cache and not only Node's: Node's compile cache is made when a module is compiled,
  * before it runs, so it holds the few functions V8 compiles eagerly; every other function is parsed
@@ -32,14 +34,26 @@ type CliModule = typeof MainModule;
 /** The bundled CLI, beside this file (scripts/bundle-cli.mjs writes it). */
 export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");
 
+/** The bundle for OFFLINE_COMMANDS: without the cluster commands, the executors, the hook runners. */
+export const OFFLINE_CLI_BUNDLE = path.join(__dirname, "khook-offline.bundle.js");
+
+/** The commands that never run a step. Any other (and any new) command gets the whole bundle. */
+export const OFFLINE_COMMANDS: ReadonlySet<string> = new Set(["validate", "graph", "schema", "version"]);
+
+/** Which bundle serves `command`. */
+export function bundleFor(command: string | undefined): string {
+  return command !== undefined && OFFLINE_COMMANDS.has(command) ? OFFLINE_CLI_BUNDLE : CLI_BUNDLE;
+}
+
 /** tsc's record of its last build: newer than the bundle means the bundle predates the code. */
 const TSC_BUILD_INFO = path.join(__dirname, "..", "..", ".tsbuildinfo");
 
 /** The CLI module: the bundle when it is current, else the modules tsc emitted. */
 export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = process.env): CliModule {
-  if (!bundleIsCurrent(CLI_BUNDLE, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
+  const bundle = bundleFor(command);
+  if (!bundleIsCurrent(bundle, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
   const cacheDir = env["NODE_DISABLE_COMPILE_CACHE"] === "1" ? undefined : compileCacheDir(env);
-  return runCachedScript(CLI_BUNDLE, {
+  return runCachedScript(bundle, {
     cacheDir,
     variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other",
   }).exports as CliModule;

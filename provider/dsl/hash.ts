@@ -21,21 +21,13 @@
  *   for every regular file, walked in sorted order (`.git` excluded). A kustomization's local
  *   references outside its directory are walked too.
  */
-import type * as Crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { nodeCrypto } from "../node-crypto.js";
 import { yamlLibrary } from "./yaml.js";
 import type { FileReference, StepKind } from "./step-kind.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
-
-/**
- * node:crypto, required on first use: loading it costs more than a `validate` spends on its spec,
- * and the loader computes no digest until a command asks for a hash (dsl/loader.ts).
- */
-export function nodeCrypto(): typeof Crypto {
-  return require("node:crypto") as typeof Crypto;
-}
 
 export function sha256Hex(data: string | Buffer): string {
   return nodeCrypto().createHash("sha256").update(data).digest("hex");

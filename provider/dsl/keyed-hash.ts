@@ -19,7 +19,7 @@
  * The text digested is kept only in memory, beside the loaded step (never on it, so
  * no serialization of a step can carry it).
  */
-import { nodeCrypto } from "./hash.js";
+import { nodeCrypto } from "../node-crypto.js";
 import type { LoadedSpec, LoadedStep } from "./loaded.js";
 
 /** The prefix of a keyed hash. */

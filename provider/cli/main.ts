@@ -51,7 +51,30 @@ instead of a spec, e.g. for a Pulumi resource's record).
 
 Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a literal \${.`;
 
+/**
+ * `khook plan`. Its flags are checked here, before the online plan's module loads; with `-o json`
+ * a check that fails here (or an offline plan's) still prints the one summary document: nothing
+ * was asked of any cluster.
+ */
 async function planCommand(argv: string[], out: Output): Promise<number> {
+  const dispatched = { online: false };
+  try {
+    return await planBy(argv, out, dispatched);
+  } catch (e) {
+    // Loaded on this path alone: a plan that succeeds, or prints text, does not pay for it.
+    const { failureSummary, jsonRequested, NOT_TRIED, outcomeOfError } = await import("./outcome-summary.js");
+    if (dispatched.online || !jsonRequested(argv)) throw e;
+    const { document, exitCode } = failureSummary(e, outcomeOfError(e, NOT_TRIED), {
+      head: { name: null, specHash: null, steps: [] },
+      cluster: { server: null, kubeSystemUid: null },
+    });
+    out.json(document);
+    out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+    return exitCode;
+  }
+}
+
+async function planBy(argv: string[], out: Output, dispatched: { online: boolean }): Promise<number> {
   const { values } = parseCommandArgs("plan", argv, {
     ...COMMON_OPTIONS,
     offline: { type: "boolean" },
@@ -77,6 +100,7 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
   }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
+  dispatched.online = true; // it prints its own summary, with what it learnt of the cluster
   return values.live ? online.livePlanCommand(argv, out) : online.onlinePlanCommand(argv, out);
 }
 

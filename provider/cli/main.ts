@@ -51,30 +51,7 @@ instead of a spec, e.g. for a Pulumi resource's record).
 
 Variables: \${NAME}, \${NAME:-default}, \${NAME|pipeline}; write $\${ for a literal \${.`;
 
-/**
- * `khook plan`. Its flags are checked here, before the online plan's module loads; with `-o json`
- * a check that fails here (or an offline plan's) still prints the one summary document: nothing
- * was asked of any cluster.
- */
 async function planCommand(argv: string[], out: Output): Promise<number> {
-  const dispatched = { online: false };
-  try {
-    return await planBy(argv, out, dispatched);
-  } catch (e) {
-    // Loaded on this path alone: a plan that succeeds, or prints text, does not pay for it.
-    const { failureSummary, jsonRequested, NOT_TRIED, outcomeOfError } = await import("./outcome-summary.js");
-    if (dispatched.online || !jsonRequested(argv)) throw e;
-    const { document, exitCode } = failureSummary(e, outcomeOfError(e, NOT_TRIED), {
-      head: { name: null, specHash: null, steps: [] },
-      cluster: { server: null, kubeSystemUid: null },
-    });
-    out.json(document);
-    out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
-    return exitCode;
-  }
-}
-
-async function planBy(argv: string[], out: Output, dispatched: { online: boolean }): Promise<number> {
   const { values } = parseCommandArgs("plan", argv, {
     ...COMMON_OPTIONS,
     offline: { type: "boolean" },
@@ -100,7 +77,6 @@ async function planBy(argv: string[], out: Output, dispatched: { online: boolean
   }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
-  dispatched.online = true; // it prints its own summary, with what it learnt of the cluster
   return values.live ? online.livePlanCommand(argv, out) : online.onlinePlanCommand(argv, out);
 }
 
@@ -137,6 +113,25 @@ function processStreams(): Streams {
   };
 }
 
+/**
+ * With `-o json`, an error that a command did not print as its own summary (apply, destroy, status
+ * and the online plans print theirs, with what they learnt of the cluster) is still one JSON
+ * document on stdout: its outcome, error, problems and exit code; nothing of a cluster is known.
+ * Returns the exit code it printed, or undefined when text was asked for.
+ */
+async function printedAsJson(e: unknown, argv: readonly string[], out: Output): Promise<number | undefined> {
+  // Loaded on this path alone: a command that succeeds, or prints text, does not pay for it.
+  const { failureSummary, jsonRequested, NOT_TRIED, outcomeOfError } = await import("./outcome-summary.js");
+  if (!jsonRequested(argv)) return undefined;
+  const { document, exitCode } = failureSummary(e, outcomeOfError(e, NOT_TRIED), {
+    head: {},
+    cluster: { server: null, kubeSystemUid: null },
+  });
+  out.json(document);
+  out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+  return exitCode;
+}
+
 export async function main(argv: string[], streams: Streams = processStreams()): Promise<number> {
   const out = new Output(streams);
   const [name, ...rest] = argv;
@@ -157,6 +152,8 @@ export async function main(argv: string[], streams: Streams = processStreams()):
   try {
     return await command(rest, out);
   } catch (e) {
+    const printed = await printedAsJson(e, rest, out);
+    if (printed !== undefined) return printed;
     if (isKhookError(e)) {
       out.err(`Error: ${e.message}`);
       return e.exitCode;

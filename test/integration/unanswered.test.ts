@@ -329,3 +329,23 @@ describe(
     });
   },
 );
+
+describe("the other commands with -o json", () => {
+  test("unlock, graph and plan's own flag checks print one document when they fail too, with the outcome and exit code", async () => {
+    const { file: bad } = specDir(khookSpec("Bad_Name", applyStep("cm", cm("cm", "default")), stateIn("default")));
+    const { file } = specDir(khookSpec("unlocknokc", applyStep("cm", cm("cm", "default")), stateIn("default")));
+    const env = cliEnv("/nonexistent/khook/kubeconfig");
+    for (const [args, outcome, code] of [
+      [["unlock", "-f", file], "no-kubeconfig", 1],
+      [["graph", "-f", bad], "invalid-input", 2],
+      [["plan", "--offline", "-f", bad], "invalid-input", 2],
+      [["plan", "--live", "--diff", "-f", file], "invalid-input", 2],
+    ] as const) {
+      const r = await runKhook([...args, "-o", "json"], { env });
+      const s = summary(r);
+      assert.equal(r.code, code, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(s.outcome, outcome, args.join(" "));
+      assert.deepEqual(s.cluster, { server: null, kubeSystemUid: null });
+    }
+  });
+});

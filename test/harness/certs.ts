@@ -79,7 +79,7 @@ export async function generateClusterCerts(dir: string, extraSans: string[] = []
   );
   const sans = [
     "IP:127.0.0.1",
-    "IP:10.96.0.1",
+    "IP:127.96.0.1",
     "DNS:localhost",
     "DNS:kubernetes",
     "DNS:kubernetes.default",

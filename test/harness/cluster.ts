@@ -1,10 +1,15 @@
 // A real, local Kubernetes control plane for tests: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok (fake Nodes and pod lifecycles), on loopback at free ports, with its own
-// certificates. Every process is recorded in <dir>/cluster.json so any process can stop it.
+// certificates, and the lab daemon (lab.ts): the API server's egress proxy, so nothing the API
+// server dials leaves loopback (ClusterIPs are loopback addresses too, 127.96.0.0/16, as a second
+// wall). Every process is recorded in <dir>/cluster.json so any process can stop it.
 import * as fs from "node:fs";
+import { createHash } from "node:crypto";
 import * as https from "node:https";
+import * as os from "node:os";
 import * as path from "node:path";
 import { generateClusterCerts } from "./certs";
+import { egressSelectorConfig } from "./egress";
 import { toolPath } from "./toolchain";
 import {
   freePort,
@@ -19,7 +24,14 @@ import {
   writeFileAtomic,
 } from "./util";
 
-export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
+export const COMPONENTS = [
+  "lab",
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 /** How a component was started, so a fault-injection test can start it again exactly so. */
@@ -77,6 +89,20 @@ export function withFlags(flags: string[], overrides: readonly string[]): string
 }
 
 const STATE_FILE = "cluster.json";
+
+/** The Service CIDR of every harness cluster: loopback, so a ClusterIP dialed by mistake goes nowhere. */
+export const SERVICE_CIDR = "127.96.0.0/16";
+
+/**
+ * The unix socket of the cluster's egress proxy: in its directory, unless that path is too long
+ * for a socket (108 bytes on Linux), then under the system's temporary directory.
+ */
+export function egressSocketPath(dir: string): string {
+  const inDir = path.join(dir, "egress.sock");
+  if (Buffer.byteLength(inDir) < 100) return inDir;
+  const h = createHash("sha256").update(path.resolve(dir)).digest("hex").slice(0, 16);
+  return path.join(os.tmpdir(), `khook-egress-${h}.sock`);
+}
 
 export function clusterDir(name: string): string {
   return path.join(runDir(), "clusters", name);
@@ -260,6 +286,16 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   ];
 
   try {
+    // The egress proxy first: the API server sends its cluster egress there from its first request.
+    const socket = egressSocketPath(dir);
+    const egressConfig = path.join(dir, "egress-selector.yaml");
+    fs.writeFileSync(egressConfig, egressSelectorConfig(socket));
+    fs.rmSync(socket, { force: true });
+    start("lab", {
+      bin: process.execPath,
+      args: [path.join(__dirname, "lab.js"), dir, socket],
+      log: path.join(logsDir, "lab.log"),
+    });
     start("etcd", {
       bin: bins.etcd,
       args: etcdArgs("khook", etcdDataDir, etcdClient, etcdPeer),
@@ -277,6 +313,14 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       writeState(state);
     }
     const certs = await certsP;
+    await waitFor(
+      "the lab's egress proxy socket",
+      () => {
+        if (!isAlive(state.pids.lab!)) throw new Error("the lab daemon exited");
+        return fs.existsSync(socket);
+      },
+      { timeoutMs: 15_000, intervalMs: 25 },
+    );
     fs.writeFileSync(state.kubeconfig, kubeconfigYaml(server, certs.caCrt, certs.adminCrt, certs.adminKey), {
       mode: 0o600,
     });
@@ -296,7 +340,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
           `--service-account-key-file=${certs.saPub}`,
           `--service-account-signing-key-file=${certs.saKey}`,
           "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-          "--service-cluster-ip-range=10.96.0.0/16",
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          `--egress-selector-config-file=${egressConfig}`,
+          // Service-backed webhooks and aggregated APIs dial the Service's endpoints (podIP:port)
+          // through the egress proxy, as the launcher's processes serve them, not its ClusterIP.
+          "--enable-aggregator-routing=true",
           "--authorization-mode=RBAC",
           "--endpoint-reconciler-type=none",
           "--allow-privileged=true",
@@ -495,6 +543,7 @@ export async function stopCluster(dirOrState: string | ClusterState, opts: { kee
   const s = readClusterState(dir);
   if (!s) return;
   const order: (Component | "watchdog")[] = [
+    "lab",
     "kwok",
     "kube-scheduler",
     "kube-controller-manager",

@@ -9,7 +9,9 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TestContext } from "node:test";
-import { componentLogs } from "./cluster";
+import { componentLogs, readClusterState } from "./cluster";
+import type { EgressRecord } from "./egress";
+import { readEgressRecords } from "./lab";
 import { ensureTestEnv, toolEnv } from "./env";
 import { toolPath } from "./toolchain";
 import { run, type RunResult } from "./util";
@@ -43,9 +45,34 @@ export {
   thawComponent,
   waitApiReady,
   componentLogs,
+  readClusterState,
   type ClusterState,
   type Component,
 } from "./cluster";
+
+export { SERVICE_CIDR } from "./cluster";
+export type { EgressRecord } from "./egress";
+
+/**
+ * The directory of the harness cluster whose kubeconfig this is (it holds cluster.json and the
+ * lab's records). Throws for a cluster the harness did not start (KHOOK_TEST_KUBECONFIG pointing
+ * at kind or a real cluster): it has no egress proxy or launcher to ask.
+ */
+export function labClusterDir(kubeconfig: string): string {
+  const dir = path.dirname(path.resolve(kubeconfig));
+  if (!readClusterState(dir)?.pids.lab) {
+    throw new Error(
+      `khook: ${kubeconfig} is not a cluster the harness started (no ${path.join(dir, "cluster.json")} with a lab ` +
+        "daemon): this test needs the harness's egress proxy and launcher; run it with ./dev test or against ./dev cluster-up's cluster",
+    );
+  }
+  return dir;
+}
+
+/** Every CONNECT the egress proxy of the harness cluster at `kubeconfig` answered so far. */
+export function egressRecords(kubeconfig: string): EgressRecord[] {
+  return readEgressRecords(labClusterDir(kubeconfig));
+}
 
 /** The kwok annotation that makes a Job's pod fail (put it on the pod template). */
 export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";

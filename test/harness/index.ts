@@ -51,6 +51,7 @@ export {
 } from "./cluster";
 
 export { SERVICE_CIDR } from "./cluster";
+export { CHART_MIRROR_VAR, startChartMirror, type ChartMirror } from "./chart-mirror";
 export type { EgressRecord } from "./egress";
 
 /**

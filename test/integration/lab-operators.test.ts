@@ -13,6 +13,7 @@ import {
   type TestCluster,
   egressRecords,
   labClusterDir,
+  labManifestsDir,
   lateToolBuilt,
   testCluster,
   toolPath,
@@ -463,6 +464,69 @@ describe("the platform bootstrap example, against the mirror", () => {
     assert.equal(
       await kubectl(["-n", "cert-manager", "get", "secret", "platform-ca", "-o", "name"]),
       "secret/platform-ca",
+    );
+  });
+});
+
+describe("real content that breaks bootstraps", () => {
+  test("prometheus-operator's real CRDs, six of ten over 256 KiB, apply in one apply: step: khook applies those too large for the last-applied annotation server-side, says so, re-runs unchanged, and destroy removes them", async (t) => {
+    lateToolBuilt("lab-charts");
+    const cluster = await testCluster();
+    const dir = labManifestsDir("prometheus-operator-crds");
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith(".yaml"))
+      .sort();
+    const large = files.filter((f) => fs.statSync(path.join(dir, f)).size > 256 * 1024);
+    assert.equal(files.length, 10);
+    assert.equal(large.length, 6, `the large ones: ${large.join(", ")}`);
+    const names = files.map((f) => f.replace(/^monitoring\.coreos\.com_(.*)\.yaml$/, "$1.monitoring.coreos.com"));
+    t.after(async () => {
+      await cluster.kubectl(["delete", "crd", ...names, "--ignore-not-found"]);
+    });
+    const steps = `  - name: crds
+    apply:
+      waitFor: condition=Established
+      manifests:
+${files.map((f) => `        - file: ${path.join(dir, f)}`).join("\n")}
+`;
+    // No state record: every apply runs the step again.
+    const { file } = specDir(khookSpec("lab-crds", steps));
+    const env = cliEnv(cluster.kubeconfig);
+    const r = await runKhook(["apply", "-f", file, "-o", "json"], { env });
+    const { run, output } = runJson(r);
+    assert.equal(r.code, 0, output);
+    assert.deepEqual([stepOf(run, "crds").status, stepOf(run, "crds").attempts], ["ok", 1], output);
+    assert.match(
+      stepOf(run, "crds").reason,
+      /^10 created \(6 server-side: too large for the last-applied annotation\); condition=Established met$/,
+    );
+    const operations = async (crd: string) =>
+      (await cluster.kubectl(["get", "crd", crd, "-o", "jsonpath={.metadata.managedFields[*].operation}"])).stdout
+        .trim()
+        .split(" ");
+    assert.ok(
+      (await operations("prometheuses.monitoring.coreos.com")).includes("Apply"),
+      "the large CRD was applied server-side",
+    );
+    const small = await cluster.kubectl([
+      "get",
+      "crd",
+      "podmonitors.monitoring.coreos.com",
+      "-o",
+      "jsonpath={.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}",
+    ]);
+    assert.notEqual(small.stdout, "", "the small ones keep kubectl's client-side apply and its annotation");
+
+    const again = await runKhook(["apply", "-f", file, "-o", "json"], { env });
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.match(stepOf(parseRun(again), "crds").reason, /^10 unchanged \(6 server-side/);
+
+    const d = await runKhook(["destroy", "-f", file], { env });
+    assert.equal(d.code, 0, d.stdout + d.stderr);
+    assert.equal(
+      (await cluster.kubectl(["get", "crd", ...names, "--ignore-not-found", "-o", "name"])).stdout.trim(),
+      "",
     );
   });
 });

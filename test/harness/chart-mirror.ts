@@ -15,7 +15,8 @@ import {
   type OciRegistryFixture,
   type RecordedRequest,
 } from "./fixtures";
-import { labChartsDir } from "./toolchain";
+import { labChartsDir, toolPath } from "./toolchain";
+import { run } from "./util";
 
 /** The variable a spec names its chart repository by (default: the chart's public repository). */
 export const CHART_MIRROR_VAR = "CHART_MIRROR";
@@ -56,4 +57,35 @@ export async function startChartMirror(opts: { oci?: BasicAuth } = {}): Promise<
       await Promise.all([repo.close(), oci?.close()]);
     },
   };
+}
+
+/**
+ * Takes cert-manager out of a cluster, as a test or benchmark that installs it afresh needs it
+ * gone: the release, the CRDs its chart keeps on uninstall (`helm.sh/resource-policy: keep`), the
+ * leader-election leases (an uninstall removes the RBAC before the pods stop, so they cannot release
+ * them, and a new install would wait out their 60 s), and the namespace.
+ */
+export async function removeCertManager(kubeconfig: string): Promise<void> {
+  const kubectl = (args: string[]) => run(toolPath("kubectl"), ["--kubeconfig", kubeconfig, ...args]);
+  await run(toolPath("helm"), [
+    "--kubeconfig",
+    kubeconfig,
+    "uninstall",
+    "cert-manager",
+    "-n",
+    "cert-manager",
+    "--ignore-not-found",
+    "--wait",
+  ]);
+  await kubectl(["delete", "crd", "-l", "app.kubernetes.io/name=cert-manager", "--ignore-not-found"]);
+  await kubectl([
+    "delete",
+    "lease",
+    "-n",
+    "kube-system",
+    "cert-manager-controller",
+    "cert-manager-cainjector-leader-election",
+    "--ignore-not-found",
+  ]);
+  await kubectl(["delete", "namespace", "cert-manager", "--ignore-not-found"]);
 }

@@ -19,7 +19,12 @@ import {
   toolPath,
   withNamespace,
 } from "../harness/index.js";
-import { CHART_MIRROR_VAR, startChartMirror, type ChartMirror } from "../harness/chart-mirror.js";
+import {
+  CHART_MIRROR_VAR,
+  removeCertManager as removeCertManagerFrom,
+  startChartMirror,
+  type ChartMirror,
+} from "../harness/chart-mirror.js";
 import { isAlive, repoRoot, run as runCommand, runOk, waitFor } from "../harness/util.js";
 import { pulumiFixture, SHELLS, onShell } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";
@@ -156,35 +161,9 @@ describe("the lab: real operators behind kwok's pods", () => {
 
 const EXAMPLES = path.join(repoRoot(), "examples");
 
-/**
- * Takes cert-manager out of the cluster as the next test needs it gone: the release, the CRDs its
- * chart keeps on uninstall (`helm.sh/resource-policy: keep`), the leader-election leases (an
- * uninstall removes the RBAC before the pods stop, so they cannot release them and a new install
- * would wait out their 60 s), and the namespace.
- */
-async function removeCertManager(cluster: TestCluster): Promise<void> {
-  const helmBin = toolPath("helm");
-  await runOk(helmBin, [
-    "--kubeconfig",
-    cluster.kubeconfig,
-    "uninstall",
-    "cert-manager",
-    "-n",
-    "cert-manager",
-    "--ignore-not-found",
-    "--wait",
-  ]).catch(() => undefined);
-  await cluster.kubectl(["delete", "crd", "-l", "app.kubernetes.io/name=cert-manager", "--ignore-not-found"]);
-  await cluster.kubectl([
-    "delete",
-    "lease",
-    "-n",
-    "kube-system",
-    "cert-manager-controller",
-    "cert-manager-cainjector-leader-election",
-    "--ignore-not-found",
-  ]);
-  await cluster.kubectl(["delete", "namespace", "cert-manager", "--ignore-not-found"]);
+/** Takes cert-manager out of the cluster: the next test installs it afresh. */
+function removeCertManager(cluster: TestCluster): Promise<void> {
+  return removeCertManagerFrom(cluster.kubeconfig);
 }
 
 /** A chart mirror for the test, stopped after it. */

@@ -122,7 +122,7 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
     },
   ],
   ["delete.khook.yaml", { provide: daemonSet("aws-node", "kube-system") }],
-  ["demo.khook.yaml", {}],
+
   [
     "kudo-mysql.khook.yaml",
     {
@@ -149,9 +149,10 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
   ],
   ["apply.khook.yaml", { needsInternet: "a url: source downloads metrics-server's components.yaml from GitHub" }],
   ["helm.khook.yaml", { needsInternet: "charts from public helm repositories and ghcr.io" }],
-  // Both need cert-manager really running and the lab's chart mirror (CHART_MIRROR), and one
+  // These need cert-manager really running and the lab's chart mirror (CHART_MIRROR), and one
   // cert-manager at a time per cluster: they run where the other real-operator tests run.
   ["bootstrap.khook.yaml", { runsIn: "lab-operators.test.ts" }],
+  ["demo.khook.yaml", { runsIn: "lab-operators.test.ts" }],
   ["readme.khook.yaml", { runsIn: "lab-operators.test.ts" }],
 ];
 

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
@@ -655,4 +656,38 @@ describe("the platform bootstrap through pulumi up", () => {
       },
     );
   }
+});
+
+describe("the demo's spec", () => {
+  test("examples/demo.khook.yaml with the mirror: one apply converges and ends with a Ready Certificate that cert-manager issued from the demo's CA; destroy completes", async (t) => {
+    lateToolBuilt("cert-manager");
+    const cluster = await testCluster();
+    const mirror = await mirrorFor(t);
+    t.after(async () => {
+      await cluster.kubectl(["delete", "namespace", "khook-demo", "--ignore-not-found"]);
+      await removeCertManager(cluster);
+    });
+    const file = path.join(EXAMPLES, "demo.khook.yaml");
+    const env = cliEnv(cluster.kubeconfig);
+    const vars = ["--set", `${CHART_MIRROR_VAR}=${mirror.repoUrl}`];
+    const r = await runKhook(["apply", "-f", file, ...vars, "-o", "json"], { env });
+    const { run, output } = runJson(r);
+    assert.equal(r.code, 0, output);
+    for (const s of run.steps) assert.deepEqual([s.name, s.status, s.attempts], [s.name, "ok", 1], output);
+    const crt = await cluster.kubectl([
+      "-n",
+      "khook-demo",
+      "get",
+      "secret",
+      "web-tls",
+      "-o",
+      "jsonpath={.data.tls\\.crt}",
+    ]);
+    assert.equal(crt.code, 0, crt.stderr);
+    const cert = new X509Certificate(Buffer.from(crt.stdout, "base64"));
+    assert.equal(cert.subject, "CN=web.khook-demo.svc");
+    assert.equal(cert.issuer, "CN=khook demo CA");
+    const d = await runKhook(["destroy", "-f", file, ...vars], { env });
+    assert.equal(d.code, 0, d.stdout + d.stderr);
+  });
 });

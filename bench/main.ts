@@ -14,6 +14,8 @@ async function loadBenches(): Promise<Record<string, Bench>> {
     ["hooks", "./hooks.js", "benchHooks"],
     ["image", "./image.js", "benchImage"],
     ["races", "./races.js", "benchRaces"],
+    ["drift", "./drift.js", "benchDrift"],
+    ["unanswered", "./unanswered.js", "benchUnanswered"],
   ] as const) {
     try {
       const m = require(mod) as Record<string, Bench>;

@@ -8,6 +8,8 @@
  * Each operation takes its own options type.
  */
 import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
+import type { DriftReport } from "./engine/drift.js";
+import type * as DriftModule from "./engine/drift.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
 import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
@@ -53,6 +55,8 @@ export type SessionRef = { readonly session: Session } | (SessionOptions & { rea
 export interface ClusterWait {
   readonly timeoutMs: number;
   readonly say: (line: string) => void;
+  /** How the person asked for the wait, for the error when it runs out (inputs.ts waitSetting). */
+  readonly setting: string;
 }
 
 /** What apply and destroy share. */
@@ -78,7 +82,13 @@ interface RunOperationOptions {
   readonly hashKey?: string;
 }
 
-export type ApplyOptions = SessionRef & RunOperationOptions;
+export type ApplyOptions = SessionRef &
+  RunOperationOptions & {
+    /** Steps to run although the record would resume them: drifted steps (RunOptions.rerun). */
+    readonly rerun?: ReadonlySet<string>;
+    /** Steps to leave as they are (RunOptions.leave): a repair leaves every step it does not re-run. */
+    readonly leave?: ReadonlyMap<string, string>;
+  };
 export type DestroyOptions = SessionRef &
   RunOperationOptions & {
     /**
@@ -156,10 +166,19 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
+      ...(mode === "apply" ? applyOnly(opts as ApplyOptions) : {}),
     });
     if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
     return result;
   });
+}
+
+/** What only an apply passes on to the engine: a repair's steps to re-run and to leave. */
+function applyOnly(opts: ApplyOptions): { rerun?: ReadonlySet<string>; leave?: ReadonlyMap<string, string> } {
+  return {
+    ...(opts.rerun !== undefined && opts.rerun.size > 0 ? { rerun: opts.rerun } : {}),
+    ...(opts.leave !== undefined ? { leave: opts.leave } : {}),
+  };
 }
 
 /**
@@ -294,6 +313,75 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
   });
 }
 
+export type DriftOptions = SessionRef & {
+  readonly parallelism?: number;
+  readonly signal?: AbortSignal;
+  readonly tools?: ToolPaths;
+  readonly executors?: ExecutorRegistry;
+};
+
+/**
+ * The live check (`khook plan --live`): every step the record calls completed, compared with the
+ * cluster (engine/drift.ts). Read-only. A cluster that cannot be reached fails it, as it fails
+ * plan; a spec that keeps no record (the journal off) has nothing completed to compare.
+ */
+export function driftOperation(spec: LoadedSpec, opts: DriftOptions): Promise<DriftReport> {
+  return inSession(spec, opts, (session) => liveCheck(spec, session, opts));
+}
+
+async function liveCheck(spec: LoadedSpec, session: Session, opts: DriftOptions): Promise<DriftReport> {
+  const journal = journalFor(spec, session);
+  if (journal === undefined)
+    return {
+      lists: 0,
+      steps: spec.steps.map((s) => ({
+        name: s.name,
+        type: s.type,
+        level: s.level,
+        state: "not-checkable" as const,
+        reason: "the spec keeps no state record (state: is off), so nothing is recorded as completed",
+        decidedBy: "record" as const,
+      })),
+    };
+  try {
+    await probeServer(session.kube, opts.signal);
+  } catch (e) {
+    if (!isKubeApiError(e) || e.status === 401) throw e;
+  }
+  // Required here: only a live check pays for loading it (a refresh that reads the journal does not).
+  const { checkDrift } = require("./engine/drift.js") as typeof DriftModule;
+  return checkDrift(
+    spec,
+    opts.executors ?? EXECUTORS,
+    { kube: session.kube, connection: session.target, ...(opts.tools ? { tools: opts.tools } : {}) },
+    journal,
+    {
+      redactor: session.redactor,
+      ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    },
+  );
+}
+
+/** The reason a repair gives the steps it leaves as they are. */
+export const LEFT_BY_REPAIR = "left as it is: not drifted (apply --repair re-runs only drifted steps)";
+
+/**
+ * What `khook apply --repair` passes to applyOperation after the live check: exactly the steps it
+ * found drifted re-run (in the DAG's order, although the record would resume them), every other
+ * step left as it is (not run, its record entry untouched). The record notes the repair.
+ */
+export function repairRun(
+  spec: Pick<LoadedSpec, "steps">,
+  drift: DriftReport,
+): { rerun: ReadonlySet<string>; leave: ReadonlyMap<string, string> } {
+  const rerun = new Set(drift.steps.filter((s) => s.state === "drifted").map((s) => s.name));
+  return {
+    rerun,
+    leave: new Map(spec.steps.filter((s) => !rerun.has(s.name)).map((s) => [s.name, LEFT_BY_REPAIR])),
+  };
+}
+
 /**
  * `--wait-for-cluster` / `waitForCluster`: waits until the session's API server answers /readyz,
  * at most `wait.timeoutMs`, with the engine's transient backoff (kube/ready.ts). A caller that
@@ -302,6 +390,7 @@ export function planOperation(spec: LoadedSpec, opts: PlanOptions): Promise<Plan
 export function clusterReadyOperation(session: Session, wait: ClusterWait, signal?: AbortSignal): Promise<void> {
   return waitForCluster(session.kube, {
     ...wait,
+    where: session.kube.describeServer(),
     delayMs: (n) => transientDelayMs(n, {}),
     ...(signal ? { signal } : {}),
   });

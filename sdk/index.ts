@@ -24,7 +24,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
-import { BUNDLE_KEY, UNKNOWN as UNKNOWN_PLACEHOLDER, type StepOutput } from "../provider/pulumi/wire.js";
+import {
+  BUNDLE_KEY,
+  UNKNOWN as UNKNOWN_PLACEHOLDER,
+  type DriftOutput,
+  type StepOutput,
+} from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
 import { claimRecord } from "../provider/pulumi/owner.js";
 import { khookProvider } from "./provider.js";
@@ -94,10 +99,20 @@ export interface KhookArgs {
    * unified diff. Default: the stack config `khook:previewMode`, else `offline`.
    */
   previewMode?: pulumi.Input<"offline" | "online">;
+  /**
+   * What `pulumi refresh` reads. `journal` (the default): the state record's per-step outcomes,
+   * one read. `live`: also compares every step the record calls completed with the cluster (a
+   * list per kind, not a GET per object) and writes the drifted ones into the `drift` output;
+   * the next preview shows them as changes and `up` re-runs exactly them.
+   */
+  refresh?: pulumi.Input<"journal" | "live">;
 }
 
 /** One step's outcome: the provider's own output shape, so the two cannot drift apart. */
 export type KhookStep = StepOutput;
+
+/** One drifted step, as a live refresh found it (the `drift` output). */
+export type KhookDrift = DriftOutput;
 
 /** The Khook resource: a khook spec applied to a cluster. */
 export class Khook extends pulumi.dynamic.Resource {
@@ -116,6 +131,8 @@ export class Khook extends pulumi.dynamic.Resource {
   declare readonly plan: pulumi.Output<string[]>;
   /** The spec's metadata.name. */
   declare readonly specName: pulumi.Output<string>;
+  /** After a refresh with `refresh: live`: the completed steps that drifted in the cluster (`up` re-runs them). */
+  declare readonly drift: pulumi.Output<DriftOutput[] | undefined>;
 
   constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
     const inputs = khookInputs(name, args, programRecords());
@@ -132,6 +149,7 @@ export class Khook extends pulumi.dynamic.Resource {
         engineVersion: undefined,
         plan: undefined,
         specName: undefined,
+        drift: undefined,
       },
       {
         ...opts,
@@ -297,6 +315,7 @@ export function khookInputs(
     ...(args.timeout !== undefined ? { timeout: args.timeout } : {}),
     ...(args.waitForCluster !== undefined ? { waitForCluster: args.waitForCluster } : {}),
     ...(args.previewMode !== undefined ? { previewMode: args.previewMode } : {}),
+    ...(args.refresh !== undefined ? { refresh: args.refresh } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { invalidInput } from "../errors.js";
 import { variableNameProblem } from "../dsl/vars.js";
+import { parallelismProblem } from "../inputs.js";
 
 export const COMMON_OPTIONS = {
   filename: { type: "string", short: "f" },
@@ -13,10 +14,12 @@ export const COMMON_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsConfig["options"];
 
+/** The flags of every command that talks to a cluster (plan, apply, destroy, status, unlock). */
 export const CLUSTER_OPTIONS = {
   kubeconfig: { type: "string" },
   context: { type: "string" },
   parallelism: { type: "string" },
+  "wait-for-cluster": { type: "string" },
 } as const satisfies ParseArgsConfig["options"];
 
 export type OutputFormat = "text" | "json";
@@ -74,10 +77,12 @@ export function parseSetFlags(values: readonly string[] | undefined, command: st
   });
 }
 
+/** `--parallelism N`: judged as the Pulumi input `parallelism` is (provider/inputs.ts). */
 export function parsePositiveInt(value: string | undefined, flag: string, command: string, fallback: number): number {
   if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw invalidInput(`khook ${command}: ${flag} must be a positive integer, got "${value}"`, []);
+  const n = /^\s*$/.test(value) ? NaN : Number(value);
+  const problem = parallelismProblem(n, flag);
+  if (problem !== undefined)
+    throw invalidInput(`khook ${command}: ${flag} must be a whole number of at least 1, got "${value}"`, []);
   return n;
 }

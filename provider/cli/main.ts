@@ -4,7 +4,7 @@
  */
 import { DEFAULT_PARALLELISM } from "../engine/types.js";
 import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
-import { COMMON_OPTIONS, parseCommandArgs } from "./args.js";
+import { CLUSTER_OPTIONS, COMMON_OPTIONS, parseCommandArgs } from "./args.js";
 import {
   graphCommand,
   offlinePlanCommand,
@@ -22,8 +22,9 @@ Usage: khook <command> [flags]
 
 Commands:
   validate      check a spec without touching a cluster
-  plan          show what apply would do (--offline: no cluster; --diff: server-side dry-run diff)
-  apply         run the spec against the cluster
+  plan          show what apply would do (--offline: no cluster; --diff: server-side dry-run diff;
+                --live: which completed steps drifted in the cluster, --exit-code: exit 3 when one did)
+  apply         run the spec against the cluster (--repair: re-run only the steps plan --live finds drifted)
   destroy       undo what khook created, in reverse order
   status        show the state record of the last run
   unlock        clear the lease on the state record left by a run that is gone
@@ -43,7 +44,7 @@ Cluster flags (plan, apply, destroy, status, unlock):
       --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, in-cluster)
       --context NAME      kubeconfig context
       --parallelism N     steps to run at once (default ${DEFAULT_PARALLELISM})
-      --wait-for-cluster D  (apply, destroy) first wait up to D (e.g. 10m) for the API server's /readyz
+      --wait-for-cluster D  first wait up to D (e.g. 10m) for the API server's /readyz (0s: do not wait)
 
 khook unlock -f FILE clears the lease of the spec's state record (--record NAMESPACE/NAME names the record
 instead of a spec, e.g. for a Pulumi resource's record).
@@ -55,9 +56,9 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
     ...COMMON_OPTIONS,
     offline: { type: "boolean" },
     diff: { type: "boolean" },
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    parallelism: { type: "string" },
+    live: { type: "boolean" },
+    "exit-code": { type: "boolean" },
+    ...CLUSTER_OPTIONS,
   });
   if (values.offline && values.diff) {
     throw invalidInput(
@@ -65,9 +66,18 @@ async function planCommand(argv: string[], out: Output): Promise<number> {
       [],
     );
   }
+  if (values.live && (values.offline || values.diff)) {
+    throw invalidInput(
+      `khook plan: --live compares what the state record calls completed with the cluster; it cannot be combined with ${values.offline ? "--offline" : "--diff"} (run them separately)`,
+      [],
+    );
+  }
+  if (values["exit-code"] && !values.live) {
+    throw invalidInput("khook plan: --exit-code goes with --live (exit 3 when a step drifted)", []);
+  }
   if (values.offline) return offlinePlanCommand(argv, out, values);
   const online = await import("./commands/cluster.js");
-  return online.onlinePlanCommand(argv, out);
+  return values.live ? online.livePlanCommand(argv, out) : online.onlinePlanCommand(argv, out);
 }
 
 async function clusterCommand(

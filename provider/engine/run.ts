@@ -103,7 +103,16 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
       if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
-      else await journal.beginRun({ stepsToExecute: spec.steps.some((s) => s.included && !journal.isResumable(s)) });
+      else {
+        const rerun = opts.rerun ?? new Set<string>();
+        const repairs = spec.steps.filter((s) => s.included && rerun.has(s.name)).map((s) => s.name);
+        await journal.beginRun({
+          stepsToExecute: spec.steps.some(
+            (s) => s.included && !opts.leave?.has(s.name) && (rerun.has(s.name) || !journal.isResumable(s)),
+          ),
+          ...(repairs.length > 0 ? { repairs } : {}),
+        });
+      }
     } catch (e) {
       for (const message of journal.takeWarnings()) emit({ type: "journal-warning", message: redact(message) });
       return refuse(
@@ -198,7 +207,7 @@ function schedule(
   const scheduler = new Scheduler(spec, {
     mode: opts.mode,
     ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
-    ...(journal ? { isResumable: (step: LoadedStep) => journal.isResumable(step) } : {}),
+    ...(journal ? { isResumable: (step: LoadedStep) => !opts.rerun?.has(step.name) && journal.isResumable(step) } : {}),
     ...(opts.leave !== undefined ? { leave: opts.leave } : {}),
     redact,
   });
@@ -208,7 +217,8 @@ function schedule(
   const record = ({ step, resolution, executed }: Resolved): void => {
     emit({ type: "step-finished", result: resolution.result });
     if (executed) journal?.recordStep(step, resolution.result);
-    else journal?.recordNotStarted(step, resolution.result.reason);
+    // A step left as it is keeps its record entry (RunOptions.leave).
+    else if (!(opts.leave?.has(step.name) ?? false)) journal?.recordNotStarted(step, resolution.result.reason);
   };
 
   return new Promise<Scheduled>((resolveRun) => {
@@ -322,6 +332,7 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
       });
       if ("revision" in outcome && outcome.revision !== undefined) scope.revisions.set(step.name, outcome.revision);
       const added = "added" in outcome ? outcome.added : undefined;
+      const baseline = "baseline" in outcome ? outcome.baseline : undefined;
       return {
         ...base,
         status: outcome.status === "skipped" ? "skipped" : "ok",
@@ -329,6 +340,7 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
         attempts: attempt,
         durationMs: elapsed(),
         ...(added !== undefined && added.length > 0 ? { added } : {}),
+        ...(baseline !== undefined ? { baseline } : {}),
       };
     } catch (e) {
       if (isCancelled(e)) {

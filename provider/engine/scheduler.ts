@@ -109,7 +109,7 @@ export interface SchedulerOptions {
   readonly parallelism?: number;
   /** Apply: whether the state record lets the step resume without running. */
   readonly isResumable?: (step: LoadedStep) => boolean;
-  /** Destroy: steps to leave standing, by name, with the reason (RunOptions.leave). */
+  /** Steps to leave as they are, by name, with the reason (RunOptions.leave). */
   readonly leave?: ReadonlyMap<string, string>;
   /** Masks secrets in the reasons the scheduler writes (a `when:` expression may hold one). */
   readonly redact: (s: string) => string;
@@ -250,6 +250,9 @@ export class Scheduler {
 
   /** A resolution that needs no executor, or undefined when the step must run. */
   private instant(step: LoadedStep): Resolution | undefined {
+    // Apply: a step left as it is (a repair leaves every step it does not re-run) resolves first, whatever its record says.
+    const kept = this.opts.mode === "apply" ? this.opts.leave?.get(step.name) : undefined;
+    if (kept !== undefined) return { result: skippedResult(step, this.opts.redact(kept)), satisfies: true };
     const blocker = this.deps
       .get(step.name)!
       .map((d) => [d, this.resolutions.get(d.name)!] as const)

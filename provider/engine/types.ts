@@ -5,6 +5,7 @@
  */
 import type { StepType } from "../dsl/types.js";
 import type { AddedObjectRef, ExecutorRegistry, StepContext } from "../steps/types.js";
+import type { StepBaseline } from "../state/record.js";
 import type { Journal } from "../state/journal.js";
 import type { Redactor } from "../redact.js";
 
@@ -51,11 +52,17 @@ export interface RunOptions {
   /** Pause between attempts (default: an abortable timer). */
   readonly sleep?: SleepFn;
   /**
-   * Destroy: steps left standing, by name, with the reason their result carries (skipped, never
-   * run; they satisfy the steps torn down after them). The Pulumi resource that shares a record
-   * with another one leaves it the steps they hold alike (pulumi/owner.ts).
+   * Steps left as they are, by name, with the reason their result carries (skipped, never run,
+   * their record entries untouched; they satisfy the steps after them). Destroy: the Pulumi
+   * resource that shares a record with another one leaves it the steps they hold alike
+   * (pulumi/owner.ts). Apply: `apply --repair` leaves every step it does not repair.
    */
   readonly leave?: ReadonlyMap<string, string>;
+  /**
+   * Apply: steps to run although the record would resume them: the drifted steps a repair
+   * re-runs (`apply --repair`, a Pulumi `up` after a live refresh). The record notes the repair.
+   */
+  readonly rerun?: ReadonlySet<string>;
 }
 
 export type StepStatus = "ok" | "failed" | "skipped";
@@ -80,6 +87,8 @@ export interface StepResult {
   readonly error?: string;
   /** Objects pre-apply webhooks added and the step applied (the record keeps them for destroy). */
   readonly added?: readonly AddedObjectRef[];
+  /** What the record keeps of what the step made, for the drift check (StepOutcome.baseline). */
+  readonly baseline?: StepBaseline;
 }
 
 export type RunStatus = "succeeded" | "failed" | "cancelled";

@@ -10,10 +10,27 @@
  * (steps/helm.ts gathers it).
  */
 import { gunzipSync } from "node:zlib";
-import type { KubeObject } from "../kubectl/types.js";
+import type { KubeObject, ResourceType } from "../kubectl/types.js";
 import type { HelmRevision } from "./release.js";
 
 export const RELEASE_SECRET_TYPE = "helm.sh/release.v1";
+
+/** Where helm's secret driver keeps releases: core/v1 Secrets. */
+export const RELEASE_STORAGE: ResourceType = {
+  group: "",
+  version: "v1",
+  resource: "secrets",
+  kind: "Secret",
+  namespaced: true,
+};
+
+/** The label selector of every release's revision Secrets in a namespace. */
+export const ALL_RELEASES_SELECTOR = "owner=helm";
+
+/** The revision Secrets of `release` among those ALL_RELEASES_SELECTOR listed. */
+export function secretsOfRelease(secrets: readonly KubeObject[], release: string): KubeObject[] {
+  return secrets.filter((s) => s.metadata?.labels?.["name"] === release);
+}
 
 /** The label selector of one release's revision Secrets. */
 export function releaseSelector(release: string): string {
@@ -27,6 +44,8 @@ export interface StoredReleases {
   latestValues: Record<string, unknown>;
   /** The latest revision's manifest (`helm get manifest`), when there is one. */
   latestManifest?: string;
+  /** The events the latest revision's chart hooks run at (`post-delete`, ...), each once. */
+  latestHookEvents?: string[];
 }
 
 interface ReleaseJson {
@@ -34,6 +53,7 @@ interface ReleaseJson {
   version?: unknown;
   config?: unknown;
   manifest?: unknown;
+  hooks?: unknown;
   info?: { status?: unknown; last_deployed?: unknown; description?: unknown };
   chart?: { metadata?: { name?: unknown; version?: unknown; appVersion?: unknown } };
 }
@@ -55,12 +75,22 @@ export function decodeReleaseSecret(secret: KubeObject): ReleaseJson | undefined
   }
 }
 
+/** One revision as its Secret holds it: the history entry, its user-supplied values and its manifest. */
+export interface StoredRevision {
+  readonly revision: HelmRevision;
+  /** The user-supplied values (`helm get values --revision N`). */
+  readonly config: Record<string, unknown>;
+  readonly manifest?: string;
+  /** The events its chart's hooks run at (`helm get hooks`: each hook's `events`), each once. */
+  readonly hookEvents?: string[];
+}
+
 /**
- * The history and latest user values of one release from its revision Secrets, or undefined when
- * any of them cannot be read as helm wrote it (the caller then asks helm itself).
+ * Every stored revision of one release, oldest first (empty when there is none), or undefined
+ * when any of its Secrets cannot be read as helm wrote it.
  */
-export function storedReleases(secrets: readonly KubeObject[], release: string): StoredReleases | undefined {
-  const revisions: { revision: HelmRevision; config: unknown; manifest: unknown }[] = [];
+export function storedRevisions(secrets: readonly KubeObject[], release: string): StoredRevision[] | undefined {
+  const revisions: StoredRevision[] = [];
   for (const s of secrets) {
     const r = decodeReleaseSecret(s);
     if (r === undefined || r.name !== release || typeof r.version !== "number") return undefined;
@@ -74,20 +104,42 @@ export function storedReleases(secrets: readonly KubeObject[], release: string):
         app_version: typeof meta.appVersion === "string" ? meta.appVersion : "",
         description: typeof r.info?.description === "string" ? r.info.description : "",
       },
-      config: r.config,
-      manifest: r.manifest,
+      config:
+        r.config !== null && typeof r.config === "object" && !Array.isArray(r.config)
+          ? (r.config as Record<string, unknown>)
+          : {},
+      ...(typeof r.manifest === "string" ? { manifest: r.manifest } : {}),
+      hookEvents: hookEvents(r.hooks),
     });
   }
+  return revisions.sort((a, b) => a.revision.revision - b.revision.revision);
+}
+
+/**
+ * The history and latest user values of one release from its revision Secrets, or undefined when
+ * any of them cannot be read as helm wrote it (the caller then asks helm itself).
+ */
+export function storedReleases(secrets: readonly KubeObject[], release: string): StoredReleases | undefined {
+  const revisions = storedRevisions(secrets, release);
+  if (revisions === undefined) return undefined;
   if (revisions.length === 0) return { history: undefined, latestValues: {} };
-  revisions.sort((a, b) => a.revision.revision - b.revision.revision);
-  const { config, manifest } = revisions[revisions.length - 1]!;
+  const { config, manifest, hookEvents: events } = revisions[revisions.length - 1]!;
   return {
     // `helm history --max 20`: the latest twenty.
     history: revisions.slice(-20).map((r) => r.revision),
-    latestValues:
-      config !== null && typeof config === "object" && !Array.isArray(config)
-        ? (config as Record<string, unknown>)
-        : {},
-    ...(typeof manifest === "string" ? { latestManifest: manifest } : {}),
+    latestValues: config,
+    ...(manifest !== undefined ? { latestManifest: manifest } : {}),
+    latestHookEvents: events ?? [],
   };
+}
+
+/** The events a release's hooks run at. */
+function hookEvents(hooks: unknown): string[] {
+  const events = new Set<string>();
+  if (Array.isArray(hooks))
+    for (const h of hooks) {
+      const list = h !== null && typeof h === "object" ? (h as { events?: unknown }).events : undefined;
+      if (Array.isArray(list)) for (const e of list) if (typeof e === "string") events.add(e);
+    }
+  return [...events].sort();
 }

@@ -13,7 +13,7 @@
  */
 import type { WaitCondition } from "../kubectl/waitfor.js";
 import type { ApiResource, KubeObject, ResourceType } from "../kubectl/types.js";
-import type { ApplyAllOptions, ApplyOptions, ApplyResult } from "./apply.js";
+import type { AppliedDrift, ApplyAllOptions, ApplyOptions, ApplyResult } from "./apply.js";
 import type { ResolveOptions } from "./discovery.js";
 import type { LogOptions } from "./logs.js";
 import type {
@@ -66,6 +66,12 @@ export interface KubeApi {
   apply(manifest: KubeObject, opts?: ApplyOptions): Promise<ApplyResult>;
   /** Applies several objects in order (namespaces and CRDs act as barriers); rejects with ApplyAllError listing every failure. */
   applyAll(manifests: readonly KubeObject[], opts?: ApplyAllOptions): Promise<ApplyResult[]>;
+  /**
+   * Whether `apply(manifest, opts)` would change `live` (read by the caller, from a list), and
+   * which fields: only the fields the apply sets count. Costs a request only when it differs
+   * (a dry run confirms it). Never changes the cluster.
+   */
+  appliedDrift(manifest: KubeObject, live: KubeObject, opts?: ApplyOptions): Promise<AppliedDrift>;
 
   // ---------------------------------------------------------------- waits (watches, never polling)
 

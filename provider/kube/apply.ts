@@ -25,6 +25,7 @@ import {
   type JsonMap,
 } from "../kubectl/threeway.js";
 import { describeObject, type ApiResource, type KubeObject } from "../kubectl/types.js";
+import { differingFields, holdsApplied, patchedFields, withStringDataMerged } from "../kubectl/drift.js";
 import type { Discovery } from "./discovery.js";
 import { KubeApiError } from "./errors.js";
 import { FIELD_MANAGER, get, resourcePath, serverSideApply } from "./objects.js";
@@ -308,6 +309,77 @@ function noteCrd(client: ApplyConnection, crd: KubeObject): void {
 function summarize(o: KubeObject): string {
   const s = JSON.stringify(o);
   return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+// ------------------------------------------------------------------ drift
+
+/** How a live object compares with what applying its manifest would make of it (see appliedDrift). */
+export type AppliedDrift =
+  | { readonly drifted: false }
+  | {
+      readonly drifted: true;
+      /** The fields an apply would change, by path (never a value). */
+      readonly fields: readonly string[];
+      /** Set when the dry run that confirms a difference failed: the fields then come from the comparison alone. */
+      readonly unconfirmed?: string;
+    };
+
+/**
+ * Whether applying `manifest` (with the options khook's apply uses) would change `live`, and
+ * which fields: drift, in the fields khook applied and in no other. A client-side apply is
+ * judged by its three-way patch of (last-applied, manifest, live), computed here without a
+ * request (with the kind's OpenAPI patch metadata, read once per group version); a server-side
+ * apply by whether the live object still holds every field it sent. Only an object found to
+ * differ costs a request: a server-side dry run of the same apply, whose result, compared with
+ * the live object, confirms the difference and names it (defaulting and value normalisation
+ * such as `500m` for `0.5` then read as in sync).
+ */
+export async function appliedDrift(
+  client: ApplyConnection,
+  manifest: KubeObject,
+  live: KubeObject,
+  opts: ApplyOptions = {},
+): Promise<AppliedDrift> {
+  const rt = await client.discovery.resolveKind(String(manifest.apiVersion), String(manifest.kind), {
+    signal: opts.signal,
+  });
+  const desired = withCreateAnnotations(prepare(manifest, rt, opts, client.contextNamespace), live, opts);
+  let suspected: string[];
+  if (opts.serverSide) {
+    if (holdsApplied(withStringDataMerged(desired as JsonMap), live)) return { drifted: false };
+    suspected = differingFields(live, mergedOver(live, withStringDataMerged(desired as JsonMap)));
+  } else {
+    const original = parseLastApplied(live);
+    const modified = withLastApplied(desired) as JsonMap;
+    const plan = await client.openapi.patchPlan(rt, opts.signal);
+    const merged = (o: JsonMap | undefined): JsonMap | undefined => withStringDataMerged(o);
+    const patch =
+      plan.type === "strategic"
+        ? createThreeWayStrategicMergePatch(merged(original), merged(modified)!, live as JsonMap, plan.meta)
+        : createThreeWayJsonMergePatch(merged(original), merged(modified)!, live as JsonMap);
+    if (Object.keys(patch).length === 0) return { drifted: false };
+    suspected = patchedFields(patch);
+  }
+  let after: ApplyResult;
+  try {
+    after = await applyObject(client, manifest, { ...opts, dryRun: true });
+  } catch (e) {
+    if (opts.signal?.aborted) throw e;
+    return { drifted: true, fields: suspected, unconfirmed: e instanceof Error ? e.message : String(e) };
+  }
+  const fields = differingFields(live, after.object);
+  return fields.length === 0 ? { drifted: false } : { drifted: true, fields };
+}
+
+/** `live` with `applied`'s fields laid over it (maps merged, lists and scalars replaced): what to name when a dry run cannot. */
+function mergedOver(live: KubeObject, applied: JsonMap): KubeObject {
+  const over = (a: unknown, b: unknown): unknown => {
+    if (!isMap(a) || !isMap(b)) return b;
+    const out: JsonMap = { ...a };
+    for (const [k, v] of Object.entries(b)) out[k] = over(a[k], v);
+    return out;
+  };
+  return over(live, applied) as KubeObject;
 }
 
 // ------------------------------------------------------------------ many objects

@@ -12,6 +12,7 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
+import type * as net from "node:net";
 import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";
 import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
@@ -71,18 +72,43 @@ export function loadClusterTarget(
   return { ...target, loaded: load(target) };
 }
 
-/** Connection failures of a server that may simply not be up yet (a cluster still starting, its DNS name not published yet). */
+/**
+ * Connection failures of a server that may simply not be up yet (a cluster still starting, its DNS
+ * name not published yet). A timeout counts only while the server has never answered this client
+ * (see KubeClient.answered): later, it is a stall mid-run, which the engine retries.
+ */
 const NOT_UP_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
-  "ETIMEDOUT",
 ]);
 
 const USER_AGENT = `khook/${KHOOK_VERSION} (${process.platform}/${process.arch}) node/${process.versions.node}`;
 const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * How long a new connection may take to be established: the TCP connect, then the TLS handshake.
+ * client-go's numbers (its dialer's 30 s and TLSHandshakeTimeout's 10 s), so a server that accepts
+ * connections and never answers fails as it does for kubectl (`TLS handshake timeout`), instead
+ * of holding each request until its own, much longer, timeout.
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** A request that got no answer in time: its connection, its handshake or its response. */
+class NoAnswer extends Error {
+  readonly code = "ETIMEDOUT";
+  constructor(message: string) {
+    super(message);
+    this.name = "NoAnswer";
+  }
+}
+
+/** A caller's own bound ran out (`AbortSignal.timeout`): the request went unanswered for that long. */
+function isTimeoutAbort(e: unknown): boolean {
+  return e instanceof Error && e.name === "TimeoutError";
+}
 
 export type { HttpMethod, QueryValue, RawResponse, RequestOptions };
 
@@ -103,6 +129,14 @@ export class KubeClient implements Transport, KubeApi {
    * `khook apply --wait-for-cluster 10m`. Set by the commands that have such a way.
    */
   notUpAdvice: string | undefined;
+  /**
+   * Whether the API server has answered any request of this client (any HTTP status). Until it
+   * has, a request that times out means the server does not answer at all: it is treated as one
+   * that refuses connections (not up; see KubeConnectionError.notUp), not as a stall to retry.
+   */
+  answered = false;
+  /** The last failure to reach the server at all (refused, unresolvable, no answer), for a run's summary. */
+  lastNotUp: KubeConnectionError | undefined;
 
   private readonly source: ConfigSource;
   /** The context's user, for 401 messages ("?" when the context names no defined user). */
@@ -151,6 +185,11 @@ export class KubeClient implements Transport, KubeApi {
     return new KubeClient(sel, base, credentials, tls);
   }
 
+  /** `the Kubernetes API server at URL (context "c" from kubeconfig F)`: where errors say khook tried to go. */
+  describeServer(): string {
+    return `the Kubernetes API server at ${this.server} (context "${this.contextName}" from ${describeSource(this.source)})`;
+  }
+
   /** Closes pooled connections. In-flight watches are ended. */
   close(): void {
     this.closed = true;
@@ -162,11 +201,49 @@ export class KubeClient implements Transport, KubeApi {
 
   /** Sends one request and reads the whole response. Failure statuses become KubeApiError. */
   async request(opts: RequestOptions): Promise<RawResponse> {
-    const res = await this.send(opts, false);
-    const text = await readBody(res, opts.signal);
-    const status = res.statusCode ?? 0;
-    if (status >= 400) throw this.errorFrom(status, res.headers, text, opts);
-    return { status, headers: res.headers, text };
+    const bound = this.bounded(opts);
+    try {
+      const res = await this.send(bound.opts, false);
+      const text = await readBody(res, bound.opts.signal);
+      const status = res.statusCode ?? 0;
+      if (status >= 400) throw this.errorFrom(status, res.headers, text, opts);
+      return { status, headers: res.headers, text };
+    } catch (e) {
+      throw this.unanswered(e, opts, bound.startedAt);
+    } finally {
+      bound.dispose();
+    }
+  }
+
+  /**
+   * The request with its deadline (if any) as a signal: the time left bounds the whole request,
+   * connection, response and body alike. Without a deadline the request is as given.
+   */
+  private bounded(opts: RequestOptions): { opts: RequestOptions; startedAt: number; dispose(): void } {
+    const startedAt = Date.now();
+    if (opts.deadline === undefined) return { opts, startedAt, dispose: () => undefined };
+    const left = Math.max(0, opts.deadline - startedAt);
+    const timer = new AbortController();
+    const t = setTimeout(
+      () => timer.abort(new NoAnswer(`no answer within ${formatSeconds(left)}, the time left to wait`)),
+      left,
+    );
+    const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, timer.signal]) : timer.signal;
+    const timeoutMs = Math.min(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, Math.max(1, left));
+    return { opts: { ...opts, signal, timeoutMs }, startedAt, dispose: () => clearTimeout(t) };
+  }
+
+  /**
+   * A request that ran out of time before the server answered, by its deadline or by its caller's
+   * own bound (`AbortSignal.timeout`, e.g. the state record's per-call bound), becomes the
+   * connection error naming the server; with a server that has answered before, a caller's bound
+   * stays what it was (the caller decides).
+   */
+  private unanswered(e: unknown, opts: RequestOptions, startedAt: number): unknown {
+    if (e instanceof NoAnswer) return this.connectionError(e, opts);
+    if (isTimeoutAbort(e) && !this.answered && !(e instanceof KhookError))
+      return this.connectionError(new NoAnswer(`no answer within ${formatSeconds(Date.now() - startedAt)}`), opts);
+    return e;
   }
 
   /** Sends a request and parses the JSON response. */
@@ -237,6 +314,7 @@ export class KubeClient implements Transport, KubeApi {
         }
         return res;
       } catch (e) {
+        if (e instanceof NoAnswer) throw this.connectionError(e, opts);
         if (opts.signal?.aborted) throw abortError(opts.signal);
         // A keep-alive socket the server already closed: Node's documented race; retry once.
         if (isStaleSocket(e) && attempt <= 2) continue;
@@ -274,16 +352,16 @@ export class KubeClient implements Transport, KubeApi {
       const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       if (timeout > 0) {
         req.setTimeout(timeout, () => {
-          req.destroy(
-            Object.assign(new Error(`no response within ${Math.round(timeout / 1000)}s`), { code: "ETIMEDOUT" }),
-          );
+          req.destroy(new NoAnswer(`no response within ${formatSeconds(timeout)}`));
         });
       }
+      req.once("socket", (socket) => this.boundConnect(req, socket));
       const onAbort = (): void => {
         req.destroy(abortError(signal!));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       req.on("response", (res) => {
+        this.answered = true;
         // Non-streaming requests keep the inactivity timeout while the body arrives; streams have none.
         if (streaming) req.setTimeout(0);
         res.on("close", () => signal?.removeEventListener("abort", onAbort));
@@ -299,13 +377,36 @@ export class KubeClient implements Transport, KubeApi {
     });
   }
 
+  /**
+   * A new connection (not one reused from the pool) must connect, and for https finish its TLS
+   * handshake, within client-go's bounds; a server that accepts and then says nothing fails here.
+   */
+  private boundConnect(req: http.ClientRequest, socket: net.Socket): void {
+    if (!socket.connecting) return;
+    const stage = (ms: number, what: string): NodeJS.Timeout =>
+      setTimeout(() => req.destroy(new NoAnswer(`${what} within ${formatSeconds(ms)}`)), ms);
+    let timer = stage(CONNECT_TIMEOUT_MS, "no connection");
+    const clear = (): void => clearTimeout(timer);
+    socket.once("connect", () => {
+      clear();
+      if (this.isHttps) {
+        timer = stage(TLS_HANDSHAKE_TIMEOUT_MS, "no TLS handshake");
+        socket.once("secureConnect", clear);
+      }
+    });
+    socket.once("close", clear);
+  }
+
   private connectionError(e: unknown, opts: RequestOptions): Error {
     // Already ours (any KhookError subclass: a failed credential refresh, a cancellation) or an abort: keep it as it is.
     if (e instanceof KhookError || (e instanceof Error && e.name === "AbortError")) return e;
     const err = e as NodeJS.ErrnoException;
     const code = err.code ?? "";
     const what = `${opts.method ?? "GET"} ${opts.path}`;
-    const where = `the Kubernetes API server at ${this.server} (context "${this.contextName}" from ${describeSource(this.source)})`;
+    const where = this.describeServer();
+    // Never answered: it accepts connections (or the OS gave up connecting) and says nothing.
+    const silent = code === "ETIMEDOUT" && !this.answered;
+    const notUp = NOT_UP_CODES.has(code) || silent;
     let hint: string;
     // The network codes first: a reset mid-handshake reads "...before secure TLS connection was
     // established", but the peer went away (a restarting API server); the certificates are fine.
@@ -321,17 +422,22 @@ export class KubeClient implements Transport, KubeApi {
       hint = `the host name does not resolve; check the server URL in the kubeconfig`;
     } else if (code === "ECONNREFUSED") {
       hint = `nothing is listening there; check that the cluster is running and that the kubeconfig/context point at it`;
+    } else if (silent) {
+      hint = `something accepts connections there but never answers; check that the cluster is running and that the kubeconfig/context point at it`;
     } else if (network) {
       hint = `check that the cluster is running and reachable from this machine (network, VPN, firewall)`;
     } else {
       hint = `check that the cluster is running and that the kubeconfig/context point at it`;
     }
-    if (this.notUpAdvice !== undefined && NOT_UP_CODES.has(code)) hint += `; ${this.notUpAdvice}`;
-    return new KubeConnectionError(
+    if (this.notUpAdvice !== undefined && notUp) hint += `; ${this.notUpAdvice}`;
+    const failure = new KubeConnectionError(
       `cannot reach ${where} (${what}): ${code ? code + " " : ""}${err.message ?? String(e)} — ${hint}`,
       this.server,
       e,
+      notUp,
     );
+    if (notUp) this.lastNotUp = failure;
+    return failure;
   }
 
   private makeAgent(maxSockets: number): http.Agent {
@@ -453,6 +559,10 @@ export class KubeClient implements Transport, KubeApi {
   applyAll(manifests: readonly KubeObject[], opts?: applyMod.ApplyAllOptions): Promise<applyMod.ApplyResult[]> {
     return applyMod.applyAll(this, manifests, opts);
   }
+  /** Whether applying the manifest would change the live object, and which fields (apply.ts). */
+  appliedDrift(manifest: KubeObject, live: KubeObject, opts?: applyMod.ApplyOptions): Promise<applyMod.AppliedDrift> {
+    return applyMod.appliedDrift(this, manifest, live, opts);
+  }
 
   // ---------------------------------------------------------------- watch / wait
 
@@ -507,6 +617,12 @@ const TLS_CODES = new Set([
   "CERT_SIGNATURE_FAILURE",
   "EPROTO",
 ]);
+
+/** `10s`, `1.5s`: a bound as people read it. */
+function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) || s >= 10 ? Math.round(s) : s.toFixed(1)}s`;
+}
 
 function isStaleSocket(e: unknown): boolean {
   const err = e as NodeJS.ErrnoException & { reusedSocket?: boolean };

@@ -47,6 +47,46 @@ const EXPECTED_WAIT_MS = 30_000;
 /** How long an expectation is remembered. */
 const EXPECT_TTL_MS = 10 * 60_000;
 
+/** One discovery fetch and how many callers still wait for it. */
+interface SharedFetch {
+  readonly promise: Promise<readonly ApiResource[]>;
+  readonly controller: AbortController;
+  waiters: number;
+}
+
+/** Waits for a shared fetch until `signal` aborts; the last waiter to give up cancels the fetch. */
+function join(fetch: SharedFetch, signal: AbortSignal | undefined): Promise<readonly ApiResource[]> {
+  fetch.waiters++;
+  // Without a signal the caller waits to the end, and so does the fetch.
+  if (signal === undefined) return fetch.promise;
+  const leave = (): void => {
+    if (--fetch.waiters === 0) fetch.controller.abort(abortError(signal));
+  };
+  if (signal.aborted) {
+    leave();
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      leave();
+      reject(abortError(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    fetch.promise.then(
+      (c) => {
+        signal.removeEventListener("abort", onAbort);
+        fetch.waiters--;
+        resolve(c);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        fetch.waiters--;
+        reject(e);
+      },
+    );
+  });
+}
+
 interface Expected {
   group: string;
   kind: string;
@@ -57,7 +97,7 @@ interface Expected {
 export class Discovery {
   private readonly client: Transport;
   private cached: readonly ApiResource[] | undefined;
-  private inflight: Promise<readonly ApiResource[]> | undefined;
+  private inflight: SharedFetch | undefined;
   private expected: Expected[] = [];
   /** Which discovery protocol the server spoke, for diagnostics. */
   mode: "aggregated" | "legacy" | undefined;
@@ -77,19 +117,30 @@ export class Discovery {
     return this.refresh(signal);
   }
 
-  /** Drops the cache and fetches again (concurrent callers share one fetch). */
+  /**
+   * Drops the cache and fetches again. Concurrent callers share one fetch, and each waits for it
+   * only as long as its own signal allows: a step whose deadline comes first stops waiting then
+   * (the others keep the fetch), and a caller that gives up never cancels it for the rest. The
+   * fetch is cancelled when every caller has given up.
+   */
   refresh(signal?: AbortSignal): Promise<readonly ApiResource[]> {
     if (!this.inflight) {
-      this.inflight = this.fetchAll(signal)
-        .then((c) => {
-          this.cached = c;
-          return c;
-        })
-        .finally(() => {
-          this.inflight = undefined;
-        });
+      const controller = new AbortController();
+      const shared: SharedFetch = {
+        controller,
+        waiters: 0,
+        promise: this.fetchAll(controller.signal)
+          .then((c) => {
+            this.cached = c;
+            return c;
+          })
+          .finally(() => {
+            if (this.inflight === shared) this.inflight = undefined;
+          }),
+      };
+      this.inflight = shared;
     }
-    return this.inflight;
+    return join(this.inflight, signal);
   }
 
   invalidate(): void {

@@ -144,11 +144,18 @@ function httpStatusText(status: number): string {
 export class KubeConnectionError extends KhookError {
   readonly server: string;
   override readonly cause: unknown;
-  constructor(message: string, server: string, cause: unknown) {
+  /**
+   * The server is not there for khook yet: nothing listens, its name does not resolve, no route, or it
+   * never answered (it accepts connections and says nothing). Waiting for the cluster
+   * (`--wait-for-cluster`) is the way out; retrying one request within a step is not.
+   */
+  readonly notUp: boolean;
+  constructor(message: string, server: string, cause: unknown, notUp = false) {
     super("execution", message);
     this.name = "KubeConnectionError";
     this.server = server;
     this.cause = cause;
+    this.notUp = notUp;
   }
 }
 

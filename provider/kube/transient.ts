@@ -144,8 +144,9 @@ function webhookFailure(message: string): string {
 function connectionCause(e: KubeConnectionError): TransientCause | undefined {
   const code = (e.cause as NodeJS.ErrnoException | undefined)?.code ?? "";
   // A reset or a stalled socket mid-run (an API server restarting, a leader change behind a load
-  // balancer). Refused, unresolvable or untrusted servers stay errors: --wait-for-cluster is for a
-  // cluster that is not up yet.
+  // balancer). Refused, unresolvable, silent (never answered) or untrusted servers stay errors:
+  // --wait-for-cluster is for a cluster that is not up yet.
+  if (e.notUp) return undefined;
   if (code === "ECONNRESET" || code === "EPIPE" || code === "ETIMEDOUT")
     return { subject: "the API server", detail: code === "ETIMEDOUT" ? "no response" : "connection reset" };
   return undefined;

@@ -25,6 +25,12 @@ export interface RequestOptions {
   target?: ErrorTarget;
   /** Socket inactivity timeout; default 60s. 0 disables it (watches). */
   timeoutMs?: number;
+  /**
+   * When the whole answer must be in (ms since the epoch): a wait's deadline. The request's own
+   * timeout is capped to the time left, and a request still unanswered then fails as one the
+   * server did not answer (a KubeConnectionError naming the server), never later.
+   */
+  deadline?: number;
 }
 
 export interface RawResponse {

@@ -9,7 +9,7 @@
  * reason), which is how `pulumi preview --diff` shows what will run and which
  * steps an edit touches.
  */
-import { parseDuration } from "../dsl/duration.js";
+import { timeoutMs, waitForClusterMs } from "../inputs.js";
 import { summaryFor, type RequiredTool, type SpecSummary } from "./summary.js";
 import {
   classifyUnknowns,
@@ -67,21 +67,14 @@ export function checkSpec(
 
   const { inputs, problems } = normalizeInputs(withoutUnknownTargeting(raw, unknown));
   const failures: CheckFailure[] = [...problems];
+  // Judged as the CLI judges --wait-for-cluster (provider/inputs.ts): 0s does not wait.
   if (inputs.waitForCluster !== undefined) {
-    const ms = parseDuration(inputs.waitForCluster);
-    if (ms === undefined || ms <= 0)
-      failures.push({
-        property: "waitForCluster",
-        reason: `waitForCluster must be a positive duration such as 10m, not "${inputs.waitForCluster}"`,
-      });
+    const wait = waitForClusterMs(inputs.waitForCluster, "waitForCluster");
+    if ("problem" in wait) failures.push({ property: "waitForCluster", reason: wait.problem });
   }
   if (inputs.timeout !== undefined) {
-    const ms = parseDuration(inputs.timeout);
-    if (ms === undefined || ms <= 0)
-      failures.push({
-        property: "timeout",
-        reason: `timeout must be a positive duration such as 30m or 1h30m, not "${inputs.timeout}"`,
-      });
+    const bound = timeoutMs(inputs.timeout, "timeout");
+    if ("problem" in bound) failures.push({ property: "timeout", reason: bound.problem });
   }
   if (inputs.spec === undefined) return result({ inputs: raw, failures });
 

@@ -8,8 +8,10 @@
  *    a step whose inputs hold a secret compares its keyed hash under the key in `olds`),
  *  - each step's `when:` outcome,
  *  - steps the last run (or the record, after a refresh) did not complete,
+ *  - steps a live refresh (`refresh: live`) found drifted in the cluster (the `drift` output),
  *  - the variables given as plain values,
- *  - where the state record lives, and the cluster the resource targets.
+ *  - where the state record lives, and the cluster the resource targets,
+ *  - the `refresh` mode (read runs from the outputs, so a new mode takes an update to reach them).
  * Ignored on purpose: `__provider` (the loader's code), the spec's formatting,
  * scheduling fields (`needs`, `timeout`, `retries`, ...: the spec says they never
  * re-run a step), `parallelism`, `timeout`, the resource name, and
@@ -89,10 +91,16 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
   }
   for (const w of waiting)
     if (w.unknown.length > 0) reasons.push(`step ${w.name}: ${KNOWN_AFTER} (unknown: ${w.unknown.join(", ")})`);
+  reasons.push(...driftChanges(spec, olds.drift, reasons));
 
   const { inputs: oldInputs } = normalizeInputs(withoutProvider(olds));
   if (plainVariables(oldInputs) !== plainVariables(inputs)) reasons.push("variables changed");
 
+  // read() runs from the outputs, which echo the inputs of the last update: a new refresh mode needs one to take effect.
+  if ((oldInputs.refresh ?? "journal") !== (inputs.refresh ?? "journal"))
+    reasons.push(
+      `refresh: ${oldInputs.refresh ?? "journal"} -> ${inputs.refresh ?? "journal"} (the next pulumi refresh reads ${inputs.refresh === "live" ? "the cluster" : "the state record only"})`,
+    );
   const location = spec.location;
   const oldLocation = typeof olds.recordName === "string" ? `${String(olds.recordNamespace)}/${olds.recordName}` : "";
   const newLocation = location ? `${location.namespace}/${location.name}` : "";
@@ -110,6 +118,26 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
     reasons.push("the owning stack changed");
 
   return { changes: reasons.length > 0, ...NO_REPLACE, reasons };
+}
+
+/**
+ * The steps a live refresh found drifted (the `drift` output): `up` re-runs them, so each is a
+ * change, unless the step already changes for another reason (named once) or left the spec.
+ */
+export function driftChanges(spec: Pick<SpecSummary, "steps">, drift: unknown, already: readonly string[]): string[] {
+  if (!Array.isArray(drift)) return [];
+  const out: string[] = [];
+  for (const d of drift as unknown[]) {
+    if (d === null || typeof d !== "object") continue;
+    const { name, reason } = d as { name?: unknown; reason?: unknown };
+    if (typeof name !== "string") continue;
+    const step = spec.steps.find((s) => s.name === name);
+    if (step === undefined || !step.included || already.some((r) => r.startsWith(`step ${name}: `))) continue;
+    out.push(
+      `step ${name}: drifted in the cluster${typeof reason === "string" && reason !== "" ? ` (${reason})` : ""}`,
+    );
+  }
+  return out;
 }
 
 function withoutProvider(o: Record<string, unknown>): Record<string, unknown> {

@@ -13,7 +13,8 @@
  *   with a partial state, so the next `pulumi up` calls update and resumes.
  * - delete: destroy, which removes the record when it fully succeeds. An
  *   unreachable cluster fails it with the way out (`khook:deleteUnreachable`).
- * - read (`pulumi refresh`): the record's per-step outcomes.
+ * - read (`pulumi refresh`): the record's per-step outcomes; with `refresh: live`, also the live
+ *   check of every completed step (the `drift` output, which diff shows and update repairs).
  *
  * Credentials: create/update use the `kubeconfig` / `context` inputs, else the
  * stack config (`khook:kubeconfig`, `khook:context`, through `configure`);
@@ -32,6 +33,7 @@ import "../compile-cache.js";
 import * as path from "node:path";
 import type { LoadedSpec } from "../dsl/loaded.js";
 import { parseDuration, formatDuration } from "../dsl/duration.js";
+import { waitSetting } from "../inputs.js";
 import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
@@ -51,7 +53,7 @@ import { recordKey, recordKeyOf } from "./bundle.js";
 import type { SpecSummary } from "./summary.js";
 import { recordPlace, type RecordOwner } from "../state/record.js";
 import { ownerMarkerLocation } from "../state/owner-marker.js";
-import { failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
+import { driftOutputs, driftedToRepair, failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../dsl/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
 import { classifyUnknowns } from "./unknowns.js";
@@ -83,7 +85,7 @@ export type Operations = Pick<
   | "releaseRecordsOperation"
   | "dropReleasedRecordsOperation"
 > &
-  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation">>;
+  Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation" | "driftOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
 type RunResult = import("../engine/types.js").RunResult;
@@ -328,7 +330,7 @@ export async function update(
     typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string"
       ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName })
       : undefined;
-  const { outs } = await applyRun(id, news, token, hashKey, lastRecord);
+  const { outs } = await applyRun(id, news, token, hashKey, lastRecord, olds?.drift);
   return { outs };
 }
 
@@ -338,8 +340,11 @@ async function applyRun(
   token: string | undefined,
   oldHashKey: string | undefined,
   lastRecord?: string,
+  drift?: unknown,
 ): Promise<{ id: string; outs: KhookOutputs }> {
   const { inputs, spec, name, kubeconfigs } = prepare(news);
+  // The steps a live refresh found drifted: run again although the record would resume them.
+  const rerun = driftedToRepair(spec, drift);
   // Steps whose inputs hold a secret are hashed under a key the resource keeps in its state (as a secret).
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
   const where = target(inputs, "inputs-first", kubeconfigs);
@@ -373,10 +378,12 @@ async function applyRun(
     if (succeeds !== undefined) owner = { ...owner, succeeds };
     // With the journal off the owner lives in the owner marker, which keeps what it left just as well.
     owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? recordPlace(location) : "");
+    if (rerun.size > 0) say(`repairing the steps a live refresh found drifted: ${[...rerun].join(", ")}`);
     result = await cancellation.track(
       ops.applyOperation(spec, {
         session,
         owner,
+        ...(rerun.size > 0 ? { rerun } : {}),
         onEvent: progressPrinter(name, (s) => session.redactor.redact(s), sink),
         ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
         ...(hashKey !== undefined ? { hashKey } : {}),
@@ -553,14 +560,36 @@ export async function read(
     journal: "default-on",
   });
   let report: Awaited<ReturnType<Operations["statusOperation"]>>;
+  let drift: Awaited<ReturnType<NonNullable<Operations["driftOperation"]>>> | undefined;
   try {
     report = await ops.statusOperation(spec, { session });
+    // `refresh: live` only: the default refresh reads the record and nothing else.
+    if (inputs.refresh === "live") {
+      if (ops.driftOperation === undefined) throw new Error("the cluster-facing layer has no live check");
+      drift = await ops.driftOperation(spec, {
+        session,
+        ...(inputs.parallelism !== undefined ? { parallelism: inputs.parallelism } : {}),
+      });
+    }
   } finally {
     session.close();
   }
   const previous = { ...raw } as unknown as KhookOutputs;
   delete (previous as unknown as Record<string, unknown>)[PROVIDER_KEY];
-  return { id, props: refreshedOutputs(previous, spec, report, location) as unknown as Record<string, unknown> };
+  const outs = refreshedOutputs(previous, spec, report, location);
+  delete outs.drift;
+  if (drift !== undefined) {
+    outs.drift = driftOutputs(spec, drift);
+    const name = inputs.resourceName ?? spec.name;
+    const say = (text: string): void => sink(`[${name}] ${session.redactor.redact(text)}`);
+    for (const d of outs.drift) say(`drift: ${d.name}: ${d.reason}`);
+    say(
+      outs.drift.length === 0
+        ? "live refresh: every completed step is in sync with the cluster"
+        : `live refresh: ${outs.drift.length} step${outs.drift.length === 1 ? "" : "s"} drifted; the next \`pulumi up\` re-runs ${outs.drift.length === 1 ? "it" : "them"}`,
+    );
+  }
+  return { id, props: outs as unknown as Record<string, unknown> };
 }
 
 // ---- helpers ----
@@ -742,9 +771,11 @@ async function awaitCluster(
   opts: { advise?: boolean } = {},
 ): Promise<void> {
   const ms = inputs.waitForCluster === undefined ? undefined : parseDuration(inputs.waitForCluster);
+  // 0s does not wait, as when the input is not given (provider/inputs.ts).
   if (ms !== undefined && ms > 0) {
     if (IN_PROVIDER_PROCESS) installCancellation(); // Ctrl-C ends the wait too
-    await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say }, signal);
+    const setting = waitSetting("pulumi", inputs.waitForCluster!);
+    await ops.clusterReadyOperation?.(session, { timeoutMs: ms, say, setting }, signal);
   } else if (opts.advise !== false) {
     session.kube.notUpAdvice =
       'if the cluster is still starting, set the Khook input waitForCluster (e.g. "10m") to wait until it answers';

@@ -10,6 +10,7 @@
  * dynamic resource's outputs (wire.ts `KhookOutputs`), so the two shells
  * expose the same resource. Secrets are marked secret in both directions.
  */
+import { schemaInputProperties } from "../inputs.js";
 import { KHOOK_VERSION } from "../version.js";
 
 export const KHOOK_TOKEN = "khook:index:Khook";
@@ -21,63 +22,10 @@ const str = (description: string, extra: PropertySpec = {}): PropertySpec => ({
   description,
   ...extra,
 });
-const stringMap = (description: string, extra: PropertySpec = {}): PropertySpec => ({
-  type: "object",
-  additionalProperties: { type: "string" },
-  description,
-  ...extra,
-});
 const stringList = (description: string): PropertySpec => ({ type: "array", items: { type: "string" }, description });
 
-/** Inputs a program gives (the TypeScript SDK's `KhookArgs`, with paths where it passes contents). */
-const INPUTS: Record<string, PropertySpec> = {
-  spec: str("The spec text (apiVersion: khook.io/v1, kind: Khook). Exactly one of `spec` and `specFile`."),
-  specFile: str(
-    "The spec file, relative to the program's directory. The provider reads it and every local file it references; editing any of them shows in `pulumi preview`.",
-  ),
-  baseDir: str(
-    "Where relative paths in an inline `spec` resolve, relative to the program's directory (default: the program's directory).",
-  ),
-  allowFunctionsOutsideSpecDir: {
-    type: "boolean",
-    description:
-      "Bundle hook functions (`function.exec`) from outside the spec's directory tree, reached through `../` or a symlink. Off by default: the referenced files are copied into the Pulumi state.",
-  },
-  maxBundleBytes: {
-    type: "integer",
-    description:
-      "The limit on the local files the spec references, which travel in the Pulumi state (default 4 MiB); over it, preview fails naming the largest files.",
-  },
-  vars: stringMap("Variables, like `khook apply --set` (highest precedence)."),
-  varFiles: stringList(
-    "Var files (flat `NAME: value` YAML maps), relative to the program's directory, like `--var-file`. Later files win.",
-  ),
-  secretVars: stringMap(
-    "Secret variables: stored as Pulumi secrets and redacted from every line khook prints and every output.",
-    { secret: true },
-  ),
-  fromEnvironment: {
-    type: "boolean",
-    description:
-      "Read KHOOK_VAR_* and KHOOK_SECRET_* (or the prefixes below) from the environment of the pulumi command, like the CLI does. Off unless set (or a prefix is given).",
-  },
-  varPrefix: str("Environment prefix for variables (default KHOOK_VAR_); giving it opts into `fromEnvironment`."),
-  secretPrefix: str(
-    "Environment prefix for secret variables (default KHOOK_SECRET_); giving it opts into `fromEnvironment`.",
-  ),
-  kubeconfig: str(
-    "Kubeconfig content (YAML or JSON) or a path to a kubeconfig file. Default: the stack config `khook:kubeconfig`, else the ambient kubeconfig. For destroy and refresh, `khook:kubeconfig` wins over this stored value.",
-    { secret: true },
-  ),
-  context: str("The kubeconfig context (default: stack config `khook:context`, else the current context)."),
-  parallelism: { type: "integer", description: "Steps to run at once (default 8)." },
-  timeout: str(
-    "An overall bound on one apply or destroy, as a duration (`30m`): when it runs out, running steps are cancelled and the journal keeps what completed.",
-  ),
-  previewMode: str(
-    "`online`: preview also asks the cluster, read-only, what each step would do. Default: the stack config `khook:previewMode`, else `offline`.",
-  ),
-};
+/** Inputs a program gives: the one table of every shell's inputs (provider/inputs.ts). */
+const INPUTS: Record<string, PropertySpec> = schemaInputProperties();
 
 /** What a run produces (wire.ts `KhookOutputs` minus the inputs). */
 const RESULTS: Record<string, PropertySpec> = {
@@ -96,6 +44,23 @@ const RESULTS: Record<string, PropertySpec> = {
     "The key of the keyed input hashes of steps that use secrets (a secret: with it, a hash could be checked against guesses).",
     { secret: true },
   ),
+  drift: {
+    type: "array",
+    items: { $ref: "#/types/khook:index:Drift" },
+    description:
+      "After a refresh with `refresh: live`: the completed steps that drifted in the cluster; the next `up` re-runs them.",
+  },
+};
+
+const DRIFT = {
+  type: "object",
+  description: "A step a live refresh found drifted.",
+  properties: {
+    name: str("The step's name."),
+    type: str("The step's type."),
+    reason: str("What drifted: objects and fields, or the release's revision; never a value."),
+  },
+  required: ["name", "type", "reason"],
 };
 
 const STEP = {
@@ -145,7 +110,7 @@ export function khookSchema(version: string = KHOOK_VERSION): string {
       description: "The khook provider: where the Khook resources of a stack reach their cluster.",
       inputProperties: CONFIG,
     },
-    types: { "khook:index:Step": STEP },
+    types: { "khook:index:Step": STEP, "khook:index:Drift": DRIFT },
     resources: {
       [KHOOK_TOKEN]: {
         description:

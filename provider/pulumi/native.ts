@@ -26,6 +26,7 @@ import * as path from "node:path";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import type * as LoadModule from "../dsl/load.js";
 import { prefixProblems, scanEnvironment } from "../dsl/vars.js";
+import { RUN_INPUTS } from "../inputs.js";
 import { KHOOK_VERSION } from "../version.js";
 import { bundleInput, bundleOptions } from "./bundle.js";
 import { cancellation, installCancellation } from "./cancel.js";
@@ -163,7 +164,8 @@ export function programInputs(
     ...(Object.keys(secretVars).length > 0 ? { secretVars } : {}),
     ...(Object.keys(env.vars).length > 0 ? { envVars: env.vars } : {}),
   };
-  for (const k of ["kubeconfig", "context", "parallelism", "timeout", "previewMode"]) if (given(k)) inputs[k] = raw[k];
+  // What says where and how a run goes reaches the handlers as the program gave it, as from the TypeScript SDK.
+  for (const k of RUN_INPUTS) if (given(k)) inputs[k] = raw[k];
   const secret: string[] = [];
   if (typeof specText === "string" && specText !== UNKNOWN) {
     try {

@@ -5,9 +5,10 @@
  */
 import type { RunResult, StepResult } from "../engine/types.js";
 import type { StatusReport } from "../operations.js";
+import type { DriftReport } from "../engine/drift.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
 import { KHOOK_VERSION } from "../version.js";
-import type { KhookInputs, KhookOutputs, StepOutput, StepOutputStatus } from "./wire.js";
+import type { DriftOutput, KhookInputs, KhookOutputs, StepOutput, StepOutputStatus } from "./wire.js";
 
 export type RecordLocation = { namespace: string; name: string } | undefined;
 
@@ -145,4 +146,20 @@ export function failureMessage(
       ? `khook ${verb} of ${resourceName} was cancelled`
       : `khook ${verb} of ${resourceName} failed (${failed.length} step${failed.length === 1 ? "" : "s"} failed)`;
   return spec.redactor.redact([head, ...lines].join("\n"));
+}
+
+/** The `drift` output of a live refresh: the drifted steps, in document order, redacted. */
+export function driftOutputs(spec: LoadedSpec, report: DriftReport): DriftOutput[] {
+  return report.steps
+    .filter((s) => s.state === "drifted")
+    .map((s) => ({ name: s.name, type: s.type, reason: spec.redactor.redact(s.reason) }));
+}
+
+/** The steps an update re-runs after a live refresh: the `drift` output's, still included in the spec. */
+export function driftedToRepair(spec: LoadedSpec, drift: unknown): Set<string> {
+  if (!Array.isArray(drift)) return new Set();
+  const names = drift
+    .map((d: unknown) => (d !== null && typeof d === "object" ? (d as { name?: unknown }).name : undefined))
+    .filter((n): n is string => typeof n === "string");
+  return new Set(names.filter((n) => spec.stepsByName.get(n)?.included === true));
 }

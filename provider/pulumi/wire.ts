@@ -8,6 +8,7 @@
  * carries nothing else.
  */
 import * as path from "node:path";
+import { parallelismProblem } from "../inputs.js";
 
 /** The dynamic provider protocol's marker for a value that is not known yet (preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -81,6 +82,12 @@ export interface KhookInputs {
   waitForCluster?: string;
   /** `online` makes preview consult the cluster read-only (default: the stack config `khook:previewMode`, else `offline`). */
   previewMode?: PreviewMode;
+  /**
+   * What `pulumi refresh` reads: `journal` (the default) the state record's per-step outcomes;
+   * `live` also compares every completed step with the cluster and writes the drifted ones into
+   * the `drift` output, which the next preview shows as changes and `up` repairs.
+   */
+  refresh?: RefreshMode;
   /** Added by `check`: one line per step from the offline plan. */
   plan?: string[];
   /** The Pulumi project and stack of the program (the SDK passes them): who owns the record. */
@@ -123,6 +130,19 @@ export interface KhookOutputs extends KhookInputs {
   ownerToken?: string;
   /** The key of keyed step hashes (dsl/keyed-hash.ts), for a spec with secret-bearing steps; a Pulumi secret (the SDK's additionalSecretOutputs). */
   hashKey?: string;
+  /**
+   * After a refresh with `refresh: live`: the completed steps whose objects or releases drifted
+   * in the cluster (empty when none did). The next `up` re-runs them; absent otherwise.
+   */
+  drift?: DriftOutput[];
+}
+
+/** One drifted step, as a live refresh found it. */
+export interface DriftOutput {
+  name: string;
+  type: string;
+  /** What drifted, for people: objects and fields, never a value. Redacted. */
+  reason: string;
 }
 
 /** Whether a value (from the provider protocol) contains an unknown anywhere. */
@@ -135,6 +155,9 @@ export function containsUnknown(value: unknown): boolean {
 
 export type PreviewMode = "offline" | "online";
 export const PREVIEW_MODES: readonly PreviewMode[] = ["offline", "online"];
+
+export type RefreshMode = "journal" | "live";
+export const REFRESH_MODES: readonly RefreshMode[] = ["journal", "live"];
 
 /**
  * The properties that only say where and how a run goes: an unknown value in
@@ -149,6 +172,7 @@ export const TARGETING_KEYS = [
   "timeout",
   "waitForCluster",
   "previewMode",
+  "refresh",
 ] as const;
 
 /** The properties that decide the loaded spec; everything else is presentation or targeting. */
@@ -210,6 +234,11 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
     if (typeof mode === "string" && (PREVIEW_MODES as readonly string[]).includes(mode)) out.previewMode = mode;
     else problems.push({ property: "previewMode", reason: `previewMode must be one of ${PREVIEW_MODES.join(", ")}` });
   }
+  const refresh = raw.refresh;
+  if (refresh !== undefined && refresh !== null) {
+    if (typeof refresh === "string" && (REFRESH_MODES as readonly string[]).includes(refresh)) out.refresh = refresh;
+    else problems.push({ property: "refresh", reason: `refresh must be one of ${REFRESH_MODES.join(", ")}` });
+  }
   str("timeout");
   str("waitForCluster");
   str("pulumiProject");
@@ -235,8 +264,8 @@ export function normalizeInputs(raw: Record<string, unknown>): { inputs: KhookIn
   }
   const p = raw.parallelism;
   if (p !== undefined && p !== null) {
-    if (typeof p !== "number" || !Number.isInteger(p) || p < 1)
-      problems.push({ property: "parallelism", reason: "parallelism must be a whole number of at least 1" });
+    const problem = parallelismProblem(p, "parallelism");
+    if (problem !== undefined) problems.push({ property: "parallelism", reason: problem });
     else out.parallelism = p;
   }
   const plan = raw.plan;

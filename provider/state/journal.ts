@@ -295,11 +295,16 @@ export class Journal {
    * Claims the lease and marks the record `running`, before anything runs.
    * Throws a KhookError naming the holder when another live run holds it.
    *
+   * `repairs` names the drifted steps this run re-runs (`apply --repair`): the record notes them.
+   *
    * When no step will execute (every step resumes), there is nothing to guard: no claim, and
    * the final write is the only one, conditional on the version read — a resumed re-run reads
    * the record once and writes it once. A lease another live run holds still stops it.
    */
-  async beginRun(opts: { stepsToExecute: boolean } = { stepsToExecute: true }): Promise<void> {
+  async beginRun(
+    opts: { stepsToExecute: boolean; repairs?: readonly string[] } = { stepsToExecute: true },
+  ): Promise<void> {
+    const repairs = opts.repairs;
     if (!opts.stepsToExecute) {
       const assessment = assessLease(this.previous?.lease, this.self, this.now(), this.isAlive);
       if (assessment.kind === "held")
@@ -307,11 +312,18 @@ export class Journal {
           "execution",
           leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand),
         );
-      this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.owner ?? this.previous?.owner);
+      this.current = beginRecord(
+        this.previous,
+        this.id,
+        "apply",
+        this.now(),
+        this.owner ?? this.previous?.owner,
+        repairs,
+      );
       return;
     }
     await this.claim("apply", (previous) =>
-      beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner),
+      beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner, repairs),
     );
   }
 

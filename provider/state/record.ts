@@ -65,6 +65,22 @@ export interface StepEntry {
    * destroy learns of them here. Kept across runs until destroyed. Added in format 1 without a bump.
    */
   readonly added?: readonly AddedObject[];
+  /** What the step made, for the drift check (`khook plan --live`). Added in format 1 without a bump. */
+  readonly baseline?: StepBaseline;
+}
+
+/** What the record keeps of what a step made, for the drift check: what the cluster alone cannot say. */
+export interface StepBaseline {
+  /** helm: the release's revision when the step finished (made by it, or found up to date). */
+  readonly revision?: number;
+}
+
+/** A repair (`khook apply --repair`, or a Pulumi `up` after a live refresh): when it ran and which steps it re-ran. */
+export interface RepairNote {
+  /** ISO-8601: when the repairing run started. */
+  readonly at: string;
+  /** The drifted steps it re-ran, in document order. */
+  readonly steps: readonly string[];
 }
 
 /** An object a webhook added, as destroy finds it again. */
@@ -160,6 +176,8 @@ export interface StateRecord {
    * without a bump: older readers ignore it.
    */
   readonly helmInFlight?: Readonly<Record<string, InFlightHelm>>;
+  /** The last repair, kept until the next one. Added in format 1 without a bump: older readers ignore it. */
+  readonly repair?: RepairNote;
 }
 
 /** A helm install or upgrade a run started for a step (see StateRecord.helmInFlight). */
@@ -215,10 +233,14 @@ export function beginRecord(
   command: RecordCommand,
   now: Date,
   owner: RecordOwner | undefined = previous?.owner,
+  repairs?: readonly string[],
 ): StateRecord {
   const at = now.toISOString();
   const hashKey = id.hashKey ?? previous?.hashKey;
+  const repair: RepairNote | undefined =
+    repairs !== undefined && repairs.length > 0 ? { at, steps: [...repairs] } : previous?.repair;
   return {
+    ...(repair !== undefined ? { repair } : {}),
     ...(owner !== undefined ? { owner } : {}),
     ...(hashKey !== undefined ? { hashKey } : {}),
     format: RECORD_FORMAT,
@@ -262,6 +284,7 @@ export interface OutcomeInput {
   readonly durationMs: number;
   readonly error?: string;
   readonly added?: readonly AddedObject[];
+  readonly baseline?: StepBaseline;
 }
 
 export interface Redacting {
@@ -290,6 +313,9 @@ export function entryFromOutcome(
     durationMs: Math.max(0, Math.round(outcome.durationMs)),
     finishedAt: now.toISOString(),
     ...(outcome.added !== undefined && outcome.added.length > 0 ? { added: mergeAdded(outcome.added) } : {}),
+    ...(outcome.baseline !== undefined && Object.keys(outcome.baseline).length > 0
+      ? { baseline: outcome.baseline }
+      : {}),
   };
   if (outcome.error !== undefined) {
     return { ...entry, error: truncateUtf8(redactor.redact(outcome.error), MAX_ERROR_BYTES) };
@@ -410,8 +436,20 @@ export function parseRecord(text: string): ParsedRecord {
     ...(typeof raw["hashKey"] === "string" && raw["hashKey"] !== "" ? { hashKey: raw["hashKey"] } : {}),
     steps,
     ...helmInFlightField(raw["helmInFlight"]),
+    ...repairField(raw["repair"]),
   };
   return { ok: true, record };
+}
+
+function repairField(raw: unknown): { repair?: RepairNote } {
+  if (!isObject(raw) || typeof raw["at"] !== "string" || !Array.isArray(raw["steps"])) return {};
+  return { repair: { at: raw["at"], steps: raw["steps"].filter((s): s is string => typeof s === "string") } };
+}
+
+function baselineField(raw: unknown): { baseline?: StepBaseline } {
+  if (!isObject(raw)) return {};
+  const revision = raw["revision"];
+  return Number.isInteger(revision) && (revision as number) > 0 ? { baseline: { revision: revision as number } } : {};
 }
 
 /** The well-formed marks; a malformed one is dropped (it then proves nothing). */
@@ -541,7 +579,7 @@ function parseEntry(e: unknown): StepEntry | undefined {
     finishedAt: typeof e["finishedAt"] === "string" ? e["finishedAt"] : "",
   };
   const added = Array.isArray(e["added"]) ? e["added"].filter(isAddedObject) : [];
-  const withAdded = added.length > 0 ? { ...entry, added } : entry;
+  const withAdded = { ...(added.length > 0 ? { ...entry, added } : entry), ...baselineField(e["baseline"]) };
   return typeof e["error"] === "string" ? { ...withAdded, error: e["error"] } : withAdded;
 }
 
@@ -628,6 +666,8 @@ export interface RecordSummary {
   readonly counts: Readonly<Partial<Record<StepEntryStatus, number>>>;
   /** Current spec steps with no entry at all. */
   readonly unrecorded: readonly string[];
+  /** The last repair (`apply --repair`), if one ran. */
+  readonly repair?: RepairNote;
 }
 
 /** A pure summary of a record for display, optionally compared against the current spec. */
@@ -687,5 +727,6 @@ export function summarizeRecord(
     steps,
     counts,
     unrecorded,
+    ...(record.repair !== undefined ? { repair: record.repair } : {}),
   };
 }

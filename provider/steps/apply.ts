@@ -11,6 +11,7 @@ import { parseWaitFor } from "../kubectl/waitfor.js";
 import { ensureNamespace } from "./namespace.js";
 import {
   countSummary,
+  describeDrifted,
   forDiff,
   isUnknownKind,
   maskSecretPair,
@@ -20,7 +21,17 @@ import {
 } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
 import { explainedWait, subjectOf } from "./stall.js";
-import type { AddedObjectRef, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import { waitUntilGone } from "./deletion.js";
+import type {
+  AddedObjectRef,
+  DriftContext,
+  DriftedThing,
+  DriftFinding,
+  StepContext,
+  StepExecutor,
+  StepOutcome,
+} from "./types.js";
+import { hooksFor } from "../dsl/hooks.js";
 
 type ApplyStep = LoadedStepBase<"apply">;
 
@@ -141,6 +152,51 @@ function dryRunDiff(
   return chunks.filter((c) => c !== "").join("\n");
 }
 
+/**
+ * Do the step's objects still hold what it applied? Each object is read from its kind's list
+ * (ctx.live) and compared with what applying its manifest would change (KubeApi.appliedDrift:
+ * only fields the manifest sets count, so what controllers and defaulting add is not drift).
+ */
+async function applyDrift(step: ApplyStep, ctx: DriftContext): Promise<DriftFinding> {
+  const reshaping = hooksFor(step, "pre-apply").map((h) => h.name);
+  if (reshaping.length > 0)
+    return {
+      state: "not-checkable",
+      reason: `pre-apply webhook ${reshaping.join(", ")} may have reshaped what the step applied, and plan --live calls no webhooks`,
+    };
+  const { resolved } = await readObjects(step, ctx);
+  const found = await Promise.all(
+    resolved.map(async (o): Promise<DriftedThing | undefined> => {
+      if (isUnknownKind(o))
+        return {
+          ref: `${String(o.manifest.kind).toLowerCase()}/${o.name}`,
+          change: "gone",
+          note: "its kind is not served any more",
+        };
+      const live = await ctx.live.get(o.resource, o.name, o.namespace);
+      if (live === undefined) return { ref: objectLabel(o), change: "gone" };
+      const d = await ctx.kube.appliedDrift(o.manifest, live, {
+        ...applyOptions(step, ctx, false),
+        defaultNamespace: o.namespace ?? "",
+      });
+      if (!d.drifted) return undefined;
+      return {
+        ref: objectLabel(o),
+        change: "changed",
+        fields: d.fields,
+        ...(d.unconfirmed !== undefined ? { note: `not confirmed by a dry run: ${d.unconfirmed}` } : {}),
+      };
+    }),
+  );
+  const drifted = found.filter((d): d is DriftedThing => d !== undefined);
+  if (drifted.length === 0)
+    return {
+      state: "in-sync",
+      reason: `${resolved.length} object${resolved.length === 1 ? "" : "s"} as applied`,
+    };
+  return { state: "drifted", reason: describeDrifted(drifted), drifted };
+}
+
 export const applyExecutor: StepExecutor<"apply"> = {
   type: "apply",
   diffs: true,
@@ -234,6 +290,7 @@ export const applyExecutor: StepExecutor<"apply"> = {
   },
 
   async destroy(step, ctx) {
+    const since = Date.now();
     const { resolved } = await readObjects(step, ctx);
     let deleted = 0;
     let absent = 0;
@@ -254,12 +311,12 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(o.resource, o.name, o.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(o.resource, o.name, o.namespace, {
-        signal: ctx.signal,
-        timeoutMs: ctx.deadline,
-        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
-      });
-      ctx.log(`${objectLabel(o)} deleted`);
+      const left = await waitUntilGone(
+        ctx,
+        [{ resource: o.resource, name: o.name, namespace: o.namespace, uid: live.metadata?.uid }],
+        { since },
+      );
+      if (left.length === 0) ctx.log(`${objectLabel(o)} deleted`);
       deleted++;
     }
     // Objects webhooks added (the record lists them; the spec cannot): removed last, owned ones only.
@@ -282,12 +339,12 @@ export const applyExecutor: StepExecutor<"apply"> = {
         continue;
       }
       await ctx.kube.delete(resource, ref.name, ref.namespace, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(resource, ref.name, ref.namespace, {
-        signal: ctx.signal,
-        timeoutMs: ctx.deadline,
-        ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}),
-      });
-      ctx.log(`${label} deleted (added by a pre-apply webhook)`);
+      const left = await waitUntilGone(
+        ctx,
+        [{ resource, name: ref.name, namespace: ref.namespace, uid: live.metadata?.uid }],
+        { since },
+      );
+      if (left.length === 0) ctx.log(`${label} deleted (added by a pre-apply webhook)`);
       deleted++;
     }
     const parts = [`${deleted} deleted`];
@@ -298,4 +355,6 @@ export const applyExecutor: StepExecutor<"apply"> = {
       );
     return { status: deleted > 0 ? "ok" : "skipped", reason: parts.join(", ") };
   },
+
+  drift: applyDrift,
 };

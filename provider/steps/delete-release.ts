@@ -1,7 +1,8 @@
 /**
  * `delete: { release: ... }` — helm uninstall, then wait until the release's
- * resources are gone (helm's own `uninstall --wait`), bounded by the step
- * timeout. An absent release is success unless `ignoreNotFound: false`.
+ * resources are gone (steps/helm-release.ts: khook's wait, which names what holds
+ * them), bounded by the step timeout. An absent release is success unless
+ * `ignoreNotFound: false`.
  *
  * helm: owns presence and delete: owns absence, so this uninstalls any release
  * of that name, whoever installed it: the spec asked for its absence.
@@ -13,7 +14,9 @@ import type { NormalizedActionByType } from "../dsl/defaults.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { HelmSession, locateHelm } from "../tools/helm.js";
 import { describeRevision, historyState } from "../helm/release.js";
-import type { Assessment, DestroyOutcome, StepContext, StepOutcome } from "./types.js";
+import { goneOrLeft, uninstallAndWait } from "./helm-release.js";
+import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
+import type { Assessment, DestroyOutcome, DriftContext, DriftFinding, StepContext, StepOutcome } from "./types.js";
 
 type DeleteStep = Extract<LoadedStep, { type: "delete" }>;
 
@@ -70,13 +73,11 @@ async function apply(step: DeleteStep, ctx: StepContext): Promise<StepOutcome> {
     ctx.log(
       `uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`,
     );
-    // Margin so helm reports its own timeout before the engine aborts it.
-    const timeoutMs = Math.max(1000, ctx.deadline - Math.min(10_000, Math.floor(ctx.deadline / 10)));
-    const removed = await s.uninstall(a.release, a.namespace, timeoutMs);
-    if (!removed) return absent(); // gone between the history read and the uninstall
+    const done = await uninstallAndWait(s, { release: a.release, namespace: a.namespace }, ctx);
+    if (!done.removed) return absent(); // gone between the history read and the uninstall
     return {
       status: "ok",
-      reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); its resources are gone`,
+      reason: `uninstalled release ${a.release} (namespace ${a.namespace}, was ${describeRevision(state.last)}); ${goneOrLeft(done.left)}`,
     };
   });
 }
@@ -86,4 +87,23 @@ async function destroy(_step: DeleteStep, _ctx: StepContext): Promise<DestroyOut
   return { status: "skipped", reason: "a delete: step creates nothing; nothing to undo" };
 }
 
-export const deleteReleaseExecutor = { assess, apply, destroy };
+/** Is the release the step uninstalled still gone? Read from helm's Secrets in its namespace (one list, shared). */
+async function drift(step: DeleteStep, ctx: DriftContext): Promise<DriftFinding> {
+  const a = releaseAction(step);
+  const secrets = await ctx.live.select(RELEASE_STORAGE, a.namespace, ALL_RELEASES_SELECTOR);
+  const revisions = storedRevisions(secretsOfRelease(secrets, a.release), a.release);
+  const ref = `release ${a.release} -n ${a.namespace}`;
+  if (revisions === undefined)
+    return { state: "not-checkable", reason: `${ref}: a revision Secret of the release is not one helm wrote` };
+  const history = revisions.map((r) => r.revision);
+  const state = historyState(history.length > 0 ? history : undefined, a.release, a.namespace);
+  if (state.kind === "absent" || state.kind === "uninstalled")
+    return { state: "in-sync", reason: `release ${a.release} (namespace ${a.namespace}) is still not installed` };
+  return {
+    state: "drifted",
+    reason: `release ${a.release} (namespace ${a.namespace}) is installed again: ${describeRevision(state.last)}`,
+    drifted: [{ ref, change: "back" }],
+  };
+}
+
+export const deleteReleaseExecutor = { assess, apply, destroy, drift };

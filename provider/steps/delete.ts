@@ -9,9 +9,10 @@ import { executionError } from "../errors.js";
 import type { ApiResource, KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../dsl/loaded.js";
 import { deleteReleaseExecutor, isDeleteRelease } from "./delete-release.js";
-import { isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
+import { waitUntilGone } from "./deletion.js";
+import { describeDrifted, isUnknownKind, objectLabel, resolveObjects } from "./objects.js";
 import { readManifestSources, renderWithHooks } from "./sources.js";
-import type { StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type { DriftContext, DriftedThing, DriftFinding, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type DeleteStep = LoadedStepBase<"delete">;
 
@@ -22,6 +23,24 @@ interface Victim {
   uid: string | undefined;
 }
 
+/** The manifests form's objects: post-render hooks shape what is deleted exactly as they shape what an apply sends. */
+async function manifestObjects(
+  action: Extract<DeleteStep["action"], { manifests: unknown }>,
+  ctx: StepContext,
+): ReturnType<typeof resolveObjects> {
+  const sourced = await renderWithHooks(
+    await readManifestSources(action.manifests, {
+      baseDir: ctx.spec.baseDir,
+      signal: ctx.signal,
+      redactor: ctx.redactor,
+      tools: ctx.tools,
+    }),
+    ctx,
+    false,
+  );
+  return resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
+}
+
 /** What the step would delete now, and what it names that is already absent. */
 async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victims: Victim[]; absent: string[] }> {
   const action = step.action;
@@ -29,18 +48,7 @@ async function findVictims(step: DeleteStep, ctx: StepContext): Promise<{ victim
   const victims: Victim[] = [];
   const absent: string[] = [];
   if ("manifests" in action) {
-    // post-render hooks shape what is deleted exactly as they shape what an apply sends.
-    const sourced = await renderWithHooks(
-      await readManifestSources(action.manifests, {
-        baseDir: ctx.spec.baseDir,
-        signal: ctx.signal,
-        redactor: ctx.redactor,
-        tools: ctx.tools,
-      }),
-      ctx,
-      false,
-    );
-    const resolved = await resolveObjects(ctx.kube, sourced, action.namespace, ctx.signal);
+    const resolved = await manifestObjects(action, ctx);
     for (const o of [...resolved].reverse()) {
       if (isUnknownKind(o)) {
         absent.push(`${String(o.manifest.kind).toLowerCase()}/${o.name} (no such kind)`);
@@ -83,6 +91,59 @@ function listed(names: readonly string[]): string {
   return `${names.slice(0, 3).join(", ")}${names.length > 3 ? `, and ${names.length - 3} more` : ""}`;
 }
 
+/**
+ * Is what the step deleted still gone? Named objects are looked up in their kind's list; a
+ * selector is one list of its own (with its label and field selectors). Anything found is back.
+ */
+async function deleteDrift(step: DeleteStep, ctx: DriftContext): Promise<DriftFinding> {
+  const action = step.action;
+  if (isDeleteRelease(action)) return deleteReleaseExecutor.drift(step, ctx);
+  const back: DriftedThing[] = [];
+  let named = 0;
+  if ("manifests" in action) {
+    const resolved = await manifestObjects(action, ctx);
+    named = resolved.length;
+    for (const o of resolved) {
+      if (isUnknownKind(o)) continue;
+      if ((await ctx.live.get(o.resource, o.name, o.namespace)) !== undefined)
+        back.push({ ref: objectLabel(o), change: "back" });
+    }
+  } else {
+    const { type, name } = await ctx.kube.resolveTarget(action.resource, { signal: ctx.signal });
+    const namespace =
+      type.namespaced && !action.allNamespaces ? (action.namespace ?? ctx.kube.contextNamespace) : undefined;
+    if (name !== undefined) {
+      named = 1;
+      if ((await ctx.live.get(type, name, namespace)) !== undefined)
+        back.push({ ref: objectLabel({ resource: type, name, namespace }), change: "back" });
+    } else {
+      const found =
+        action.fieldSelector === undefined
+          ? await ctx.live.select(type, namespace, action.selector)
+          : (
+              await ctx.kube.list(type, {
+                signal: ctx.signal,
+                ...(namespace !== undefined ? { namespace } : { allNamespaces: true }),
+                ...(action.selector !== undefined ? { labelSelector: action.selector } : {}),
+                fieldSelector: action.fieldSelector,
+              })
+            ).items;
+      for (const o of found)
+        back.push({
+          ref: objectLabel({ resource: type, name: String(o.metadata?.name), namespace: o.metadata?.namespace }),
+          change: "back",
+        });
+    }
+  }
+  if (back.length === 0)
+    return {
+      state: "in-sync",
+      reason:
+        named > 0 ? `still absent: ${named} object${named === 1 ? "" : "s"}` : "nothing matches, as after the delete",
+    };
+  return { state: "drifted", reason: describeDrifted(back), drifted: back };
+}
+
 export const deleteExecutor: StepExecutor<"delete"> = {
   type: "delete",
 
@@ -99,6 +160,7 @@ export const deleteExecutor: StepExecutor<"delete"> = {
 
   async apply(step, ctx): Promise<StepOutcome> {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.apply(step, ctx);
+    const since = Date.now();
     const { victims, absent } = await findVictims(step, ctx);
     if (absent.length > 0 && !step.action.ignoreNotFound)
       throw executionError(`not found: ${listed(absent)} (ignoreNotFound: false)`);
@@ -111,14 +173,10 @@ export const deleteExecutor: StepExecutor<"delete"> = {
         if (r.status === "deleted") ctx.log(`${objectLabel(v)} deleted`);
       }),
     );
-    await Promise.all(
-      victims.map((v) =>
-        ctx.kube.waitForDeletion(v.resource, v.name, v.namespace, {
-          signal: ctx.signal,
-          timeoutMs: ctx.deadline,
-          ...(v.uid ? { uid: v.uid } : {}),
-        }),
-      ),
+    await waitUntilGone(
+      ctx,
+      victims.map((v) => ({ resource: v.resource, name: v.name, namespace: v.namespace, uid: v.uid })),
+      { since },
     );
     const parts = [`${victims.length} deleted`];
     if (absent.length > 0) parts.push(`${absent.length} already absent`);
@@ -129,4 +187,6 @@ export const deleteExecutor: StepExecutor<"delete"> = {
     if (isDeleteRelease(step.action)) return deleteReleaseExecutor.destroy(step, ctx);
     return { status: "skipped", reason: "a delete: step creates nothing; nothing to undo" };
   },
+
+  drift: deleteDrift,
 };

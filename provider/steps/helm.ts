@@ -36,13 +36,13 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "../helm/release.js";
-import { releaseSelector, storedReleases, type StoredReleases } from "../helm/storage.js";
+import { ALL_RELEASES_SELECTOR, RELEASE_STORAGE, secretsOfRelease, storedRevisions } from "../helm/storage.js";
+import { decideReleaseDrift } from "../helm/drift.js";
 import type { Values } from "../helm/values.js";
 import { RELEASE_MANAGED_BY_LABEL, releaseOwnershipLabels, SPEC_LABEL } from "../ownership.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { pidAlive } from "../state/journal.js";
 import { HelmSession, locateHelm, type HelmBinary } from "../tools/helm.js";
-import type { ResourceType } from "../kubectl/types.js";
 import { computeValues, registerPreviousSecrets } from "./helm-values.js";
 import { manifestObjects, objectsManifest, startPostRenderer, type PostRenderer } from "../hooks/post-renderer.js";
 import { isPermanent } from "../hooks/run.js";
@@ -50,8 +50,18 @@ import { sha256Hex } from "../dsl/hash.js";
 import { objectHooksFor } from "../dsl/hooks.js";
 import { chartMayHaveHooks, chartRef, desiredChart } from "./helm-chart.js";
 import { waitForRelease } from "./helm-wait.js";
+import { goneOrLeft, helmTimeoutMs, readsStorageSecrets, storedReleasesOf, uninstallAndWait } from "./helm-release.js";
 import { maskSecretData } from "./helm-diff.js";
-import type { Assessment, AssessOptions, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type {
+  Assessment,
+  AssessOptions,
+  DestroyOutcome,
+  DriftContext,
+  DriftFinding,
+  StepContext,
+  StepExecutor,
+  StepOutcome,
+} from "./types.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;
 
@@ -88,12 +98,6 @@ interface Prepared {
   decision: Exclude<ReleaseDecision, { action: "pending" }>;
   /** The latest revision's manifest when helm's storage gave it: a no-op `wait: true` step checks its objects. */
   deployedManifest?: string;
-}
-
-function helmTimeoutMs(deadline: number): number {
-  // Leave helm room to finish (an atomic rollback, say) before the engine's own timeout fires.
-  const margin = Math.min(10_000, Math.floor(deadline / 10));
-  return Math.max(1000, deadline - margin);
 }
 
 async function openSession(ctx: StepContext): Promise<HelmSession> {
@@ -189,33 +193,6 @@ async function prepare(step: HelmStep, ctx: StepContext, mode: "assess" | "apply
   } catch (e) {
     session.close();
     throw e;
-  }
-}
-
-const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
-
-/**
- * The release's history and latest user values from helm's storage Secrets, in one list request
- * instead of `helm history` and `helm get values` (two helm processes per step, the bulk of a
- * re-run). Undefined means "ask helm": another storage driver, no permission to list Secrets, or
- * a record helm did not write.
- */
-async function storedReleasesOf(
-  ctx: StepContext,
-  t: { release: string; namespace: string },
-): Promise<StoredReleases | undefined> {
-  const driver = process.env["HELM_DRIVER"];
-  if (driver !== undefined && driver !== "" && driver !== "secret" && driver !== "secrets") return undefined;
-  try {
-    const list = await ctx.kube.list(SECRETS, {
-      namespace: t.namespace,
-      labelSelector: releaseSelector(t.release),
-      signal: ctx.signal,
-    });
-    return storedReleases(list.items, t.release);
-  } catch (e) {
-    if (ctx.signal.aborted) throw e;
-    return undefined;
   }
 }
 
@@ -537,7 +514,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
             { name: t.release, namespace: t.namespace },
             ctx,
           );
-        return { status: "ok", reason: `no-op: ${decision.reason}` };
+        return { status: "ok", reason: `no-op: ${decision.reason}`, baseline: { revision: decision.last.revision } };
       case "install":
       case "upgrade": {
         ctx.log(
@@ -627,6 +604,7 @@ async function apply(step: HelmStep, ctx: StepContext): Promise<StepOutcome> {
         return {
           status: "ok",
           revision: r.revision,
+          baseline: { revision: r.revision },
           reason: `${verb} revision ${r.revision} (${r.chart ?? chartLabel(decision.desired)}, ${r.status}) of release ${t.release} (namespace ${t.namespace})`,
         };
       }
@@ -652,11 +630,48 @@ async function destroy(step: HelmStep, ctx: StepContext): Promise<DestroyOutcome
       };
     }
     ctx.log(`uninstalling release ${release} (namespace ${namespace}) and waiting for its resources to be gone`);
-    await session.uninstall(release, namespace, helmTimeoutMs(ctx.deadline));
-    return { status: "ok", reason: `uninstalled release ${release} (namespace ${namespace}); its resources are gone` };
+    const done = await uninstallAndWait(session, { release, namespace }, ctx);
+    if (!done.removed)
+      return { status: "skipped", reason: `release ${release} (namespace ${namespace}) is not installed` };
+    return {
+      status: "ok",
+      reason: `uninstalled release ${release} (namespace ${namespace}); ${goneOrLeft(done.left)}`,
+    };
   } finally {
     session.close();
   }
 }
 
-export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy };
+/**
+ * Is the release still the one this step left? Its revision Secrets come from one list of helm's
+ * Secrets per namespace (`owner=helm`), shared by every release there; the rule is
+ * provider/helm/drift.ts. No helm process runs.
+ */
+async function drift(step: HelmStep, ctx: DriftContext): Promise<DriftFinding> {
+  const { release, namespace } = releaseOf(step);
+  const ref = `release ${release} -n ${namespace}`;
+  if (!readsStorageSecrets())
+    return {
+      state: "not-checkable",
+      reason: `helm's storage driver is ${process.env["HELM_DRIVER"]}: the live check reads releases from helm's Secrets (HELM_DRIVER=secret)`,
+    };
+  const secrets = await ctx.live.select(RELEASE_STORAGE, namespace, ALL_RELEASES_SELECTOR);
+  const revisions = storedRevisions(secretsOfRelease(secrets, release), release);
+  if (revisions === undefined)
+    return { state: "not-checkable", reason: `${ref}: a revision Secret of the release is not one helm wrote` };
+  const d = decideReleaseDrift({
+    release,
+    namespace,
+    revisions,
+    recordedRevision: ctx.recorded.baseline?.revision,
+    finishedAt: ctx.recorded.finishedAt,
+  });
+  if (d.state !== "drifted") return d;
+  return {
+    state: "drifted",
+    reason: d.reason,
+    drifted: [{ ref, change: d.change, ...(d.fields !== undefined ? { fields: d.fields } : {}) }],
+  };
+}
+
+export const helmExecutor: StepExecutor<"helm"> = { type: "helm", diffs: true, assess, apply, destroy, drift };

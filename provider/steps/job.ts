@@ -16,7 +16,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, STEP_LABEL, labelledOwn
 import type { LoadedStepBase } from "../dsl/loaded.js";
 import { ensureNamespace } from "./namespace.js";
 import { explainedWait, subjectOf } from "./stall.js";
-import type { StepContext, StepExecutor } from "./types.js";
+import type { DriftContext, DriftFinding, StepContext, StepExecutor } from "./types.js";
 
 type JobStep = LoadedStepBase<"job">;
 
@@ -124,8 +124,30 @@ async function getJob(step: JobStep, ctx: StepContext): Promise<KubeObject | und
   return ctx.kube.get(JOBS, step.name, jobNamespace(step), { signal: ctx.signal });
 }
 
+/**
+ * A Job runs once: what it did is not visible to khook, and a Job gone since (its TTL, a
+ * cleanup) is what one-shot Jobs do, not drift. So a job: step is in sync whether its Job is
+ * still there or not; only a same-named Job that is not this spec's makes it not checkable.
+ */
+async function jobDrift(step: JobStep, ctx: DriftContext): Promise<DriftFinding> {
+  const job = await ctx.live.get(JOBS, step.name, jobNamespace(step));
+  if (job === undefined)
+    return {
+      state: "in-sync",
+      reason: `job ${step.name} ran and is gone since (one-shot Jobs are cleaned up; not drift)`,
+    };
+  const why = notOursReason(step, job, ctx.spec.name);
+  if (why !== undefined) return { state: "not-checkable", reason: why };
+  const done = finished(job);
+  return {
+    state: "in-sync",
+    reason: `job ${step.name} ran${done !== undefined ? ` (${done.state})` : ""}; what it did is not khook's to compare`,
+  };
+}
+
 export const jobExecutor: StepExecutor<"job"> = {
   type: "job",
+  drift: jobDrift,
 
   async assess(step, ctx) {
     const job = await getJob(step, ctx);

@@ -3,6 +3,8 @@ import { stringify } from "yaml";
 import type { ApiResource, KubeApi, KubeObject } from "../kube/index.js";
 import { UnknownResourceError } from "../kube/index.js";
 import type { SourcedObject } from "./sources.js";
+import type { DriftedThing } from "./types.js";
+import { describeFields } from "../kubectl/drift.js";
 
 export interface ResolvedObject {
   manifest: KubeObject;
@@ -113,4 +115,23 @@ export function maskSecretPair(
 export function countSummary(counts: Readonly<Record<string, number>>, order: readonly string[]): string {
   const parts = order.filter((k) => (counts[k] ?? 0) > 0).map((k) => `${counts[k]} ${k}`);
   return parts.length > 0 ? parts.join(", ") : "nothing to do";
+}
+
+/** `configmap/app -n web changed (data.color); secret/creds -n web is gone`: a drift report's line. */
+export function describeDrifted(drifted: readonly DriftedThing[]): string {
+  const one = (d: DriftedThing): string => {
+    const note = d.note !== undefined ? ` (${d.note})` : "";
+    switch (d.change) {
+      case "changed":
+        return `${d.ref} changed (${describeFields(d.fields ?? [])})${note}`;
+      case "gone":
+        return `${d.ref} is gone${note}`;
+      case "back":
+        return `${d.ref} exists again${note}`;
+      default:
+        return `${d.ref}: ${d.change}${note}`;
+    }
+  };
+  const shown = drifted.slice(0, 5).map(one);
+  return drifted.length > 5 ? `${shown.join("; ")}; and ${drifted.length - 5} more` : shown.join("; ");
 }

@@ -6,8 +6,10 @@ import { unifiedDiff } from "../diff.js";
 import { executionError } from "../errors.js";
 import { isKubeApiError, type ApiResource, type KubeObject } from "../kube/index.js";
 import type { LoadedStepBase } from "../dsl/loaded.js";
-import { forDiff, maskSecretPair } from "./objects.js";
-import type { StepContext, StepExecutor } from "./types.js";
+import { describeDrifted, forDiff, maskSecretPair } from "./objects.js";
+import { differingFields } from "../kubectl/drift.js";
+import { applyMergePatch, type JsonMap } from "../kubectl/threeway.js";
+import type { DriftContext, DriftFinding, StepContext, StepExecutor } from "./types.js";
 
 type PatchStep = LoadedStepBase<"patch">;
 
@@ -56,6 +58,35 @@ function changed(before: KubeObject, after: KubeObject): boolean {
   return forDiff(before) !== forDiff(after);
 }
 
+/**
+ * Does the target still hold what the patch set? Read from its kind's list; a merge patch is laid
+ * over it here (RFC 7386, pure), and only a difference (or a strategic or JSON patch, which have
+ * no such shortcut) costs a request: a server-side dry run of the patch, compared with the live object.
+ */
+async function patchDrift(step: PatchStep, ctx: DriftContext): Promise<DriftFinding> {
+  const { type, name } = await ctx.kube.resolveTarget(step.action.target, { signal: ctx.signal });
+  if (name === undefined) throw executionError(`patch target ${step.action.target} must be kind/name`);
+  const namespace = type.namespaced ? step.action.namespace : undefined;
+  const ref = `${type.kind.toLowerCase()}/${name}${namespace !== undefined ? ` -n ${namespace}` : ""}`;
+  const live = await ctx.live.get(type, name, namespace);
+  if (live === undefined)
+    return {
+      state: "drifted",
+      reason: `${ref} is gone (the patched object; a patch: step cannot bring it back, whatever created it must)`,
+      drifted: [{ ref, change: "gone" }],
+    };
+  if (step.action.type === "merge") {
+    const patched = applyMergePatch(structuredClone(live) as JsonMap, step.action.patch as JsonMap) as KubeObject;
+    if (differingFields(live, patched).length === 0)
+      return { state: "in-sync", reason: `${ref} still holds the ${step.action.type} patch` };
+  }
+  const after = await sendPatch(step, ctx, { resource: type, name, namespace, live }, true);
+  const fields = differingFields(live, after);
+  if (fields.length === 0) return { state: "in-sync", reason: `${ref} still holds the ${step.action.type} patch` };
+  const drifted = [{ ref, change: "changed" as const, fields }];
+  return { state: "drifted", reason: describeDrifted(drifted), drifted };
+}
+
 export const patchExecutor: StepExecutor<"patch"> = {
   type: "patch",
   diffs: true,
@@ -91,4 +122,6 @@ export const patchExecutor: StepExecutor<"patch"> = {
   async destroy() {
     return { status: "skipped", reason: "a patch: step changes an object it does not own; nothing to undo" };
   },
+
+  drift: patchDrift,
 };

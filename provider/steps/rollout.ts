@@ -16,7 +16,7 @@ import { restartPatch, rfc3339, rolloutStatus, ROLLOUT_KINDS, type RolloutKind }
 import type { ApiResource, KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { explainedWait, subjectOf } from "./stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type { Assessment, DestroyOutcome, DriftFinding, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type RolloutStep = Extract<LoadedStep, { type: "rollout" }>;
 
@@ -135,5 +135,12 @@ export const rolloutExecutor: StepExecutor<"rollout"> = {
 
   async destroy(): Promise<DestroyOutcome> {
     return { status: "skipped", reason: "rollout steps have nothing to undo" };
+  },
+
+  async drift(): Promise<DriftFinding> {
+    return {
+      state: "not-checkable",
+      reason: "a rollout: step makes nothing lasting to compare: a restart is an event, and a status check a wait",
+    };
   },
 };

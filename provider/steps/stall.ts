@@ -80,6 +80,15 @@ const DIAGNOSABLE = new Set([
   "PersistentVolumeClaim",
 ]);
 
+/** A diagnosis's read: its value, or `fallback` when it fails (RBAC, an API not served). */
+export async function quiet<T>(p: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await p;
+  } catch {
+    return fallback;
+  }
+}
+
 /** Reads the subjects and what hangs off them; each read that fails is left out. */
 export async function gatherStallFacts(
   ctx: Pick<StepContext, "kube" | "signal">,
@@ -87,13 +96,6 @@ export async function gatherStallFacts(
 ): Promise<{ subjects: KubeObject[]; related: KubeObject[] }> {
   const wanted = subjects.filter((s) => DIAGNOSABLE.has(s.kind) && s.namespace !== undefined);
   const opts = { signal: ctx.signal };
-  const quiet = async <T>(p: Promise<T>, fallback: T): Promise<T> => {
-    try {
-      return await p;
-    } catch {
-      return fallback;
-    }
-  };
   const found = await Promise.all(
     wanted.map((s) =>
       quiet(
@@ -148,6 +150,12 @@ export function withCauses(message: string, causes: readonly string[]): string {
 
 export type SubjectsOf = () => readonly StallSubject[] | Promise<readonly StallSubject[]>;
 
+/** Reads the causes that block the subjects now (diagnoseStall for waits to converge, steps/deletion.ts for waits to be gone). */
+export type Diagnose = (
+  ctx: Pick<StepContext, "kube" | "signal" | "redactor">,
+  subjects: readonly StallSubject[],
+) => Promise<string[]>;
+
 /**
  * Watches a wait for stalls: after stallAfterMs without progress(), and again every
  * stallAfterMs while it stays stuck, logs the causes found, each distinct one once.
@@ -163,6 +171,7 @@ export class StallMonitor {
   constructor(
     private readonly ctx: StepContext,
     private readonly subjects: SubjectsOf,
+    private readonly diagnose: Diagnose = diagnoseStall,
   ) {
     this.every = stallAfterMs(ctx.deadline);
     this.arm();
@@ -186,7 +195,7 @@ export class StallMonitor {
       const fresh = await Promise.race([
         (async () => {
           if (this.looking !== undefined) await this.looking;
-          return diagnoseStall(this.ctx, await this.currentSubjects());
+          return this.diagnose(this.ctx, await this.currentSubjects());
         })(),
         late,
       ]);
@@ -221,7 +230,7 @@ export class StallMonitor {
   }
 
   private async look(): Promise<void> {
-    const causes = await diagnoseStall(this.ctx, await this.currentSubjects());
+    const causes = await this.diagnose(this.ctx, await this.currentSubjects());
     if (this.stopped) return;
     this.last = causes;
     for (const c of causes) {

@@ -9,6 +9,8 @@ import type { KubeApi } from "../kube/api.js";
 import type { ClusterTarget } from "../kube/client.js";
 import type { AttemptHooks } from "../hooks/run.js";
 import type { StepRecord } from "../state/journal.js";
+import type { StepBaseline } from "../state/record.js";
+import type { LiveReads } from "../kube/live.js";
 
 /** What plan shows for a step, decided from live state. */
 export type PlanAction =
@@ -40,6 +42,8 @@ export interface StepOutcome {
   revision?: number;
   /** Objects a pre-apply webhook added and the step applied: the record keeps them for destroy. */
   added?: readonly AddedObjectRef[];
+  /** What the record keeps of what the step made, for the drift check (helm: the release's revision). */
+  baseline?: StepBaseline;
 }
 
 /** An object outside the spec that a step applied (a webhook's addition), as destroy finds it again. */
@@ -76,6 +80,56 @@ export interface StepContext {
   readonly record?: StepRecord;
 }
 
+/** How a completed step compares with the cluster now (`khook plan --live`). */
+export type DriftState = "in-sync" | "drifted" | "not-checkable";
+
+/** What happened to one thing a step made. */
+export type DriftChange =
+  /** An object's applied fields differ (`fields` names them). */
+  | "changed"
+  /** An object the step applied is gone. */
+  | "gone"
+  /** A release is at another revision than the one khook made. */
+  | "revision"
+  /** A release was uninstalled. */
+  | "uninstalled"
+  /** A release is pending (a helm operation runs or died). */
+  | "pending"
+  /** Something a `delete:` step removed exists again. */
+  | "back";
+
+export interface DriftedThing {
+  /** `configmap/app -n web`, `release cert-manager -n cert-manager`. */
+  readonly ref: string;
+  readonly change: DriftChange;
+  /** The fields (or value paths) that differ, by path: never a value. */
+  readonly fields?: readonly string[];
+  /** A word more, for people (why it is gone, that a dry run could not confirm it). */
+  readonly note?: string;
+}
+
+export interface DriftFinding {
+  readonly state: DriftState;
+  /** One line for people: names objects and fields, never a value. */
+  readonly reason: string;
+  /** What drifted (state "drifted" only). */
+  readonly drifted?: readonly DriftedThing[];
+}
+
+/** A drift check's context: the step's context, one look at the cluster shared by every step, and the step's record. */
+export interface DriftContext extends StepContext {
+  /** The cluster read a list per kind and namespace (kube/live.ts), shared by every step of the check. */
+  readonly live: LiveReads;
+  /** What the state record says of the step's last successful run. */
+  readonly recorded: RecordedRun;
+}
+
+export interface RecordedRun {
+  /** ISO-8601: when the step's run that the record keeps finished. */
+  readonly finishedAt: string;
+  readonly baseline?: StepBaseline;
+}
+
 export interface ToolPaths {
   readonly helm?: string;
   readonly kustomize?: string;
@@ -95,6 +149,12 @@ export interface StepExecutor<T extends StepType = StepType> {
   apply(step: LoadedStepBase<T>, ctx: StepContext): Promise<StepOutcome>;
   /** Undoes what this step created, and only that. */
   destroy(step: LoadedStepBase<T>, ctx: StepContext): Promise<DestroyOutcome>;
+  /**
+   * Read-only, for a step the record calls completed: does what it made still hold in the
+   * cluster (`khook plan --live`)? Reads through `ctx.live` (a list per kind, not a GET per
+   * object); names what drifted, never a value. Must never change the cluster.
+   */
+  drift(step: LoadedStepBase<T>, ctx: DriftContext): Promise<DriftFinding>;
   /** Set when assess, asked to, returns a diff (from its server-side dry run): a failed assess then says in the diff why there is none. */
   readonly diffs?: true;
 }

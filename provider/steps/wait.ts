@@ -23,7 +23,7 @@ import type { KubeObject } from "../kubectl/types.js";
 import type { LoadedStep } from "../dsl/loaded.js";
 import { formatWaitCondition, parseWaitFor, type WaitCondition } from "../kubectl/waitfor.js";
 import { explainedWait, subjectOf, type StallSubject } from "./stall.js";
-import type { Assessment, DestroyOutcome, StepContext, StepExecutor, StepOutcome } from "./types.js";
+import type { Assessment, DestroyOutcome, DriftFinding, StepContext, StepExecutor, StepOutcome } from "./types.js";
 
 type WaitStep = Extract<LoadedStep, { type: "wait" }>;
 
@@ -191,5 +191,12 @@ export const waitExecutor: StepExecutor<"wait"> = {
 
   async destroy(): Promise<DestroyOutcome> {
     return { status: "skipped", reason: "wait steps have nothing to undo" };
+  },
+
+  async drift(): Promise<DriftFinding> {
+    return {
+      state: "not-checkable",
+      reason: "a wait: step makes nothing: what it waited for is not khook's to keep (plan shows whether it holds now)",
+    };
   },
 };

@@ -482,14 +482,22 @@ export class HelmSession {
     );
   }
 
-  /** helm uninstall, waiting for the release's resources to be gone. false when the release was not found. */
-  async uninstall(release: string, namespace: string, timeoutMs: number): Promise<boolean> {
+  /**
+   * helm uninstall; with `wait` (the default) it also waits for the release's resources to be gone.
+   * `timeoutMs` bounds its hooks and that wait. false when the release was not found.
+   */
+  async uninstall(
+    release: string,
+    namespace: string,
+    timeoutMs: number,
+    opts: { wait?: boolean } = {},
+  ): Promise<boolean> {
     const r = await this.run([
       "uninstall",
       release,
       "--namespace",
       namespace,
-      "--wait",
+      ...(opts.wait !== false ? ["--wait"] : []),
       "--timeout",
       goDuration(timeoutMs),
     ]);

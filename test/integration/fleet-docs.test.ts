@@ -8,9 +8,10 @@
  * exit codes and for pods that left none or were killed. No Argo controller runs here.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, test } from "node:test";
@@ -18,10 +19,15 @@ import { parseAllDocuments } from "yaml";
 import { EXIT_CODES } from "../../provider/errors.js";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { cacheDir, repoRoot } from "../harness/util.js";
+import type { ClusterLine } from "../../examples/fleet/summaries.js";
+import { runKhook } from "./support/khook-cli.js";
+import { kubeconfigFor, silentServer } from "./support/silent-server.js";
 
 const run = promisify(execFile);
 
 const FLEET_MD = path.join(__dirname, "..", "..", "..", "docs", "fleet.md");
+/** The aggregator of CLI summaries (examples/fleet/summaries.ts), built. */
+const SUMMARIES = path.join(__dirname, "..", "..", "examples", "fleet", "summaries.js");
 
 /** The ```yaml blocks of docs/fleet.md whose first line is `# recipe: NAME`. */
 function recipe(name: string): string {
@@ -134,6 +140,57 @@ describe("docs/fleet.md recipes", () => {
       "-1": true,
       "137": true,
     });
+  });
+});
+
+describe("docs/fleet.md: the summaries a fan-out aggregates", () => {
+  test("the CI matrix's `khook apply -o json > summary.json`, one per cluster, aggregated by examples/fleet/summaries: the unreachable cluster is in the report, with its server and why", async (t) => {
+    const cluster = await testCluster();
+    const ns = await withNamespace(t, "fleet-summaries");
+    // The recipe's own command line: ./khook apply ... -o json > summary.json
+    const line = /\.\/khook (apply [^>\n]*-o json) > summary\.json/.exec(recipe("ci-matrix"));
+    assert.ok(line, "the CI matrix runs khook apply -o json > summary.json");
+    const args = line[1]!.trim().split(/\s+/);
+    assert.deepEqual(args.slice(args.indexOf("--kubeconfig"), args.indexOf("--kubeconfig") + 2), [
+      "--kubeconfig",
+      "kubeconfig",
+    ]);
+    const silent = await silentServer();
+    t.after(() => silent.close());
+    const spec = `apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: platform\nstate:\n  namespace: ${ns}\nsteps:\n  - name: config\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: platform, namespace: ${ns}}\n`;
+    const artifacts = fs.mkdtempSync(path.join(os.tmpdir(), "khook-fleet-artifacts-"));
+    const kubeconfigs: Record<string, string> = {
+      "prod-a": fs.readFileSync(cluster.kubeconfig, "utf8"),
+      "prod-b": fs.readFileSync(kubeconfigFor(silent.url, "prod-b"), "utf8"),
+    };
+    for (const [name, kubeconfig] of Object.entries(kubeconfigs)) {
+      // One matrix job: its checkout (the spec), its kubeconfig file, its artifact summary-<cluster>/summary.json.
+      const job = path.join(artifacts, `summary-${name}`);
+      fs.mkdirSync(job);
+      fs.writeFileSync(path.join(job, "bootstrap.khook.yaml"), spec);
+      fs.writeFileSync(path.join(job, "kubeconfig"), kubeconfig);
+      const r = await runKhook(args, { cwd: job, env: { PATH: process.env.PATH, HOME: process.env.HOME, CI: "true" } });
+      fs.writeFileSync(path.join(job, "summary.json"), r.stdout);
+      fs.rmSync(path.join(job, "kubeconfig"));
+      fs.rmSync(path.join(job, "bootstrap.khook.yaml"));
+    }
+    const report = path.join(artifacts, "report.json");
+    const aggregated = spawnSync(process.execPath, [SUMMARIES, artifacts, "--json", report], { encoding: "utf8" });
+    assert.equal(aggregated.status, EXIT_CODES.execution, `a failed cluster fails the fleet run: ${aggregated.stderr}`);
+    const lines = (JSON.parse(fs.readFileSync(report, "utf8")) as { clusters: ClusterLine[] }).clusters;
+    const uid = (await cluster.kubectl(["get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"])).stdout;
+    assert.deepEqual(
+      lines.map((l) => [l.cluster, l.outcome, l.exitCode, l.ok, l.kubeSystemUid]),
+      [
+        ["prod-a", "ok", 0, 1, uid],
+        ["prod-b", "unreachable", 1, 0, null],
+      ],
+    );
+    const down = lines[1]!;
+    assert.equal(down.server, silent.url);
+    assert.match(down.error ?? "", /context "prod-b"/);
+    assert.match(down.error ?? "", /--wait-for-cluster/);
+    assert.match(aggregated.stdout, /prod-b\s+unreachable\s+1\s+https:\/\/127\.0\.0\.1:\d+/);
   });
 });
 

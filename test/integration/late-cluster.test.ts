@@ -35,9 +35,9 @@ import {
   stateIn,
   stepOf,
 } from "./support/khook-cli.js";
-import { pulumiTools } from "./support/pulumi-env.js";
+import { pulumiTools, withLauncher } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, PulumiProject, type PulumiRun } from "./support/pulumi-project.js";
-import { configMapStep, spec as pulumiSpec } from "./support/pulumi-specs.js";
+import { configMapStep, spec as pulumiSpec, yamlProgram } from "./support/pulumi-specs.js";
 
 const { state, cluster, kubectl } = privateCluster("late");
 
@@ -122,7 +122,7 @@ describe("khook apply --wait-for-cluster against an API server that is not up ye
     assert.match(
       r.stderr,
       new RegExp(
-        `the API server at ${escape(state().server)} was not ready within the --wait-for-cluster time \\(ECONNREFUSED\\)`,
+        `the Kubernetes API server at ${escape(state().server)} \\(context "[^"]+" from kubeconfig [^)]+\\) was not ready within --wait-for-cluster 2s \\(ECONNREFUSED\\)`,
       ),
       r.stderr,
     );
@@ -195,6 +195,48 @@ describe("Pulumi: waitForCluster and the transient retries in the outputs", { ti
     assert.match(up.output, /waitForCluster/, `the error suggests the input:\n${up.output}`);
     assert.deepEqual(await objectNames(ns, "configmaps"), []);
     assert.deepEqual(await objectNames(ns, "secrets"), []);
+  });
+
+  test('waitForCluster: "0s" does not wait, as when it is not given and as --wait-for-cluster 0s: the update fails at once naming the server and the input', async (t) => {
+    const ns = await namespace("late-pulumi-0s");
+    const project = await pulumiProject(t, pulumiSpec("latepulumizero", configMapStep("alpha", { a: "1" })), {
+      vars: { NS: ns },
+      waitForCluster: "0s",
+    });
+    const up = await withApiServerDown(() => project.run(["up", "--yes"]));
+    assert.notEqual(up.code, 0, up.output);
+    assert.doesNotMatch(up.output, /waitForCluster expects|must be a positive duration/, "0s is a valid value");
+    assert.doesNotMatch(up.output, /waiting for the API server/);
+    assert.match(up.output, new RegExp(`cannot reach the Kubernetes API server at ${escape(state().server)}`));
+    assert.match(up.output, /set the Khook input waitForCluster/);
+    assert.deepEqual(await objectNames(ns, "configmaps"), []);
+  });
+
+  test("native provider, from a Pulumi YAML program: waitForCluster waits for an API server that is not up yet, and the update converges", async (t) => {
+    const ns = await namespace("late-yaml");
+    const project = new PulumiProject(pulumiTools(), {
+      program: "",
+      bare: true,
+      files: { "boot.khook.yaml": pulumiSpec("lateyaml", configMapStep("alpha", { a: "1" })) },
+    });
+    t.after(async () => {
+      if (process.env.KHOOK_KEEP_PULUMI_PROJECTS) t.diagnostic(`kept ${project.dir}`);
+      else await project.cleanup();
+    });
+    project.write(
+      "Pulumi.yaml",
+      yamlProgram(ns, state().kubeconfig).replace("      vars:\n", '      waitForCluster: "10m"\n      vars:\n'),
+    );
+    Object.assign(project.env, withLauncher(project.env));
+    await project.init();
+    const preview = await project.run(["preview"]);
+    assert.equal(preview.code, 0, preview.output);
+    assert.doesNotMatch(preview.output, /Property waitForCluster does not exist/);
+    const up = await withApiServerDown(() => upWhen(project, WAITING_FOR_SERVER(), upAgain));
+    assert.equal(up.code, 0, up.output);
+    assert.match(up.output, new RegExp(`the API server at ${escape(state().server)} is ready after`), up.output);
+    assert.equal((await project.outputs()).runStatus, "succeeded");
+    assert.deepEqual(await objectNames(ns, "configmaps"), ["configmap/alpha"]);
   });
 
   test("a webhook down, then up: one update converges, and the step's transient retries are in the resource's outputs", async (t) => {

@@ -137,7 +137,7 @@ describe("khook CLI: every flag is validated on every command that takes it", ()
         "/no/such/kubeconfig",
       ]);
       assert.equal(r.code, 2, `${argv.join(" ")}: ${r.err}`);
-      assert.match(r.err, /--parallelism must be a positive integer, got "many"/);
+      assert.match(r.err, /--parallelism must be a whole number of at least 1, got "many"/);
     }
   });
 

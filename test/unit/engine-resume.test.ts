@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { runSpec, type RunOptions, type RunResult } from "../../provider/engine/run.js";
+import { runSpec } from "../../provider/engine/run.js";
 import * as path from "node:path";
 import { loadSpec } from "../../provider/dsl/load.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
@@ -23,25 +23,12 @@ import {
   resultOf,
   storedRecord,
   CHAIN,
+  journaledApply,
 } from "./support/engine-fixtures.js";
 
 const RESUME = "unchanged since it succeeded in a previous run (state record)";
 
-function apply(
-  spec: LoadedSpec,
-  stubs: StubExecutors,
-  store: MemoryRecordStore,
-  extra: Partial<RunOptions> = {},
-): Promise<RunResult> {
-  return runSpec(spec, {
-    mode: "apply",
-    executors: stubs.map,
-    context: noExtras,
-    journal: Journal.forSpec(spec, store),
-    sleep: recordingSleep().sleep,
-    ...extra,
-  });
-}
+const apply = journaledApply;
 
 describe("state: keyed hashes of steps with secrets", { timeout: 10_000 }, () => {
   const steps =

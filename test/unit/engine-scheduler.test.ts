@@ -448,6 +448,7 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
           throw new TypeError("sync bug");
         },
         destroy: () => Promise.reject(new Error("x")),
+        drift: () => Promise.reject(new Error("x")),
       },
     };
     const r = await run([{ name: "a" }], stubs, { executors });
@@ -541,8 +542,25 @@ describe("engine: the Scheduler's transitions", () => {
       [s.byName.get("b")!.result.status, s.byName.get("b")!.result.reason],
       ["skipped", "left to the holder"],
     );
-    const apply = scheduler(spec, { leave: new Map([["a", "never in apply"]]) });
-    assert.deepEqual(names(apply.advance()), { resolved: [], started: ["a"] }, "apply ignores it");
+  });
+
+  test("apply --repair: a step left as it is resolves at once, satisfied, whatever the record says, and its dependents run", () => {
+    const spec = specFixture(CHAIN);
+    // The record would resume b and c; a repair leaves a and c and re-runs b (not resumable for it).
+    const s = scheduler(spec, {
+      leave: new Map([
+        ["a", "left as it is"],
+        ["c", "left as it is"],
+      ]),
+      isResumable: (step) => step.name === "c",
+    });
+    assert.deepEqual(names(s.advance()), { resolved: ["a"], started: ["b"] });
+    assert.equal(s.byName.get("a")!.satisfies, true);
+    assert.equal(s.byName.get("a")!.result.reason, "left as it is");
+    s.complete(spec.stepsByName.get("b")!, ended(spec, "b"));
+    assert.deepEqual(names(s.advance()), { resolved: ["c"], started: [] });
+    assert.equal(s.byName.get("c")!.result.reason, "left as it is", "left wins over resumed");
+    assert.equal(s.done, true);
   });
 
   test("destroy walks the DAG reversed: a step is ready once every step that needs it resolved", () => {

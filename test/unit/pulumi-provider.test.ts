@@ -678,7 +678,14 @@ describe("handlers (with a fake operations layer)", () => {
     currentOwner: () => RecordOwner | undefined = () => undefined,
     alike: () => Set<string> = () => new Set(),
   ) {
-    const calls: { op: string; target: unknown; journal: unknown; owner?: RecordOwner; leave?: string[] }[] = [];
+    const calls: {
+      op: string;
+      target: unknown;
+      journal: unknown;
+      owner?: RecordOwner;
+      leave?: string[];
+      rerun?: string[];
+    }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
     const records = fakeRecordOperations(currentOwner, alike);
@@ -691,6 +698,7 @@ describe("handlers (with a fake operations layer)", () => {
           target: opened(o).target,
           journal: opened(o).journal,
           ...(o.owner ? { owner: o.owner } : {}),
+          ...(o.rerun ? { rerun: [...o.rerun] } : {}),
         });
         const r = run(spec, o.onEvent);
         for (const s of r.steps) o.onEvent?.({ type: "step-finished", result: s });
@@ -706,6 +714,21 @@ describe("handlers (with a fake operations layer)", () => {
           ...(o.withoutRecord ? { leave: [...o.withoutRecord.leave.keys()] } : {}),
         });
         return { ...run(spec), mode: "destroy" };
+      },
+      driftOperation: async (spec, o) => {
+        calls.push({ op: "drift", target: opened(o).target, journal: opened(o).journal });
+        return {
+          lists: 1,
+          steps: spec.steps.map((step, i) => ({
+            name: step.name,
+            type: step.type,
+            level: step.level,
+            ...(i === 0
+              ? { state: "drifted" as const, reason: `configmap/${step.name} -n default changed (data.k)` }
+              : { state: "in-sync" as const, reason: "as applied" }),
+            decidedBy: "check" as const,
+          })),
+        };
       },
       statusOperation: async (spec, o) => {
         calls.push({ op: "status", target: opened(o).target, journal: opened(o).journal });
@@ -1445,6 +1468,52 @@ describe("handlers (with a fake operations layer)", () => {
       "step config: inputs changed",
       "step flags: not completed (pending: not in the state record: the next apply runs it)",
     ]);
+  });
+
+  test("refresh-journal-default: a refresh reads the record only, and drops a drift an earlier live refresh found", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const props = { ...appliedOutputs(inputs), drift: [{ name: "ns", type: "apply", reason: "old" }] };
+    const { props: after } = await handlers.read("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ["status"],
+      "no live check unless refresh: live asks for it",
+    );
+    assert.equal((after as unknown as KhookOutputs).drift, undefined);
+  });
+
+  test("refresh-live: the refresh writes the drifted steps into drift, the next diff shows them, and update re-runs exactly them", async () => {
+    const calls = fakeOps((spec) => okResult(spec));
+    const { inputs } = project();
+    const props = { ...appliedOutputs(inputs), refresh: "live" };
+    const { props: after } = await handlers.read("id", props as unknown as Record<string, unknown>);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ["status", "drift"],
+    );
+    const outs = after as unknown as KhookOutputs;
+    assert.deepEqual(outs.drift, [{ name: "ns", type: "apply", reason: "configmap/ns -n default changed (data.k)" }]);
+    assert.ok(lines.some((l) => /drift: ns: configmap\/ns -n default changed \(data\.k\)/.test(l)));
+    // The refreshed record also says config changed; the drift adds ns.
+    const d = diff(after, checked({ ...inputs, refresh: "live" }));
+    assert.ok(d.changes);
+    assert.ok(
+      d.reasons.includes("step ns: drifted in the cluster (configmap/ns -n default changed (data.k))"),
+      d.reasons.join("\n"),
+    );
+    const { outs: updated } = await handlers.update("id", after, {
+      ...checked({ ...inputs, refresh: "live" }),
+      __provider: "code",
+    });
+    const applied = calls.find((c) => c.op === "apply")!;
+    assert.deepEqual(applied.rerun, ["ns"]);
+    assert.equal(updated.drift, undefined, "the repaired drift is gone from the outputs");
+  });
+
+  test("refresh must be journal or live", () => {
+    const { problems } = normalizeInputs({ spec: "x", refresh: "always" });
+    assert.deepEqual(problems, [{ property: "refresh", reason: "refresh must be one of journal, live" }]);
   });
 
   test("read without a record marks every step pending", async () => {

@@ -561,7 +561,12 @@ describe("--wait-for-cluster: waiting for /readyz (provider/kube/ready.ts)", () 
     const lines: string[] = [];
     const server = probing(["refused", "refused", "not-ready", "ok"]);
     const c = clock();
-    await waitForCluster(server, { timeoutMs: 600_000, say: (l) => lines.push(l), ...c });
+    await waitForCluster(server, {
+      timeoutMs: 600_000,
+      say: (l) => lines.push(l),
+      setting: "--wait-for-cluster 10m",
+      ...c,
+    });
     assert.deepEqual(server.probes, ["/readyz", "/readyz", "/readyz", "/readyz"]);
     assert.equal(lines.length, 2, lines.join("\n"));
     assert.match(
@@ -573,15 +578,26 @@ describe("--wait-for-cluster: waiting for /readyz (provider/kube/ready.ts)", () 
 
   test("says nothing when the server is ready at once; 401 counts as an answer", async () => {
     const lines: string[] = [];
-    await waitForCluster(probing(["ok"]), { timeoutMs: 1000, say: (l) => lines.push(l), ...clock() });
-    await waitForCluster(probing(["unauthorized"]), { timeoutMs: 1000, say: (l) => lines.push(l), ...clock() });
+    const setting = "--wait-for-cluster 1s";
+    await waitForCluster(probing(["ok"]), { timeoutMs: 1000, say: (l) => lines.push(l), setting, ...clock() });
+    await waitForCluster(probing(["unauthorized"]), {
+      timeoutMs: 1000,
+      say: (l) => lines.push(l),
+      setting,
+      ...clock(),
+    });
     assert.deepEqual(lines, []);
   });
 
   test("fails with the last reason when the server is not ready in time", async () => {
     await assert.rejects(
-      waitForCluster(probing(["refused", "not-ready"]), { timeoutMs: 5_000, say: () => undefined, ...clock() }),
-      /the API server at https:\/\/10\.0\.0\.1:6443 was not ready within the --wait-for-cluster time \(\/readyz answered HTTP 500\)/,
+      waitForCluster(probing(["refused", "not-ready"]), {
+        timeoutMs: 5_000,
+        say: () => undefined,
+        setting: "--wait-for-cluster 5s",
+        ...clock(),
+      }),
+      /the API server at https:\/\/10\.0\.0\.1:6443 was not ready within --wait-for-cluster 5s \(\/readyz answered HTTP 500\)/,
     );
   });
 });

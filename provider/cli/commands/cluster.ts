@@ -1,52 +1,125 @@
-/** Commands that talk to a cluster: plan (online, --diff), apply, destroy, status, unlock. */
+/** Commands that talk to a cluster: plan (online, --diff, --live), apply (--repair), destroy, status, unlock. */
 import { EXIT_CODES, formatDiagnostic, invalidInput } from "../../errors.js";
 import type { RunResult } from "../../engine/run.js";
+import type { DriftReport, DriftStep } from "../../engine/drift.js";
 import {
   applyOperation,
   clusterIdentityOperation,
+  clusterReadyOperation,
   destroyOperation,
+  driftOperation,
   planOperation,
+  repairRun,
   recordLocation,
   statusOperation,
   unlockOperation,
   withSession,
-  type ApplyOptions,
   type ClusterIdentity,
+  type ClusterWait,
   type Session,
   type SessionOptions,
+  type StatusReport,
 } from "../../operations.js";
+import type { ClusterTarget, KubeClient } from "../../kube/client.js";
+import { loadKubeconfig, selectContext } from "../../kube/kubeconfig.js";
+import { waitForClusterMs, waitSetting } from "../../inputs.js";
 import { describeLease, describeLeaseHolder } from "../../state/lease.js";
-import { formatDuration, parseDuration } from "../../dsl/duration.js";
-import type { LoadedSpec } from "../../dsl/loaded.js";
-import { CLUSTER_OPTIONS, COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
+import { formatDuration } from "../../dsl/duration.js";
+import type { LoadedSpec, StateSettings } from "../../dsl/loaded.js";
+import {
+  CLUSTER_OPTIONS,
+  COMMON_OPTIONS,
+  outputFormat,
+  parseCommandArgs,
+  parsePositiveInt,
+  type OutputFormat,
+} from "../args.js";
 import { table, type Output } from "../output.js";
 import { createProgressView, runJson, summaryTable } from "../progress.js";
 import { loadFromFlags } from "../spec-input.js";
+import {
+  exitCodeOf,
+  failureFields,
+  jsonRequested,
+  NOT_TRIED,
+  outcomeOfError,
+  outcomeOfRun,
+  type Reach,
+} from "../summary.js";
 
 const OPTIONS = { ...COMMON_OPTIONS, ...CLUSTER_OPTIONS } as const;
 
+/** The cluster flags, checked: which cluster, and how long to wait for it first (`--wait-for-cluster`). */
 interface ClusterFlags {
-  kubeconfig?: string | undefined;
-  context?: string | undefined;
+  readonly kubeconfig?: string | undefined;
+  readonly context?: string | undefined;
+  readonly wait: ClusterWait | undefined;
+}
+
+/**
+ * What a command learns of its cluster, kept for its summary also when it fails: whether its
+ * session opened, and through the client, whether the API server ever answered.
+ */
+class CommandCluster {
+  private state: Reach["session"] = NOT_TRIED.session;
+  private kube: KubeClient | undefined;
+
+  /** The session is being opened: until it is, a failure is the kubeconfig's. */
+  opening(): void {
+    this.state = "failed";
+  }
+
+  opened(session: Session): void {
+    this.state = "open";
+    this.kube = session.kube;
+  }
+
+  get reach(): Reach {
+    return { session: this.state, answered: this.kube?.answered ?? false, lastNotUp: this.kube?.lastNotUp };
+  }
+
+  /** The API server URL: the client's, else the kubeconfig's as far as it loads (nothing is asked of any cluster); null when it does not. */
+  server(flags: Pick<ClusterFlags, "kubeconfig" | "context"> | undefined): string | null {
+    if (this.kube !== undefined) return this.kube.server;
+    if (flags === undefined) return null;
+    try {
+      return selectContext(loadKubeconfig(targetOf(flags)), flags.context).server;
+    } catch {
+      return null;
+    }
+  }
+}
+
+function targetOf(flags: Pick<ClusterFlags, "kubeconfig" | "context">): ClusterTarget {
+  return {
+    ...(flags.kubeconfig !== undefined ? { kubeconfigPath: flags.kubeconfig } : {}),
+    ...(flags.context !== undefined ? { context: flags.context } : {}),
+  };
 }
 
 /**
  * The command's one session: its kubeconfig read once, one client (an exec plugin runs once),
  * and its redactor, which masks the kubeconfig's credentials, is the one the CLI prints through.
+ * With `--wait-for-cluster` it first waits for the API server; without it, an API server that is
+ * not up fails the command naming the flag.
  */
 function inCommandSession<T>(
+  command: string,
   spec: LoadedSpec | undefined,
   flags: ClusterFlags,
   out: Output,
+  cluster: CommandCluster,
   fn: (session: Session) => Promise<T>,
-  extra: Pick<SessionOptions, "record"> = {},
+  extra: Pick<SessionOptions, "record"> & { signal?: AbortSignal } = {},
 ): Promise<T> {
-  const target = {
-    ...(flags.kubeconfig !== undefined ? { kubeconfigPath: flags.kubeconfig } : {}),
-    ...(flags.context !== undefined ? { context: flags.context } : {}),
-  };
-  return withSession(spec, { target, journal: "spec", ...extra }, (session) => {
+  cluster.opening();
+  const { signal, ...options } = extra;
+  return withSession(spec, { target: targetOf(flags), journal: "spec", ...options }, async (session) => {
+    cluster.opened(session);
     out.redactor = session.redactor;
+    if (flags.wait === undefined)
+      session.kube.notUpAdvice = `if the cluster is still starting, run khook ${command} with --wait-for-cluster 10m to wait until it answers`;
+    else await clusterReadyOperation(session, flags.wait, signal);
     return fn(session);
   });
 }
@@ -89,62 +162,220 @@ function printWarnings(spec: LoadedSpec, out: Output): void {
   for (const w of spec.warnings) out.err(formatDiagnostic(w, spec.file));
 }
 
-function exitCodeOf(result: RunResult): number {
-  if (result.status === "succeeded") return 0;
-  if (result.status === "cancelled") return EXIT_CODES.cancelled;
-  return EXIT_CODES.execution;
+/**
+ * The cluster flags, checked before anything is read. `--wait-for-cluster 10m`: how long to wait
+ * for the API server's /readyz first; `0s`, like no flag, does not wait (provider/inputs.ts).
+ */
+function clusterFlags(
+  values: { kubeconfig?: string | undefined; context?: string | undefined; "wait-for-cluster"?: string | undefined },
+  command: string,
+  out: Output,
+): ClusterFlags {
+  const text = values["wait-for-cluster"];
+  let wait: ClusterWait | undefined;
+  if (text !== undefined) {
+    const parsed = waitForClusterMs(text, "--wait-for-cluster");
+    if ("problem" in parsed) throw invalidInput(`khook ${command}: ${parsed.problem}`, []);
+    if (parsed.ms > 0) wait = { timeoutMs: parsed.ms, say: (line) => out.err(line), setting: waitSetting("cli", text) };
+  }
+  return { kubeconfig: values.kubeconfig, context: values.context, wait };
 }
 
-/** `--wait-for-cluster 10m`: how long apply waits for the API server's /readyz before it starts. */
-function waitForClusterFlag(value: string | undefined, command: string, out: Output): ApplyOptions["waitForCluster"] {
-  if (value === undefined) return undefined;
-  const timeoutMs = parseDuration(value);
-  if (timeoutMs === undefined)
-    throw invalidInput(
-      `khook ${command}: --wait-for-cluster expects a duration such as 10m, 90s or 1h30m, got "${value}"`,
-      [],
+/**
+ * A command with `-o json` that ended in an error still prints its one JSON document on stdout (and
+ * the error on stderr, for people): the outcome, the error, the problems of invalid input, and
+ * what is known of the cluster. Returns the exit status.
+ */
+function printFailure(
+  out: Output,
+  e: unknown,
+  fields: {
+    head: Record<string, unknown>;
+    /** After the error, before `cluster`. */
+    tail?: Record<string, unknown>;
+    cluster: CommandCluster;
+    flags: ClusterFlags | undefined;
+    cancelled: boolean;
+  },
+): number {
+  const outcome = fields.cancelled ? "cancelled" : outcomeOfError(e, fields.cluster.reach);
+  const exitCode = exitCodeOf(outcome);
+  out.json({
+    ...fields.head,
+    outcome,
+    ...failureFields(e, outcome),
+    ...fields.tail,
+    cluster: { server: fields.cluster.server(fields.flags), kubeSystemUid: null },
+    exitCode,
+  });
+  out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+  return exitCode;
+}
+
+/** Which cluster answered, for the summary: read when the API server has answered; not asked again when it never did. */
+function identityOf(session: Session): Promise<ClusterIdentity> {
+  if (!session.kube.answered && session.kube.lastNotUp !== undefined)
+    return Promise.resolve({ server: session.kube.server, kubeSystemUid: null });
+  return clusterIdentityOperation({ session });
+}
+
+/** `plan --live` exits 3 when a step drifted and `--exit-code` asks (0: none did; 1 and 2 keep their meanings). */
+export const DRIFTED_EXIT_CODE = 3;
+
+/** The spec's record, which the live check compares with: without one, invalid input (nothing is recorded as completed). */
+function requireRecord(spec: LoadedSpec, command: string): void {
+  if (recordLocation(spec, "spec") !== undefined) return;
+  throw invalidInput(
+    `khook ${command}: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of which steps completed, and there is nothing to compare with the cluster. Add "state: {}" to journal runs.`,
+    [],
+  );
+}
+
+const DRIFT_WORDS: Record<DriftStep["state"], string> = {
+  "in-sync": "in sync",
+  drifted: "drifted",
+  "not-checkable": "not checkable",
+};
+
+function driftTable(report: DriftReport): string {
+  return table(
+    ["LEVEL", "STEP", "TYPE", "DRIFT", "REASON"],
+    report.steps.map((s) => [String(s.level), s.name, s.type, DRIFT_WORDS[s.state], s.reason.split("\n")[0] ?? ""]),
+  );
+}
+
+function driftCounts(report: DriftReport): Record<DriftStep["state"], number> {
+  const counts = { "in-sync": 0, drifted: 0, "not-checkable": 0 };
+  for (const s of report.steps) counts[s.state]++;
+  return counts;
+}
+
+function driftJson(report: DriftReport): Record<string, unknown>[] {
+  return report.steps.map((s) => ({
+    name: s.name,
+    type: s.type,
+    level: s.level,
+    drift: s.state,
+    reason: s.reason,
+    ...(s.drifted !== undefined ? { drifted: s.drifted } : {}),
+    decidedBy: s.decidedBy,
+  }));
+}
+
+/**
+ * `khook plan --live`: one line per step, in sync / drifted (naming what) / not checkable (and
+ * why), for every step the state record calls completed. Read-only.
+ */
+export async function livePlanCommand(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommandArgs("plan", argv, {
+    ...OPTIONS,
+    live: { type: "boolean" },
+    "exit-code": { type: "boolean" },
+  });
+  const format = outputFormat(values.output, "plan");
+  const spec = await loadFromFlags("plan", values, out);
+  requireRecord(spec, "plan --live");
+  printWarnings(spec, out);
+  const parallelism = parallelismFlag(values, "plan");
+  const flags = clusterFlags(values, "plan", out);
+  const t0 = Date.now();
+  const report = await inCommandSession("plan", spec, flags, out, new CommandCluster(), (session) =>
+    driftOperation(spec, { session, parallelism }),
+  );
+  const counts = driftCounts(report);
+  const exitCode = values["exit-code"] === true && counts.drifted > 0 ? DRIFTED_EXIT_CODE : 0;
+  if (format === "json") {
+    out.json({
+      name: spec.name,
+      specHash: spec.specHash,
+      live: true,
+      steps: driftJson(report),
+      counts,
+      lists: report.lists,
+      exitCode,
+    });
+    return exitCode;
+  }
+  out.out(driftTable(report));
+  out.out(
+    `\nLive check: ${counts.drifted} drifted, ${counts["in-sync"]} in sync, ${counts["not-checkable"]} not checkable (${report.lists} list request${report.lists === 1 ? "" : "s"}, ${formatDuration(Date.now() - t0)}). Nothing was changed.`,
+  );
+  if (counts.drifted > 0)
+    out.out(
+      `Run khook apply --repair -f ${spec.file ?? "<spec>"} to re-run the drifted step${counts.drifted === 1 ? "" : "s"} and nothing else.`,
     );
-  return { timeoutMs, say: (line) => out.err(line) };
+  return exitCode;
 }
 
 async function runCommand(name: "apply" | "destroy", argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs(name, argv, { ...OPTIONS, "wait-for-cluster": { type: "string" } });
-  const format = outputFormat(values.output, name);
-  const spec = await loadFromFlags(name, values, out);
-  printWarnings(spec, out);
-  const parallelism = parallelismFlag(values, name);
-  // With -o json, stdout holds only the JSON; progress still goes to stderr, one line per event.
-  const view = createProgressView(
-    out,
-    spec.steps,
-    name === "apply" ? "Applying" : "Destroying",
-    format === "json" ? "lines" : "auto",
-  );
-  const interrupt = interruptible(out);
+  const startedAt = Date.now();
+  const cluster = new CommandCluster();
+  let format: OutputFormat = jsonRequested(argv) ? "json" : "text";
+  let spec: LoadedSpec | undefined;
+  let flags: ClusterFlags | undefined;
+  let interrupt: { signal: AbortSignal; dispose(): void } | undefined;
   let result: RunResult;
   /** Which cluster the run talked to (-o json), read in the command's session. */
-  let cluster: ClusterIdentity | undefined;
+  let identity: ClusterIdentity | undefined;
   try {
-    const run = name === "apply" ? applyOperation : destroyOperation;
-    const waitForCluster = waitForClusterFlag(values["wait-for-cluster"], name, out);
-    ({ result, cluster } = await inCommandSession(spec, values, out, async (session) => {
-      if (waitForCluster === undefined)
-        session.kube.notUpAdvice = `if the cluster is still starting, run khook ${name} with --wait-for-cluster 10m to wait until it answers`;
-      const ran = await run(spec, {
-        session,
-        parallelism,
-        signal: interrupt.signal,
-        onEvent: (e) => view.onEvent(e),
-        ...(waitForCluster !== undefined ? { waitForCluster } : {}),
-      });
-      return { result: ran, cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined };
-    }));
-  } finally {
-    view.finish();
-    interrupt.dispose();
+    const { values } = parseCommandArgs(name, argv, {
+      ...OPTIONS,
+      ...(name === "apply" ? { repair: { type: "boolean" } } : {}),
+    } as typeof OPTIONS & { repair: { type: "boolean" } });
+    format = outputFormat(values.output, name);
+    if (values.repair === true) return await repairCommand(values, out);
+    flags = clusterFlags(values, name, out);
+    spec = await loadFromFlags(name, values, out);
+    printWarnings(spec, out);
+    const parallelism = parallelismFlag(values, name);
+    const loaded = spec;
+    // With -o json, stdout holds only the JSON; progress still goes to stderr, one line per event.
+    const view = createProgressView(
+      out,
+      loaded.steps,
+      name === "apply" ? "Applying" : "Destroying",
+      format === "json" ? "lines" : "auto",
+    );
+    const stop = (interrupt = interruptible(out));
+    try {
+      const run = name === "apply" ? applyOperation : destroyOperation;
+      ({ result, identity } = await inCommandSession(
+        name,
+        loaded,
+        flags,
+        out,
+        cluster,
+        async (session) => {
+          const ran = await run(loaded, {
+            session,
+            parallelism,
+            signal: stop.signal,
+            onEvent: (e) => view.onEvent(e),
+          });
+          return { result: ran, identity: format === "json" ? await identityOf(session) : undefined };
+        },
+        { signal: stop.signal },
+      ));
+    } finally {
+      view.finish();
+      stop.dispose();
+    }
+  } catch (e) {
+    if (format !== "json") throw e;
+    const cancelled = interrupt?.signal.aborted === true;
+    return printFailure(out, e, {
+      head: { spec: spec?.name ?? null, mode: name, status: cancelled ? "cancelled" : "failed" },
+      // Nothing ran: no step has a result.
+      tail: { durationMs: Date.now() - startedAt, steps: [] },
+      cluster,
+      flags,
+      cancelled,
+    });
   }
+  const outcome = outcomeOfRun(result, cluster.reach);
   if (format === "json") {
-    out.json({ ...runJson(result, spec.name), cluster, exitCode: exitCodeOf(result) });
+    const { spec: specName, mode, status, ...rest } = runJson(result, spec.name);
+    out.json({ spec: specName, mode, status, outcome, ...rest, cluster: identity, exitCode: exitCodeOf(outcome) });
     // stdout is the JSON; the record's problem (e.g. a lease held by another run) still reaches the person on stderr.
     if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
   } else {
@@ -175,7 +406,110 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
           : "Fix the cause and run khook apply again.",
       );
   }
-  return exitCodeOf(result);
+  return exitCodeOf(outcome);
+}
+
+type ApplyFlags = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
+
+/**
+ * `khook apply --repair`: the live check (printed as `plan --live` prints it), then a run of
+ * exactly the drifted steps, in the DAG's order; every other step is left as it is. Nothing
+ * drifted: nothing runs and the record is not written.
+ */
+async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
+  const format = outputFormat(values.output, "apply");
+  const spec = await loadFromFlags("apply", values, out);
+  requireRecord(spec, "apply --repair");
+  printWarnings(spec, out);
+  const parallelism = parallelismFlag(values, "apply");
+  const flags = clusterFlags(values, "apply", out);
+  const interrupt = interruptible(out);
+  let drift: DriftReport;
+  let result: RunResult | undefined;
+  let cluster: ClusterIdentity | undefined;
+  try {
+    ({ drift, result, cluster } = await inCommandSession(
+      "apply",
+      spec,
+      flags,
+      out,
+      new CommandCluster(),
+      async (session) => {
+        const checked = await driftOperation(spec, { session, parallelism, signal: interrupt.signal });
+        if (format !== "json") out.out(driftTable(checked));
+        const { rerun, leave } = repairRun(spec, checked);
+        if (rerun.size === 0)
+          return {
+            drift: checked,
+            result: undefined,
+            cluster: format === "json" ? await identityOf(session) : undefined,
+          };
+        const repaired = spec.steps.filter((s) => rerun.has(s.name));
+        const view = createProgressView(out, repaired, "Repairing", format === "json" ? "lines" : "auto");
+        try {
+          const ran = await applyOperation(spec, {
+            session,
+            parallelism,
+            signal: interrupt.signal,
+            // The progress is the repaired steps': the ones left as they are say nothing.
+            onEvent: (e) => {
+              if (e.type === "run-started") view.onEvent({ ...e, steps: rerun.size });
+              else if (e.type !== "step-finished" || !leave.has(e.result.name)) view.onEvent(e);
+            },
+            rerun,
+            leave,
+          });
+          return {
+            drift: checked,
+            result: ran,
+            cluster: format === "json" ? await identityOf(session) : undefined,
+          };
+        } finally {
+          view.finish();
+        }
+      },
+      { signal: interrupt.signal },
+    ));
+  } finally {
+    interrupt.dispose();
+  }
+  const repaired = new Set(drift.steps.filter((s) => s.state === "drifted").map((s) => s.name));
+  const outcome =
+    result === undefined ? "ok" : outcomeOfRun(result, { session: "open", answered: true, lastNotUp: undefined });
+  const exitCode = exitCodeOf(outcome);
+  if (format === "json") {
+    out.json({
+      ...(result !== undefined
+        ? runJson({ ...result, steps: result.steps.filter((s) => repaired.has(s.name)) }, spec.name)
+        : { spec: spec.name, mode: "apply", status: "succeeded", durationMs: 0, steps: [] }),
+      outcome,
+      repair: { repaired: [...repaired], drift: driftJson(drift) },
+      cluster,
+      exitCode,
+    });
+    if (result?.journalError !== undefined) out.err(`Error: ${result.journalError}`);
+    return exitCode;
+  }
+  if (result === undefined) {
+    out.out("\nNothing drifted: nothing to repair. Nothing was changed.");
+    return 0;
+  }
+  const ran = result.steps.filter((s) => repaired.has(s.name));
+  out.out(`\n${summaryTable({ ...result, steps: ran })}`);
+  const ok = ran.filter((s) => s.status === "ok").length;
+  const failed = ran.filter((s) => s.status === "failed");
+  const headline =
+    result.status === "succeeded"
+      ? "Repair complete"
+      : result.status === "cancelled"
+        ? "Repair interrupted"
+        : "Repair failed";
+  out.out(
+    `\n${headline} in ${formatDuration(result.durationMs)}: ${ok} of ${ran.length} drifted step${ran.length === 1 ? "" : "s"} re-run, ${failed.length} failed; the other steps were left as they are.`,
+  );
+  if (result.journalError !== undefined) out.err(`Error: ${result.journalError}`);
+  for (const s of failed) out.err(`Error: step ${s.name} failed: ${s.error ?? s.reason}`);
+  return exitCode;
 }
 
 export async function onlinePlanCommand(argv: string[], out: Output): Promise<number> {
@@ -188,7 +522,8 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
   const spec = await loadFromFlags("plan", values, out);
   printWarnings(spec, out);
   const parallelism = parallelismFlag(values, "plan");
-  const report = await inCommandSession(spec, values, out, (session) =>
+  const flags = clusterFlags(values, "plan", out);
+  const report = await inCommandSession("plan", spec, flags, out, new CommandCluster(), (session) =>
     planOperation(spec, { session, parallelism, diff: values.diff === true }),
   );
   if (format === "json") {
@@ -223,21 +558,41 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
 }
 
 export async function statusCommand(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs("status", argv, OPTIONS);
-  const format = outputFormat(values.output, "status");
-  const spec = await loadFromFlags("status", values, out);
-  const location = recordLocation(spec, "spec");
-  if (location === undefined) {
-    throw invalidInput(
-      `khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`,
-      [],
-    );
+  const cluster = new CommandCluster();
+  let format: OutputFormat = jsonRequested(argv) ? "json" : "text";
+  let spec: LoadedSpec | undefined;
+  let location: StateSettings | undefined;
+  let flags: ClusterFlags | undefined;
+  let found: { report: StatusReport | undefined; identity: ClusterIdentity | undefined };
+  try {
+    const { values } = parseCommandArgs("status", argv, OPTIONS);
+    format = outputFormat(values.output, "status");
+    flags = clusterFlags(values, "status", out);
+    spec = await loadFromFlags("status", values, out);
+    location = recordLocation(spec, "spec");
+    if (location === undefined) {
+      throw invalidInput(
+        `khook status: ${spec.file ?? "the spec"} has no enabled state: block, so khook keeps no record of its runs. Add "state: {}" to journal runs.`,
+        [],
+      );
+    }
+    parallelismFlag(values, "status"); // a cluster flag: checked by every cluster command, used by those that run steps
+    const loaded = spec;
+    found = await inCommandSession("status", loaded, flags, out, cluster, async (session) => ({
+      report: await statusOperation(loaded, { session }),
+      identity: format === "json" ? await identityOf(session) : undefined,
+    }));
+  } catch (e) {
+    if (format !== "json") throw e;
+    const head = {
+      spec: spec?.name ?? null,
+      namespace: location?.namespace ?? null,
+      name: location?.name ?? null,
+      record: null,
+    };
+    return printFailure(out, e, { head, cluster, flags, cancelled: false });
   }
-  parallelismFlag(values, "status"); // a cluster flag: checked by every cluster command, used by those that run steps
-  const { report, cluster } = await inCommandSession(spec, values, out, async (session) => ({
-    report: await statusOperation(spec, { session }),
-    cluster: format === "json" ? await clusterIdentityOperation({ session }) : undefined,
-  }));
+  const { report, identity } = found;
   if (report === undefined) {
     if (format === "json")
       out.json({
@@ -245,7 +600,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
         namespace: location.namespace,
         name: location.name,
         record: null,
-        cluster,
+        outcome: "ok",
+        cluster: identity,
         exitCode: 0,
       });
     else
@@ -261,7 +617,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
       name: report.name,
       ...s,
       ...(report.leaseHolder !== undefined ? { leaseHolder: report.leaseHolder.state } : {}),
-      cluster,
+      outcome: "ok",
+      cluster: identity,
       exitCode: 0,
     });
     return 0;
@@ -273,6 +630,7 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   );
   if (s.lease !== undefined && report.leaseHolder !== undefined)
     out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
+  if (s.repair !== undefined) out.out(`Repaired: ${s.repair.steps.join(", ")} (apply --repair started ${s.repair.at})`);
   out.out("");
   out.out(
     table(
@@ -324,10 +682,13 @@ export async function unlockCommand(argv: string[], out: Output): Promise<number
     location = settings;
   }
   parallelismFlag(values, "unlock"); // checked, as by every cluster command
+  const flags = clusterFlags(values, "unlock", out);
   const report = await inCommandSession(
+    "unlock",
     spec,
-    values,
+    flags,
     out,
+    new CommandCluster(),
     (session) => unlockOperation(location, spec?.name, { session }),
     { record: location },
   );

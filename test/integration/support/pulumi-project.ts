@@ -250,6 +250,7 @@ const KHOOK_OUTPUTS = [
   "recordUpdatedAt",
   "engineVersion",
   "plan",
+  "drift",
 ];
 
 /**

@@ -4,7 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import { runSpec } from "../../../provider/engine/run.js";
+import { Journal } from "../../../provider/state/journal.js";
 import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
@@ -13,6 +15,7 @@ import { STEP_TYPES, type OnError, type StepType } from "../../../provider/dsl/t
 import type {
   Assessment,
   DestroyOutcome,
+  DriftFinding,
   ExecutorRegistry,
   StepContext,
   StepExecutor,
@@ -132,14 +135,20 @@ export function deferred<T = void>(): Deferred<T> {
 export interface CallInfo {
   readonly step: LoadedStep;
   readonly ctx: StepContext;
-  readonly kind: "apply" | "destroy" | "assess";
+  readonly kind: "apply" | "destroy" | "assess" | "drift";
   /** 1-based, per step and kind. */
   readonly attempt: number;
 }
 
 export type Handler = (
   call: CallInfo,
-) => Promise<StepOutcome | DestroyOutcome | Assessment | void> | StepOutcome | DestroyOutcome | Assessment | void;
+) =>
+  | Promise<StepOutcome | DestroyOutcome | Assessment | DriftFinding | void>
+  | StepOutcome
+  | DestroyOutcome
+  | Assessment
+  | DriftFinding
+  | void;
 
 /**
  * One stub executor for every step type. `on(name, handler)` scripts a step;
@@ -184,6 +193,7 @@ export class StubExecutors {
         const out = h ? await h(info) : undefined;
         this.trace.push(`${prefix}end:${step.name}`);
         if (kind === "assess") return out ?? { action: "install", reason: `stub assess of ${step.name}` };
+        if (kind === "drift") return out ?? { state: "in-sync", reason: `stub drift of ${step.name}` };
         return out ?? { status: "ok", reason: `${kind} ${step.name} done` };
       } catch (e) {
         this.trace.push(`${prefix}fail:${step.name}`);
@@ -197,6 +207,7 @@ export class StubExecutors {
       assess: (step, ctx) => call("assess", step as LoadedStep, ctx) as Promise<Assessment>,
       apply: (step, ctx) => call("apply", step as LoadedStep, ctx) as Promise<StepOutcome>,
       destroy: (step, ctx) => call("destroy", step as LoadedStep, ctx) as Promise<DestroyOutcome>,
+      drift: (step, ctx) => call("drift", step as LoadedStep, ctx) as Promise<DriftFinding>,
     };
   }
 }
@@ -234,4 +245,21 @@ export function storedRecord(store: MemoryRecordStore): StateRecord {
   const p = parseRecord(store.json);
   assert.ok(p.ok);
   return p.record;
+}
+
+/** An apply of `spec` on the stubs, journaled in `store` (what the resume and repair tests run). */
+export function journaledApply(
+  spec: LoadedSpec,
+  stubs: StubExecutors,
+  store: MemoryRecordStore,
+  extra: Partial<RunOptions> = {},
+): Promise<RunResult> {
+  return runSpec(spec, {
+    mode: "apply",
+    executors: stubs.map,
+    context: noExtras,
+    journal: Journal.forSpec(spec, store),
+    sleep: recordingSleep().sleep,
+    ...extra,
+  });
 }

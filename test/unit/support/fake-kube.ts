@@ -9,7 +9,8 @@
  */
 import { KhookError } from "../../../provider/errors.js";
 import type { KubeApi } from "../../../provider/kube/api.js";
-import type { ApplyAllOptions, ApplyOptions, ApplyResult } from "../../../provider/kube/apply.js";
+import type { AppliedDrift, ApplyAllOptions, ApplyOptions, ApplyResult } from "../../../provider/kube/apply.js";
+import { differingFields } from "../../../provider/kubectl/drift.js";
 import { UnknownResourceError, type ResolveOptions } from "../../../provider/kube/discovery.js";
 import { KubeApiError, WaitTimeoutError } from "../../../provider/kube/errors.js";
 import type { LogOptions } from "../../../provider/kube/logs.js";
@@ -261,6 +262,25 @@ export class FakeKube implements KubeApi {
       this.record("apply(configure)", rt, name, namespace);
     }
     return { ...base, action: "configured", object: structuredClone(merged) };
+  }
+
+  /** The fake's apply laid over `live`: the fields it would change; a difference counts as a dry run, as the client's does. */
+  async appliedDrift(manifest: KubeObject, live: KubeObject, opts: ApplyOptions = {}): Promise<AppliedDrift> {
+    const annotations = {
+      ...keptCreateAnnotations(live, opts),
+      ...(manifest.metadata?.annotations ?? {}),
+      ...(opts.annotations ?? {}),
+    };
+    const merged = {
+      ...live,
+      ...manifest,
+      metadata: { ...live.metadata, ...manifest.metadata, namespace: live.metadata?.namespace, annotations },
+    } as KubeObject;
+    const fields = differingFields(live, merged);
+    if (fields.length === 0) return { drifted: false };
+    const rt = await this.resolveKind(String(manifest.apiVersion), String(manifest.kind));
+    this.dryRuns.push(this.label("apply", rt, String(live.metadata?.name), live.metadata?.namespace));
+    return { drifted: true, fields };
   }
 
   async applyAll(manifests: readonly KubeObject[], opts: ApplyAllOptions = {}): Promise<ApplyResult[]> {

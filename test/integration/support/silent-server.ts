@@ -1,0 +1,60 @@
+/**
+ * A server on loopback that accepts TCP connections and never answers: what a cluster whose load
+ * balancer has no healthy backend, or a half-started API server, looks like to a client. Real
+ * sockets, no fake transport: the client's own connection and handshake bounds meet it.
+ */
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+
+export interface SilentServer {
+  readonly port: number;
+  /** `https://127.0.0.1:<port>`: what a kubeconfig names. */
+  readonly url: string;
+  /** How many connections it accepted (and left unanswered). */
+  accepted(): number;
+  close(): Promise<void>;
+}
+
+export async function silentServer(): Promise<SilentServer> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    url: `https://127.0.0.1:${port}`,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A kubeconfig file for `server` with the context `context` (a token user; nothing is ever checked). */
+export function kubeconfigFor(server: string, context: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-silent-"));
+  const file = path.join(dir, "kubeconfig");
+  fs.writeFileSync(
+    file,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      `clusters: [{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]`,
+      "users: [{name: u, user: {token: not-a-secret}}]",
+      `contexts: [{name: ${context}, context: {cluster: c, user: u}}]`,
+      `current-context: ${context}`,
+      "",
+    ].join("\n"),
+  );
+  return file;
+}

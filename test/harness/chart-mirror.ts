@@ -61,9 +61,11 @@ export async function startChartMirror(opts: { oci?: BasicAuth } = {}): Promise<
 
 /**
  * Takes cert-manager out of a cluster, as a test or benchmark that installs it afresh needs it
- * gone: the release, the CRDs its chart keeps on uninstall (`helm.sh/resource-policy: keep`), the
- * leader-election leases (an uninstall removes the RBAC before the pods stop, so they cannot release
- * them, and a new install would wait out their 60 s), and the namespace.
+ * gone: the release; its namespace, while the CRDs still serve the objects in it (deleted after
+ * them, the namespace controller meets a group discovery no longer knows and finishes only at its
+ * next resync, minutes later); the CRDs its chart keeps on uninstall (`helm.sh/resource-policy:
+ * keep`); and the leader-election leases (an uninstall removes the RBAC before the pods stop, so
+ * they cannot release them, and a new install would wait out their 60 s).
  */
 export async function removeCertManager(kubeconfig: string): Promise<void> {
   const kubectl = (args: string[]) => run(toolPath("kubectl"), ["--kubeconfig", kubeconfig, ...args]);
@@ -77,6 +79,7 @@ export async function removeCertManager(kubeconfig: string): Promise<void> {
     "--ignore-not-found",
     "--wait",
   ]);
+  await kubectl(["delete", "namespace", "cert-manager", "--ignore-not-found", "--timeout=120s"]);
   await kubectl(["delete", "crd", "-l", "app.kubernetes.io/name=cert-manager", "--ignore-not-found"]);
   await kubectl([
     "delete",
@@ -87,5 +90,4 @@ export async function removeCertManager(kubeconfig: string): Promise<void> {
     "cert-manager-cainjector-leader-election",
     "--ignore-not-found",
   ]);
-  await kubectl(["delete", "namespace", "cert-manager", "--ignore-not-found"]);
 }

@@ -23,6 +23,12 @@ import { toolPath } from "./toolchain";
 import { freePort, sleep } from "./util";
 
 const TOKEN_SECONDS = 3600;
+/**
+ * A pod annotated so (a Go duration: "8s", "500ms", "1m") has its processes started that long
+ * after the launcher takes it, as a kubelet pulling an image would: the same annotation makes
+ * kwok's own pods Ready late (kwok/stages.yaml). Real clusters take seconds here; the lab none.
+ */
+const STARTS_AFTER_ANNOTATION = "khook.io/test-ready-after";
 /** Probes start at once and repeat this often until the process answers (the kubelet waits initialDelaySeconds). */
 const PROBE_UNREADY_MS = 500;
 
@@ -89,6 +95,12 @@ class PodRun {
       this.running.set(c.name, { container: c, image: labImageFor(String(c.image)), ready: false, restarts: 0 });
     }
     try {
+      const delay = goDurationMs(this.pod.metadata.annotations?.[STARTS_AFTER_ANNOTATION]);
+      if (delay > 0 && this.attempts === 0) {
+        this.l.opts.log(`${this.key}: starting in ${delay} ms (${STARTS_AFTER_ANNOTATION})`);
+        await sleep(delay);
+        if (this.stopped) return;
+      }
       await this.refreshToken();
       const data = await this.gatherData();
       const mounts = this.materialise(data);
@@ -503,6 +515,15 @@ class PodRun {
   update(pod: Json): void {
     this.pod = { ...pod, status: { ...pod.status, podIP: pod.status?.podIP ?? this.pod.status?.podIP } };
   }
+}
+
+/** A Go duration's milliseconds ("1m30s", "500ms"); 0 for none or what does not parse. */
+export function goDurationMs(text: string | undefined): number {
+  if (!text || !/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return 0;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let ms = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(m[1]) * unit[m[2]!]!;
+  return Math.round(ms);
 }
 
 /** `--only` hint for a binary the launcher could not find. */

@@ -186,6 +186,8 @@ describe("the README converges for real", () => {
     const env = cliEnv(cluster.kubeconfig);
     const file = path.join(EXAMPLES, "readme.khook.yaml");
     assert.doesNotMatch(fs.readFileSync(file, "utf8"), /retries:/);
+    // A record a crashed earlier run left would make the steps resume instead of run: start from none.
+    await cluster.kubectl(["-n", "default", "delete", "secret", "khook-state-bootstrap", "--ignore-not-found"]);
     const r = await runKhook(["apply", "-f", file, "--set", `${CHART_MIRROR_VAR}=${mirror.repoUrl}`, "-o", "json"], {
       env,
     });
@@ -216,7 +218,7 @@ describe("the README converges for real", () => {
     assert.equal(d.code, 0, d.stdout + d.stderr);
   });
 
-  test("extended with a CA: through the real webhook's whole race (its chart's startupapicheck off, so khook meets it), one run, no retries:, and the issued certificate chains to the CA (openssl)", async (t) => {
+  test("extended with a CA: through the real webhook's whole race (its chart's startupapicheck off and its pod starting late, as an image pull makes it, so khook meets it), one run, no retries:, and the issued certificate chains to the CA (openssl)", async (t) => {
     lateToolBuilt("cert-manager");
     const cluster = await testCluster();
     const mirror = await mirrorFor(t);
@@ -229,7 +231,12 @@ describe("the README converges for real", () => {
       version: v1.21.2
       namespace: cert-manager
       createNamespace: true
-      values: { crds: { enabled: true }, startupapicheck: { enabled: false } }
+      # The webhook's pod starts 8 s late, as a kubelet pulling its image would: the lab starts
+      # processes at once, so without it the webhook may serve before helm even returns.
+      values:
+        crds: { enabled: true }
+        startupapicheck: { enabled: false }
+        webhook: { podAnnotations: { khook.io/test-ready-after: "8s" } }
   - name: issuer
     needs: [cert-manager]
     apply:

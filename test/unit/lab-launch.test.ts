@@ -15,6 +15,7 @@ import {
   resourceValue,
   type PlanInput,
 } from "../harness/launch-plan.js";
+import { goDurationMs } from "../harness/launcher.js";
 import { repoRoot } from "../harness/util.js";
 
 test("lab: kwok's stages leave exactly the launcher's images to it (pod-ready and pod-complete skip them, pod-launch takes them)", () => {
@@ -228,4 +229,13 @@ test("lab: an exec readiness probe, or one on a port no listener serves, is refu
     { name: "c", image: "x/cert-manager-controller:1", readinessProbe: { tcpSocket: { port: 7777 } } },
   ]);
   assert.throws(() => planLaunch(input(other)), /port 7777, which no known listener/);
+});
+
+test("lab: a launched pod starts late by its khook.io/test-ready-after Go duration, as kwok's pods become Ready late", () => {
+  assert.equal(goDurationMs("8s"), 8000);
+  assert.equal(goDurationMs("1m30s"), 90_000);
+  assert.equal(goDurationMs("500ms"), 500);
+  assert.equal(goDurationMs("1.5s"), 1500);
+  assert.equal(goDurationMs(undefined), 0);
+  assert.equal(goDurationMs("soon"), 0);
 });

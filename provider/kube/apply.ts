@@ -12,7 +12,7 @@
  *
  * `serverSide: true` uses server-side apply with force instead, and so does an object whose
  * last-applied copy would not fit in its annotations (kubectl would fail with `metadata.annotations:
- * Too long`; `serverSide` on the result says which objects went that way).
+ * Too long`; `serverSideBecauseTooLarge` on the result says which objects went that way).
  */
 import { KhookError } from "../errors.js";
 import { kubectlRef, lastAppliedTooLarge, parseLastApplied, withLastApplied } from "../kubectl/lastapplied.js";

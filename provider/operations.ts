@@ -15,38 +15,30 @@ import { transientDelayMs } from "./engine/transient.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
-import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
+import type { LoadedSpec } from "./dsl/loaded.js";
 import { keyedSpec } from "./dsl/keyed-hash.js";
 import {
   clearLease,
   currentRun,
-  deleteReleasedRecord,
   Journal,
   leaseHolderState,
-  OwnerMarkerStore,
-  pidAlive,
   parseRecord,
-  parseRecordPlace,
-  releaseRecord,
+  pidAlive,
   SecretRecordStore,
   summarizeRecord,
   type Lease,
   type LeaseHolderState,
-  type RecordOwner,
+  type RecordLocation,
   type RecordSummary,
   type StateRecord,
+  type TakeUp,
 } from "./state/index.js";
+import { aroundApply, aroundDestroy } from "./state/spec-records.js";
 import { EXECUTORS } from "./steps/index.js";
 import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
 
-export {
-  openSession,
-  recordLocation,
-  Session,
-  withSession,
-  type JournalPolicy,
-  type SessionOptions,
-} from "./session.js";
+export { openSession, Session, withSession, type SessionOptions } from "./session.js";
+export { recordLocation, type JournalPolicy } from "./state/location.js";
 
 /** The session to work in (left open), or what to open one from (closed when the operation ends). */
 export type SessionRef = { readonly session: Session } | (SessionOptions & { readonly session?: undefined });
@@ -68,11 +60,16 @@ interface RunOperationOptions {
   /** For tests: replace executors by type. */
   readonly executors?: ExecutorRegistry;
   /**
-   * The Pulumi resource that owns the record. Apply stamps it into the record
-   * (or, with the journal off, into the owner marker) before anything runs;
-   * a destroy that fully succeeds removes the marker along with the record.
+   * Apply takes the record up (state/record.ts TakeUp): with the owner data a
+   * shell stamps (the Pulumi resource's), and the records the spec moved from.
    */
-  readonly owner?: RecordOwner;
+  readonly takeUp?: TakeUp;
+  /**
+   * The CLI's record moves (state/moves.ts): find the spec's other records by their label, carry
+   * a move of `state:` to another record, and clear the records a destroy leaves stale. The Pulumi
+   * resource keeps its own account of its records (pulumi/record-owner/).
+   */
+  readonly followMoves?: boolean;
   /**
    * `--wait-for-cluster` / `waitForCluster`: before anything else, wait this long at most for the
    * API server's /readyz, saying so in one line (kube/ready.ts).
@@ -93,7 +90,7 @@ export type DestroyOptions = SessionRef &
   RunOperationOptions & {
     /**
      * A teardown that leaves the record alone (it belongs to another Pulumi resource of the stack that
-     * shares it): no journal, no lease, no owner marker; `leave` names the steps not to tear down.
+     * shares it): no journal, no lease; `leave` names the steps not to tear down.
      */
     readonly withoutRecord?: { readonly leave: ReadonlyMap<string, string> };
   };
@@ -105,12 +102,16 @@ export type PlanOptions = SessionRef & {
   /** Also each step's diff (`plan --diff`). */
   readonly diff?: boolean;
 };
-export type OwnerOptions = SessionRef & { readonly signal?: AbortSignal };
+export type RecordOptions = SessionRef & { readonly signal?: AbortSignal };
 export type StatusOptions = SessionRef & { readonly signal?: AbortSignal };
 export type UnlockOptions = SessionRef & { readonly signal?: AbortSignal };
 
 /** Runs `fn` in the caller's session, or in one opened (and closed) for this operation. */
-function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (session: Session) => Promise<T>): Promise<T> {
+export function inSession<T>(
+  spec: LoadedSpec | undefined,
+  ref: SessionRef,
+  fn: (session: Session) => Promise<T>,
+): Promise<T> {
   if (ref.session === undefined) return withSession(spec, ref, fn);
   if (spec !== undefined && ref.session.spec !== undefined && ref.session.spec !== spec) {
     return Promise.reject(
@@ -125,19 +126,20 @@ function inSession<T>(spec: LoadedSpec | undefined, ref: SessionRef, fn: (sessio
 function journalFor(
   spec: LoadedSpec,
   session: Session,
-  opts: Pick<RunOperationOptions, "owner" | "hashKey"> = {},
+  opts: Pick<RunOperationOptions, "takeUp" | "hashKey"> = {},
 ): Journal | undefined {
   const location = session.record;
   if (location === undefined) return undefined;
   return Journal.forSpec(spec, new SecretRecordStore(session.kube, location, spec.name), {
     unlockCommand: unlockCommand(spec, location),
-    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+    ...(opts.takeUp?.owner !== undefined ? { owner: opts.takeUp.owner } : {}),
+    ...(opts.takeUp !== undefined ? { movedFrom: opts.takeUp.movedFrom } : {}),
     ...(opts.hashKey !== undefined ? { hashKey: opts.hashKey } : {}),
   });
 }
 
 /** How a person clears this record's lease: by the spec file when there is one, else by the record's name (Pulumi). */
-export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: StateSettings): string {
+export function unlockCommand(spec: Pick<LoadedSpec, "file">, location: RecordLocation): string {
   return spec.file !== undefined
     ? `khook unlock -f ${spec.file}`
     : `khook unlock --record ${location.namespace}/${location.name}`;
@@ -150,11 +152,17 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
     kube.discovery.onWarning = (message) => opts.onEvent?.({ type: "cluster-warning", message });
     const withoutRecord = mode === "destroy" ? (opts as DestroyOptions).withoutRecord : undefined;
     const journal = withoutRecord !== undefined ? undefined : journalFor(spec, session, opts);
-    const marker =
-      opts.owner !== undefined && journal === undefined && withoutRecord === undefined
-        ? new OwnerMarkerStore(kube, spec.name)
-        : undefined;
-    if (marker !== undefined && mode === "apply") await marker.write(opts.owner!, opts.signal);
+    const around =
+      opts.followMoves === true && withoutRecord === undefined
+        ? await (mode === "apply" ? aroundApply : aroundDestroy)({
+            kube,
+            specName: spec.name,
+            here: session.record,
+            journal,
+            ...(opts.signal ? { signal: opts.signal } : {}),
+            note: (message) => opts.onEvent?.({ type: "journal-note", message: session.redactor.redact(message) }),
+          })
+        : {};
     const result = await runSpec(spec, {
       mode,
       executors: opts.executors ?? EXECUTORS,
@@ -167,9 +175,12 @@ function run(spec: LoadedSpec, opts: ApplyOptions | DestroyOptions, mode: "apply
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(withoutRecord !== undefined ? { leave: withoutRecord.leave } : {}),
       ...(mode === "apply" ? applyOnly(opts as ApplyOptions) : {}),
+      ...(around.refusal !== undefined
+        ? { refusal: { message: around.refusal, why: "the spec's other state records stop this run" } }
+        : {}),
     });
-    if (marker !== undefined && mode === "destroy" && result.status === "succeeded") await marker.delete(opts.signal);
-    return result;
+    const error = await around.after?.(result.status === "succeeded");
+    return error === undefined ? result : { ...result, status: "failed", journalError: session.redactor.redact(error) };
   });
 }
 
@@ -179,89 +190,6 @@ function applyOnly(opts: ApplyOptions): { rerun?: ReadonlySet<string>; leave?: R
     ...(opts.rerun !== undefined && opts.rerun.size > 0 ? { rerun: opts.rerun } : {}),
     ...(opts.leave !== undefined ? { leave: opts.leave } : {}),
   };
-}
-
-/**
- * Who owns the spec's record: the record's owner, or with the journal off the
- * owner marker's. undefined when nobody claimed it (no record, a CLI-written
- * one, one written before owners existed, or an unreadable one).
- */
-export function ownerOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<RecordOwner | undefined> {
-  return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined) return new OwnerMarkerStore(kube, spec.name).read(opts.signal);
-    return (await readableRecord(kube, location, spec.name, opts.signal))?.owner;
-  });
-}
-
-/** The spec's record at `location`, or undefined when there is none or it cannot be parsed. */
-async function readableRecord(
-  kube: KubeClient,
-  location: StateSettings,
-  specName: string,
-  signal?: AbortSignal,
-): Promise<StateRecord | undefined> {
-  const stored = await new SecretRecordStore(kube, location, specName).read(signal);
-  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-  return parsed?.ok ? parsed.record : undefined;
-}
-
-/** Who holds the spec's record, and which of the spec's steps it holds alike: what a Pulumi delete decides on, from one read. */
-export interface HeldRecord {
-  readonly owner: RecordOwner | undefined;
-  /**
-   * The steps of the spec that the record holds alike (the same input hash, keyed under the
-   * record's key), by name: what another resource sharing the record applied exactly as this spec
-   * would. Empty without a record (the journal off, or none written).
-   */
-  readonly alike: ReadonlySet<string>;
-}
-
-export function heldRecordOperation(spec: LoadedSpec, opts: OwnerOptions): Promise<HeldRecord> {
-  return inSession(spec, opts, async ({ kube, record: location }) => {
-    if (location === undefined)
-      return { owner: await new OwnerMarkerStore(kube, spec.name).read(opts.signal), alike: new Set<string>() };
-    const record = await readableRecord(kube, location, spec.name, opts.signal);
-    if (record === undefined) return { owner: undefined, alike: new Set<string>() };
-    const steps = record.hashKey !== undefined ? keyedSpec(spec, record.hashKey).steps : spec.steps;
-    return {
-      owner: record.owner,
-      alike: new Set(steps.filter((s) => record.steps[s.name]?.inputHash === s.inputHash).map((s) => s.name)),
-    };
-  });
-}
-
-/** The records a Pulumi resource left (`RecordOwner.movedFrom`) and what to do with each (state/journal.ts). */
-export type MovedRecordsOptions = OwnerOptions & {
-  readonly places: readonly string[];
-  readonly token: string;
-};
-
-/** Marks each record in `places` that `token` still holds as left for `movedTo` (releaseRecord); returns the places released now. */
-export function releaseRecordsOperation(
-  spec: LoadedSpec,
-  opts: MovedRecordsOptions & { readonly movedTo: string },
-): Promise<string[]> {
-  return onMovedRecords(spec, opts, (store) => releaseRecord(store, opts.token, opts.movedTo, opts.signal));
-}
-
-/** Removes each record in `places` that `token` left and nobody took up since (deleteReleasedRecord); returns the places removed. */
-export function dropReleasedRecordsOperation(spec: LoadedSpec, opts: MovedRecordsOptions): Promise<string[]> {
-  return onMovedRecords(spec, opts, (store) => deleteReleasedRecord(store, opts.token, opts.signal));
-}
-
-function onMovedRecords(
-  spec: LoadedSpec,
-  opts: MovedRecordsOptions,
-  act: (store: SecretRecordStore) => Promise<boolean>,
-): Promise<string[]> {
-  return inSession(spec, opts, async ({ kube }) => {
-    const done: string[] = [];
-    for (const place of opts.places) {
-      const location = parseRecordPlace(place);
-      if (location !== undefined && (await act(new SecretRecordStore(kube, location, spec.name)))) done.push(place);
-    }
-    return done;
-  });
 }
 
 export function applyOperation(spec: LoadedSpec, opts: ApplyOptions): Promise<RunResult> {
@@ -443,6 +371,16 @@ export function statusOperation(spec: LoadedSpec, opts: StatusOptions): Promise<
   });
 }
 
+/** The spec's record as it is now; undefined when the spec keeps none, there is none, or it cannot be parsed. */
+export function readRecordOperation(spec: LoadedSpec, opts: RecordOptions): Promise<StateRecord | undefined> {
+  return inSession(spec, opts, async ({ kube, record: location }) => {
+    if (location === undefined) return undefined;
+    const stored = await new SecretRecordStore(kube, location, spec.name).read(opts.signal);
+    const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
+    return parsed?.ok ? parsed.record : undefined;
+  });
+}
+
 export interface UnlockReport {
   namespace: string;
   name: string;
@@ -452,7 +390,7 @@ export interface UnlockReport {
 
 /** Clears the lease on a record by hand (`khook unlock`). The record's steps are kept. */
 export function unlockOperation(
-  location: StateSettings,
+  location: RecordLocation,
   specName: string | undefined,
   opts: UnlockOptions,
 ): Promise<UnlockReport> {

@@ -16,26 +16,8 @@
 import { KubeClient, loadClusterTarget, type ClusterTarget } from "./kube/index.js";
 import { credentialsToMask } from "./kube/kubeconfig.js";
 import { Redactor } from "./redact.js";
-import { SPEC_DEFAULTS } from "./dsl/defaults.js";
-import type { LoadedSpec, StateSettings } from "./dsl/loaded.js";
-
-/**
- * "spec": journal only when the spec has an enabled `state:` block (the CLI).
- * "default-on": journal unless `state.enabled` is false (the Pulumi resource).
- */
-export type JournalPolicy = "spec" | "default-on";
-
-/** Where the record lives under a policy; undefined when there is no journal. */
-export function recordLocation(
-  spec: Pick<LoadedSpec, "name" | "state" | "stateDeclared">,
-  policy: JournalPolicy = "spec",
-): StateSettings | undefined {
-  if (spec.state !== undefined) return spec.state;
-  if (policy === "default-on" && spec.stateDeclared === "absent") {
-    return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${SPEC_DEFAULTS.stateNamePrefix}${spec.name}` };
-  }
-  return undefined;
-}
+import type { LoadedSpec } from "./dsl/loaded.js";
+import { recordLocation, type JournalPolicy, type RecordLocation } from "./state/location.js";
 
 export interface SessionOptions {
   /** Which cluster. Loaded once here (unless already loaded); the client and helm share that read. */
@@ -43,7 +25,7 @@ export interface SessionOptions {
   /** Where the spec's record lives (recordLocation); default "spec". */
   readonly journal?: JournalPolicy;
   /** The record to work on when it is not the spec's (`khook unlock --record NAMESPACE/NAME`). */
-  readonly record?: StateSettings;
+  readonly record?: RecordLocation;
   /** An already-connected client to use, and leave open, instead of connecting to `target` (tests, benchmarks). */
   readonly client?: KubeClient;
 }
@@ -58,7 +40,7 @@ export class Session {
     readonly target: ClusterTarget,
     readonly kube: KubeClient,
     /** The state record's location; undefined when this spec keeps none under the session's policy. */
-    readonly record: StateSettings | undefined,
+    readonly record: RecordLocation | undefined,
     /** The run's redactor (see the module comment). */
     readonly redactor: Redactor,
     private readonly ownsClient: boolean,

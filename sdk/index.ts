@@ -26,13 +26,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import {
   BUNDLE_KEY,
+  PROVIDER_KEY,
   UNKNOWN as UNKNOWN_PLACEHOLDER,
   type DriftOutput,
   type StepOutput,
 } from "../provider/pulumi/wire.js";
 import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
-import { claimRecord } from "../provider/pulumi/owner.js";
-import { khookProvider } from "./provider.js";
+import { claimRecord } from "../provider/pulumi/record-owner/siblings.js";
+import { KHOOK_PROVIDER_TEXT, khookProvider } from "./provider.js";
 import type * as LoadModule from "../provider/dsl/load.js";
 
 export { khookProvider };
@@ -114,8 +115,18 @@ export type KhookStep = StepOutput;
 /** One drifted step, as a live refresh found it (the `drift` output). */
 export type KhookDrift = DriftOutput;
 
-/** The Khook resource: a khook spec applied to a cluster. */
-export class Khook extends pulumi.dynamic.Resource {
+/**
+ * The resource type: a dynamic resource of module `khook`, served by Pulumi's Node.js dynamic
+ * provider with the provider text of ./provider.ts (what `pulumi.dynamic.Resource` would declare).
+ */
+const KHOOK_TYPE = "pulumi-nodejs:dynamic/khook:Khook";
+
+/**
+ * The Khook resource: a khook spec applied to a cluster. A dynamic resource declared the way
+ * `pulumi.dynamic.Resource` declares one, with the provider text written by ./provider.ts instead
+ * of serialized from a provider object at every program run.
+ */
+export class Khook extends pulumi.CustomResource {
   /** Per step, in document order. */
   declare readonly steps: pulumi.Output<KhookStep[]>;
   /** succeeded | failed | cancelled (after a refresh: the record's status). */
@@ -137,10 +148,11 @@ export class Khook extends pulumi.dynamic.Resource {
   constructor(name: string, args: KhookArgs, opts: pulumi.CustomResourceOptions = {}) {
     const inputs = khookInputs(name, args, programRecords());
     super(
-      khookProvider,
+      KHOOK_TYPE,
       name,
       {
         ...inputs,
+        [PROVIDER_KEY]: KHOOK_PROVIDER_TEXT,
         steps: undefined,
         runStatus: undefined,
         recordNamespace: undefined,
@@ -157,8 +169,6 @@ export class Khook extends pulumi.dynamic.Resource {
           ...new Set([...(opts.additionalSecretOutputs ?? []), "secretVars", "kubeconfig", "hashKey"]),
         ],
       },
-      "khook",
-      "Khook",
     );
   }
 }

@@ -72,6 +72,9 @@ class LineView implements ProgressView {
       case "cluster-warning":
         this.out.err(`warning: ${e.message}`);
         break;
+      case "journal-note":
+        this.out.err(e.message);
+        break;
       default:
         break;
     }
@@ -124,6 +127,10 @@ class LiveView implements ProgressView {
       case "cluster-warning":
         this.clear();
         this.out.err(`warning: ${e.message}`);
+        break;
+      case "journal-note":
+        this.clear();
+        this.out.err(e.message);
         break;
       default:
         break;

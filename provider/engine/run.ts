@@ -91,6 +91,7 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     for (const result of steps) emit({ type: "step-finished", result });
     return finishWith(steps, "failed", journalError);
   };
+  if (opts.refusal !== undefined) return refuse(redact(opts.refusal.message), opts.refusal.why);
 
   if (!journal && opts.hashKey !== undefined && hasKeyedSteps(spec)) spec = keyedSpec(spec, opts.hashKey);
   if (journal) {

@@ -54,8 +54,8 @@ export interface RunOptions {
   /**
    * Steps left as they are, by name, with the reason their result carries (skipped, never run,
    * their record entries untouched; they satisfy the steps after them). Destroy: the Pulumi
-   * resource that shares a record with another one leaves it the steps they hold alike
-   * (pulumi/owner.ts). Apply: `apply --repair` leaves every step it does not repair.
+   * resource that shares a record with another one leaves it the steps it applied with the same
+   * inputs (pulumi/record-owner/). Apply: `apply --repair` leaves every step it does not repair.
    */
   readonly leave?: ReadonlyMap<string, string>;
   /**
@@ -63,6 +63,12 @@ export interface RunOptions {
    * re-runs (`apply --repair`, a Pulumi `up` after a live refresh). The record notes the repair.
    */
   readonly rerun?: ReadonlySet<string>;
+  /**
+   * The record's caller refuses the run before anything starts (a move of the record that cannot
+   * be carried, state/moves.ts): every step is reported skipped with `not started: <why>`, and the
+   * run fails with `message` as its journalError, as when the record cannot be claimed.
+   */
+  readonly refusal?: { readonly message: string; readonly why: string };
 }
 
 export type StepStatus = "ok" | "failed" | "skipped";
@@ -128,6 +134,8 @@ export type RunEvent =
   | { readonly type: "step-finished"; readonly result: StepResult }
   /** Something about the state record worth telling people, e.g. an unreadable record being replaced. */
   | { readonly type: "journal-warning"; readonly message: string }
+  /** What a run did to the spec's other state records, in one line: one left for this run's, or removed (state/moves.ts). */
+  | { readonly type: "journal-note"; readonly message: string }
   /** Something about the cluster worth telling once, e.g. an aggregated API that discovery could not read. */
   | { readonly type: "cluster-warning"; readonly message: string }
   | { readonly type: "run-finished"; readonly result: RunResult };

@@ -37,7 +37,7 @@ import { UNKNOWN, type Bundle } from "./wire.js";
 import type * as HashModule from "../dsl/hash.js";
 import type * as VarsModule from "../dsl/vars.js";
 import type * as SourceModule from "../dsl/source.js";
-import type * as YamlModule from "yaml";
+import type * as SpecYamlModule from "../dsl/yaml.js";
 
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
 const hash = (): typeof HashModule => require("../dsl/hash.js") as typeof HashModule;
@@ -255,14 +255,19 @@ function isExecutable(file: string): boolean {
   }
 }
 
-/** The spec as a plain document after substitution; undefined when it does not parse (check reports why). */
+/**
+ * The spec as a plain document after substitution, read by the loader's own parse (dsl/yaml.ts:
+ * js-yaml, which a program loads in a fraction of the `yaml` library's time); undefined when it
+ * does not parse (check reports why).
+ */
 function substitutedDocument(specText: string, sources: VariableSources): unknown {
   try {
     const { mergeVariables, substitute } = require("../dsl/vars.js") as typeof VarsModule;
     const { SourceText } = require("../dsl/source.js") as typeof SourceModule;
-    const { parse: parseYaml } = require("yaml") as typeof YamlModule;
-    const substituted = substitute(new SourceText(specText, undefined), mergeVariables(sources));
-    return parseYaml(substituted.text, { prettyErrors: false, uniqueKeys: false }) as unknown;
+    const { parseSpecYaml } = require("../dsl/yaml.js") as typeof SpecYamlModule;
+    const source = new SourceText(specText, undefined);
+    const substituted = substitute(source, mergeVariables(sources));
+    return parseSpecYaml(substituted.text, source, substituted.offsets).value;
   } catch {
     return undefined;
   }

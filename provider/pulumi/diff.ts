@@ -28,7 +28,7 @@ import { UNKEYED_HASH } from "../dsl/keyed-hash.js";
 import { keyedStepHashes, summaryFor, type SpecSummary } from "./summary.js";
 import { classifyUnknowns, rawSteps, withoutUnknownTargeting, KNOWN_AFTER } from "./unknowns.js";
 import { isKubeconfigContent, normalizeInputs, PROVIDER_KEY, type KhookInputs, type StepOutput } from "./wire.js";
-import type * as YamlModule from "yaml";
+import type * as KubeconfigModule from "../kube/kubeconfig.js";
 
 export interface DiffResult {
   changes: boolean;
@@ -109,7 +109,7 @@ export function diff(olds: Record<string, unknown>, news: Record<string, unknown
 
   if (unknown.targeting.includes("kubeconfig") || unknown.targeting.includes("context"))
     reasons.push(`the target cluster is ${KNOWN_AFTER}`);
-  else if (targetIdentity(oldInputs) !== targetIdentity(inputs)) reasons.push("the target cluster changed");
+  else if (!sameTarget(oldInputs, inputs)) reasons.push("the target cluster changed");
   // The record names its owning stack: a renamed stack (or a resource from before owners existed) re-stamps it.
   if (
     (oldInputs.pulumiProject ?? "") !== (inputs.pulumiProject ?? "") ||
@@ -187,10 +187,17 @@ function plainVariables(i: KhookInputs): string {
   return stable({ vars: i.vars ?? {}, varFiles: (i.varFiles ?? []).map((f) => f.values), envVars: i.envVars ?? {} });
 }
 
+/** Whether two inputs target the same cluster; the same kubeconfig and context need no reading. */
+function sameTarget(a: KhookInputs, b: KhookInputs): boolean {
+  if (a.kubeconfig === b.kubeconfig && (a.context ?? "") === (b.context ?? "")) return true;
+  return targetIdentity(a) === targetIdentity(b);
+}
+
 /**
  * Which cluster: the context name and the selected cluster's server URL when
  * the kubeconfig is inline content (credentials rotating inside it are not a
- * change), the path otherwise. Ambient credentials cannot be compared.
+ * change), read as the session reads it (kube/kubeconfig.ts); the path otherwise.
+ * Ambient credentials cannot be compared.
  */
 export function targetIdentity(i: KhookInputs): string {
   const context = i.context ?? "";
@@ -198,18 +205,14 @@ export function targetIdentity(i: KhookInputs): string {
   if (kc === undefined) return stable({ context, kubeconfig: null });
   if (!isKubeconfigContent(kc)) return stable({ context, path: kc });
   try {
-    const { parse: parseYaml } = require("yaml") as typeof YamlModule;
-    const doc = parseYaml(kc) as {
-      "current-context"?: string;
-      contexts?: { name?: string; context?: { cluster?: string } }[];
-      clusters?: { name?: string; cluster?: { server?: string } }[];
-    };
-    const ctxName = context || doc["current-context"] || "";
-    const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
-    const server = doc.clusters?.find((c) => c.name === ctx?.cluster)?.cluster?.server;
-    if (server !== undefined) return stable({ context: ctxName, server });
+    const { parseKubeconfig } = require("../kube/kubeconfig.js") as typeof KubeconfigModule;
+    const config = parseKubeconfig(kc, undefined);
+    const ctxName = context || config.currentContext;
+    const ctx = config.contexts.get(ctxName);
+    const server = ctx === undefined ? undefined : config.clusters.get(ctx.cluster)?.server;
+    if (server !== undefined && server !== "") return stable({ context: ctxName, server });
   } catch {
-    // not YAML: fall through
+    // not a kubeconfig: fall through
   }
   return stable({ context, content: createHash("sha256").update(kc).digest("hex") });
 }

@@ -1,32 +1,12 @@
 /**
- * The dynamic provider's handlers. The serialized provider object (sdk/provider.ts)
- * is a thin loader whose every method does `require("khook/provider/pulumi/handlers")`
- * and delegates here, so the engine is resolved from the installed package at
- * run time and never frozen into the state's `__provider`.
- *
- * - check: offline validation and the plan (also while the kubeconfig or some
- *   variables are unknown, see unknowns.ts), plus the tools apply will need.
- * - diff: offline by default; with `previewMode: online` (input or stack
- *   config) it also asks the cluster, read-only, what each step would do.
- *   Both print the plan into the preview's output.
- * - create / update: apply with the journal on by default; a failed run rejects
- *   with a partial state, so the next `pulumi up` calls update and resumes.
- * - delete: destroy, which removes the record when it fully succeeds. An
- *   unreachable cluster fails it with the way out (`khook:deleteUnreachable`).
- * - read (`pulumi refresh`): the record's per-step outcomes; with `refresh: live`, also the live
- *   check of every completed step (the `drift` output, which diff shows and update repairs).
- *
- * Credentials: create/update use the `kubeconfig` / `context` inputs, else the
- * stack config (`khook:kubeconfig`, `khook:context`, through `configure`);
- * delete/read use the stack config first (a stored token may have expired),
- * else the stored inputs; then the ambient environment (KUBECONFIG,
- * ~/.kube/config, in-cluster). They live in this module's memory only.
- * Each call that reaches the cluster opens one Session (provider/session.ts)
- * for all its operations: one client, one exec-plugin run.
- *
- * The cluster-facing code (operations, the kube client) is required lazily, so
- * a preview never loads it; with a warm summary memo (summary.ts) a preview
- * does not even load the spec loader.
+ * The Pulumi resource's handlers (check, diff, create, update, delete, read), shared by the dynamic
+ * resource and the native provider. The serialized dynamic provider (sdk/provider.ts) requires this
+ * module at run time and delegates, so the engine is never frozen into the state's `__provider`.
+ * Each call that reaches the cluster opens one Session for all its operations; the cluster-facing
+ * code is required lazily, so a preview never loads it (with a warm summary memo, summary.ts, not
+ * even the spec loader). Read with `refresh: live` also checks every completed step against the
+ * cluster (the `drift` output, which diff shows and update repairs). Credentials: `target` and
+ * CredentialPrecedence; ownership: record-owner/.
  */
 // First, so the modules below and the ones required lazily come from V8's compile cache.
 import "../compile-cache.js";
@@ -38,21 +18,22 @@ import type { LoadedKubeconfig } from "../kube/kubeconfig.js";
 import { checkSpec, type CheckResult } from "./check.js";
 import { diff as diffInputs, type DiffResult } from "./diff.js";
 import { cancellation, installCancellation } from "./cancel.js";
-import { journalLocation } from "./location.js";
+import { locationText, recordLocation, type RecordLocation } from "../state/location.js";
 import {
-  claimRecord,
   decideClaim,
   decideDelete,
+  describeOwnerLocation,
   mintOwner,
   ownStepsNote,
   withMovedFrom,
+  type RecordOwner,
+  type Replacement,
   type StackIdentity,
-  type Successor,
-} from "./owner.js";
+} from "./record-owner/owner.js";
+import { ownerMarkerLocation } from "./record-owner/marker.js";
+import { claimRecord } from "./record-owner/siblings.js";
 import { recordKey, recordKeyOf } from "./bundle.js";
 import type { SpecSummary } from "./summary.js";
-import { recordPlace, type RecordOwner } from "../state/record.js";
-import { ownerMarkerLocation } from "../state/owner-marker.js";
 import { driftOutputs, driftedToRepair, failureMessage, refreshedOutputs, runOutputs } from "./outputs.js";
 import { hasKeyedSteps, newHashKey } from "../dsl/keyed-hash.js";
 import { progressPrinter, type LineSink } from "./progress.js";
@@ -67,11 +48,11 @@ import {
   type PreviewMode,
 } from "./wire.js";
 import type * as pulumi from "@pulumi/pulumi";
-import type * as OperationsExports from "../operations.js";
+import type * as OperationsExports from "./record-owner/resource-operations.js";
 import type * as LoadExports from "./load.js";
 import type * as KubeconfigExports from "../kube/kubeconfig.js";
 
-// ---- the operations layer the CLI shares (provider/operations.ts), loaded lazily ----
+// ---- the operations layer the CLI shares (provider/operations.ts), with the owner's bookkeeping, loaded lazily ----
 
 type OperationsModule = typeof OperationsExports;
 export type Operations = Pick<
@@ -93,7 +74,7 @@ type RunResult = import("../engine/types.js").RunResult;
 let operationsOverride: Operations | undefined;
 
 function operations(): Operations {
-  return operationsOverride ?? (require("../operations.js") as Operations);
+  return operationsOverride ?? (require("./record-owner/resource-operations.js") as Operations);
 }
 
 /** Tests swap in fakes for the cluster-facing layer, and capture the progress lines. */
@@ -162,9 +143,9 @@ const checkedRecords = new Map<string, string>();
  * The resources this provider process created, by stack and spec name: where each journals. Pulumi
  * creates a rename's or a replace's new resource before it deletes the old one, in the same process;
  * when the new one journals elsewhere (its `state:` changed too), it has just applied the same spec
- * there, and the old one's delete must leave the cluster alone (decideDelete's `successor`).
+ * there, and the old one's delete must leave the cluster alone (decideDelete's `replacement`).
  */
-const createdHere = new Map<string, Successor>();
+const createdHere = new Map<string, Replacement>();
 
 function createdKey(identity: StackIdentity, specName: string): string {
   return JSON.stringify([identity.project, identity.stack, specName]);
@@ -325,10 +306,10 @@ export async function update(
   // A resource created before owners existed gets its token now.
   const token = typeof olds?.ownerToken === "string" ? olds.ownerToken : undefined;
   const hashKey = typeof olds?.hashKey === "string" ? olds.hashKey : undefined;
-  // The record the last run used: a `state:` that now names another one leaves it (owner.ts).
+  // The record the last run used: a `state:` that now names another one leaves it (record-owner/owner.ts).
   const lastRecord =
     typeof olds?.recordNamespace === "string" && typeof olds?.recordName === "string"
-      ? recordPlace({ namespace: olds.recordNamespace, name: olds.recordName })
+      ? locationText({ namespace: olds.recordNamespace, name: olds.recordName })
       : undefined;
   const { outs } = await applyRun(id, news, token, hashKey, lastRecord, olds?.drift);
   return { outs };
@@ -349,7 +330,7 @@ async function applyRun(
   const hashKey = hasKeyedSteps(spec) ? (oldHashKey ?? newHashKey()) : undefined;
   const where = target(inputs, "inputs-first", kubeconfigs);
   const ops = operations();
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   const id = existingId ?? resourceId(spec, location);
   const say = (text: string): void => sink(`[${name}] ${spec.redactor.redact(text)}`);
   for (const w of spec.warnings) say(`warning: ${w.path ? `${w.path}: ` : ""}${w.message}`);
@@ -369,7 +350,7 @@ async function applyRun(
     // The owner check reads the cluster: a cluster that is not up yet is waited for before it.
     await awaitCluster(ops, session, inputs, (text) => sink(`[${name}] ${session.redactor.redact(text)}`), stop.signal);
     const current = await ops.ownerOperation(spec, { session });
-    const claim = decideClaim(current, owner, ownerPlace(spec, location), name);
+    const claim = decideClaim(current, owner, ownerLocation(spec, location), name);
     if (!claim.ok) throw new Error(claim.message);
     if (claim.note !== undefined) say(claim.note);
     // A create that takes the record over succeeds its claim (a rename, a replace); an update keeps what its own claim succeeded.
@@ -377,7 +358,7 @@ async function applyRun(
       existingId === undefined ? claim.succeeds : current?.token === owner.token ? current.succeeds : undefined;
     if (succeeds !== undefined) owner = { ...owner, succeeds };
     // With the journal off the owner lives in the owner marker, which keeps what it left just as well.
-    owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? recordPlace(location) : "");
+    owner = withMovedFrom(owner, current, lastRecord, location !== undefined ? locationText(location) : "");
     if (rerun.size > 0) say(`repairing the steps a live refresh found drifted: ${[...rerun].join(", ")}`);
     result = await cancellation.track(
       ops.applyOperation(spec, {
@@ -392,19 +373,19 @@ async function applyRun(
     );
     // A rename's or a replace's new resource: the old one's delete, in this process, must leave what this run applied.
     if (result.status === "succeeded" && existingId === undefined) {
-      createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerPlace(spec, location) });
+      createdHere.set(createdKey(owner, spec.name), { resourceName: name, where: ownerLocation(spec, location) });
     }
     // The records this resource left are released once a run here succeeds (not before: a failed run resumes here, or its resource is destroyed from there).
     if (result.status === "succeeded" && owner.movedFrom !== undefined) {
       const released = await ops.releaseRecordsOperation(spec, {
         session,
-        places: owner.movedFrom,
+        locations: owner.movedFrom,
         token: owner.token,
-        movedTo: ownerPlace(spec, location),
+        movedTo: ownerLocation(spec, location),
       });
-      for (const place of released)
+      for (const left of released)
         say(
-          `left the state record ${place} for ${ownerPlace(spec, location)}: it is marked as left, and this resource's delete removes it`,
+          `left the state record ${left} for ${ownerLocation(spec, location)}: it is marked as left, and this resource's delete removes it`,
         );
     }
   } finally {
@@ -453,20 +434,20 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
   let stopReason: () => string;
   try {
     const token = typeof raw.ownerToken === "string" ? raw.ownerToken : undefined;
-    // One read of the record: who holds it, and which steps it holds alike (for "own-steps").
+    // One read of the record: who holds it, and which steps it holds with this spec's inputs (for "own-steps").
     const held = await ops.heldRecordOperation(spec, { session });
     const current = held.owner;
-    const place = ownerPlace(spec, journalLocation(spec));
+    const location = recordLocation(spec, "default-on");
+    const where = ownerLocation(spec, location);
     const created = createdHere.get(createdKey(stackOf(inputs), spec.name));
-    const successor = created !== undefined && created.where !== place ? created : undefined;
-    const decision = decideDelete(current, token, place, stackOf(inputs), successor);
+    const replacement = created !== undefined && created.where !== where ? created : undefined;
+    const decision = decideDelete(current, token, where, stackOf(inputs), replacement);
     if (decision.teardown === "none") {
       say(decision.note);
-      const location = journalLocation(spec);
-      if (decision.dropRecord === true && location !== undefined && token !== undefined && successor !== undefined) {
-        // Its record, and the records it had left on its way there (the successor's claim does not carry them).
-        const here = recordPlace(location);
-        await ops.releaseRecordsOperation(spec, { session, places: [here], token, movedTo: successor.where });
+      if (decision.dropRecord === true && location !== undefined && token !== undefined && replacement !== undefined) {
+        // Its record, and the records it had left on its way there (the replacement's claim does not carry them).
+        const here = locationText(location);
+        await ops.releaseRecordsOperation(spec, { session, locations: [here], token, movedTo: replacement.where });
         await dropLeftRecords(ops, spec, session, [here, ...(current?.movedFrom ?? [])], token, say);
       }
       return;
@@ -481,30 +462,29 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     };
     if (decision.teardown === "own-steps") {
       // Another resource of this stack holds the record: tear down what only this one made.
-      const alike = held.alike;
+      const shared = held.sameInputSteps;
       const included = spec.steps.filter((s) => s.included).map((s) => s.name);
       say(
         ownStepsNote(
-          place,
+          where,
           decision.owner,
-          included.filter((n) => !alike.has(n)),
-          included.filter((n) => alike.has(n)),
+          included.filter((n) => !shared.has(n)),
+          included.filter((n) => shared.has(n)),
         ),
       );
       const leave = new Map(
-        [...alike].map(
+        [...shared].map(
           (n) =>
             [
               n,
-              "left standing: the Khook resource that holds the state record applied this step alike, and its delete removes it",
+              "left standing: the Khook resource that holds the state record applied this step with the same inputs, and its delete removes it",
             ] as const,
         ),
       );
       result = await cancellation.track(ops.destroyOperation(spec, { ...common, withoutRecord: { leave } }));
       // The owner left this record for another: nobody holds it now, so it goes with this resource.
-      const location = journalLocation(spec);
       if (result.status === "succeeded" && decision.dropRecord && location !== undefined) {
-        await dropLeftRecords(ops, spec, session, [recordPlace(location)], decision.owner.token, say);
+        await dropLeftRecords(ops, spec, session, [locationText(location)], decision.owner.token, say);
       }
     } else {
       result = await cancellation.track(
@@ -552,7 +532,7 @@ export async function read(
   const raw = props ?? {};
   if (typeof raw.spec !== "string") return { id, props: raw };
   const { inputs, spec, kubeconfigs } = prepare(raw);
-  const location = journalLocation(spec);
+  const location = recordLocation(spec, "default-on");
   if (location === undefined) return { id, props: raw }; // no journal: nothing to read
   const ops = operations();
   const session = await ops.openSession(spec, {
@@ -598,12 +578,12 @@ async function dropLeftRecords(
   ops: Operations,
   spec: LoadedSpec,
   session: Session,
-  places: readonly string[],
+  locations: readonly string[],
   token: string,
   say: (text: string) => void,
 ): Promise<void> {
-  const dropped = await ops.dropReleasedRecordsOperation(spec, { session, places, token });
-  for (const place of dropped) say(`removed the state record ${place}, which its owner had left for another`);
+  const dropped = await ops.dropReleasedRecordsOperation(spec, { session, locations, token });
+  for (const left of dropped) say(`removed the state record ${left}, which its owner had left for another`);
 }
 
 type Unreachable = { kind: "unreachable" | "rejected"; message: string };
@@ -670,7 +650,9 @@ export function destroyBlockedMessage(name: string, kind: "unreachable" | "rejec
  * Which credentials win. "inputs-first" (create, update): the program's
  * `kubeconfig`/`context`, else the stack config. "stack-config-first" (delete,
  * read): the stack config, else the stored inputs, because a stored token may
- * have expired long before `pulumi destroy` runs.
+ * have expired long before `pulumi destroy` runs. Without either, the ambient
+ * environment (KUBECONFIG, ~/.kube/config, in-cluster). Credentials live in
+ * this module's memory only.
  */
 export type CredentialPrecedence = "inputs-first" | "stack-config-first";
 
@@ -719,14 +701,11 @@ function stackOf(inputs: KhookInputs): { project: string; stack: string } {
 }
 
 /** Where the owner is kept, for messages: the record, or the owner marker when the journal is off. */
-function ownerPlace(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
-  if (location !== undefined)
-    return `the state record (Secret "${location.name}" in namespace "${location.namespace}")`;
-  const marker = ownerMarkerLocation(spec.name);
-  return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
+function ownerLocation(spec: LoadedSpec, location: RecordLocation | undefined): string {
+  return describeOwnerLocation(location, ownerMarkerLocation(spec.name));
 }
 
-export function resourceId(spec: LoadedSpec, location: { namespace: string; name: string } | undefined): string {
+export function resourceId(spec: LoadedSpec, location: RecordLocation | undefined): string {
   return location ? `${location.namespace}/${location.name}` : spec.name;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The single executable's Pulumi provider mode (issue 22 §1): what dist/sea/khook runs when a
+ * The single executable's Pulumi provider mode: what dist/sea/khook runs when a
  * Pulumi engine starts it as the plugin `pulumi-resource-khook` (provider/cli/sea.ts dispatches on
  * that name). scripts/build-sea.mjs bundles this file, with @pulumi/pulumi and grpc-js inside, as
  * an asset of its own beside the CLI's bundle: the CLI's start-up does not carry the provider's

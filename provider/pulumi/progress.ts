@@ -42,6 +42,9 @@ export function progressPrinter(
       case "journal-warning":
         say(`state record: ${e.message}`);
         break;
+      case "journal-note":
+        say(e.message);
+        break;
       case "cluster-warning":
         say(`warning: ${e.message}`);
         break;

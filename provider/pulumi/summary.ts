@@ -27,7 +27,7 @@ import { KHOOK_VERSION } from "../version.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
-import type * as LocationModule from "./location.js";
+import type * as LocationModule from "../state/location.js";
 import type * as KeyedHashModule from "../dsl/keyed-hash.js";
 import type * as HashModule from "../dsl/hash.js";
 
@@ -89,8 +89,8 @@ export function keyedStepHashes(inputs: KhookInputs, key: string): Map<string, s
 
 export function summarize(spec: LoadedSpec): SpecSummary {
   const { planLines } = require("./plan-lines.js") as typeof PlanLinesModule;
-  const { journalLocation } = require("./location.js") as typeof LocationModule;
-  const location = journalLocation(spec);
+  const { recordLocation } = require("../state/location.js") as typeof LocationModule;
+  const location = recordLocation(spec, "default-on");
   return {
     name: spec.name,
     steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.included })),

@@ -126,7 +126,7 @@ export interface KhookOutputs extends KhookInputs {
   recordUpdatedAt?: string;
   /** The khook version that last applied (or refreshed). */
   engineVersion: string;
-  /** Minted by `create`, kept by every update: tells this resource's claim on the record from a successor's (provider/pulumi/owner.ts). */
+  /** Minted by `create`, kept by every update: tells this resource's claim on the record from its replacement's (provider/pulumi/record-owner/owner.ts). */
   ownerToken?: string;
   /** The key of keyed step hashes (dsl/keyed-hash.ts), for a spec with secret-bearing steps; a Pulumi secret (the SDK's additionalSecretOutputs). */
   hashKey?: string;

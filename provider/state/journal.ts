@@ -1,40 +1,8 @@
 /**
- * The journal: reads the record once at the start of a run, decides resume,
- * and writes the record incrementally — `running` at the start, after every
- * executed step, and the final status at the end.
- *
- * Writes are serialized and coalesced: at most one is in flight, and whatever
- * changed meanwhile goes out as one write of the latest state when it returns.
- * A resumed re-run of an unchanged spec costs one read and one write, whatever
- * the number of steps (beginRun; test/integration/scale.test.ts counts them).
- *
- * Which entries a run changes: those of steps that executed in it (ok,
- * skipped by skipIf, failed — including a failure by cancellation while
- * running), and, so that the record holds every step's outcome, those of steps
- * that never started (excluded by `when:`, blocked by a failed dependency, not
- * started after onError: fail or Ctrl-C), recorded `skipped` with the reason.
- * The one exception: an entry that still resumes (`ok` with the same input
- * hash) is kept, because nothing happened to that step's objects in this run.
- *
- * The lease (lease.ts): a run claims the record before anything runs — one
- * write, conditional on the version it read — and holds it until its final
- * write releases it, renewing it with every write and on a timer while a long
- * step runs. A second run finds the lease held and fails fast naming the
- * holder. Every write is conditional on the last version seen; a conflict is
- * resolved by re-reading, never by overwriting: if the lease is still ours
- * the write goes again, if another run holds it (or `khook unlock` cleared
- * it) this run stops writing, signals `leaseLost` so the engine starts no
- * more steps and cancels the running ones, and ends with a journalError
- * naming the new holder (exit 1); if someone deleted
- * the record, it is recreated with only what this run executed (the deletion
- * reset the rest, as deleting the record is meant to).
- *
- * Failure policy: a record that cannot be read (or belongs to someone else),
- * a lease held by another live run, or a claim that cannot be written (a
- * missing namespace, RBAC) stops the run before it starts: no lease, no run.
- * A later write that fails does not stop the run, but the run ends with a
- * journalError (exit 1). Errors that retrying cannot fix (RBAC, a lost
- * lease) stop further write attempts.
+ * A run's journal: reads the record once at the start, decides resume, and writes the record as
+ * the run goes (`running`, every executed step, the final status), holding the record's lease
+ * meanwhile so that two runs never write one record. Writes are coalesced and conditional: see
+ * README.md for the discipline and the failure policy.
  */
 import { randomUUID } from "node:crypto";
 import * as os from "node:os";
@@ -50,8 +18,6 @@ import {
   isResumable,
   markDestroying,
   parseRecord,
-  releasedBy,
-  releasedOwner,
   serializeRecord,
   helmInFlightOf,
   withEntry,
@@ -60,7 +26,8 @@ import {
   type InFlightHelm,
   type OutcomeInput,
   type Redacting,
-  type RecordOwner,
+  type OwnerData,
+  type TakeUp,
   type RunIdentity,
   type StateRecord,
   type StepKey,
@@ -80,12 +47,17 @@ import {
   type LeaseSelf,
 } from "./lease.js";
 import { currentPidSpace, pidAlive } from "./process-identity.js";
-import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
+import {
+  MAX_CONFLICTS,
+  PermanentStoreError,
+  RecordConflictError,
+  storeErrorText,
+  type RecordStore,
+  type StoredRecord,
+} from "./store.js";
 
 /** Bound on any one store call, so a hung API server cannot hang the end of a run. */
 const STORE_CALL_TIMEOUT_MS = 30_000;
-/** How many conflicts in a row one claim, write or delete resolves before giving up. */
-const MAX_CONFLICTS = 5;
 
 /** This run lost the lease: nothing it writes may land any more. */
 export class LeaseLostError extends PermanentStoreError {
@@ -114,8 +86,14 @@ export interface JournalOptions {
   readonly renewIntervalMs?: number;
   /** The command that clears the lease by hand, quoted in the message of a second run. */
   readonly unlockCommand?: string;
-  /** Who claims the record with this run (the Pulumi resource); without one the recorded owner is kept. */
-  readonly owner?: RecordOwner;
+  /** The owner a shell stamps on the record with this run (the Pulumi resource's); without one the recorded owner is kept. */
+  readonly owner?: OwnerData;
+  /**
+   * The records the spec journaled on before this one (StateRecord.movedFrom). Given (or with an
+   * owner), the run takes the record up: it is the spec's current record again. Without either, the
+   * record's owner and moves are kept as they are.
+   */
+  readonly movedFrom?: readonly string[];
 }
 
 /** This process as a lease holder; each journal gets its own id. */
@@ -157,7 +135,8 @@ export class Journal {
   private readonly leaseDurationMs: number;
   private readonly renewIntervalMs: number;
   private readonly unlockCommand: string;
-  private readonly owner: RecordOwner | undefined;
+  /** What this run stamps when it takes the record up; undefined keeps the record's owner and moves. */
+  private takeUp: TakeUp | undefined;
 
   private opened = false;
   private previous: StateRecord | undefined;
@@ -195,7 +174,10 @@ export class Journal {
     this.redactor = opts.redactor;
     this.now = opts.now ?? (() => new Date());
     this.callTimeoutMs = opts.storeCallTimeoutMs ?? STORE_CALL_TIMEOUT_MS;
-    this.owner = opts.owner;
+    this.takeUp =
+      opts.owner !== undefined || opts.movedFrom !== undefined
+        ? { ...(opts.owner !== undefined ? { owner: opts.owner } : {}), movedFrom: opts.movedFrom ?? [] }
+        : undefined;
     this.self = opts.self ?? currentRun();
     this.isAlive = opts.isAlive ?? pidAlive;
     this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
@@ -286,6 +268,14 @@ export class Journal {
     return this.id.hashKey!;
   }
 
+  /**
+   * This run takes the record up with `movedFrom` (JournalOptions.movedFrom), once its caller has
+   * seen the record `open` read: a record the spec left, or one a move starts on. Before beginRun.
+   */
+  moveHere(movedFrom: readonly string[]): void {
+    this.takeUp = { ...(this.takeUp?.owner !== undefined ? { owner: this.takeUp.owner } : {}), movedFrom };
+  }
+
   /** The resume rule, against the record as read at the start. */
   isResumable(step: StepKey): boolean {
     return isResumable(this.previous, step);
@@ -312,19 +302,10 @@ export class Journal {
           "execution",
           leaseHeldMessage(assessment.lease, this.store.description, this.unlockCommand),
         );
-      this.current = beginRecord(
-        this.previous,
-        this.id,
-        "apply",
-        this.now(),
-        this.owner ?? this.previous?.owner,
-        repairs,
-      );
+      this.current = beginRecord(this.previous, this.id, "apply", this.now(), this.takeUp, repairs);
       return;
     }
-    await this.claim("apply", (previous) =>
-      beginRecord(previous, this.id, "apply", this.now(), this.owner ?? previous?.owner, repairs),
-    );
+    await this.claim("apply", (previous) => beginRecord(previous, this.id, "apply", this.now(), this.takeUp, repairs));
   }
 
   /**
@@ -733,80 +714,4 @@ export async function clearLease(store: RecordStore, signal?: AbortSignal): Prom
     "execution",
     `could not clear the lease on the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
   );
-}
-
-/**
- * A Pulumi resource whose `state:` names another record now releases the one it left (record.ts
- * `movedTo`): a conditional write that changes the owner and nothing else, and only while `token`
- * holds the record. A run that holds the lease meanwhile keeps its own record (it treats a write
- * that left its lease alone as noise), so a resource that takes the record over wins. True when
- * this call released it.
- */
-export async function releaseRecord(
-  store: RecordStore,
-  token: string,
-  movedTo: string,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  for (let i = 0; i < MAX_CONFLICTS; i++) {
-    const seen = await readOwned(store, signal);
-    const owner = seen === undefined ? undefined : releasedOwner(seen.record.owner, token, movedTo);
-    if (seen === undefined || owner === undefined) return false;
-    try {
-      await store.write(serializeRecord({ ...seen.record, owner }), seen.version, signal);
-      return true;
-    } catch (e) {
-      if (e instanceof RecordConflictError) continue;
-      throw new KhookError("execution", storeErrorText("write", store, e));
-    }
-  }
-  throw new KhookError(
-    "execution",
-    `could not release the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
-  );
-}
-
-/**
- * Removes a record `token` released (`releaseRecord`) once that resource is destroyed: only while
- * the release stands and no run holds the lease, so a record another resource or a CLI run has
- * taken up since stays. True when this call removed it.
- */
-export async function deleteReleasedRecord(store: RecordStore, token: string, signal?: AbortSignal): Promise<boolean> {
-  for (let i = 0; i < MAX_CONFLICTS; i++) {
-    const seen = await readOwned(store, signal);
-    if (seen === undefined || !releasedBy(seen.record.owner, token) || seen.record.lease !== undefined) return false;
-    try {
-      await store.delete(seen.version, signal);
-      return true;
-    } catch (e) {
-      if (e instanceof RecordConflictError) continue;
-      throw new KhookError("execution", storeErrorText("delete", store, e));
-    }
-  }
-  throw new KhookError(
-    "execution",
-    `could not remove the state record (${store.description}): it changed ${MAX_CONFLICTS} times in a row while khook tried`,
-  );
-}
-
-/** The record and its version; undefined when there is none or it cannot be parsed (nobody's to release or remove). */
-async function readOwned(
-  store: RecordStore,
-  signal?: AbortSignal,
-): Promise<{ record: StateRecord; version: string } | undefined> {
-  let stored: StoredRecord | undefined;
-  try {
-    stored = await store.read(signal);
-  } catch (e) {
-    throw new KhookError("execution", storeErrorText("read", store, e));
-  }
-  const parsed = stored?.json === undefined ? undefined : parseRecord(stored.json);
-  return parsed?.ok ? { record: parsed.record, version: stored!.version } : undefined;
-}
-
-function storeErrorText(verb: "read" | "write" | "delete", store: RecordStore, e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  // Store errors that are already sentences for people carry their own context.
-  if (e instanceof StoreError) return msg;
-  return `cannot ${verb} the state record (${store.description}): ${msg}`;
 }

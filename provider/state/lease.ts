@@ -1,25 +1,7 @@
 /**
- * The lease on a state record: which run may write it. Pure data and pure
- * decisions; the journal (journal.ts) claims, renews and releases it.
- *
- * The lease lives inside the record itself, so locking needs no RBAC beyond
- * what the record already needs. Every record write carries the Secret's
- * resourceVersion, so claiming is atomic: of two runs that read a free lease,
- * only one write lands, and the other re-reads and finds the lease held.
- *
- * Expiry compares the holder's renewal deadline with this machine's clock;
- * the lease lasts several renewal intervals so modest clock skew between
- * hosts cannot make a live run look expired.
- *
- * A lease is taken over before its deadline only when its holder is certainly
- * dead: the holder's pid means something here only if it ran in this very pid
- * namespace (the inode of /proc/self/ns/pid) of this very boot of the kernel
- * (/proc/sys/kernel/random/boot_id). A host name proves neither: host-network
- * containers and hostNetwork pods share the node's name but not its pids. Within
- * one pid space the holder is dead when its pid runs no process, or runs one
- * that started at another time (the pid was reused). Anything less certain — a
- * lease without these fields, another namespace or boot, a /proc that is not
- * ours — waits for the deadline.
+ * The lease on a state record: which run may write it, and when a holder is certainly gone. Pure
+ * data and decisions; the journal claims, renews and releases it (README.md: why it lives in the
+ * record, and why a pid is trusted only in its own pid namespace and boot).
  */
 
 export interface Lease {

@@ -1,6 +1,6 @@
 /**
  * Who this process is, in terms another run can check before it calls a lease
- * holder dead (lease.ts's header says the rule): the pid namespace, the boot,
+ * holder dead (README.md says the rule): the pid namespace, the boot,
  * and the pid's start time, all read from /proc. I/O lives here; lease.ts
  * decides.
  *

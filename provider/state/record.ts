@@ -1,22 +1,11 @@
 /**
- * The run-state record, as pure data and pure functions. No I/O here: the
- * journal (journal.ts) decides when to write, the store (secret-store.ts)
- * how.
- *
- * What is stored — and nothing else: the spec's name and whole-spec hash,
- * khook's version, timestamps, the run status, and per step its input hash and
- * outcome (status, reason, attempts, duration, finish time, redacted and
- * truncated error text). The rendered spec — action blocks, values, manifests,
- * variables — is never part of a record: the types below have no place for it.
- *
- * Entries of steps that are not in the current spec are kept untouched, so
- * renaming a step back (or toggling between two spec variants sharing one
- * record) still resumes. They can never cause a resume by themselves: resume
- * looks up the current spec's step names only. When the record would outgrow
- * MAX_RECORD_BYTES, those stale entries are dropped, oldest first.
+ * The state record as pure data and pure functions: its entries, the one resume rule, its
+ * serialization, and the summary `khook status` and Pulumi's read show. No I/O: the journal
+ * decides when to write, the store how. README.md says what a record holds, and what it never does.
  */
 
 import { parseLease, type Lease } from "./lease.js";
+import { parseLocationText } from "./location.js";
 
 export const RECORD_FORMAT = 1;
 /** The key of the JSON blob in the Secret's data. */
@@ -102,49 +91,31 @@ export function mergeAdded(a: readonly AddedObject[] = [], b: readonly AddedObje
 }
 
 /**
- * The Pulumi resource that owns the record (absent for the CLI and for records
- * written before owners existed): the stack, plus a token each Pulumi `create`
- * mints and keeps in its outputs. A dynamic provider never sees its URN, and a
- * `--replace` keeps the URN, so the token is what tells the old resource from
- * the new one. Kept as-is by every writer that does not set one (the CLI).
+ * What a shell stamps on a record to say who holds it (the Pulumi resource: its stack and a
+ * token, provider/pulumi/record-owner/). A JSON object the core stores and carries across runs
+ * but never reads: only the shell that wrote it knows what it means.
  */
-export interface RecordOwner {
-  readonly project: string;
-  readonly stack: string;
-  readonly token: string;
-  /**
-   * The token of the resource this one took the record over from by its create: a rename or a
-   * replace, whose old resource's delete must then leave the cluster alone (pulumi/owner.ts).
-   */
-  readonly succeeds?: string;
-  /**
-   * Set on a record its owner left: the resource's `state:` now names another record (this
-   * field says which, for people). The owner keeps its claim, so another resource of the stack
-   * does not mistake the record for its own; the owner's delete removes it (`movedFrom`).
-   */
-  readonly movedTo?: string;
-  /**
-   * The records ("namespace/name") this owner left for this one, oldest first: each is released
-   * (`movedTo`) once a run here succeeds, and removed when the owner is destroyed, unless another
-   * resource has claimed it since.
-   */
-  readonly movedFrom?: readonly string[];
-}
+export type OwnerData = Readonly<Record<string, unknown>>;
 
-/** The owner `token`'s record with the mark that it left for `movedTo`; undefined when `token` does not hold it or already left it. */
-export function releasedOwner(owner: RecordOwner | undefined, token: string, movedTo: string): RecordOwner | undefined {
-  return owner !== undefined && owner.token === token && owner.movedTo === undefined
-    ? { ...owner, movedTo }
-    : undefined;
-}
-
-/** Did `token` leave this record, and has nobody claimed it since? */
-export function releasedBy(owner: RecordOwner | undefined, token: string): boolean {
-  return owner !== undefined && owner.token === token && owner.movedTo !== undefined;
-}
-
-/** How many records one owner remembers having left (a bound on what a record can be made to hold). */
+/** How many records a record remembers having been moved from (a bound on what it can be made to hold). */
 export const MAX_MOVED_FROM = 16;
+
+/**
+ * The records a record remembers having been moved from: those it `carried` and those the spec
+ * `left` now, oldest first, without `here` (a spec back on a record it left owns it again).
+ */
+export function movedFromAfter(carried: readonly string[], left: readonly string[], here: string): string[] {
+  return [...new Set([...carried, ...left])].filter((p) => p !== here).slice(-MAX_MOVED_FROM);
+}
+
+/**
+ * A run that takes the record up: the record is its spec's current one again (its `movedTo`
+ * goes), remembers `movedFrom`, and carries `owner` when one is given (else the recorded one).
+ */
+export interface TakeUp {
+  readonly owner?: OwnerData;
+  readonly movedFrom: readonly string[];
+}
 
 export interface StateRecord {
   readonly format: typeof RECORD_FORMAT;
@@ -160,7 +131,19 @@ export interface StateRecord {
   readonly finishedAt?: string;
   /** The run that may write the record (lease.ts); absent when no run holds it. Added in format 1 without a bump: older readers ignore it. */
   readonly lease?: Lease;
-  readonly owner?: RecordOwner;
+  /** Who holds the record, as the shell that stamped it says (OwnerData); kept by every run that stamps none. */
+  readonly owner?: OwnerData;
+  /**
+   * Set once the spec journals on another record (`state:` names it now): which one, for people.
+   * A record left so is never trusted to resume a step (isResumable): the objects moved on with
+   * the spec, and a destroy from there may have removed them. A run that takes it up clears it.
+   */
+  readonly movedTo?: string;
+  /**
+   * The records ("namespace/name") the spec journaled on before this one, oldest first: each is
+   * released (`movedTo`) once a run here succeeds, and removed by a destroy here.
+   */
+  readonly movedFrom?: readonly string[];
   /**
    * The key of keyed step hashes (dsl/keyed-hash.ts), base64: present once a spec with
    * secret-bearing steps ran. The record lives in a Secret; the key never leaves it (nor
@@ -220,28 +203,36 @@ export interface StepKey {
   readonly inputHash: string;
 }
 
-/** The one resume rule: recorded `ok` with the same input hash. */
+/** The one resume rule: recorded `ok` with the same input hash, in a record the spec has not left. */
 export function isResumable(record: StateRecord | undefined, step: StepKey): boolean {
-  const entry = record ? ownEntry(record, step.name) : undefined;
+  const entry = record !== undefined && record.movedTo === undefined ? ownEntry(record, step.name) : undefined;
   return entry !== undefined && entry.status === "ok" && entry.inputHash === step.inputHash;
 }
 
-/** A record for a run that starts now, carrying the previous record's step entries (and owner, unless a new one claims it) over. */
+/**
+ * A record for a run that starts now, carrying the previous record's step entries over, and its
+ * owner and moves as they were unless the run takes the record up (`takeUp`).
+ */
 export function beginRecord(
   previous: StateRecord | undefined,
   id: RunIdentity,
   command: RecordCommand,
   now: Date,
-  owner: RecordOwner | undefined = previous?.owner,
+  takeUp?: TakeUp,
   repairs?: readonly string[],
 ): StateRecord {
   const at = now.toISOString();
   const hashKey = id.hashKey ?? previous?.hashKey;
+  const owner = takeUp?.owner ?? previous?.owner;
+  const movedTo = takeUp === undefined ? previous?.movedTo : undefined;
+  const movedFrom = takeUp === undefined ? previous?.movedFrom : takeUp.movedFrom;
   const repair: RepairNote | undefined =
     repairs !== undefined && repairs.length > 0 ? { at, steps: [...repairs] } : previous?.repair;
   return {
     ...(repair !== undefined ? { repair } : {}),
     ...(owner !== undefined ? { owner } : {}),
+    ...(movedTo !== undefined ? { movedTo } : {}),
+    ...(movedFrom !== undefined && movedFrom.length > 0 ? { movedFrom } : {}),
     ...(hashKey !== undefined ? { hashKey } : {}),
     format: RECORD_FORMAT,
     spec: id.spec,
@@ -370,7 +361,7 @@ export function serializeRecord(
   currentSteps: ReadonlySet<string> | undefined = undefined,
   maxBytes = MAX_RECORD_BYTES,
 ): string {
-  let text = JSON.stringify(record);
+  let text = JSON.stringify(stored(record));
   if (Buffer.byteLength(text, "utf8") <= maxBytes || currentSteps === undefined) return text;
   const stale = Object.entries(record.steps)
     .filter(([name]) => !currentSteps.has(name))
@@ -378,10 +369,24 @@ export function serializeRecord(
   const steps: Record<string, StepEntry> = { ...record.steps };
   for (const [name] of stale) {
     delete steps[name];
-    text = JSON.stringify({ ...record, steps });
+    text = JSON.stringify(stored({ ...record, steps }));
     if (Buffer.byteLength(text, "utf8") <= maxBytes) break;
   }
   return text;
+}
+
+/**
+ * The record as format 1 stores it: the moves sit inside `owner`, where the Pulumi resource first
+ * wrote them (records in clusters and older khook versions read them there).
+ */
+function stored(record: StateRecord): object {
+  const { owner, movedTo, movedFrom, ...rest } = record;
+  const held = {
+    ...(owner ?? {}),
+    ...(movedTo !== undefined ? { movedTo } : {}),
+    ...(movedFrom !== undefined ? { movedFrom } : {}),
+  };
+  return Object.keys(held).length > 0 ? { owner: held, ...rest } : rest;
 }
 
 export type ParsedRecord =
@@ -432,7 +437,7 @@ export function parseRecord(text: string): ParsedRecord {
     updatedAt: str("updatedAt"),
     ...(typeof raw["finishedAt"] === "string" ? { finishedAt: raw["finishedAt"] } : {}),
     ...leaseField(raw["lease"]),
-    ...ownerField(raw["owner"]),
+    ...ownerAndMoves(raw["owner"]),
     ...(typeof raw["hashKey"] === "string" && raw["hashKey"] !== "" ? { hashKey: raw["hashKey"] } : {}),
     steps,
     ...helmInFlightField(raw["helmInFlight"]),
@@ -518,40 +523,20 @@ function helmInFlightField(raw: unknown): { helmInFlight?: Record<string, InFlig
   return Object.keys(marks).length > 0 ? { helmInFlight: marks } : {};
 }
 
-/** `{ owner }` when the value is a well-formed owner, else nothing (a malformed owner is no owner). */
-export function ownerField(v: unknown): { owner?: RecordOwner } {
-  if (
-    !isObject(v) ||
-    typeof v["project"] !== "string" ||
-    typeof v["stack"] !== "string" ||
-    typeof v["token"] !== "string" ||
-    v["token"] === ""
-  )
-    return {};
-  const succeeds = typeof v["succeeds"] === "string" && v["succeeds"] !== "" ? { succeeds: v["succeeds"] } : {};
-  const movedTo = typeof v["movedTo"] === "string" && v["movedTo"] !== "" ? { movedTo: v["movedTo"] } : {};
-  const places = Array.isArray(v["movedFrom"])
-    ? v["movedFrom"].filter((p): p is string => typeof p === "string" && isRecordPlace(p)).slice(-MAX_MOVED_FROM)
+/** A stored `owner` object split into the shell's owner data and the moves (see `stored`); malformed moves are dropped. */
+export function ownerAndMoves(v: unknown): Pick<StateRecord, "owner" | "movedTo" | "movedFrom"> {
+  if (!isObject(v)) return {};
+  const { movedTo, movedFrom, ...owner } = v;
+  const from = Array.isArray(movedFrom)
+    ? movedFrom
+        .filter((p): p is string => typeof p === "string" && parseLocationText(p) !== undefined)
+        .slice(-MAX_MOVED_FROM)
     : [];
-  const movedFrom = places.length > 0 ? { movedFrom: places } : {};
   return {
-    owner: { project: v["project"], stack: v["stack"], token: v["token"], ...succeeds, ...movedTo, ...movedFrom },
+    ...(Object.keys(owner).length > 0 ? { owner } : {}),
+    ...(typeof movedTo === "string" && movedTo !== "" ? { movedTo } : {}),
+    ...(from.length > 0 ? { movedFrom: from } : {}),
   };
-}
-
-/** A record's place as `movedFrom` keeps it: "namespace/name". */
-export function recordPlace(location: { readonly namespace: string; readonly name: string }): string {
-  return `${location.namespace}/${location.name}`;
-}
-
-/** The location a `movedFrom` entry names; undefined for anything that is not "namespace/name". */
-export function parseRecordPlace(place: string): { namespace: string; name: string } | undefined {
-  const [namespace, name, ...rest] = place.split("/");
-  return namespace && name && rest.length === 0 ? { namespace, name } : undefined;
-}
-
-function isRecordPlace(place: string): boolean {
-  return parseRecordPlace(place) !== undefined;
 }
 
 const RUN_STATUSES = new Set<RecordRunStatus>(["running", "destroying", "succeeded", "failed", "cancelled"]);
@@ -660,6 +645,10 @@ export interface RecordSummary {
   readonly lease?: Lease;
   /** Whether the whole-spec hash matches the given spec's (undefined when no spec was given). */
   readonly specChanged?: boolean;
+  /** The record the spec left this one for (StateRecord.movedTo): then no step resumes from it. */
+  readonly movedTo?: string;
+  /** The records the spec journaled on before this one (StateRecord.movedFrom). */
+  readonly movedFrom?: readonly string[];
   /** Current spec steps first in document order, then steps only in the record, by name. */
   readonly steps: readonly StepSummary[];
   /** Count per entry status, over the steps listed. */
@@ -724,6 +713,8 @@ export function summarizeRecord(
     ...(record.finishedAt !== undefined ? { finishedAt: record.finishedAt } : {}),
     ...(record.lease !== undefined ? { lease: record.lease } : {}),
     ...(current ? { specChanged: current.specHash !== record.specHash } : {}),
+    ...(record.movedTo !== undefined ? { movedTo: record.movedTo } : {}),
+    ...(record.movedFrom !== undefined ? { movedFrom: record.movedFrom } : {}),
     steps,
     counts,
     unrecorded,

@@ -12,7 +12,9 @@
  */
 import type { KubeClient } from "../kube/client.js";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";
-import { RECORD_KEY } from "./record.js";
+import { parseRecord, RECORD_KEY } from "./record.js";
+import type { RecordLocation } from "./location.js";
+import type { FoundRecord } from "./moves.js";
 import { PermanentStoreError, RecordConflictError, StoreError, type RecordStore, type StoredRecord } from "./store.js";
 
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
@@ -27,15 +29,13 @@ export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue };
 export type SecretClient = Pick<KubeClient, "get" | "create" | "replace" | "delete"> &
   Partial<Pick<KubeClient, "watch">>;
 
+/** The slice of the kube client findRecords needs. */
+export type SecretLister = Pick<KubeClient, "list">;
+
 /** How long a broken watch on the record waits before it re-connects. */
 const REWATCH_DELAY_MS = 1_000;
 
 const SECRETS: ResourceType = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
-
-export interface SecretLocation {
-  readonly namespace: string;
-  readonly name: string;
-}
 
 interface SecretObject {
   apiVersion?: string;
@@ -60,7 +60,7 @@ export class SecretRecordStore implements RecordStore {
 
   constructor(
     private readonly kube: SecretClient,
-    readonly location: SecretLocation,
+    readonly location: RecordLocation,
     /** For the khook.io/spec label; undefined keeps the Secret's own (khook unlock --record). */
     private readonly specName: string | undefined,
   ) {
@@ -245,6 +245,56 @@ export class SecretRecordStore implements RecordStore {
     }
     return new StoreError(`cannot ${verb} Secret "${name}" in namespace "${namespace}" (the state record): ${detail}`);
   }
+}
+
+/**
+ * The records of spec `specName`, found by the labels every record carries (a label value may
+ * shorten a long name, so the record's own `spec` decides): in every namespace or, where listing
+ * them all is forbidden, in each of `namespaces` that may be listed. `searched` says where it
+ * looked. Records that cannot be parsed are left out: they resume nothing.
+ */
+export async function findRecords(
+  kube: SecretLister,
+  specName: string,
+  namespaces: readonly string[],
+  signal?: AbortSignal,
+): Promise<{ records: FoundRecord[]; searched: "every namespace" | string[] }> {
+  const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SPEC_LABEL}=${labelValue(specName)}`;
+  const list = async (namespace: string | undefined): Promise<SecretObject[] | undefined> => {
+    const opts = { labelSelector, ...(signal ? { signal } : {}) };
+    try {
+      const found = await kube.list(
+        SECRETS,
+        namespace === undefined ? { ...opts, allNamespaces: true } : { ...opts, namespace },
+      );
+      return found.items as SecretObject[];
+    } catch (e) {
+      if (statusOf(e) === 403) return undefined;
+      throw e;
+    }
+  };
+  let items = await list(undefined);
+  let searched: "every namespace" | string[] = "every namespace";
+  if (items === undefined) {
+    items = [];
+    searched = [];
+    for (const namespace of new Set(namespaces)) {
+      const listed = await list(namespace);
+      if (listed === undefined) continue;
+      items.push(...listed);
+      searched.push(namespace);
+    }
+  }
+  const records: FoundRecord[] = [];
+  for (const secret of items) {
+    const b64 = secret.data?.[RECORD_KEY];
+    const { name, namespace } = secret.metadata ?? {};
+    if (b64 === undefined || name === undefined || namespace === undefined) continue;
+    const parsed = parseRecord(Buffer.from(b64, "base64").toString("utf8"));
+    if (parsed.ok && parsed.record.spec === specName)
+      records.push({ location: { namespace, name }, record: parsed.record });
+  }
+  return { records, searched };
 }
 
 /** The HTTP status of a kube error (KubeApiError.status), if any. */

@@ -67,3 +67,14 @@ export class RecordConflictError extends StoreError {
     this.name = "RecordConflictError";
   }
 }
+
+/** How many conflicts in a row one claim, write or delete resolves before giving up. */
+export const MAX_CONFLICTS = 5;
+
+/** A store failure as a sentence naming the verb and the record. */
+export function storeErrorText(verb: "read" | "write" | "delete", store: RecordStore, e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  // Store errors that are already sentences for people carry their own context.
+  if (e instanceof StoreError) return msg;
+  return `cannot ${verb} the state record (${store.description}): ${msg}`;
+}

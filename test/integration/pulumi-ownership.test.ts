@@ -1,5 +1,5 @@
 /**
- * Renames and replaces never tear the bootstrap down (provider/pulumi/owner.ts),
+ * Renames and replaces never tear the bootstrap down (provider/pulumi/record-owner/owner.ts),
  * with the real pulumi CLI, a file backend and the real cluster.
  *
  * Pulumi renames and replaces create the new resource first and delete the
@@ -10,8 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { RecordOwner } from "../../provider/state/record.js";
-import { OWNER_MARKER_KEY, ownerMarkerLocation } from "../../provider/state/owner-marker.js";
+import type { RecordOwner } from "../../provider/pulumi/record-owner/owner.js";
+import { OWNER_MARKER_KEY, ownerMarkerLocation } from "../../provider/pulumi/record-owner/marker.js";
 import { onShell, pulumiFixture, pulumiTools, SHELLS, type KhookShell } from "./support/pulumi-env.js";
 import {
   KHOOK_PROGRAM,

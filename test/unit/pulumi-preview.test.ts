@@ -274,7 +274,7 @@ describe("handlers: credentials, unreachable clusters, online preview", () => {
       ownerOperation: async (_spec, o) => (used.push({ op: "owner", session: o.session! }), undefined),
       heldRecordOperation: async (_spec, o) => (
         used.push({ op: "owner", session: o.session! }),
-        { owner: undefined, alike: new Set<string>() }
+        { owner: undefined, sameInputSteps: new Set<string>() }
       ),
       destroyOperation: async (spec, o) => (used.push({ op: "destroy", session: o.session! }), okRun(spec)),
       applyOperation: async (spec, o) => (

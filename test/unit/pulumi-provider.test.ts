@@ -12,6 +12,7 @@ import type { RunEvent, RunResult, StepResult } from "../../provider/engine/type
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import { loadSpec } from "../../provider/dsl/load.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
+import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
 import { check } from "../../provider/pulumi/check.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
@@ -23,7 +24,7 @@ import { normalizeInputs } from "../../provider/pulumi/wire.js";
 import { runOutputs } from "../../provider/pulumi/outputs.js";
 import { BUNDLE_KEY, UNKNOWN, type KhookInputs, type KhookOutputs } from "../../provider/pulumi/wire.js";
 import { KHOOK_VERSION } from "../../provider/version.js";
-import type { RecordOwner } from "../../provider/state/record.js";
+import type { RecordOwner } from "../../provider/pulumi/record-owner/owner.js";
 import type { Session, SessionOptions } from "../../provider/session.js";
 import { fakeRecordOperations, fakeSessions, type MovedRecordCalls } from "./support/fake-sessions.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
@@ -135,16 +136,10 @@ function appliedOutputs(inputs: KhookInputs): KhookOutputs {
 
 describe("the serialized provider", () => {
   test("is a thin loader: small, requires the engine by package name first, captures no secret", async () => {
-    const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
-      serializeFunction(
-        f: () => unknown,
-        o: { allowSecrets: boolean },
-      ): Promise<{ text: string; containsSecrets: boolean }>;
-    };
-    const { khookProvider } = await import("../../sdk/provider.js");
-    const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
+    const { KHOOK_PROVIDER_TEXT } = await import("../../sdk/provider.js");
+    const sf = { text: KHOOK_PROVIDER_TEXT };
     assert.ok(sf.text.length < 4096, `serialized provider is ${sf.text.length} bytes`);
-    assert.equal(sf.containsSecrets, false);
+    assert.doesNotMatch(sf.text, /token|password|BEGIN|kubeconfig:/i);
     for (const method of ["configure", "check", "diff", "create", "update", "delete", "read"])
       assert.match(sf.text, new RegExp(`\\.${method}\\(`), method);
     assert.match(
@@ -159,14 +154,8 @@ describe("the serialized provider", () => {
   });
 
   test("the serialized loader finds the handlers by name, else by KHOOK_PULUMI_HANDLERS, else where the program loaded khook; and says what to do when none works", async () => {
-    const sc = require("@pulumi/pulumi/runtime/closure/serializeClosure") as {
-      serializeFunction(
-        f: () => unknown,
-        o: { allowSecrets: boolean; exportName?: string },
-      ): Promise<{ text: string; exportName: string }>;
-    };
-    const { khookProvider } = await import("../../sdk/provider.js");
-    const sf = await sc.serializeFunction(() => khookProvider, { allowSecrets: true });
+    const { KHOOK_PROVIDER_TEXT } = await import("../../sdk/provider.js");
+    const sf = { text: KHOOK_PROVIDER_TEXT };
     const handlersFile = path.resolve(__dirname, "../../provider/pulumi/handlers.js");
     // Load the serialized text the way the dynamic provider does (require-from-string), from a directory without node_modules.
     const elsewhere = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "khook-no-modules-"));
@@ -676,7 +665,7 @@ describe("handlers (with a fake operations layer)", () => {
   function fakeOps(
     run: (spec: LoadedSpec, onEvent?: (e: RunEvent) => void) => RunResult,
     currentOwner: () => RecordOwner | undefined = () => undefined,
-    alike: () => Set<string> = () => new Set(),
+    sameInputSteps: () => Set<string> = () => new Set(),
   ) {
     const calls: {
       op: string;
@@ -688,7 +677,7 @@ describe("handlers (with a fake operations layer)", () => {
     }[] = [];
     const sessions = fakeSessions();
     const opened = (o: { session?: Session }): SessionOptions => sessions.optionsOf(o.session!);
-    const records = fakeRecordOperations(currentOwner, alike);
+    const records = fakeRecordOperations(currentOwner, sameInputSteps);
     const ops: handlers.Operations = {
       openSession: sessions.openSession,
       ...records,
@@ -856,7 +845,10 @@ describe("handlers (with a fake operations layer)", () => {
         },
         ...fakeRecordOperations(),
         ownerOperation: async () => (order.push("owner check"), undefined),
-        heldRecordOperation: async () => (order.push("owner check"), { owner: undefined, alike: new Set<string>() }),
+        heldRecordOperation: async () => (
+          order.push("owner check"),
+          { owner: undefined, sameInputSteps: new Set<string>() }
+        ),
         applyOperation: async (spec, o) => (
           order.push(o.waitForCluster === undefined ? "apply" : "apply, waiting again"),
           okResult(spec)
@@ -1542,26 +1534,27 @@ describe("handlers (with a fake operations layer)", () => {
 });
 
 describe("journal location", () => {
-  test('matches operations.recordLocation(spec, "default-on") for an absent, an enabled and a disabled state: block', async () => {
-    const { recordLocation } = await import("../../provider/operations.js");
-    const { journalLocation } = await import("../../provider/pulumi/location.js");
-    for (const extra of [
-      "",
-      "state: {}\n",
-      "state:\n  namespace: kube-system\n  name: rec\n",
-      "state:\n  enabled: false\n",
-    ]) {
-      const spec = loadSpec({
-        text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra),
-        env: {},
-      });
-      assert.deepEqual(journalLocation(spec), recordLocation(spec, "default-on"), extra);
-    }
-    const off = loadSpec({
-      text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", "state:\n  enabled: false\n"),
-      env: {},
+  test("the Pulumi resource journals unless state.enabled is false; the CLI only with an enabled state: block", async () => {
+    const { recordLocation } = await import("../../provider/state/location.js");
+    const load = (extra: string): LoadedSpec =>
+      loadSpec({ text: specText("  - name: w\n    wait: { for: condition=Ready, on: pods }\n", extra), env: {} });
+    const absent = load("");
+    assert.deepEqual(recordLocation(absent, "default-on"), {
+      namespace: SPEC_DEFAULTS.stateNamespace,
+      name: `${SPEC_DEFAULTS.stateNamePrefix}${absent.name}`,
     });
-    assert.equal(journalLocation(off), undefined);
+    assert.equal(recordLocation(absent, "spec"), undefined);
+    for (const policy of ["spec", "default-on"] as const) {
+      assert.deepEqual(recordLocation(load("state:\n  namespace: kube-system\n  name: rec\n"), policy), {
+        namespace: "kube-system",
+        name: "rec",
+      });
+      assert.deepEqual(recordLocation(load("state: {}\n"), policy), {
+        namespace: SPEC_DEFAULTS.stateNamespace,
+        name: `${SPEC_DEFAULTS.stateNamePrefix}${absent.name}`,
+      });
+      assert.equal(recordLocation(load("state:\n  enabled: false\n"), policy), undefined, policy);
+    }
   });
 });
 

@@ -226,5 +226,6 @@ describe("Khook (SDK)", () => {
     assert.equal(reg?.type, "pulumi-nodejs:dynamic/khook:Khook");
     assert.equal(typeof reg?.inputs.__provider, "string");
     assert.match(String(reg?.inputs.__provider), /"khook\/provider\/pulumi\/handlers"/);
+    assert.equal(reg?.inputs.__provider, (await import("../../sdk/provider.js")).KHOOK_PROVIDER_TEXT);
   });
 });

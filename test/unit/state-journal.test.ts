@@ -3,14 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { Redactor } from "../../provider/redact.js";
-import {
-  clearLease,
-  currentRun,
-  deleteReleasedRecord,
-  Journal,
-  releaseRecord,
-  type JournalOptions,
-} from "../../provider/state/journal.js";
+import { clearLease, currentRun, Journal, type JournalOptions } from "../../provider/state/journal.js";
 import { currentPidSpace, pidAlive, startTimeField } from "../../provider/state/process-identity.js";
 import {
   assessLease,
@@ -441,7 +434,7 @@ describe("state: the lease under the Pulumi provider", () => {
   });
 });
 
-describe("state: the record's owner (the Pulumi resource that claimed it)", () => {
+describe("state: the record's owner data (a shell's, stored and carried, never read)", () => {
   const owner = { project: "infra", stack: "dev", token: "t-1" };
   const recordIn = (store: MemoryRecordStore): StateRecord => {
     const r = parseRecord(store.json ?? "");
@@ -467,104 +460,5 @@ describe("state: the record's owner (the Pulumi resource that claimed it)", () =
     await teardown.open();
     await teardown.beginDestroy(["a"]);
     assert.deepEqual(recordIn(store).owner, owner);
-  });
-
-  test("a new owner replaces the recorded one; a malformed owner reads as none", async () => {
-    const store = new MemoryRecordStore();
-    const first = journal(store, { owner });
-    await first.open();
-    await first.beginRun();
-    await first.finish("succeeded");
-    const next = { ...owner, token: "t-2" };
-    const second = journal(store, { owner: next });
-    await second.open();
-    await second.beginRun();
-    await second.finish("succeeded");
-    assert.deepEqual(recordIn(store).owner, next);
-    const malformed = parseRecord(
-      JSON.stringify({ ...JSON.parse(store.json!), owner: { project: "infra", stack: 3, token: "x" } }),
-    );
-    assert.ok(malformed.ok);
-    assert.equal(malformed.record.owner, undefined);
-  });
-
-  /** One apply run by `claimant` that completes (with what `during` records). */
-  const completedRun = async (
-    store: MemoryRecordStore,
-    claimant: typeof owner,
-    during: (run: Journal) => void = () => undefined,
-  ): Promise<void> => {
-    const run = journal(store, { owner: claimant });
-    await run.open();
-    await run.beginRun();
-    during(run);
-    await run.finish("succeeded");
-  };
-
-  test("a record its owner left: releaseRecord marks it (the owner kept, movedTo set) only while that owner holds it, and keeps the steps", async () => {
-    const store = new MemoryRecordStore();
-    await completedRun(store, owner, (run) => run.recordStep({ name: "a", inputHash: "ha" }, ok));
-    assert.equal(
-      await releaseRecord(store, "t-other", "elsewhere"),
-      false,
-      "a token that does not hold the record releases nothing",
-    );
-    assert.equal(recordIn(store).owner?.movedTo, undefined);
-    assert.equal(await releaseRecord(store, "t-1", 'the state record (Secret "b" in namespace "ns")'), true);
-    assert.deepEqual(recordIn(store).owner, { ...owner, movedTo: 'the state record (Secret "b" in namespace "ns")' });
-    assert.deepEqual(Object.keys(recordIn(store).steps), ["a"]);
-    assert.equal(await releaseRecord(store, "t-1", "again"), false, "released once");
-    assert.equal(await releaseRecord(new MemoryRecordStore(), "t-1", "x"), false, "no record, nothing to release");
-  });
-
-  test("a record its owner left: a resource that takes it up again (a new claim) clears the mark", async () => {
-    const store = new MemoryRecordStore();
-    await completedRun(store, owner);
-    await releaseRecord(store, "t-1", "elsewhere");
-    const sibling = { ...owner, token: "t-2" };
-    await completedRun(store, sibling);
-    assert.deepEqual(recordIn(store).owner, sibling);
-  });
-
-  test("deleteReleasedRecord removes a left record only while its owner's release stands and no run holds the lease", async () => {
-    const store = new MemoryRecordStore();
-    await completedRun(store, owner);
-    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "not released: the owner still holds it");
-    assert.ok(store.exists);
-    await releaseRecord(store, "t-1", "elsewhere");
-    assert.equal(await deleteReleasedRecord(store, "t-2"), false, "released by another token");
-    const leased = journal(store);
-    await leased.open();
-    await leased.beginRun();
-    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "a run (the CLI) holds the lease");
-    await leased.finish("succeeded");
-    assert.equal(recordIn(store).owner?.movedTo, "elsewhere", "a run that claims nothing keeps the release");
-    assert.equal(await deleteReleasedRecord(store, "t-1"), true);
-    assert.equal(store.exists, false);
-    assert.equal(await deleteReleasedRecord(store, "t-1"), false, "gone already");
-  });
-
-  test("an owner's movedTo and movedFrom survive a write and a read; a movedFrom entry that is not namespace/name is dropped", () => {
-    const base = JSON.parse(
-      serializeRecord({
-        format: 1,
-        spec: "demo",
-        specHash: "sha256:s",
-        khookVersion: "1",
-        command: "apply",
-        runStatus: "succeeded",
-        startedAt: T0.toISOString(),
-        updatedAt: T0.toISOString(),
-        steps: {},
-      } as StateRecord),
-    ) as Record<string, unknown>;
-    const parsed = parseRecord(
-      JSON.stringify({
-        ...base,
-        owner: { ...owner, movedTo: "there", movedFrom: ["ns/a", "bad", "ns/b/c", 7, "ns/d"] },
-      }),
-    );
-    assert.ok(parsed.ok);
-    assert.deepEqual(parsed.record.owner, { ...owner, movedTo: "there", movedFrom: ["ns/a", "ns/d"] });
   });
 });

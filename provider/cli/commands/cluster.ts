@@ -348,6 +348,7 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
         async (session) => {
           const ran = await run(loaded, {
             session,
+            followMoves: true,
             parallelism,
             signal: stop.signal,
             onEvent: (e) => view.onEvent(e),
@@ -630,6 +631,8 @@ export async function statusCommand(argv: string[], out: Output): Promise<number
   );
   if (s.lease !== undefined && report.leaseHolder !== undefined)
     out.out(`Locked:   by ${describeLeaseHolder(s.lease, report.leaseHolder)}`);
+  if (s.movedTo !== undefined)
+    out.out(`Left:     for ${s.movedTo}: no step resumes from this record, and khook destroy removes it`);
   if (s.repair !== undefined) out.out(`Repaired: ${s.repair.steps.join(", ")} (apply --repair started ${s.repair.at})`);
   out.out("");
   out.out(

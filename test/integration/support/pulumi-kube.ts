@@ -4,6 +4,10 @@ import { parse as parseYaml } from "yaml";
 import { KubeClient } from "../../../provider/kube/client.js";
 import { statusOf } from "../../../provider/state/secret-store.js";
 import { RECORD_KEY, type StateRecord } from "../../../provider/state/record.js";
+import type { RecordOwner } from "../../../provider/pulumi/record-owner/owner.js";
+
+/** A record as stored (format 1): the Pulumi resource's owner and the record's moves together under `owner`. */
+export type StoredRecordJson = Omit<StateRecord, "owner" | "movedTo" | "movedFrom"> & { owner?: RecordOwner };
 
 export class ClusterView {
   private constructor(private readonly kube: KubeClient) {}
@@ -77,10 +81,12 @@ export class ClusterView {
   }
 
   /** The state record, parsed; undefined when the Secret is absent. */
-  async record(namespace: string, name: string): Promise<StateRecord | undefined> {
+  async record(namespace: string, name: string): Promise<StoredRecordJson | undefined> {
     const s = await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${namespace}/secrets/${name}`);
     const b64 = s?.data?.[RECORD_KEY];
-    return b64 === undefined ? undefined : (JSON.parse(Buffer.from(b64, "base64").toString("utf8")) as StateRecord);
+    return b64 === undefined
+      ? undefined
+      : (JSON.parse(Buffer.from(b64, "base64").toString("utf8")) as StoredRecordJson);
   }
 }
 

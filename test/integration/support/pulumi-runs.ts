@@ -3,9 +3,8 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { StateRecord } from "../../../provider/state/record.js";
 import type { KhookShell } from "./pulumi-env.js";
-import type { ClusterView } from "./pulumi-kube.js";
+import type { ClusterView, StoredRecordJson } from "./pulumi-kube.js";
 import { descendants, type PulumiProject, type PulumiRun } from "./pulumi-project.js";
 
 /** A step that blocks until the test opens it (a ConfigMap with open: "yes"). */
@@ -25,8 +24,8 @@ export async function journaled(
   cluster: ClusterView,
   ns: string,
   record: string,
-  done: (r: StateRecord) => boolean,
-): Promise<StateRecord> {
+  done: (r: StoredRecordJson) => boolean,
+): Promise<StoredRecordJson> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     const rec = await cluster.record(ns, record);
@@ -49,7 +48,7 @@ export async function upUntil(
   cluster: ClusterView,
   ns: string,
   record: string,
-  ready: (r: StateRecord) => boolean,
+  ready: (r: StoredRecordJson) => boolean,
   shell: KhookShell = "dynamic",
 ): Promise<{ done: Promise<PulumiRun>; pulumiPid: number; providers: number[] }> {
   let pulumiPid = 0;

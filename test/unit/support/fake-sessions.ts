@@ -7,7 +7,7 @@ import type { KubeClient } from "../../../provider/kube/index.js";
 import { Session, type SessionOptions } from "../../../provider/session.js";
 import type { LoadedSpec } from "../../../provider/dsl/loaded.js";
 import type { Operations } from "../../../provider/pulumi/handlers.js";
-import type { RecordOwner } from "../../../provider/state/record.js";
+import type { RecordOwner } from "../../../provider/pulumi/record-owner/owner.js";
 
 /** Stands in for a connected client: the fake operations never send a request. */
 const UNUSED_CLIENT = {
@@ -51,12 +51,12 @@ export interface MovedRecordCalls {
 
 /**
  * The record operations of a fake operations layer: the record is held by `owner()` and holds the
- * steps `alike()` names alike; releases and drops are recorded in `calls` and report every place
- * as done.
+ * steps `sameInputSteps()` names with this spec's inputs; releases and drops are recorded in `calls`
+ * (`places`: the `locations` each call was given) and report every one as done.
  */
 export function fakeRecordOperations(
   owner: () => RecordOwner | undefined = () => undefined,
-  alike: () => ReadonlySet<string> = () => new Set(),
+  sameInputSteps: () => ReadonlySet<string> = () => new Set(),
 ): Pick<
   Operations,
   "ownerOperation" | "heldRecordOperation" | "releaseRecordsOperation" | "dropReleasedRecordsOperation"
@@ -65,14 +65,14 @@ export function fakeRecordOperations(
   return {
     calls,
     ownerOperation: async () => owner(),
-    heldRecordOperation: async () => ({ owner: owner(), alike: alike() }),
+    heldRecordOperation: async () => ({ owner: owner(), sameInputSteps: sameInputSteps() }),
     releaseRecordsOperation: async (_spec, o) => (
-      calls.released.push({ places: o.places, token: o.token, movedTo: o.movedTo }),
-      [...o.places]
+      calls.released.push({ places: o.locations, token: o.token, movedTo: o.movedTo }),
+      [...o.locations]
     ),
     dropReleasedRecordsOperation: async (_spec, o) => (
-      calls.dropped.push({ places: o.places, token: o.token }),
-      [...o.places]
+      calls.dropped.push({ places: o.locations, token: o.token }),
+      [...o.locations]
     ),
   };
 }

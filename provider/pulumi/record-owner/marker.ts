@@ -1,21 +1,19 @@
 /**
- * The owner marker: where the owning Pulumi resource is kept when the spec
- * turns the journal off (`state.enabled: false`), so renames and replaces are
- * just as safe without a record. One small ConfigMap, `khook-owner-<spec>`
- * in the record's default namespace, labelled like the record
- * (app.kubernetes.io/managed-by=khook, khook.io/spec=<name>), holding the
- * owner as JSON under `owner.json`. It holds nothing secret.
- *
- * With the journal on, the owner lives in the record itself (record.ts), and
- * no marker is written.
+ * The owner marker: where the owning Pulumi resource is kept when the spec turns the journal off
+ * (`state.enabled: false`), so renames and replaces are just as safe without a record. One small
+ * ConfigMap, `khook-owner-<spec>` in the record's default namespace, labelled like the record,
+ * holding the owner (and the records it left) as JSON under `owner.json`; nothing secret. With the
+ * journal on, the owner lives in the record itself, and no marker is written.
  */
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../ownership.js";
-import { SPEC_DEFAULTS } from "../dsl/defaults.js";
-import { ownerField, type RecordOwner } from "./record.js";
-import type { KubeClient } from "../kube/client.js";
-import type { KubeObject, ResourceType } from "../kubectl/types.js";
-import { statusOf } from "./secret-store.js";
-import { PermanentStoreError, StoreError } from "./store.js";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SPEC_LABEL, labelValue } from "../../ownership.js";
+import { SPEC_DEFAULTS } from "../../dsl/defaults.js";
+import type { KubeClient } from "../../kube/client.js";
+import type { KubeObject, ResourceType } from "../../kubectl/types.js";
+import type { RecordLocation } from "../../state/location.js";
+import { ownerAndMoves } from "../../state/record.js";
+import { statusOf } from "../../state/secret-store.js";
+import { PermanentStoreError, StoreError } from "../../state/store.js";
+import { ownerOf, type RecordOwner } from "./owner.js";
 
 export const OWNER_MARKER_KEY = "owner.json";
 export const OWNER_MARKER_PREFIX = "khook-owner-";
@@ -37,7 +35,7 @@ interface MarkerObject {
 }
 
 /** Where a spec's owner marker lives. */
-export function ownerMarkerLocation(specName: string): { namespace: string; name: string } {
+export function ownerMarkerLocation(specName: string): RecordLocation {
   return { namespace: SPEC_DEFAULTS.stateNamespace, name: `${OWNER_MARKER_PREFIX}${specName}` };
 }
 
@@ -61,7 +59,7 @@ export class OwnerMarkerStore {
     const text = obj.data?.[OWNER_MARKER_KEY];
     if (text === undefined) return undefined;
     try {
-      return ownerField(JSON.parse(text)).owner;
+      return ownerOf(ownerAndMoves(JSON.parse(text)));
     } catch {
       return undefined;
     }

@@ -1,46 +1,74 @@
 /**
- * Which Pulumi resource owns a spec's record, and what create, update and
- * delete may do about it. Pure: the handlers read the current owner from the
- * cluster and act on these decisions.
- *
- * Why: Pulumi renames, `--replace` and `replaceOnChanges` create the new
- * resource first and delete the old one last, and both point at the same
- * record and the same objects. The old resource's delete must not tear down
- * what the new one just took over. The owner is the stack (project and stack
- * name, which the SDK passes as inputs) plus a token each `create` mints and
- * keeps in its outputs: a dynamic provider never sees its URN, and a replace
- * keeps the URN.
- *
- * - Within one stack, a new create (or an update) takes the record over; a
- *   create notes whose claim it succeeds (`succeeds`: a rename or a replace).
- * - Another stack or project claiming it is refused, naming the owner.
- * - A delete tears down everything when the record is its own, or when nobody
- *   claimed it (a record from before owners existed, or none at all); nothing
- *   when the owner's create succeeded it (the tail of a rename or a replace)
- *   or the owner is another stack; and its own steps only when another
- *   resource of the stack took the record without succeeding it. That is two
- *   resources on one record, which khook now refuses at preview but earlier
- *   versions let happen: the delete tears down the steps it does not hold
- *   alike with the record (the objects only its variables made) and leaves the
- *   record and the steps it shares to the owner, whose delete removes them.
- * - An update whose `state:` names another record leaves the old one: once a run on
- *   the new record succeeds, the old record is marked as left (`movedTo`), and the
- *   new one lists it (`movedFrom`). The resource's delete removes the records it
- *   left; a resource that shared a left record tears down its own steps and removes
- *   it. So the fix khook advises for a shared record (a distinct `state.name`)
- *   leaves nothing behind at destroy, in either order.
- * - A rename or a replace whose new resource journals on another record (its
- *   `state:` changed in the same update) is told by the provider process that
- *   created the new one: the old resource's delete tears nothing down (the new
- *   one has just applied the same spec) and removes its own record.
+ * Which Pulumi resource owns a spec's record, and what its create, update and delete may do about
+ * it. Pulumi renames and replaces create the new resource first and delete the old one last, both
+ * on the same record and objects: the old one's delete must not tear down what the new one took
+ * over. The owner is the stack plus a token each `create` mints and keeps in its outputs (a dynamic
+ * provider never sees its URN, and a replace keeps the URN). Pure: the resource's operations
+ * (resource-operations.ts) read the owner and act on these decisions; docs/pulumi.md has the table.
  */
 import { randomUUID } from "node:crypto";
-import { MAX_MOVED_FROM, type RecordOwner } from "../state/record.js";
-import { UNKNOWN } from "./wire.js";
+import { describeRecord, type RecordLocation } from "../../state/location.js";
+import { movedFromAfter, type OwnerData, type StateRecord } from "../../state/record.js";
 
 export interface StackIdentity {
   project: string;
   stack: string;
+}
+
+/**
+ * The Pulumi resource that holds a record (or, with the journal off, its owner marker), with the
+ * record's moves (state/moves.ts) as it sees them. Stored as the record's owner data plus its moves,
+ * which format 1 keeps together under `owner`.
+ */
+export interface RecordOwner extends StackIdentity {
+  readonly token: string;
+  /**
+   * The token of the resource this one took the record over from by its create: a rename or a
+   * replace, whose old resource's delete must then leave the cluster alone.
+   */
+  readonly succeeds?: string;
+  /** The record its `state:` names now (StateRecord.movedTo): set on a record the owner left. */
+  readonly movedTo?: string;
+  /** The records ("namespace/name") the owner left for this one (StateRecord.movedFrom). */
+  readonly movedFrom?: readonly string[];
+}
+
+/** The owner a record's owner data holds; undefined when there is none or it is malformed (a malformed owner is no owner). */
+export function parseOwner(v: unknown): RecordOwner | undefined {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+  const o = v as Record<string, unknown>;
+  if (typeof o["project"] !== "string" || typeof o["stack"] !== "string") return undefined;
+  if (typeof o["token"] !== "string" || o["token"] === "") return undefined;
+  const succeeds = typeof o["succeeds"] === "string" && o["succeeds"] !== "" ? { succeeds: o["succeeds"] } : {};
+  return { project: o["project"], stack: o["stack"], token: o["token"], ...succeeds };
+}
+
+/** The owner of a record (or of what ownerAndMoves made of the owner marker's), with its moves. */
+export function ownerOf(record: Pick<StateRecord, "owner" | "movedTo" | "movedFrom">): RecordOwner | undefined {
+  const owner = parseOwner(record.owner);
+  if (owner === undefined) return undefined;
+  return {
+    ...owner,
+    ...(record.movedTo !== undefined ? { movedTo: record.movedTo } : {}),
+    ...(record.movedFrom !== undefined ? { movedFrom: record.movedFrom } : {}),
+  };
+}
+
+/** What a run stamps as the record's owner data: the owner without its moves, which the record keeps itself. */
+export function ownerData(owner: RecordOwner): OwnerData {
+  const { movedTo: _to, movedFrom: _from, ...data } = owner;
+  return data;
+}
+
+/** Does the resource of `token` hold the record (whether or not it left it)? */
+export function heldBy(record: StateRecord, token: string): boolean {
+  return parseOwner(record.owner)?.token === token;
+}
+
+/** Where an owner is kept, for messages: the record, or the owner marker when the journal is off. */
+export function describeOwnerLocation(location: RecordLocation | undefined, marker: RecordLocation): string {
+  if (location !== undefined) return describeRecord(location);
+  return `the owner marker (ConfigMap "${marker.name}" in namespace "${marker.namespace}")`;
 }
 
 /** A new owner for a resource that is being created. */
@@ -108,46 +136,48 @@ export function withMovedFrom(
     current !== undefined && (current.token === owner.token || current.token === owner.succeeds)
       ? (current.movedFrom ?? [])
       : [];
-  const places = [...new Set([...carried, ...(left !== undefined ? [left] : [])])]
-    .filter((p) => p !== here)
-    .slice(-MAX_MOVED_FROM);
-  return places.length > 0 ? { ...base, movedFrom: places } : base;
+  const movedFrom = movedFromAfter(carried, left !== undefined ? [left] : [], here);
+  return movedFrom.length > 0 ? { ...base, movedFrom } : base;
 }
 
 export type DeleteDecision =
   | { readonly teardown: "all" }
-  /** `dropRecord`: the record is this resource's own and nothing else will use it (a successor journals elsewhere). */
+  /** `dropRecord`: the record is this resource's own and nothing else will use it (its replacement journals elsewhere). */
   | { readonly teardown: "none"; readonly note: string; readonly dropRecord?: boolean }
   /**
-   * Tear down the steps the record does not hold alike; leave those steps to `owner`. The record
-   * stays for `owner` too, unless `owner` has left it (`movedTo`): then nobody else holds it, and it
-   * goes (`dropRecord`).
+   * Tear down the steps the record does not hold with this spec's inputs; leave those it does to
+   * `owner`. The record stays for `owner` too, unless `owner` has left it (`movedTo`): then nobody
+   * else holds it, and it goes (`dropRecord`).
    */
   | { readonly teardown: "own-steps"; readonly owner: RecordOwner; readonly dropRecord: boolean };
 
 /** A resource of the stack that this update created with the same spec, journaling elsewhere: a rename's or a replace's new resource. */
-export interface Successor {
+export interface Replacement {
   readonly resourceName: string;
   readonly where: string;
 }
 
 /**
- * What may the resource holding `token` (undefined: created before owners existed) tear down?
- * `successor`: the resource this update created with the same spec on another record, if any.
+ * What may the resource holding `token` (undefined: created before owners existed) tear down? All
+ * when the record is its own or nobody's; nothing when another stack holds it, or a create of its
+ * stack took it over (the tail of a rename or a replace), or `replacement` (the resource this update
+ * created with the same spec on another record) has just applied it; its own steps when another
+ * resource of the stack took the record without replacing it (two resources on one record, which
+ * khook now refuses at preview but earlier versions let happen).
  */
 export function decideDelete(
   current: RecordOwner | undefined,
   token: string | undefined,
   where: string,
   identity?: StackIdentity,
-  successor?: Successor,
+  replacement?: Replacement,
 ): DeleteDecision {
   if (current === undefined || current.token === token) {
-    if (successor === undefined) return { teardown: "all" };
+    if (replacement === undefined) return { teardown: "all" };
     return {
       teardown: "none",
       note:
-        `nothing torn down: the Khook resource "${successor.resourceName}", created in this update with the same spec name, has just applied it on ${successor.where} ` +
+        `nothing torn down: the Khook resource "${replacement.resourceName}", created in this update with the same spec name, has just applied it on ${replacement.where} ` +
         `(a rename or a replace that also moved the record), so the objects are its own now; removing this resource and ${where}`,
       dropRecord: current !== undefined && token !== undefined,
     };
@@ -186,38 +216,5 @@ export function ownStepsNote(
   return (
     `${where} is held by another Khook resource of ${describeStack(owner)} that shares it with this one (two resources with one spec name, made by an earlier khook): ` +
     `tearing down this resource's own steps (${own.length > 0 ? own.join(", ") : "none"})${record}${left}`
-  );
-}
-
-/** What a record is keyed by (bundle.ts `recordKey`): two resources with one key share one record. */
-export interface RecordKey {
-  readonly key: string;
-  readonly specName: string;
-  readonly where: string;
-}
-
-/**
- * Registers the resource `name` on its record in `records` (one program run's, or one provider
- * process's); returns why not, naming the first resource and the fix, when another resource has
- * it. Two resources of one stack on one record would take it from each other on every update, and
- * a destroy would leave one's objects behind. A rename is never refused: it has one resource in
- * the program. A key still waiting for an unknown value is checked once it is known.
- */
-export function claimRecord(
-  records: Map<string, string>,
-  name: string,
-  record: RecordKey | undefined,
-): string | undefined {
-  if (record === undefined || record.key.includes(UNKNOWN)) return undefined;
-  const first = records.get(record.key);
-  if (first === undefined || first === name) {
-    records.set(record.key, name);
-    return undefined;
-  }
-  return (
-    `the Khook resource "${first}" of this program already uses ${record.where} (spec name "${record.specName}"). ` +
-    `Two resources on one record would take it from each other on every update, and a destroy would leave one's objects behind. ` +
-    `Give this spec a distinct metadata.name (or state.name), e.g. with a variable: name: ${record.specName}-\${ENV}. ` +
-    `A stack that already holds both (made by an earlier khook): give one of them a distinct state.name, which keeps its objects' ownership marks (metadata.name is in them)`
   );
 }

@@ -372,7 +372,7 @@ const UNITS: Unit[] = [
       goBuild(ctx, {
         cwd: wrapperDir("cert-manager"),
         ldflags: `-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=v${CERT_MANAGER_VERSION}`,
-        pkgs: ["controller", "webhook", "cainjector", "startupapicheck"].map((c) => `./cmd/cert-manager-${c}`),
+        pkgs: ["controller", "webhook", "cainjector", "startupapicheck"].map((c) => `./lab/cert-manager-${c}`),
         out: ctx.binDir + path.sep,
       }),
   },

@@ -84,7 +84,7 @@ export default tseslint.config(
                 "node:os",
                 "node:process",
               ],
-              message: "provider/helm/ is pure: the executor (steps/helm.ts) does the I/O",
+              message: "provider/helm/ is pure: the executor (steps/helm/executor.ts) does the I/O",
             },
             {
               group: [

@@ -15,7 +15,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { KubeClient } from "../provider/kube/index.js";
 import { applyOperation } from "../provider/operations.js";
-import { loadSpec } from "../provider/dsl/load.js";
+import { loadSpec } from "../provider/load-spec.js";
 import { startCluster, stopCluster, type ClusterState } from "../test/harness/cluster.js";
 import { ensureToolchain, CONTROL_PLANE, toolPath } from "../test/harness/toolchain.js";
 

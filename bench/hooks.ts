@@ -14,8 +14,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
-import { StepHooks, type AttemptIo } from "../provider/hooks/run.js";
-import { loadSpec } from "../provider/dsl/load.js";
+import { StepHooks, type AttemptIo } from "../provider/hooks/step-hooks.js";
+import { loadSpec } from "../provider/load-spec.js";
 import { HookServer } from "../test/harness/hook-server.js";
 import { childTicks, TICKS_PER_SECOND } from "./startup.js";
 

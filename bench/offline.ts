@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { planOffline } from "../provider/engine/plan.js";
-import { loadSpec } from "../provider/dsl/load.js";
+import { loadSpec } from "../provider/load-spec.js";
 import { generateSpec } from "../test/harness/generated-spec.js";
 
 function timeIt(fn: () => void, runs: number): number {

@@ -7,7 +7,7 @@
 import { performance } from "node:perf_hooks";
 import { KubeClient } from "../provider/kube/index.js";
 import { applyOperation, destroyOperation } from "../provider/operations.js";
-import { loadSpec } from "../provider/dsl/load.js";
+import { loadSpec } from "../provider/load-spec.js";
 
 export interface ScaleRunReport {
   ms: number;

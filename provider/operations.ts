@@ -11,7 +11,7 @@ import { planOnline, type OnlinePlanStep } from "./engine/plan.js";
 import type { DriftReport } from "./engine/drift.js";
 import type * as DriftModule from "./engine/drift.js";
 import { runSpec, type RunEvent, type RunResult } from "./engine/run.js";
-import { transientDelayMs } from "./engine/transient.js";
+import { transientDelayMs } from "./engine/transient-retry.js";
 import { isKubeApiError, type KubeClient } from "./kube/index.js";
 import { waitForCluster } from "./kube/ready.js";
 import { withSession, type Session, type SessionOptions } from "./session.js";
@@ -35,7 +35,7 @@ import {
 } from "./state/index.js";
 import { aroundApply, aroundDestroy } from "./state/spec-records.js";
 import { EXECUTORS } from "./steps/index.js";
-import type { ExecutorRegistry, ToolPaths } from "./steps/types.js";
+import type { ExecutorRegistry, ToolPaths } from "./steps/contract.js";
 
 export { openSession, Session, withSession, type SessionOptions } from "./session.js";
 export { recordLocation, type JournalPolicy } from "./state/location.js";

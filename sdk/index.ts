@@ -34,7 +34,7 @@ import {
 import { prefixProblems, scanEnvironment } from "../provider/dsl/vars.js";
 import { claimRecord } from "../provider/pulumi/record-owner/siblings.js";
 import { KHOOK_PROVIDER_TEXT, khookProvider } from "./provider.js";
-import type * as LoadModule from "../provider/dsl/load.js";
+import type * as LoadModule from "../provider/dsl/loader.js";
 
 export { khookProvider };
 
@@ -234,7 +234,7 @@ export function khookInputs(
 
   const varFiles = (args.varFiles ?? []).map((f) => {
     // Lazily: the loader (and its schema validator) is only needed for var files.
-    const { readVarFile } = require("../provider/dsl/load.js") as typeof LoadModule;
+    const { readVarFile } = require("../provider/dsl/loader.js") as typeof LoadModule;
     try {
       return readVarFile(f);
     } catch (e) {

@@ -21,7 +21,7 @@ export function graphJson(spec: LoadedSpec): GraphJson {
       name: s.name,
       type: s.type,
       level: s.level,
-      included: s.included,
+      included: s.whenHolds,
       needs: s.needs,
     })),
     edges: spec.steps.flatMap((s) => s.needs.map((n) => ({ from: n, to: s.name }))),
@@ -32,11 +32,11 @@ function mermaid(spec: LoadedSpec): string {
   const id = (name: string): string => `s_${name.replace(/-/g, "_")}`;
   const lines = ["flowchart TD"];
   for (const s of spec.steps) {
-    const label = `${s.name}<br/><small>${s.type}${s.included ? "" : " (excluded by when)"}</small>`;
+    const label = `${s.name}<br/><small>${s.type}${s.whenHolds ? "" : " (excluded by when)"}</small>`;
     lines.push(`  ${id(s.name)}["${escapeMermaid(label)}"]`);
   }
   for (const s of spec.steps) for (const n of s.needs) lines.push(`  ${id(n)} --> ${id(s.name)}`);
-  const excluded = spec.steps.filter((s) => !s.included).map((s) => id(s.name));
+  const excluded = spec.steps.filter((s) => !s.whenHolds).map((s) => id(s.name));
   if (excluded.length > 0) {
     lines.push("  classDef excluded stroke-dasharray: 5 5,opacity:0.6");
     lines.push(`  class ${excluded.join(",")} excluded`);
@@ -52,7 +52,7 @@ function dot(spec: LoadedSpec): string {
   const q = (s: string): string => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
   const lines = [`digraph ${q(spec.name)} {`, "  rankdir=TB;", "  node [shape=box, style=rounded];"];
   for (const s of spec.steps) {
-    const style = s.included ? "" : ', style="rounded,dashed"';
+    const style = s.whenHolds ? "" : ', style="rounded,dashed"';
     lines.push(`  ${q(s.name)} [label=${q(`${s.name}\n${s.type}`)}${style}];`);
   }
   for (const s of spec.steps) for (const n of s.needs) lines.push(`  ${q(n)} -> ${q(s.name)};`);

@@ -2,7 +2,7 @@
  * The khook CLI. Thin: flags -> engine -> text or JSON.
  * Exit codes: 0 ok, 1 execution failure, 2 invalid input (including bad flags).
  */
-import { DEFAULT_PARALLELISM } from "../engine/types.js";
+import { DEFAULT_PARALLELISM } from "../engine/run-types.js";
 import { EXIT_CODES, invalidInput, isKhookError } from "../errors.js";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS, parseCommandArgs } from "./args.js";
 import {

@@ -198,7 +198,7 @@ export function summaryTable(result: RunResult): string {
   );
 }
 
-/** Transient failures of a step retried within its deadline (engine/transient.ts); 0 when none. */
+/** Transient failures of a step retried within its deadline (engine/transient-retry.ts); 0 when none. */
 function transientRetries(step: RunResult["steps"][number]): number {
   return step.transientRetries ?? 0;
 }

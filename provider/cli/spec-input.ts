@@ -1,7 +1,7 @@
 /** Turns the common flags into a loaded spec. */
 import { invalidInput } from "../errors.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
-import { loadSpec } from "../dsl/load.js";
+import { loadSpec } from "../load-spec.js";
 import { decodeUtf8 } from "../dsl/source.js";
 import { parseSetFlags } from "./args.js";
 import type { Output } from "./output.js";

@@ -9,12 +9,12 @@
  *             "\n" + role + " " + path-as-written + " " + contentDigest )
  *
  * - canonicalJson: object keys sorted by code point, no whitespace, JSON numbers and strings.
- * - canonicalAction: the loaded action (every default of the table in defaults.ts applied) minus
- *   the fields equal to their default, and minus empty optional lists and maps; so writing a default
- *   explicitly, or adding an optional field to the code later (absent = default = omitted), never
- *   changes an existing hash. The hash and the executors read the same table. Inline manifests are parsed and
- *   hashed as data, so comments, key order and quoting inside them do not count. The chart's inline
- *   version sugar (`name:1.2.3`, `oci://...:1.2.3`) is normalized to `version`.
+ * - canonicalAction: the loaded action (its kind's defaults applied) minus the fields equal to
+ *   their default, and minus empty optional lists and maps; so writing a default explicitly, or
+ *   adding an optional field to the code later (absent = default = omitted), never changes an
+ *   existing hash. The hash and the executors read the same table. Then the kind rewrites
+ *   spellings that mean the same (StepKind.canonical): inline manifests are hashed as data
+ *   (steps/manifests/kind.ts), a helm chart's inline version sugar becomes `version`.
  * - Scheduling (`needs`, `when`, `timeout`, `retries`, `retryDelay`, `onError`) is never an input.
  *   The name is: it keys the record.
  * - contentDigest: sha256 of a file's bytes; for a directory, sha256 over `relpath NUL sha256(file) LF`
@@ -24,11 +24,8 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { classifyChart } from "../helm/chart.js";
-import { parseYamlStream } from "./yaml-stream.js";
 import { yamlLibrary } from "./yaml.js";
-import { defaultsFor, type TypedAction } from "./defaults.js";
-import type { ActionByType, ManifestSource, StepType } from "./types.js";
+import type { FileReference, StepKind } from "./step-kind.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
 
@@ -52,72 +49,6 @@ export function canonicalJson(value: unknown): string {
     parts.push(`${JSON.stringify(k)}:${canonicalJson(v)}`);
   }
   return `{${parts.join(",")}}`;
-}
-
-/** A local file or directory that an action references, resolved against the spec's directory. */
-export interface FileReference {
-  role: "manifest" | "kustomize" | "values" | "chart" | "function";
-  /** As written in the spec. */
-  written: string;
-  resolved: string;
-  /** Pointer of the field that names it, relative to the action block (e.g. `/manifests/2/file`). */
-  field: string;
-}
-
-/** The local files one step type's action references, in the order the input hash takes them. */
-type FileReferenceReader<T extends StepType> = (action: ActionByType[T], baseDir: string) => FileReference[];
-
-function manifestReferences(manifests: readonly ManifestSource[] | undefined, baseDir: string): FileReference[] {
-  const refs: FileReference[] = [];
-  manifests?.forEach((m, i) => {
-    if ("file" in m)
-      refs.push({
-        role: "manifest",
-        written: m.file,
-        resolved: path.resolve(baseDir, m.file),
-        field: `/manifests/${i}/file`,
-      });
-    if ("kustomize" in m)
-      refs.push({
-        role: "kustomize",
-        written: m.kustomize,
-        resolved: path.resolve(baseDir, m.kustomize),
-        field: `/manifests/${i}/kustomize`,
-      });
-  });
-  return refs;
-}
-
-const NO_FILES = (): FileReference[] => [];
-
-/** Per step type, the files its action references; the keys it reads are LOCAL_FILE_KEYS (types.ts). */
-const FILE_REFERENCES = {
-  helm: (helm, baseDir) => {
-    const refs: FileReference[] = [];
-    helm.valuesFrom?.forEach((v, i) => {
-      if ("file" in v)
-        refs.push({
-          role: "values",
-          written: v.file,
-          resolved: path.resolve(baseDir, v.file),
-          field: `/valuesFrom/${i}/file`,
-        });
-    });
-    const chart = classifyChart(helm).source;
-    if (chart?.form === "local")
-      refs.push({ role: "chart", written: chart.path, resolved: path.resolve(baseDir, chart.path), field: "/chart" });
-    return refs;
-  },
-  apply: (apply, baseDir) => manifestReferences(apply.manifests, baseDir),
-  delete: (del, baseDir) => ("manifests" in del ? manifestReferences(del.manifests, baseDir) : []),
-  patch: NO_FILES,
-  wait: NO_FILES,
-  rollout: NO_FILES,
-  job: NO_FILES,
-} satisfies { readonly [T in StepType]: FileReferenceReader<T> };
-
-export function fileReferences(type: StepType, action: ActionByType[StepType], baseDir: string): FileReference[] {
-  return (FILE_REFERENCES[type] as FileReferenceReader<StepType>)(action, baseDir);
 }
 
 /** Reads content digests once per path: many steps may share a values file. */
@@ -275,62 +206,34 @@ export function findRemoteKustomizeBases(dir: string): RemoteKustomizeBase[] {
 }
 
 /**
- * The action block in the hash's canonical form: the fields that differ from
- * the defaults table (defaults.ts), whether the author wrote them or the
- * loader filled them in.
+ * The action block in the hash's canonical form: the fields that differ from its kind's
+ * defaults, whether the author wrote them or the loader filled them in, and no empty lists or
+ * maps; then the kind's own rewriting of spellings that mean the same (StepKind.canonical).
  */
-export function canonicalAction(t: TypedAction, stepName: string): Record<string, unknown> {
+export function canonicalAction(kind: StepKind, action: unknown, stepName: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const defaults = defaultsFor(t);
-  for (const [k, v] of Object.entries(t.action)) {
+  const defaults = kind.defaultsOf(action);
+  for (const [k, v] of Object.entries(action as Record<string, unknown>)) {
     if (v === undefined || v === null) continue;
     if (Object.hasOwn(defaults, k) && defaults[k] === v) continue;
     if (Array.isArray(v) && v.length === 0) continue;
     if (typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0) continue;
     out[k] = v;
   }
-  if (t.type === "helm") normalizeHelm(out, stepName);
-  if (Array.isArray(out.manifests)) out.manifests = (out.manifests as ManifestSource[]).map(normalizeManifestSource);
+  kind.canonical?.(out, stepName);
   return out;
 }
 
-function normalizeHelm(out: Record<string, unknown>, stepName: string): void {
-  if (out.release === stepName) delete out.release;
-  const chart = String(out.chart);
-  const classified = classifyChart({
-    chart,
-    repo: out.repo as string | undefined,
-    version: out.version as string | undefined,
-  });
-  const source = classified.source;
-  if (source?.form === "repo" && chart.includes(":")) {
-    out.chart = source.name;
-    if (source.version !== undefined) out.version = source.version;
-  } else if (source?.form === "oci" && source.tag !== undefined && source.version === undefined) {
-    // `ref:tag@digest` -> chart `ref@digest`, version `tag`: the digest is what gets pulled, so it stays in.
-    const digest = source.digest !== undefined ? `@${source.digest}` : "";
-    const withTag = chart.slice(0, chart.length - digest.length);
-    out.chart = `${withTag.slice(0, withTag.length - source.tag.length - 1)}${digest}`;
-    out.version = source.tag;
-  }
+/** What a step's hash is of: its name, its kind and its normalized block. */
+export interface StepHashInput {
+  readonly name: string;
+  readonly kind: StepKind;
+  readonly action: unknown;
 }
-
-function normalizeManifestSource(m: ManifestSource): unknown {
-  if ("inline" in m) {
-    return {
-      inline: parseYamlStream(m.inline)
-        .map((d) => d.value)
-        .filter((v) => v !== null && v !== undefined),
-    };
-  }
-  return m;
-}
-
-export type StepHashInput = { name: string } & TypedAction;
 
 /**
  * The step's input hash, `sha256:<hex>`; `fileDigests` are in `fileReferences` order.
- * `hooks` are the hooks that can reshape the step's objects (`reshapingHooks`), in run order: each adds a line
+ * `hooks` are the hooks that can change the step's objects (`objectHooksFor`), in run order: each adds a line
  * `hook <name> <digest>`, so a step without hooks keeps the hash it always had.
  */
 export function stepInputHash(
@@ -350,7 +253,8 @@ export function stepHashPreimage(
   files: readonly { ref: FileReference; digest: string }[],
   hooks: readonly { name: string; digest: string; secretDefinition?: string | undefined }[] = [],
 ): string {
-  let text = `${HASH_FORMAT}\n${canonicalJson({ name: step.name, type: step.type, action: canonicalAction(step, step.name) })}`;
+  const action = canonicalAction(step.kind, step.action, step.name);
+  let text = `${HASH_FORMAT}\n${canonicalJson({ name: step.name, type: step.kind.name, action })}`;
   for (const { ref, digest } of files) text += `\n${ref.role} ${ref.written} ${digest}`;
   for (const hook of hooks) text += `\nhook ${hook.name} ${hook.digest}`;
   // A hook whose definition holds a secret has a digest of the masked text: its real text is an input

@@ -4,8 +4,8 @@
  *
  *   hook-name-unique        hook names are unique
  *   hook-match-steps        every match.steps entry names a step of this spec
- *   hook-event-type         every event of the hook applies to every step type it matches
- *   hook-event-handler      post-render takes a function; pre-apply, post-apply and finalize take a webhook
+ *   hook-event-type         every event of the hook applies to every step kind it matches
+ *   hook-event-handler      each event takes the one handler kind its definition names (hook-events.ts)
  *   hook-function-exec      a function is exec: (container functions, image:, are not supported)
  *   hook-exec-file          the exec file exists, is a regular file and is executable
  *   hook-webhook-url        https://, or http:// to a loopback address; no credentials in the URL
@@ -24,102 +24,29 @@ import { canonicalJson, sha256Hex } from "./hash.js";
 import type { Redactor } from "../redact.js";
 import { MAX_TIMER_MS } from "./rules.js";
 import { pointer } from "./yaml.js";
-import type { FailurePolicy, HookEvent, HookSpec, KhookDocument, StepSpec, StepType } from "./types.js";
+import type { FailurePolicy, HookSpec, KhookDocument, StepSpec } from "./document.js";
 import { SPEC_DEFAULTS } from "./defaults.js";
-import { HOOK_EVENTS, STEP_TYPES, stepTypeOf } from "./types.js";
+import {
+  HOOK_EVENTS,
+  HOOK_POINTS,
+  lifecycleOf,
+  type HookEvent,
+  type HookPoint,
+  type HookRun,
+  type HookStepForm,
+} from "./hook-events.js";
+import { kindOf, type KindSet, type StepKind } from "./step-kind.js";
 
-/** A run of the engine: `plan` is the planner's dry runs (executors' assess). */
-export type HookRun = "apply" | "plan" | "destroy";
-
-/**
- * Where in a step's life an event happens, and so who fires it: the step's executor
- * where its objects exist (`render`: rendered, nothing sent yet; `send`: about to be
- * sent), or the engine around the step's attempts (`after-step`: the attempts are
- * over, ok or failed; `before-teardown`: before each destroy attempt).
- */
-export const HOOK_POINTS = {
-  render: "executor",
-  send: "executor",
-  "after-step": "engine",
-  "before-teardown": "engine",
-} as const satisfies Record<string, "engine" | "executor">;
-export type HookPoint = keyof typeof HOOK_POINTS;
-
-/** A step form an event is limited to, within one step type (delete: only its manifests form renders objects). */
-export interface HookStepForm {
-  readonly applies: (action: unknown) => boolean;
-  /** The form, in `it happens on ...` lists. */
-  readonly name: string;
-  /** A step of the type in another form, in `does not happen on step "x" (...)`. */
-  readonly otherwise: string;
+/** How `event` happens on steps of `kind`: on every one, on one form, or not at all. */
+function formOf(event: HookEvent, kind: StepKind): true | HookStepForm | undefined {
+  const point = lifecycleOf(event).at;
+  return HOOK_POINTS[point].everyStep ? true : kind.hookPoints[point];
 }
 
-/** One event's row of the lifecycle table. */
-export interface HookEventLifecycle {
-  readonly at: HookPoint;
-  /** The runs that fire it; `plan` means the planner's dry runs do (plan never calls a webhook). */
-  readonly runs: readonly HookRun[];
-  /** The one handler kind it takes (the loader's hook-event-handler rule); see docs/hooks.md for why. */
-  readonly handler: "function" | "webhook";
-}
-
-const DELETE_BY_MANIFESTS: HookStepForm = {
-  applies: (action) => action !== null && typeof action === "object" && "manifests" in action,
-  name: "delete (by manifests)",
-  otherwise: "a delete step by resource or release, which renders nothing",
-};
-
-/**
- * The hook lifecycle: each event, where it happens (and so who fires it), in which
- * runs, with which handler; HOOK_EVENTS_BY_TYPE says on which step types. The loader's
- * rules, the engine, the executors (through StepHooks, provider/hooks/run.ts) and the
- * planner all read it; provider/hooks/README.md says how to add an event.
- */
-export const HOOK_LIFECYCLE = {
-  // A step's objects are rendered and nothing is sent yet; plan --diff runs the functions.
-  "post-render": { at: "render", runs: ["apply", "plan", "destroy"], handler: "function" },
-  // A step is about to send its objects.
-  "pre-apply": { at: "send", runs: ["apply"], handler: "webhook" },
-  // A step finished, ok or failed.
-  "post-apply": { at: "after-step", runs: ["apply"], handler: "webhook" },
-  // Destroy is about to remove a step's objects.
-  finalize: { at: "before-teardown", runs: ["destroy"], handler: "webhook" },
-} as const satisfies Record<HookEvent, HookEventLifecycle>;
-
-/**
- * Which events happen on each step type: `true` on every step of the type, or the one
- * form of it they happen on. post-render and pre-apply on the steps that render and
- * send objects (a delete renders only its manifests form), post-apply on every step,
- * finalize on the steps whose destroy removes objects.
- */
-export const HOOK_EVENTS_BY_TYPE = {
-  helm: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
-  apply: { "post-render": true, "pre-apply": true, "post-apply": true, finalize: true },
-  delete: { "post-render": DELETE_BY_MANIFESTS, "post-apply": true },
-  patch: { "post-apply": true },
-  wait: { "post-apply": true },
-  rollout: { "post-apply": true },
-  job: { "post-apply": true, finalize: true },
-} as const satisfies Record<StepType, Partial<Record<HookEvent, true | HookStepForm>>>;
-
-/** The step types `event` happens on (in some form), in STEP_TYPES order. */
-export function stepTypesOf(event: HookEvent): StepType[] {
-  return STEP_TYPES.filter((t) => formOf(event, t) !== undefined);
-}
-
-/** How `event` happens on a step of type `type`: on every one, on one form, or not at all. */
-function formOf(event: HookEvent, type: StepType): true | HookStepForm | undefined {
-  return (HOOK_EVENTS_BY_TYPE[type] as Partial<Record<HookEvent, true | HookStepForm>>)[event];
-}
-
-/** The lifecycle row of `event`, as the interface (the table's literal types are for the compiler). */
-export function lifecycleOf(event: HookEvent): HookEventLifecycle {
-  return HOOK_LIFECYCLE[event];
-}
-
-/** The events at `point` that fire in `run`, in HOOK_EVENTS order. */
-export function eventsAt(point: HookPoint, run: HookRun): HookEvent[] {
-  return HOOK_EVENTS.filter((e) => lifecycleOf(e).at === point && lifecycleOf(e).runs.includes(run));
+/** Whether `event` happens on a step of `kind` with this action block. */
+export function eventApplies(event: HookEvent, kind: StepKind, action: unknown): boolean {
+  const form = formOf(event, kind);
+  return form === true || (form !== undefined && form.applies(action));
 }
 
 /** Whether any event of `hook` fires in `run` (plan: the planner calls none of a webhook's). */
@@ -186,18 +113,12 @@ export function secretDefinitionOf(hook: LoadedHook): string | undefined {
 
 type Report = (path: string, message: string, rule: string, severity?: "error" | "warning") => void;
 
-/** Whether `event` happens on a step of this type and form. */
-export function eventApplies(event: HookEvent, type: StepType, action: unknown): boolean {
-  const form = formOf(event, type);
-  return form === true || (form !== undefined && form.applies(action));
-}
-
-function stepMatches(hook: HookSpec, step: StepSpec): boolean {
-  const type = stepTypeOf(step);
+function stepMatches(hook: HookSpec, step: StepSpec, kinds: KindSet): boolean {
+  const kind = kindOf(step, kinds);
+  if (kind === undefined) return false;
   if (hook.match?.steps !== undefined && !hook.match.steps.includes(step.name)) return false;
-  if (hook.match?.types !== undefined && !hook.match.types.includes(type)) return false;
-  const action = (step as unknown as Record<string, unknown>)[type];
-  return hook.on.some((e) => eventApplies(e, type, action));
+  if (hook.match?.types !== undefined && !hook.match.types.includes(kind.name)) return false;
+  return hook.on.some((e) => eventApplies(e, kind, step[kind.name]));
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -258,15 +179,14 @@ export function headerValueProblem(value: string): string | undefined {
 /** The rules of the hooks: block. Needs a schema-valid document. */
 export function checkHooks(
   doc: KhookDocument,
-  ctx: { baseDir: string; positionOf: PositionLookup; schemaInvalidHooks: ReadonlySet<number> },
+  ctx: { kinds: KindSet; baseDir: string; positionOf: PositionLookup; schemaInvalidHooks: ReadonlySet<number> },
 ): Diagnostic[] {
+  const kinds = ctx.kinds;
   const out: Diagnostic[] = [];
   const report: Report = (p, message, rule, severity = "error") =>
     out.push({ severity, path: p, message, rule, position: ctx.positionOf(p) });
   const hooks = Array.isArray(doc.hooks) ? doc.hooks : [];
-  const steps = Array.isArray(doc.steps)
-    ? doc.steps.filter((s) => s !== null && typeof s === "object" && STEP_TYPES.filter((t) => t in s).length === 1)
-    : [];
+  const steps = Array.isArray(doc.steps) ? doc.steps.filter((s) => kindOf(s, kinds) !== undefined) : [];
   const stepByName = new Map(steps.map((s) => [s.name, s]));
   const firstName = new Map<string, number>();
   hooks.forEach((hook, i) => {
@@ -305,35 +225,36 @@ export function checkHooks(
         );
         return;
       }
-      const type = stepTypeOf(step);
-      const action = (step as unknown as Record<string, unknown>)[type];
-      if (hook.match?.types !== undefined && !hook.match.types.includes(type)) {
+      const kind = kindOf(step, kinds)!;
+      const action = step[kind.name];
+      if (hook.match?.types !== undefined && !hook.match.types.includes(kind.name)) {
         report(
           at("match", "steps", j),
-          `match names step "${name}", a ${type} step, but match.types does not include ${type}: the hook would never run on it`,
+          `match names step "${name}", a ${kind.name} step, but match.types does not include ${kind.name}: the hook would never run on it`,
           "hook-event-type",
         );
       }
       for (const event of hook.on) {
-        if (!eventApplies(event, type, action))
+        if (!eventApplies(event, kind, action))
           report(
             at("match", "steps", j),
-            `${event} does not happen on step "${name}" (${describeType(type, action)}); it happens on ${describeEventTypes(event)}`,
+            `${event} does not happen on step "${name}" (${describeKind(kind, action)}); it happens on ${describeEventKinds(event, kinds)}`,
             "hook-event-type",
           );
       }
     });
     hook.match?.types?.forEach((type, j) => {
+      const kind = kinds[type];
       for (const event of hook.on) {
-        if (formOf(event, type) === undefined)
+        if (kind !== undefined && formOf(event, kind) === undefined)
           report(
             at("match", "types", j),
-            `${event} does not happen on ${type} steps; it happens on ${describeEventTypes(event)}`,
+            `${event} does not happen on ${type} steps; it happens on ${describeEventKinds(event, kinds)}`,
             "hook-event-type",
           );
       }
     });
-    if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s))) {
+    if (steps.length > 0 && !steps.some((s) => stepMatches(hook, s, kinds))) {
       report(
         at(),
         `hook "${hook.name}" matches no step of this spec, so it never runs`,
@@ -379,18 +300,20 @@ export function checkHooks(
   return out;
 }
 
-/** A step, in `does not happen on step "x" (...)`: its type, or what its form is not (a delete by resource renders nothing). */
-function describeType(type: StepType, action: unknown): string {
-  const form = HOOK_EVENTS.map((e) => formOf(e, type)).find((f): f is HookStepForm => f !== undefined && f !== true);
-  return form !== undefined && !form.applies(action) ? form.otherwise : `a ${type} step`;
+/** A step, in `does not happen on step "x" (...)`: its kind, or what its form is not (a delete by resource renders nothing). */
+function describeKind(kind: StepKind, action: unknown): string {
+  const form = HOOK_EVENTS.map((e) => formOf(e, kind)).find((f): f is HookStepForm => f !== undefined && f !== true);
+  return form !== undefined && !form.applies(action) ? form.otherwise : `a ${kind.name} step`;
 }
 
-function describeEventTypes(event: HookEvent): string {
-  const types = stepTypesOf(event);
-  if (types.length === STEP_TYPES.length) return "every step";
-  const names = types.map((t) => {
-    const form = formOf(event, t);
-    return form === true || form === undefined ? t : form.name;
+/** The kinds `event` happens on, in the kinds' order: `every step`, or `helm, apply, delete (by manifests) steps`. */
+function describeEventKinds(event: HookEvent, kinds: KindSet): string {
+  const all = Object.values(kinds);
+  const on = all.filter((k) => formOf(event, k) !== undefined);
+  if (on.length === all.length) return "every step";
+  const names = on.map((k) => {
+    const form = formOf(event, k);
+    return form === true || form === undefined ? k.name : form.name;
   });
   return `${names.join(", ")} steps`;
 }
@@ -477,6 +400,7 @@ function checkTimeout(value: unknown, p: string, maxMs: number | undefined, repo
  */
 export function loadHooks(
   doc: KhookDocument,
+  kinds: KindSet,
   baseDir: string,
   positionOf: PositionLookup,
   redactor?: Redactor,
@@ -512,7 +436,7 @@ export function loadHooks(
         namespaces: hook.allow?.namespaces,
       },
       digest: digested.digest,
-      steps: doc.steps.filter((s) => stepMatches(hook, s)).map((s) => s.name),
+      steps: doc.steps.filter((s) => stepMatches(hook, s, kinds)).map((s) => s.name),
     };
     // Positions are only wanted for messages; asking for one parses the positioned Document.
     Object.defineProperty(h, "position", { enumerable: true, get: () => positionOf(pointer("hooks", index)) });
@@ -523,7 +447,7 @@ export function loadHooks(
   return orderHooks(loaded);
 }
 
-/** Priority, then document order (seed 004's ordering). */
+/** Priority, then document order, as Helm's event-driven design orders handlers. */
 export function orderHooks<T extends { priority: number; index: number }>(hooks: readonly T[]): T[] {
   return [...hooks].sort((a, b) => a.priority - b.priority || a.index - b.index);
 }
@@ -534,7 +458,7 @@ export function orderHooks<T extends { priority: number; index: number }>(hooks:
  * URL and `allow:`; never its headers, which carry who is calling (a per-run CI token would
  * otherwise re-run every step it matches), not what the hook does. Events, priority,
  * timeouts and failurePolicy are not in it: only the reshaping events put a hook in a step's
- * hash at all (see `reshapingHooks`), and their order there is the run order.
+ * hash at all (see `objectHooksFor`), and their order there is the run order.
  */
 function hookDigest(
   hook: HookSpec,
@@ -562,29 +486,28 @@ function hookDigest(
   return { digest: sha256Hex(`${text}\n${content}`) };
 }
 
-/**
- * The hooks that can change what `step` applies, in run order: post-render functions, then
- * pre-apply webhooks. post-apply and finalize come after the objects are sent (or before they
- * are removed) and change nothing a step applies: they are not inputs of its hash.
- */
-export function reshapingHooks(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }): LoadedHook[] {
-  return [...hooksFor(step, "post-render"), ...hooksFor(step, "pre-apply")];
+/** A step as hooks see it: its hooks, and the points of its life (LoadedStep.hookPoints). */
+export interface HookedStep {
+  readonly hooks: readonly LoadedHook[];
+  readonly hookPoints: readonly HookPoint[];
 }
 
 /**
- * The hooks of `step` that change its objects (the events at render and send), event by
- * event in HOOK_EVENTS order: what a helm release's hooks fingerprint covers.
+ * The hooks that can change what `step` applies, event by event in HOOK_EVENTS order (post-render
+ * functions, then pre-apply webhooks): the events its executor fires. They are inputs of its
+ * hash and of a helm release's hooks fingerprint; post-apply and finalize come after the objects
+ * are sent (or before they are removed) and change nothing a step applies.
  */
-export function objectHooksFor(step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] }): LoadedHook[] {
-  return HOOK_EVENTS.filter((e) => HOOK_POINTS[lifecycleOf(e).at] === "executor").flatMap((e) => hooksFor(step, e));
+export function objectHooksFor(step: HookedStep): LoadedHook[] {
+  return HOOK_EVENTS.filter((e) => HOOK_POINTS[lifecycleOf(e).at].firedBy === "executor").flatMap((e) =>
+    hooksFor(step, e),
+  );
 }
 
 /** The hooks of `step` that handle `event`, in run order. */
-export function hooksFor(
-  step: { type: StepType; action: unknown; hooks: readonly LoadedHook[] },
-  event: HookEvent,
-): LoadedHook[] {
-  return step.hooks.filter((h) => h.events.includes(event) && eventApplies(event, step.type, step.action));
+export function hooksFor(step: HookedStep, event: HookEvent): LoadedHook[] {
+  if (!step.hookPoints.includes(lifecycleOf(event).at)) return [];
+  return step.hooks.filter((h) => h.events.includes(event));
 }
 
 /** `require-limits (post-render function ./fn/require-limits)`, for plan lines. */

@@ -5,18 +5,20 @@
 import type { Diagnostic, SourcePosition } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { LoadedHook } from "./hooks.js";
-import type { NormalizedActionByType } from "./defaults.js";
-import type { OnError, StepType } from "./types.js";
+import type { HookPoint } from "./hook-events.js";
+import type { OnError } from "./document.js";
 
-export interface LoadedStepBase<T extends StepType = StepType> {
+/** A loaded step of the kind `Type`, whose normalized block is `Action` (steps/<kind>/definition.ts names it). */
+export interface LoadedStepBase<Type extends string = string, Action = unknown> {
   readonly name: string;
-  readonly type: T;
-  /** The action block after substitution, with every default of the table applied (defaults.ts); relative paths left as written. Frozen. */
-  readonly action: NormalizedActionByType[T];
+  /** Its kind: the action key. */
+  readonly type: Type;
+  /** The action block after substitution, with every default of its kind applied; relative paths left as written. Frozen. */
+  readonly action: Action;
   readonly needs: readonly string[];
   readonly when: string | undefined;
-  /** The `when:` outcome, decided once at load. true when there is no `when:`. */
-  readonly included: boolean;
+  /** Whether its `when:` condition holds (decided once, at load); true without a `when:`. A step whose condition does not hold is reported skipped, "excluded by when:". */
+  readonly whenHolds: boolean;
   readonly timeoutMs: number;
   readonly retries: number;
   readonly retryDelayMs: number;
@@ -31,12 +33,15 @@ export interface LoadedStepBase<T extends StepType = StepType> {
   readonly summary: string;
   /** The hooks that apply to this step (any event), in run order: priority, then document order. */
   readonly hooks: readonly LoadedHook[];
+  /** The points of its life where hook events happen (its kind's, for its form): which events apply to it. */
+  readonly hookPoints: readonly HookPoint[];
   /** Index in `steps:` and the step's source position. */
   readonly index: number;
   readonly position: SourcePosition | undefined;
 }
 
-export type LoadedStep = { [T in StepType]: LoadedStepBase<T> }[StepType];
+/** A loaded step of any kind (an executor reads its own kind's LoadedStepBase). */
+export type LoadedStep = LoadedStepBase;
 
 export interface StateSettings {
   readonly namespace: string;

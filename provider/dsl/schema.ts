@@ -1,35 +1,14 @@
 /**
- * Structural validation of a parsed khook document against the committed JSON
- * Schema (schema/v1/khook.json), with ajv's raw errors translated into
- * diagnostics a person understands.
+ * Structural validation of a parsed document against schema/v1/khook.json, with ajv's errors
+ * translated into one message per problem. The wording comes from the schema, which is
+ * generated from the definitions (dsl/definitions.ts, steps/<kind>/definition.ts): templates
+ * by keyword (`x-khook-messages`), what an object is called (`x-khook-noun`), the "exactly one
+ * of" groups (`x-khook-exactly-one`) and cross-field rules' `errorMessage`. ajv runs `verbose`,
+ * so each error carries the schema node it failed, looked up by identity.
  *
- * The translation leans on the schema's shape rather than on ajv's schemaPath
- * strings (which are relative to whichever $ref was followed): ajv runs with
- * `verbose`, so every error carries the schema object that produced it, and
- * the objects are looked up by identity in an index built once from the schema:
- *
- * - "exactly one of" groups: a node whose `oneOf` branches are all
- *   `{ required: [key] }` (steps, manifest and values sources, rollout). The
- *   per-branch `required` noise is dropped and the `oneOf` failure becomes one
- *   "must have exactly one ... found none / found 2: a, b" message.
- * - discriminated unions: a node whose `oneOf` branches are `$ref`s to objects
- *   each requiring its own key (delete by manifests | resource | release). When
- *   exactly one discriminator is present only that branch's errors are kept.
- * - `$defs` identity: pattern/length errors say what the value should be
- *   (a duration, an RFC 1123 name, a URL, ...), by the def they came from.
- * - `errorMessage` on `then`/`not` subschemas: cross-field rules (chart forms,
- *   namespace vs allNamespaces, patch body vs type) carry their own wording,
- *   which editors that understand the keyword show as well.
- *
- * Division of labour with the loader's semantic rules (provider/dsl/rules.ts):
- * the schema spells out every rule it can, for editors. Subschemas that also
- * have a semantic rule in the loader — with a richer, field-specific message —
- * are tagged `"x-khook-rule": "<rule id>"` (chart-source, chart-auth,
- * wait-for-grammar, apply-wait-for-grammar, rollout-kind, namespace-or-all,
- * resource-reference, patch-body-shape, source-url, local-path). By default
- * validateSchema leaves those to the loader, so every problem is reported once,
- * by its best reporter; `{ semanticRules: true }` reports them here too. A wrong
- * type is never left to the loader: its rules take the schema's types as given.
+ * The schema states every rule it can, for editors; a subschema whose rule the loader's
+ * semantic pass words better is tagged `x-khook-rule` and left to it (`semanticRules: true`
+ * reports it here too), except a wrong type, which the rules take as given.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -37,7 +16,6 @@ import { createHash } from "node:crypto";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { SEA_ASSETS, singleExecutableText } from "../sea-assets.js";
-import { SKIP_IF_BY_TYPE, STEP_TYPES, type StepType } from "./types.js";
 import type * as Ajv2020Module from "ajv/dist/2020.js";
 
 const SCHEMA_RELATIVE = path.join("schema", "v1", "khook.json");
@@ -54,6 +32,15 @@ const EDITOR_KEYWORDS = [
 
 /** Marks a subschema whose rule the loader's semantic pass owns (see the header). */
 const SEMANTIC_RULE_KEYWORD = "x-khook-rule";
+
+/**
+ * The loader's wording, written in the definitions beside the rules it words
+ * (dsl/definitions.ts `messages`, `noun`): templates by keyword, what an object is called,
+ * and, on a union of forms, whose forms they are.
+ */
+const MESSAGES_KEYWORD = "x-khook-messages";
+const NOUN_KEYWORD = "x-khook-noun";
+const FORMS_OF_KEYWORD = "x-khook-forms-of";
 
 export interface ValidateSchemaOptions {
   /**
@@ -124,18 +111,33 @@ export function loadLoaderSchema(): object {
 // - `allOf` entries marked `"x-khook-editor": true` (messages and completions for editors,
 //   whose rules the exactly-one groups already state) are dropped;
 // - `patternProperties` of single literal keys (`^helm$`, where editors cannot complete them)
-//   become ordinary `properties`.
+//   become ordinary `properties`;
+// - what only people and editors read (descriptions, completions) is left out: the precompiled
+//   validator carries the schema's nodes for its errors, and every byte of it is loaded at start.
 
 const REFERENCE_REF = "#/$defs/reference";
 const EXACTLY_ONE_KEYWORD = "x-khook-exactly-one";
 const EDITOR_ONLY_KEYWORD = "x-khook-editor";
+/** Keywords for people and editors, which the loader's validation and wording never read. */
+const FOR_READERS_ONLY = new Set([
+  "$comment",
+  "title",
+  "description",
+  "markdownDescription",
+  "enumDescriptions",
+  "defaultSnippets",
+  "doNotSuggest",
+]);
+/** Keywords whose value maps names to schemas (a name there is not a keyword). */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs"]);
 
 export function deriveLoaderSchema(editor: SchemaNode): SchemaNode {
-  const derive = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(derive);
+  const derive = (v: unknown, names = false): unknown => {
+    if (Array.isArray(v)) return v.map((x) => derive(x));
     if (!isNode(v)) return v;
+    if (names) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, derive(x)]));
     let node: SchemaNode = {};
-    for (const [k, x] of Object.entries(v)) node[k] = derive(x);
+    for (const [k, x] of Object.entries(v)) if (!FOR_READERS_ONLY.has(k)) node[k] = derive(x, NAME_MAPS.has(k));
     const anyOf = node["anyOf"];
     if (Array.isArray(anyOf) && anyOf.some((a) => isNode(a) && a["$ref"] === REFERENCE_REF)) {
       const strict = anyOf.filter((a) => !(isNode(a) && a["$ref"] === REFERENCE_REF));
@@ -187,7 +189,15 @@ export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
     allowUnionTypes: true,
     ...extra,
   });
-  ajv.addVocabulary([...EDITOR_KEYWORDS, SEMANTIC_RULE_KEYWORD, EXACTLY_ONE_KEYWORD, EDITOR_ONLY_KEYWORD]);
+  ajv.addVocabulary([
+    ...EDITOR_KEYWORDS,
+    SEMANTIC_RULE_KEYWORD,
+    EXACTLY_ONE_KEYWORD,
+    EDITOR_ONLY_KEYWORD,
+    MESSAGES_KEYWORD,
+    NOUN_KEYWORD,
+    FORMS_OF_KEYWORD,
+  ]);
   return ajv;
 }
 
@@ -239,18 +249,17 @@ interface ExactlyOneGroup {
 
 interface UnionBranch {
   def: SchemaNode;
-  defName: string;
   key: string;
   properties: string[];
 }
 
 interface Union {
+  node: SchemaNode;
   branches: UnionBranch[];
 }
 
 interface SchemaIndex {
   root: SchemaNode;
-  defName: Map<object, string>;
   exactlyOne: Map<object, ExactlyOneGroup>;
   exactlyOneBranches: Set<object>;
   unions: Map<object, Union>;
@@ -272,14 +281,11 @@ function resolveRef(root: SchemaNode, ref: unknown): SchemaNode | undefined {
 function indexSchema(root: SchemaNode): SchemaIndex {
   const index: SchemaIndex = {
     root,
-    defName: new Map(),
     exactlyOne: new Map(),
     exactlyOneBranches: new Set(),
     unions: new Map(),
     unionBranchDefs: new Map(),
   };
-  const defs = isNode(root["$defs"]) ? root["$defs"] : {};
-  for (const [name, def] of Object.entries(defs)) if (isNode(def)) index.defName.set(def, name);
 
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
@@ -308,14 +314,13 @@ function indexSchema(root: SchemaNode): SchemaIndex {
             if (key !== undefined) {
               branches.push({
                 def,
-                defName: index.defName.get(def) ?? "",
                 key,
                 properties: Object.keys(isNode(def["properties"]) ? def["properties"] : {}),
               });
             }
           });
           if (branches.length === defsOf.length) {
-            const union = { branches };
+            const union = { node, branches };
             index.unions.set(node, union);
             for (const b of branches) index.unionBranchDefs.set(b.def, union);
           }
@@ -377,28 +382,37 @@ function stepLabel(doc: unknown, index: string): string {
   return typeof name === "string" && name !== "" ? `step "${name}"` : `steps[${index}]`;
 }
 
-function stepTypeAt(segs: readonly string[]): StepType | undefined {
-  if (segs[0] !== "steps" || segs.length < 3) return undefined;
-  return (STEP_TYPES as readonly string[]).includes(segs[2] ?? "") ? (segs[2] as StepType) : undefined;
-}
-
-/** What the object at a path is, for "unknown field ... in X" and "X is missing ...". */
-function contextOf(segs: readonly string[], doc: unknown): string {
+/** What an object is called in messages: its definition's noun, else where it is. */
+function contextOf(segs: readonly string[], doc: unknown, node?: SchemaNode): string {
   if (segs.length === 0) return "the document";
-  if (segs[0] === "steps" && segs.length >= 2 && isIndex(segs[1] ?? "")) {
-    if (segs.length === 2) return stepLabel(doc, segs[1]!);
-    const type = stepTypeAt(segs);
-    if (type !== undefined) {
-      const tail = segs.slice(3);
-      if (tail.length === 0) return `${type} step`;
-      if (tail.length === 1 && tail[0] === "auth") return `${type} auth`;
-      if (tail.length === 2 && tail[0] === "valuesFrom") return "valuesFrom entry";
-      if (tail.length === 2 && tail[0] === "manifests") return "manifest entry";
-      if (tail.length === 2 && type === "patch" && tail[0] === "patch") return "json patch operation";
-    }
-  }
+  if (segs.length === 2 && segs[0] === "steps" && isIndex(segs[1] ?? "")) return stepLabel(doc, segs[1]!);
+  const noun = node?.[NOUN_KEYWORD];
+  if (typeof noun === "string") return noun;
   if (segs.length === 1) return segs[0]!;
   return fieldLabel(segs);
+}
+
+/** The node's template for `keyword`, filled in; undefined when the definition words nothing. */
+function worded(node: SchemaNode | undefined, keyword: string, values: Record<string, string>): string | undefined {
+  const all = node?.[MESSAGES_KEYWORD];
+  const template = isNode(all) ? all[keyword] : undefined;
+  if (typeof template !== "string") return undefined;
+  return template.replace(/\{([a-z]+)\}/g, (m, name: string) => values[name] ?? m);
+}
+
+/** The values a template may name, for an error on `data` at `segs`. */
+function templateValues(
+  segs: readonly string[],
+  data: unknown,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    label: fieldLabel(segs),
+    value: JSON.stringify(data) ?? String(data),
+    short: shortJson(data),
+    found: describeValue(data),
+    ...extra,
+  };
 }
 
 function describeValue(v: unknown): string {
@@ -470,59 +484,6 @@ function suggest(word: string, candidates: readonly string[]): string | undefine
   return best !== undefined && bestDistance <= limit ? best : undefined;
 }
 
-// Name rules, by the $def a pattern/length error came from.
-const LABEL_RULE = "lowercase letters, digits and '-', starting and ending with a letter or digit";
-const SUBDOMAIN_RULE =
-  "dot-separated parts of lowercase letters, digits and '-', each starting and ending with a letter or digit";
-const NAME_DEFS: Record<string, { noun: string; rule: string; limitNote?: string }> = {
-  stepName: { noun: "step name", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
-  namespace: { noun: "namespace", rule: `an RFC 1123 label: ${LABEL_RULE}, at most 63 characters` },
-  subdomain: { noun: "name", rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 253 characters` },
-  specName: {
-    noun: "metadata.name",
-    rule: `an RFC 1123 subdomain: ${SUBDOMAIN_RULE}, at most 241 characters`,
-    limitNote: "so that khook-state-<name> fits in 253",
-  },
-  releaseName: { noun: "Helm release name", rule: `${SUBDOMAIN_RULE}, at most 53 characters` },
-};
-
-function nameNoun(defName: string, segs: readonly string[]): string {
-  const last = segs[segs.length - 1];
-  if (defName === "subdomain") {
-    if (last === "serviceAccount") return "ServiceAccount name";
-    if (segs[0] === "state" && last === "name") return "state record name";
-  }
-  return NAME_DEFS[defName]?.noun ?? "name";
-}
-
-function patternMessage(defName: string | undefined, value: unknown, label: string, hint: unknown): string {
-  const v = JSON.stringify(value);
-  switch (defName) {
-    case "duration":
-      return `${v} is not a duration; use Go syntax like 90s, 5m, 1h30m`;
-    case "httpUrl":
-      return `${label}: ${v} is not an http:// or https:// URL`;
-    case "localPath":
-      return `${label}: ${v} is a URL, not a local path; use url: for remote sources`;
-    case "kustomizePath":
-      return `kustomize: ${v} is not a local path; kustomize sources must start with ./, ../ or / (remote bases are not supported)`;
-    case "resourceRef":
-      return `${label}: ${v} is not a resource type (pods) or kind/name (daemonset/aws-node)`;
-    case "kindName":
-      return `${label}: ${v} is not kind/name, e.g. daemonset/aws-node`;
-    case "rolloutTarget":
-      return `${label}: ${v} is not a rollout target; use deployment/<name>, daemonset/<name> or statefulset/<name>`;
-    case "waitCondition":
-      return `${label}: ${v} is not a wait condition; use condition=<Name>[=<value>], jsonpath=<expr>[=<value>] or delete`;
-    case "applyWaitCondition":
-      return `${label}: ${v} is not a wait condition; use condition=<Name>[=<value>] or jsonpath=<expr>[=<value>] (delete is for wait: steps)`;
-    default:
-      return typeof hint === "string"
-        ? `${label}: ${v} is not valid. ${hint}`
-        : `${label}: ${v} is not in the expected format`;
-  }
-}
-
 // ---------------------------------------------------------------------------
 // Translation
 
@@ -537,28 +498,21 @@ interface UnionFailure {
   isObject: boolean;
 }
 
-const SKIP_IF_SUMMARY = STEP_TYPES.flatMap((type): string[] => {
-  const word: string | undefined = SKIP_IF_BY_TYPE[type];
-  return word === undefined ? [] : [`${type} (${word})`];
-}).join(", ");
-
 function exactlyOneMessage(
   segs: readonly string[],
   doc: unknown,
+  node: SchemaNode,
   keys: readonly string[],
   present: readonly string[],
 ): string {
-  const found = present.length === 0 ? "found none" : `found ${present.length}: ${present.join(", ")}`;
-  const list = keys.join(", ");
-  const type = stepTypeAt(segs);
-  if (segs.length === 2 && segs[0] === "steps")
-    return `${stepLabel(doc, segs[1]!)} must have exactly one action key (${list}); ${found}`;
-  const what = contextOf(segs, doc);
-  if (what === "manifest entry" || what === "valuesFrom entry")
-    return `${what} must have exactly one source (${list}); ${found}`;
-  if (segs.length === 3 && type === "delete")
-    return `delete step must use exactly one of its forms (${list}); ${found}`;
-  return `${what} must have exactly one of ${list}; ${found}`;
+  const values = {
+    subject: contextOf(segs, doc, node),
+    keys: keys.join(", "),
+    present: present.length === 0 ? "found none" : `found ${present.length}: ${present.join(", ")}`,
+  };
+  return (
+    worded(node, "oneOf", values) ?? `${values.subject} must have exactly one of ${values.keys}; ${values.present}`
+  );
 }
 
 function translate(
@@ -571,7 +525,6 @@ function translate(
   const segs = segmentsOf(at);
   const label = fieldLabel(segs);
   const parent = isNode(e.parentSchema) ? e.parentSchema : {};
-  const defName = index.defName.get(parent);
   const params = e.params as Record<string, unknown>;
 
   // Unions (delete): keep only the branch the author evidently meant.
@@ -588,6 +541,7 @@ function translate(
         message: exactlyOneMessage(
           segs,
           doc,
+          failure.union.node,
           failure.union.branches.map((b) => b.key),
           present,
         ),
@@ -615,6 +569,7 @@ function translate(
       message: exactlyOneMessage(
         segs,
         doc,
+        parent,
         keys,
         keys.filter((k) => k in data),
       ),
@@ -654,20 +609,15 @@ function translate(
     case "required": {
       const missing = String(params["missingProperty"]);
       if (custom !== undefined) return { path: at, message: custom };
-      return { path: at, message: `${contextOf(segs, doc)} is missing required field "${missing}"` };
+      return { path: at, message: `${contextOf(segs, doc, parent)} is missing required field "${missing}"` };
     }
 
     case "additionalProperties": {
       const field = String(params["additionalProperty"]);
-      const where = contextOf(segs, doc);
-      const type = stepTypeAt(segs);
+      const where = contextOf(segs, doc, parent);
       const fieldPath = join(at, field);
-      if (field === "skipIf" && segs.length === 3 && type !== undefined) {
-        return {
-          path: fieldPath,
-          message: `skipIf is not supported by ${type} steps; only ${SKIP_IF_SUMMARY} have a skip policy`,
-        };
-      }
+      const own = worded(parent, `unknown:${field}`, templateValues(segs, e.data));
+      if (own !== undefined) return { path: fieldPath, message: own };
       const allowed = Object.keys(isNode(parent["properties"]) ? parent["properties"] : {});
       let message = `unknown field "${field}" in ${where}`;
       const union = index.unionBranchDefs.get(parent);
@@ -676,7 +626,7 @@ function translate(
         message = `unknown field "${field}" in ${where} (by ${branch.key})`;
         const owners = union.branches
           .filter((b) => b !== branch && b.properties.includes(field))
-          .map((b) => `delete by ${b.key}`);
+          .map((b) => `${String(union.node[FORMS_OF_KEYWORD] ?? "")} by ${b.key}`.trim());
         if (owners.length > 0)
           return { path: fieldPath, message: `${message}: ${field} only applies to ${owners.join(" and ")}` };
       }
@@ -691,11 +641,8 @@ function translate(
     case "type": {
       const expected = params["type"];
       const data = e.data;
-      if (defName === "duration")
-        return {
-          path: at,
-          message: `${label} must be a duration string like 90s, 5m, 1h30m; found ${describeValue(data)}`,
-        };
+      const own = worded(parent, "type", templateValues(segs, data));
+      if (own !== undefined) return { path: at, message: own };
       let message = `${label} must be ${expectedTypeWords(expected)}; found ${describeValue(data)}`;
       if (custom !== undefined) message = `${custom}; found ${describeValue(data)}`;
       if (at === "/state" && typeof data === "boolean")
@@ -722,13 +669,8 @@ function translate(
 
     case "enum": {
       const allowed = (params["allowedValues"] as unknown[]) ?? [];
-      const type = stepTypeAt(segs);
-      if (segs[segs.length - 1] === "skipIf" && segs.length === 4 && type !== undefined) {
-        return {
-          path: at,
-          message: `skipIf: ${shortJson(e.data)} is not valid for ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} step; use ${quoteList(allowed)}`,
-        };
-      }
+      const own = worded(parent, "enum", templateValues(segs, e.data));
+      if (own !== undefined) return { path: at, message: own };
       let message = `${label} must be one of ${quoteList(allowed)}; found ${describeValue(e.data)}`;
       if (typeof e.data === "string") {
         const guess = suggest(e.data, allowed.map(String));
@@ -740,33 +682,40 @@ function translate(
     case "pattern": {
       const propertyName = (e as ErrorObject & { propertyName?: string }).propertyName;
       if (propertyName !== undefined) {
+        const values = templateValues(segs, e.data, { key: JSON.stringify(propertyName) });
         return {
           path: join(at, propertyName),
           message:
-            `${JSON.stringify(propertyName)} is not a valid ${label === "env" || label.endsWith(".env") ? "environment variable" : "key"} name. ${String(parent["patternErrorMessage"] ?? "")}`.trim(),
+            worded(parent, "pattern", values) ??
+            `${values.key} is not a valid key name. ${String(parent["patternErrorMessage"] ?? "")}`.trim(),
         };
       }
-      if (defName !== undefined && NAME_DEFS[defName] !== undefined) {
-        const rule = NAME_DEFS[defName]!;
-        return {
-          path: at,
-          message: `${JSON.stringify(e.data)} is not a valid ${nameNoun(defName, segs)}: use ${rule.rule}`,
-        };
-      }
-      return { path: at, message: patternMessage(defName, e.data, label, parent["patternErrorMessage"]) };
+      const own = worded(parent, "pattern", templateValues(segs, e.data));
+      if (own !== undefined) return { path: at, message: own };
+      const v = JSON.stringify(e.data);
+      const hint = parent["patternErrorMessage"];
+      return {
+        path: at,
+        message:
+          typeof hint === "string"
+            ? `${label}: ${v} is not valid. ${hint}`
+            : `${label}: ${v} is not in the expected format`,
+      };
     }
 
     case "maxLength": {
       const limit = Number(params["limit"]);
       const data = typeof e.data === "string" ? e.data : "";
-      if (defName !== undefined && NAME_DEFS[defName] !== undefined) {
-        const note = NAME_DEFS[defName]!.limitNote;
-        const shown = data.length > 70 ? `${data.slice(0, 67)}...` : data;
-        return {
-          path: at,
-          message: `${nameNoun(defName, segs)} "${shown}" is ${data.length} characters; the limit is ${limit}${note ? ` (${note})` : ""}`,
-        };
-      }
+      const own = worded(
+        parent,
+        "maxLength",
+        templateValues(segs, e.data, {
+          shown: data.length > 70 ? `${data.slice(0, 67)}...` : data,
+          length: String(data.length),
+          limit: String(limit),
+        }),
+      );
+      if (own !== undefined) return { path: at, message: own };
       return { path: at, message: `${label} is ${data.length} characters; the limit is ${limit}` };
     }
 
@@ -775,9 +724,8 @@ function translate(
 
     case "minItems": {
       const limit = Number(params["limit"]);
-      if (segs.length === 1 && segs[0] === "steps") return { path: at, message: "steps must list at least one step" };
-      if (segs[segs.length - 1] === "manifests")
-        return { path: at, message: `${label} must list at least one source (inline, file, url or kustomize)` };
+      const own = worded(parent, "minItems", templateValues(segs, e.data, { limit: String(limit) }));
+      if (own !== undefined) return { path: at, message: own };
       return { path: at, message: `${label} must have at least ${limit} item${limit === 1 ? "" : "s"}` };
     }
 

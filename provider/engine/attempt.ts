@@ -4,13 +4,12 @@
  * an executor that ignores its signal cannot hang the run.
  */
 import type { Redactor } from "../redact.js";
-import type { LoadedSpec, LoadedStepBase } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
-import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/types.js";
+import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
+import type { ExecutorRegistry, StepContext, StepExecutor } from "../steps/contract.js";
 import { formatDuration } from "../dsl/duration.js";
-import type { StepHooks } from "../hooks/run.js";
+import type { StepHooks } from "../hooks/step-hooks.js";
 import type { StepRecord } from "../state/journal.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 /** setTimeout fires immediately above this; longer timeouts are clamped (24.8 days is "forever" here). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -44,7 +43,7 @@ export interface AttemptBounds {
   /** The run's signal (Ctrl-C). */
   readonly runSignal: AbortSignal;
   readonly now: () => number;
-  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient.ts). */
+  /** Read when the timer fires: the transient error the attempt was retrying, if any (engine/transient-retry.ts). */
   readonly timeoutDetail?: () => string | undefined;
 }
 
@@ -88,9 +87,11 @@ export async function boundedAttempt<T>(
   }
 }
 
-/** The executor of a step's type, typed for that step (no cast: the registry is keyed by type). */
-export function executorFor<T extends StepType>(registry: ExecutorRegistry, step: LoadedStepBase<T>): StepExecutor<T> {
-  return registry[step.type];
+/** The executor of a step's kind (the registry holds one per kind, each for its own kind's steps). */
+export function executorFor(registry: ExecutorRegistry, step: LoadedStep): StepExecutor {
+  const executor = registry[step.type];
+  if (executor === undefined) throw new Error(`khook: no executor for ${step.type} steps`);
+  return executor;
 }
 
 /** The context an executor sees for one attempt (or one assess call). */

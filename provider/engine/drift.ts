@@ -12,21 +12,21 @@
 import { setMaxListeners } from "node:events";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
 import type { Journal } from "../state/journal.js";
 import type { StateRecord, StepEntry } from "../state/record.js";
 import { LiveReads } from "../kube/live.js";
-import type { DriftContext, DriftedThing, DriftState, ExecutorRegistry } from "../steps/types.js";
-import { stepHooksFor } from "../hooks/run.js";
+import type { DriftContext, DriftedThing, DriftState, ExecutorRegistry } from "../steps/contract.js";
+import { stepHooksFor } from "../hooks/step-hooks.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason } from "./reasons.js";
 import { BoundedConcurrency } from "./scheduler.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 export interface DriftStep {
   readonly name: string;
-  readonly type: StepType;
+  /** The step kind. */
+  readonly type: string;
   readonly level: number;
   readonly state: DriftState;
   /** One line for people, redacted: names objects and fields, never a value. */
@@ -87,7 +87,7 @@ export async function checkDrift(
   const toCheck: number[] = [];
   spec.steps.forEach((step, i) => {
     const base = { name: step.name, type: step.type, level: step.level };
-    if (!step.included)
+    if (!step.whenHolds)
       out[i] = { ...base, state: "not-checkable", reason: excludedReason(step, redact), decidedBy: "when" };
     else if (!journal.isResumable(step))
       out[i] = {

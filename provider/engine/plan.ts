@@ -6,22 +6,22 @@
 import { setMaxListeners } from "node:events";
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
 import type { Journal } from "../state/journal.js";
-import type { ExecutorRegistry, PlanAction } from "../steps/types.js";
-import { stepHooksFor } from "../hooks/run.js";
+import type { ExecutorRegistry, PlanAction } from "../steps/contract.js";
+import { stepHooksFor } from "../hooks/step-hooks.js";
 import { describeHook, firesIn, hooksFor } from "../dsl/hooks.js";
-import { HOOK_EVENTS } from "../dsl/types.js";
+import { HOOK_EVENTS } from "../dsl/hook-events.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, makeStepContext } from "./attempt.js";
 import { excludedReason, RESUME_REASON } from "./reasons.js";
 import { transientCause, describeCause } from "../kube/transient.js";
 import { BoundedConcurrency } from "./scheduler.js";
-import type { StepContextExtras } from "./types.js";
+import type { StepContextExtras } from "./run-types.js";
 
 export interface OfflinePlanStep {
   readonly name: string;
-  readonly type: StepType;
+  /** The step kind. */
+  readonly type: string;
   readonly level: number;
   /** One line describing the target, safe to print. */
   readonly summary: string;
@@ -59,11 +59,11 @@ export function planOffline(spec: LoadedSpec): OfflinePlanStep[] {
       type: step.type,
       level: step.level,
       summary: step.summary,
-      when: step.included ? ("included" as const) : ("excluded" as const),
+      when: step.whenHolds ? ("included" as const) : ("excluded" as const),
       inputHash: step.inputHash,
       hooks: planHooks(step),
     };
-    if (!step.included) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
+    if (!step.whenHolds) return { ...base, action: "skip" as const, reason: excludedReason(step, redact) };
     const note = webhookNote(step);
     return {
       ...base,
@@ -138,7 +138,7 @@ export async function planOnline(
   const toAssess: number[] = [];
   spec.steps.forEach((step, i) => {
     const base = offline[i]!;
-    if (!step.included) out[i] = { ...base, action: "skip", decidedBy: "when" };
+    if (!step.whenHolds) out[i] = { ...base, action: "skip", decidedBy: "when" };
     else if (journal?.isResumable(step))
       out[i] = { ...base, action: "skip", reason: RESUME_REASON, decidedBy: "state" };
     else toAssess.push(i);

@@ -31,15 +31,15 @@
  */
 import type { Redactor } from "../redact.js";
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
-import type { DestroyOutcome, StepOutcome } from "../steps/types.js";
+import type { DestroyOutcome, StepOutcome } from "../steps/contract.js";
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/run.js";
+import { afterStepFailedReason, isPermanent, stepHooksFor, type StepHooks } from "../hooks/step-hooks.js";
 import { hasKeyedSteps, keyedSpec } from "../dsl/keyed-hash.js";
 import { boundedAttempt, errorText, executorFor, isCancelled, makeStepContext } from "./attempt.js";
 import { CANCELLED_REASON, CANCELLED_WHILE_RUNNING_REASON, failedReason, LEASE_LOST_REASON } from "./reasons.js";
 import { Scheduler, skippedResult, type Resolution, type Resolved } from "./scheduler.js";
-import { TransientRetries } from "./transient.js";
+import { TransientRetries } from "./transient-retry.js";
 import {
   type RunEvent,
   type RunOptions,
@@ -47,9 +47,9 @@ import {
   type RunStatus,
   type SleepFn,
   type StepResult,
-} from "./types.js";
+} from "./run-types.js";
 
-export * from "./types.js";
+export * from "./run-types.js";
 
 export const defaultSleep: SleepFn = (ms, signal) => delay(ms, undefined, { signal });
 
@@ -103,13 +103,13 @@ export async function runSpec(loadedSpec: LoadedSpec, opts: RunOptions): Promise
     // Steps whose hash digests a secret are hashed under the record's key (dsl/keyed-hash.ts).
     if (hasKeyedSteps(spec)) spec = keyedSpec(spec, journal.hashKey());
     try {
-      if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.included).map((s) => s.name));
+      if (mode === "destroy") await journal.beginDestroy(spec.steps.filter((s) => s.whenHolds).map((s) => s.name));
       else {
         const rerun = opts.rerun ?? new Set<string>();
-        const repairs = spec.steps.filter((s) => s.included && rerun.has(s.name)).map((s) => s.name);
+        const repairs = spec.steps.filter((s) => s.whenHolds && rerun.has(s.name)).map((s) => s.name);
         await journal.beginRun({
           stepsToExecute: spec.steps.some(
-            (s) => s.included && !opts.leave?.has(s.name) && (rerun.has(s.name) || !journal.isResumable(s)),
+            (s) => s.whenHolds && !opts.leave?.has(s.name) && (rerun.has(s.name) || !journal.isResumable(s)),
           ),
           ...(repairs.length > 0 ? { repairs } : {}),
         });
@@ -173,7 +173,7 @@ interface RunScope {
   readonly runSignal: AbortSignal;
   /** helm revisions made by the last attempt of each step, for post-apply hooks. */
   readonly revisions: Map<string, number>;
-  /** Each executed step's transient retries (engine/transient.ts), for its result. */
+  /** Each executed step's transient retries (engine/transient-retry.ts), for its result. */
   readonly transients: Map<string, TransientRetries>;
 }
 
@@ -324,7 +324,7 @@ async function attempts(scope: RunScope, step: LoadedStep, hooks: StepHooks | un
           hooks,
           record: journal?.stepRecord(step.name),
         });
-        // Transient failures are retried within this attempt's deadline (engine/transient.ts).
+        // Transient failures are retried within this attempt's deadline (engine/transient-retry.ts).
         if (mode === "apply") return transient.run({ signal, deadlineAt }, () => executor.apply(step, ctx));
         // finalize: the teardown proceeds only once every before-teardown hook succeeded.
         return (hooks?.beforeTeardown({ signal, log: ctx.log }) ?? Promise.resolve()).then(() =>

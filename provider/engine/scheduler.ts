@@ -18,7 +18,7 @@
  */
 import type { LoadedSpec, LoadedStep } from "../dsl/loaded.js";
 import { blockedReason, excludedReason, notStartedReason, RESUME_REASON } from "./reasons.js";
-import { DEFAULT_PARALLELISM, type RunMode, type StepResult } from "./types.js";
+import { DEFAULT_PARALLELISM, type RunMode, type StepResult } from "./run-types.js";
 
 // ---------------------------------------------------------------- bounded concurrency
 
@@ -193,7 +193,7 @@ export class Scheduler {
       changed = false;
       for (let i = 0; i < this.ready.length;) {
         const step = this.ready[i]!;
-        const resolution = this.instant(step);
+        const resolution = this.resolutionWithoutRunning(step);
         if (resolution) {
           this.ready.splice(i, 1);
           resolved.push(this.resolve(step, resolution, false));
@@ -230,7 +230,7 @@ export class Scheduler {
     const out: Resolved[] = [];
     for (const step of this.steps) {
       if (this.resolutions.has(step.name)) continue;
-      const reason = !step.included
+      const reason = !step.whenHolds
         ? excludedReason(step, this.opts.redact)
         : (this.stopReason ?? "not started: its dependencies never resolved");
       out.push(this.resolve(step, { result: skippedResult(step, reason), satisfies: false }, false));
@@ -249,7 +249,7 @@ export class Scheduler {
   }
 
   /** A resolution that needs no executor, or undefined when the step must run. */
-  private instant(step: LoadedStep): Resolution | undefined {
+  private resolutionWithoutRunning(step: LoadedStep): Resolution | undefined {
     // Apply: a step left as it is (a repair leaves every step it does not re-run) resolves first, whatever its record says.
     const kept = this.opts.mode === "apply" ? this.opts.leave?.get(step.name) : undefined;
     if (kept !== undefined) return { result: skippedResult(step, this.opts.redact(kept)), satisfies: true };
@@ -258,7 +258,7 @@ export class Scheduler {
       .map((d) => [d, this.resolutions.get(d.name)!] as const)
       .find(([, r]) => !r.satisfies);
     const root = blocker ? (blocker[1].rootFailure ?? blocker[0].name) : undefined;
-    if (!step.included) {
+    if (!step.whenHolds) {
       return {
         result: skippedResult(step, excludedReason(step, this.opts.redact)),
         satisfies: blocker === undefined,

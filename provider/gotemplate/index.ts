@@ -11,8 +11,8 @@
  *
  * Errors are PipelineError; messages never contain the value.
  */
-import { PipelineError } from "./errors.js";
-import { printResult, State, wrapExecError } from "./exec.js";
+import { PipelineError } from "./template-error.js";
+import { printResult, State, wrapExecError } from "./execute.js";
 import { EXCLUDED, lookupFunction } from "./functions/index.js";
 import { fromJs, toJs } from "./gostring.js";
 import { ParseError, Parser, type PipeNode } from "./parser.js";

@@ -7,7 +7,7 @@
  * coarse: any occurrence of the annotation's name in any file of the chart or of its
  * subcharts, or anything that cannot be read, counts as "may have hooks".
  *
- * Pure: the caller reads the files (steps/helm-chart.ts walks a chart directory).
+ * Pure: the caller reads the files (steps/helm/read-chart.ts walks a chart directory).
  */
 import { gunzipSync } from "node:zlib";
 

@@ -5,7 +5,7 @@
  * on its command line, and which chart and version the source pins without asking helm.
  */
 
-/** Basic-auth credentials of a chart repository or registry (dsl/types.ts `auth:`). */
+/** Basic-auth credentials of a chart repository or registry (steps/helm/definition.ts `auth:`). */
 export interface BasicAuth {
   username: string;
   password: string;

@@ -11,7 +11,7 @@
  *
  * Some facts cost a helm process, a values download or a server-side dry run, and most
  * decisions need only a few of them. So the facts are optional: decideRelease returns either the
- * decision or the next fact it needs to reach one, and the executor (steps/helm.ts) gathers that
+ * decision or the next fact it needs to reach one, and the executor (steps/helm/executor.ts) gathers that
  * fact and asks again. The order of the `need`s is the order in which they are gathered.
  */
 import {
@@ -24,7 +24,7 @@ import {
   type HelmRevision,
   type HistoryState,
 } from "./release.js";
-import { sameValues, type Values } from "./values.js";
+import { sameValues, type Values } from "./release-values.js";
 
 export interface ReleaseFacts {
   readonly release: string;

@@ -7,7 +7,7 @@
  * the history and the latest revision's user values: `helm history` and `helm get values` read
  * exactly these, at the cost of a helm process each (a few hundred ms of CPU). One list request
  * does the same. Pure decoding here; the list goes through provider/kube like every API call
- * (steps/helm.ts gathers it).
+ * (steps/helm/executor.ts gathers it).
  */
 import { gunzipSync } from "node:zlib";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";

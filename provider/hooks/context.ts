@@ -1,12 +1,12 @@
 /**
- * The context every hook receives: seed 004's context object (chart, values,
+ * The context every hook receives: Helm 3's event-driven design's context object (chart, values,
  * release, capabilities, objects), fitted to khook. Secret values never appear
  * in it: every string goes through the run's redactor. Objects that carry a
  * secret value are withheld from webhooks (see `partitionObjects`) and named in
  * `withheld`; functions see every object as applied (docs/hooks.md).
  */
 import type { Redactor } from "../redact.js";
-import type { HookEvent, StepType } from "../dsl/types.js";
+import type { HookEvent } from "../dsl/hook-events.js";
 
 export interface HookChart {
   readonly name: string;
@@ -38,7 +38,7 @@ export interface HookContext extends HookContextExtras {
   readonly event: HookEvent;
   readonly hook: { readonly name: string };
   readonly spec: { readonly name: string };
-  readonly step: { readonly name: string; readonly type: StepType; readonly summary: string };
+  readonly step: { readonly name: string; readonly type: string; readonly summary: string };
   /** Objects khook did not show a webhook because they carry a secret value; they are sent as declared. Always empty for functions. */
   readonly withheld: readonly string[];
 }
@@ -47,7 +47,7 @@ export function buildContext(args: {
   event: HookEvent;
   hook: string;
   spec: string;
-  step: { name: string; type: StepType; summary: string };
+  step: { name: string; type: string; summary: string };
   extras: HookContextExtras;
   withheld: readonly string[];
   redactor: Redactor;

@@ -1,5 +1,5 @@
 /**
- * KRM functions, exec form (seed 002): khook writes a ResourceList as YAML to
+ * KRM functions, exec form (the KRM functions spec): khook writes a ResourceList as YAML to
  * the function's stdin and reads a ResourceList (YAML or JSON) from its stdout.
  *
  * The function runs through provider/tools (the only code that spawns) with:
@@ -46,7 +46,7 @@ export interface FunctionRun {
 }
 
 /**
- * The function's input, as the orchestrators of seed 002 write it: a ResourceList
+ * The function's input, as KRM orchestrators write it: a ResourceList
  * in YAML, written in YAML's JSON form. Every YAML parser reads it, and so does a
  * function with no YAML library at all (a shell script with jq, a Python script
  * with only its standard library); it is also the fastest form to write.
@@ -59,7 +59,7 @@ export function resourceListYaml(
   return `${JSON.stringify({
     apiVersion: "config.kubernetes.io/v1",
     kind: "ResourceList",
-    // The khook context (seed 004's) rides on the ResourceList's own metadata, where KRM tooling ignores it.
+    // The khook context (Helm's event design's) rides on the ResourceList's own metadata, where KRM tooling ignores it.
     metadata: { annotations: { "khook.io/context": contextJson } },
     items,
     ...(functionConfig !== undefined ? { functionConfig } : {}),

@@ -1,5 +1,5 @@
 /**
- * The webhook client: the Scoby hooks API v1 contract (seed 003). The only code
+ * The webhook client: the Scoby hooks API v1 contract. The only code
  * in khook that calls webhooks.
  *
  * Request: POST JSON `{phase, object, children, context}`. A 2xx answer may carry

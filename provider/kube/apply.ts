@@ -25,9 +25,9 @@ import {
   type JsonMap,
 } from "../kubectl/threeway.js";
 import { describeObject, type ApiResource, type KubeObject } from "../kubectl/types.js";
-import { differingFields, holdsApplied, patchedFields, withStringDataMerged } from "../kubectl/drift.js";
+import { differingFields, holdsApplied, patchedFields, withStringDataMerged } from "../kubectl/applied-drift.js";
 import type { Discovery } from "./discovery.js";
-import { KubeApiError } from "./errors.js";
+import { KubeApiError } from "./api-errors.js";
 import { FIELD_MANAGER, get, resourcePath, serverSideApply } from "./objects.js";
 import type { OpenApiCache } from "./openapi.js";
 import type { Transport } from "./transport.js";

@@ -15,7 +15,13 @@ import * as https from "node:https";
 import type * as net from "node:net";
 import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";
-import { abortError, apiErrorFromResponse, KubeConfigError, KubeConnectionError, type ErrorTarget } from "./errors.js";
+import {
+  abortError,
+  apiErrorFromResponse,
+  KubeConfigError,
+  KubeConnectionError,
+  type ErrorTarget,
+} from "./api-errors.js";
 import {
   sleep,
   type HttpMethod,

@@ -15,7 +15,7 @@
 import { KhookError } from "../errors.js";
 import type { Transport } from "./transport.js";
 import { sleep } from "./transport.js";
-import { abortError } from "./errors.js";
+import { abortError } from "./api-errors.js";
 import { matchKind, matchResource, splitTarget, suggest } from "../kubectl/resourceref.js";
 import { isObject, splitApiVersion, type ApiResource } from "../kubectl/types.js";
 

@@ -18,8 +18,8 @@ export {
   apiErrorFromResponse,
   isKubeApiError,
   isNotFound,
-} from "./errors.js";
-export type { ErrorTarget } from "./errors.js";
+} from "./api-errors.js";
+export type { ErrorTarget } from "./api-errors.js";
 
 export { Discovery, UnknownResourceError, parseAggregated } from "./discovery.js";
 export type { ResolveOptions } from "./discovery.js";

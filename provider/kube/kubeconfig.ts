@@ -37,7 +37,7 @@ import {
 } from "js-yaml";
 import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { KubeConfigError } from "./errors.js";
+import { KubeConfigError } from "./api-errors.js";
 import type * as YamlModule from "yaml";
 
 // -------------------------------------------------------------------- model

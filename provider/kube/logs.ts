@@ -1,6 +1,6 @@
 /** Pod logs, and the pods of a Job (to surface a failed Job's last lines). */
 import type { Transport } from "./transport.js";
-import { isNotFound } from "./errors.js";
+import { isNotFound } from "./api-errors.js";
 import { get, list } from "./objects.js";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";
 

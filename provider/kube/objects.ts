@@ -4,7 +4,7 @@
  * field the server sends.
  */
 import type { QueryValue, Transport } from "./transport.js";
-import { isNotFound, KubeApiError } from "./errors.js";
+import { isNotFound, KubeApiError } from "./api-errors.js";
 import type { KubeObject, ResourceType } from "../kubectl/types.js";
 
 export const FIELD_MANAGER = "khook";

@@ -6,7 +6,7 @@
 import { parseGvDoc, patchPlanFor, type GvDoc, type PatchPlan } from "../kubectl/patchplan.js";
 import { isMap } from "../kubectl/threeway.js";
 import type { ResourceType } from "../kubectl/types.js";
-import { isNotFound } from "./errors.js";
+import { isNotFound } from "./api-errors.js";
 import type { Transport } from "./transport.js";
 
 export type { PatchPlan };

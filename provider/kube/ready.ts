@@ -11,7 +11,7 @@
  * problem with its usual message.
  */
 import { KhookError } from "../errors.js";
-import { abortError, KubeConnectionError } from "./errors.js";
+import { abortError, KubeConnectionError } from "./api-errors.js";
 import { sleep, type Transport } from "./transport.js";
 
 export interface ClusterWaitOptions {

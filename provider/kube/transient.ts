@@ -6,13 +6,13 @@
  *
  * A pure classification, from the error values this folder makes (and the API
  * server's text another tool relayed, e.g. helm's stderr). It never decides to
- * retry; the engine does (provider/engine/transient.ts), within the step's
+ * retry; the engine does (provider/engine/transient-retry.ts), within the step's
  * deadline. What is not listed here is not transient — in particular a
  * webhook's deliberate denial, 400, 401, 403, 422 and everything that is not an
  * API server answer (a Job's own failure, a wait that ran out).
  */
 import { UnknownResourceError } from "./discovery.js";
-import { KubeApiError, KubeConnectionError } from "./errors.js";
+import { KubeApiError, KubeConnectionError } from "./api-errors.js";
 
 /** Why an operation should be tried again, for people: `admission webhook policy.example.com (connection refused)`. */
 export interface TransientCause {

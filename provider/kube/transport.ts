@@ -5,7 +5,7 @@
  * client that composes them.
  */
 import type * as http from "node:http";
-import { abortError, type ErrorTarget } from "./errors.js";
+import { abortError, type ErrorTarget } from "./api-errors.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 

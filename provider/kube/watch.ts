@@ -14,7 +14,7 @@ import { KhookError } from "../errors.js";
 import { checkObjects, evaluateCondition, type WaitVerdict } from "../kubectl/conditions.js";
 import { describeObject, type KubeObject, type ResourceType } from "../kubectl/types.js";
 import { formatWaitCondition, type WaitCondition } from "../kubectl/waitfor.js";
-import { abortError, apiErrorFromResponse, KubeApiError, KubeConnectionError, WaitTimeoutError } from "./errors.js";
+import { abortError, apiErrorFromResponse, KubeApiError, KubeConnectionError, WaitTimeoutError } from "./api-errors.js";
 import { list, resourcePath } from "./objects.js";
 import { sleep, type Transport } from "./transport.js";
 

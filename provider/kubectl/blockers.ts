@@ -14,7 +14,7 @@
  * container that cannot be configured, a pod no node accepts, an unbound claim, a controller
  * that cannot create its pods (quota, admission), a failed pod, a Service without endpoints.
  * Progress (a pod that is merely starting) is not a cause: an empty answer means "nothing is
- * known to block it". The gathering (which objects to read) is in provider/steps/stall.ts.
+ * known to block it". The gathering (which objects to read) is in provider/steps/cluster/stall.ts.
  */
 import { isObject, type KubeObject } from "./types.js";
 

@@ -12,7 +12,7 @@
  * have not cleared: example.com/hold`.
  *
  * And one decision: whether a Namespace that is Terminating is worth waiting for
- * (`heldOnlyByDiscovery`). The gathering is in provider/steps/deletion.ts.
+ * (`heldOnlyByDiscovery`). The gathering is in provider/steps/cluster/deletion-wait.ts.
  */
 import { isObject, type KubeObject } from "./types.js";
 

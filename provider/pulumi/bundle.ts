@@ -29,18 +29,20 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { FileReference } from "../dsl/hash.js";
+import type { FileReference, LocalFileKey } from "../dsl/step-kind.js";
 import { SPEC_DEFAULTS } from "../dsl/defaults.js";
-import { LOCAL_FILE_KEYS, STEP_TYPES, type ActionByType, type LocalFileKey, type StepType } from "../dsl/types.js";
 import type { VariableSources } from "../dsl/vars.js";
 import { UNKNOWN, type Bundle } from "./wire.js";
 import type * as HashModule from "../dsl/hash.js";
+import type * as StepsModule from "../steps/index.js";
+import type { Kind } from "../steps/contract.js";
 import type * as VarsModule from "../dsl/vars.js";
 import type * as SourceModule from "../dsl/source.js";
 import type * as SpecYamlModule from "../dsl/yaml.js";
 
 // Loaded on first use: a spec that references no local file costs no YAML parse at program time.
 const hash = (): typeof HashModule => require("../dsl/hash.js") as typeof HashModule;
+const stepKinds = (): Readonly<Record<string, Kind>> => (require("../steps/index.js") as typeof StepsModule).KINDS;
 
 /** How each key that may name a local file looks in spec text: `chart:` names one only when its value is a path. */
 const LOCAL_KEY_PATTERNS = {
@@ -49,8 +51,8 @@ const LOCAL_KEY_PATTERNS = {
   chart: String.raw`\bchart["']?\s*:\s*["']?(?:\.|\/|\$)`,
 } satisfies Record<LocalFileKey, string>;
 
-/** The keys any step type names local files under (types.ts), plus hook functions' exec:. */
-const LOCAL_KEYS: readonly LocalFileKey[] = [...new Set(STEP_TYPES.flatMap((t) => LOCAL_FILE_KEYS[t]))];
+/** The keys a step kind may name local files under (StepKind.localFileKeys), plus hook functions' exec:. */
+const LOCAL_KEYS = Object.keys(LOCAL_KEY_PATTERNS) as LocalFileKey[];
 
 /** Could the text (or a variable spliced into it) name a local file at all? Keys: file:, kustomize:, a chart: path, exec:. */
 const MAYBE_LOCAL = new RegExp(
@@ -378,13 +380,13 @@ function referencedPaths(specText: string, baseDir: string, sources: VariableSou
   if (!Array.isArray(steps)) return refs;
   for (const step of steps) {
     if (step === null || typeof step !== "object") continue;
-    const types = STEP_TYPES.filter((t) => Object.hasOwn(step, t));
-    if (types.length !== 1) continue;
-    const type = types[0] as StepType;
-    const action = (step as Record<string, unknown>)[type];
-    if (action === null || typeof action !== "object") continue;
+    const kinds = stepKinds();
+    const names = Object.keys(kinds).filter((k) => Object.hasOwn(step, k));
+    const kind = names.length === 1 ? kinds[names[0]!] : undefined;
+    const action = kind === undefined ? undefined : (step as Record<string, unknown>)[kind.name];
+    if (kind === undefined || action === null || typeof action !== "object") continue;
     try {
-      for (const r of hash().fileReferences(type, action as ActionByType[StepType], baseDir)) {
+      for (const r of kind.files(action, baseDir)) {
         if (typeof r.written === "string" && r.written !== "") refs.push(r);
       }
     } catch {

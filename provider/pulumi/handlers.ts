@@ -69,7 +69,7 @@ export type Operations = Pick<
   Partial<Pick<OperationsModule, "reachOperation" | "planOperation" | "clusterReadyOperation" | "driftOperation">>;
 type ClusterTarget = import("../kube/client.js").ClusterTarget;
 type Session = import("../session.js").Session;
-type RunResult = import("../engine/types.js").RunResult;
+type RunResult = import("../engine/run-types.js").RunResult;
 
 let operationsOverride: Operations | undefined;
 
@@ -463,7 +463,7 @@ export async function del(_id: string, props: Record<string, unknown>): Promise<
     if (decision.teardown === "own-steps") {
       // Another resource of this stack holds the record: tear down what only this one made.
       const shared = held.sameInputSteps;
-      const included = spec.steps.filter((s) => s.included).map((s) => s.name);
+      const included = spec.steps.filter((s) => s.whenHolds).map((s) => s.name);
       say(
         ownStepsNote(
           where,

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { isKhookError, type Diagnostic } from "../errors.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
-import { loadSpec } from "../dsl/load.js";
+import { loadSpec } from "../load-spec.js";
 import { canonicalJson } from "../dsl/hash.js";
 import { materializeBundle } from "./bundle.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";

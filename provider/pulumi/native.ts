@@ -24,7 +24,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
-import type * as LoadModule from "../dsl/load.js";
+import type * as LoadModule from "../dsl/loader.js";
 import { prefixProblems, scanEnvironment } from "../dsl/vars.js";
 import { RUN_INPUTS } from "../inputs.js";
 import { KHOOK_VERSION } from "../version.js";
@@ -128,7 +128,7 @@ export function programInputs(
   }
   const varFiles: { file: string; values: Record<string, string> }[] = [];
   if (Array.isArray(raw.varFiles)) {
-    const { readVarFile } = require("../dsl/load.js") as typeof LoadModule;
+    const { readVarFile } = require("../dsl/loader.js") as typeof LoadModule;
     raw.varFiles.forEach((f: unknown, i) => {
       if (typeof f !== "string")
         return void failures.push({ property: `varFiles[${i}]`, reason: "each var file must be a path" });

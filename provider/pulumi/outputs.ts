@@ -3,7 +3,7 @@
  * run from outputs alone) plus what the run or the record says. Plain JSON,
  * every text redacted with the spec's redactor.
  */
-import type { RunResult, StepResult } from "../engine/types.js";
+import type { RunResult, StepResult } from "../engine/run-types.js";
 import type { StatusReport } from "../operations.js";
 import type { DriftReport } from "../engine/drift.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
@@ -40,7 +40,7 @@ export function stepOutput(spec: LoadedSpec, r: StepResult): StepOutput {
     transientRetries: r.transientRetries ?? 0,
     durationMs: Math.round(r.durationMs),
     inputHash: r.inputHash,
-    when: step === undefined || step.included ? "included" : "excluded",
+    when: step === undefined || step.whenHolds ? "included" : "excluded",
     ...(r.error !== undefined ? { error: redact(r.error) } : {}),
   };
 }
@@ -87,7 +87,7 @@ export function refreshedOutputs(
   const redact = (s: string): string => spec.redactor.redact(s);
   const entries = new Map((report?.summary.steps ?? []).filter((s) => s.inSpec !== false).map((s) => [s.name, s]));
   const steps: StepOutput[] = spec.steps.map((step) => {
-    const when = step.included ? ("included" as const) : ("excluded" as const);
+    const when = step.whenHolds ? ("included" as const) : ("excluded" as const);
     const e = entries.get(step.name);
     if (e === undefined) {
       return {
@@ -161,5 +161,5 @@ export function driftedToRepair(spec: LoadedSpec, drift: unknown): Set<string> {
   const names = drift
     .map((d: unknown) => (d !== null && typeof d === "object" ? (d as { name?: unknown }).name : undefined))
     .filter((n): n is string => typeof n === "string");
-  return new Set(names.filter((n) => spec.stepsByName.get(n)?.included === true));
+  return new Set(names.filter((n) => spec.stepsByName.get(n)?.whenHolds === true));
 }

@@ -5,7 +5,7 @@
  * 100-step spec that changes one step prints that step, not 99 skips.
  */
 import { formatDuration } from "../dsl/duration.js";
-import type { RunEvent, RunMode } from "../engine/types.js";
+import type { RunEvent, RunMode } from "../engine/run-types.js";
 import { RESUME_REASON } from "../engine/reasons.js";
 
 export type LineSink = (line: string) => void;

@@ -22,14 +22,19 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
-import type { StepType } from "../dsl/types.js";
+import type { Kind } from "../steps/contract.js";
+import type * as StepsModule from "../steps/index.js";
+
 import { KHOOK_VERSION } from "../version.js";
 import { BUNDLE_KEY, type InputProblem, type KhookInputs } from "./wire.js";
 import type * as LoadModule from "./load.js";
 import type * as PlanLinesModule from "./plan-lines.js";
 import type * as LocationModule from "../state/location.js";
 import type * as KeyedHashModule from "../dsl/keyed-hash.js";
-import type * as HashModule from "../dsl/hash.js";
+
+// The step kinds are required when a summary is made from a loaded spec: a check or diff that the
+// memo answers never loads them.
+const stepKinds = (): Readonly<Record<string, Kind>> => (require("../steps/index.js") as typeof StepsModule).KINDS;
 
 export interface StepSummary {
   name: string;
@@ -93,33 +98,22 @@ export function summarize(spec: LoadedSpec): SpecSummary {
   const location = recordLocation(spec, "default-on");
   return {
     name: spec.name,
-    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.included })),
+    steps: spec.steps.map((s) => ({ name: s.name, type: s.type, inputHash: s.inputHash, included: s.whenHolds })),
     ...(location !== undefined ? { location: { namespace: location.namespace, name: location.name } } : {}),
     plan: planLines(spec),
     tools: requiredTools(spec),
   };
 }
 
-/** The tools each step type runs (kustomize is the source's, below, not the type's). */
-const TOOLS_BY_TYPE = {
-  helm: ["helm"],
-  apply: [],
-  delete: [],
-  patch: [],
-  wait: [],
-  rollout: [],
-  job: [],
-} as const satisfies Record<StepType, readonly RequiredTool["tool"][]>;
-
 /** helm for an included helm step; kustomize for an included step with a `kustomize:` source. Steps `when:` excludes need nothing. */
 export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
   const out = new Map<RequiredTool["tool"], RequiredTool>();
   for (const s of spec.steps) {
-    if (!s.included) continue;
+    if (!s.whenHolds) continue;
     const need = (tool: RequiredTool["tool"]): void => {
       if (!out.has(tool)) out.set(tool, { tool, step: s.name, index: s.index });
     };
-    for (const tool of TOOLS_BY_TYPE[s.type]) need(tool);
+    for (const tool of stepKinds()[s.type]?.tools ?? []) need(tool);
     const manifests = (s.action as { manifests?: unknown }).manifests;
     if (Array.isArray(manifests) && manifests.some((m) => m !== null && typeof m === "object" && "kustomize" in m))
       need("kustomize");
@@ -128,8 +122,10 @@ export function requiredTools(spec: Pick<LoadedSpec, "steps">): RequiredTool[] {
 }
 
 function readsLiveFiles(spec: LoadedSpec): boolean {
-  const { fileReferences } = require("../dsl/hash.js") as typeof HashModule;
-  return spec.steps.some((s) => fileReferences(s.type, s.action, spec.baseDir).some((r) => path.isAbsolute(r.written)));
+  const kinds = stepKinds();
+  return spec.steps.some((s) =>
+    (kinds[s.type]?.files(s.action, spec.baseDir) ?? []).some((r) => path.isAbsolute(r.written)),
+  );
 }
 
 // ---- the memo ----

@@ -13,7 +13,7 @@
  *  - the spec text, its files, var files, or a whole variable map: everything
  *    (there is no spec to read yet).
  */
-import { STEP_TYPES } from "../dsl/types.js";
+import type * as StepsModule from "../steps/index.js";
 import { SPEC_INPUT_KEYS, TARGETING_KEYS, UNKNOWN, containsUnknown } from "./wire.js";
 import type * as YamlModule from "yaml";
 
@@ -91,7 +91,8 @@ export function rawSteps(specText: string, unknown: readonly string[]): RawStep[
     const text = range ? specText.slice(range[0], range[1]) : "";
     const plain = isMap(item) ? (item.toJSON() as Record<string, unknown>) : {};
     const name = typeof plain.name === "string" ? plain.name : `steps[${index}]`;
-    const type: string = STEP_TYPES.find((t) => t in plain) ?? "step";
+    const type: string =
+      (require("../steps/index.js") as typeof StepsModule).KIND_NAMES.find((t) => t in plain) ?? "step";
     return { index, name, type, unknown: words.filter((w) => w.re.test(text)).map((w) => w.n) };
   });
 }

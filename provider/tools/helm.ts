@@ -22,7 +22,7 @@
  * All output goes through the caller's Redactor (see exec.ts).
  *
  * This module only drives the process. What a release's history, values or
- * chart mean is provider/helm/ (pure); what to do with them is steps/helm.ts.
+ * chart mean is provider/helm/ (pure); what to do with them is steps/helm/executor.ts.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";

@@ -22,7 +22,7 @@ import {
 } from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
-import { helmExecutor } from "../../provider/steps/helm.js";
+import { helmExecutor } from "../../provider/steps/helm/executor.js";
 import { assessDiff, executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
 
 const closers: (() => Promise<void>)[] = [];

@@ -12,8 +12,8 @@ import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
-import { helmExecutor } from "../../provider/steps/helm.js";
-import type { StepContext } from "../../provider/steps/types.js";
+import { helmExecutor } from "../../provider/steps/helm/executor.js";
+import type { StepContext } from "../../provider/steps/contract.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
 
 type HelmStep = Extract<LoadedStep, { type: "helm" }>;

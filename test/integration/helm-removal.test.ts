@@ -9,8 +9,8 @@ import { describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
-import { deleteReleaseExecutor } from "../../provider/steps/delete-release.js";
-import { helmExecutor } from "../../provider/steps/helm.js";
+import { deleteReleaseExecutor } from "../../provider/steps/delete/uninstall.js";
+import { helmExecutor } from "../../provider/steps/helm/executor.js";
 import { executorContext, releaseOwnedBy, specFromSteps } from "./support/executors.js";
 
 const load = (stepsYaml: string, name = "helm-it"): LoadedSpec => specFromSteps(stepsYaml, { name });

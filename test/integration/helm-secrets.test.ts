@@ -14,8 +14,8 @@ import {
   type ChartRepoFixture,
 } from "../harness/index.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
-import { helmExecutor } from "../../provider/steps/helm.js";
-import type { StepContext } from "../../provider/steps/types.js";
+import { helmExecutor } from "../../provider/steps/helm/executor.js";
+import type { StepContext } from "../../provider/steps/contract.js";
 import { assessDiff, executorContext, specFromSteps } from "./support/executors.js";
 
 const closers: (() => Promise<void>)[] = [];

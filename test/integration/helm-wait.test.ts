@@ -17,7 +17,7 @@ import {
   type ChartRepoFixture,
 } from "../harness/index.js";
 import type { LoadedStep } from "../../provider/dsl/loaded.js";
-import { helmExecutor } from "../../provider/steps/helm.js";
+import { helmExecutor } from "../../provider/steps/helm/executor.js";
 import { executorContext, specFromSteps } from "./support/executors.js";
 import { cliEnv, khookSpec, runKhook, specDir } from "./support/khook-cli.js";
 

@@ -12,11 +12,11 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { testCluster, toolPath, withNamespace } from "../harness/index.js";
 import { Redactor } from "../../provider/redact.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";
-import { applyExecutor } from "../../provider/steps/apply.js";
-import { deleteExecutor } from "../../provider/steps/delete.js";
-import type { StepContext } from "../../provider/steps/types.js";
+import { applyExecutor } from "../../provider/steps/apply/executor.js";
+import { deleteExecutor } from "../../provider/steps/delete/executor.js";
+import type { StepContext } from "../../provider/steps/contract.js";
 import { renderKustomize } from "../../provider/tools/kustomize.js";
 import { executorContext } from "./support/executors.js";
 

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
 import { type KubeObject } from "../../provider/kube/index.js";
 import { RESTARTED_AT } from "../../provider/kubectl/rollout.js";
-import type { RolloutAction } from "../../provider/dsl/types.js";
+import type { RolloutAction } from "../../provider/steps/rollout/definition.js";
 import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
-import { rolloutExecutor } from "../../provider/steps/rollout.js";
+import { rolloutExecutor } from "../../provider/steps/rollout/executor.js";
 
 const setup = (t: TestContext) => kubeSetup(t, "rollout");
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { KubeClient } from "../../provider/kube/index.js";
 import { applyOperation } from "../../provider/operations.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import { testCluster, withNamespace } from "../harness/index.js";
 

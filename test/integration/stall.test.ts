@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { waitExecutor } from "../../provider/steps/wait.js";
+import { waitExecutor } from "../../provider/steps/wait/executor.js";
 import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
 
 const setup = (t: TestContext) => kubeSetup(t, "stall");

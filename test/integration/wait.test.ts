@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
 import { WaitTimeoutError, waitForObjects, type KubeObject } from "../../provider/kube/index.js";
-import type { WaitAction } from "../../provider/dsl/types.js";
+import type { WaitAction } from "../../provider/steps/wait/definition.js";
 import { parseWaitFor } from "../../provider/kubectl/waitfor.js";
 import { executorContext, kubeSetup, loadedStep } from "./support/executors.js";
-import { waitExecutor } from "../../provider/steps/wait.js";
+import { waitExecutor } from "../../provider/steps/wait/executor.js";
 
 const setup = (t: TestContext) => kubeSetup(t, "wait");
 

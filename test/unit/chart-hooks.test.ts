@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { archiveMayHaveHooks, tarEntries } from "../../provider/helm/chart-hooks.js";
-import { chartMayHaveHooks } from "../../provider/steps/helm-chart.js";
+import { chartMayHaveHooks } from "../../provider/steps/helm/read-chart.js";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "khook-chart-hooks-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));

@@ -1,78 +1,16 @@
 /**
- * The defaults table (provider/dsl/defaults.ts) is the only place defaults live: it covers every
- * `default` of the JSON Schema, the loader applies it once, and the input hash and the executors
- * read the same normalized action.
+ * Each kind's defaults (provider/steps/<kind>/defaults.ts) are applied once, by the loader: the
+ * input hash and the executors read the same normalized action. The schema's `default`s are
+ * written from the same tables (the definitions import them).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { ACTION_DEFAULTS, SPEC_DEFAULTS, withActionDefaults, typedActionOf } from "../../provider/dsl/defaults.js";
-import { loadSpec } from "../../provider/dsl/load.js";
-import type { StepSpec } from "../../provider/dsl/types.js";
-import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
-
-type Node = { [key: string]: unknown };
-
-/** Every `default` in the schema, as [definition, property, value]. */
-function schemaDefaults(): [string, string, unknown][] {
-  const schema = JSON.parse(fs.readFileSync(path.join(repoRoot(), "schema", "v1", "khook.json"), "utf8")) as {
-    $defs: Record<string, Node>;
-  };
-  const out: [string, string, unknown][] = [];
-  const visit = (node: unknown, def: string, prop: string): void => {
-    if (Array.isArray(node)) node.forEach((n) => visit(n, def, prop));
-    else if (node !== null && typeof node === "object") {
-      for (const [k, v] of Object.entries(node as Node)) {
-        if (k === "default") out.push([def, prop, v]);
-        else if (k === "properties" && v !== null && typeof v === "object")
-          for (const [p, s] of Object.entries(v as Node)) visit(s, def, p);
-        else visit(v, def, prop);
-      }
-    }
-  };
-  for (const [def, node] of Object.entries(schema.$defs)) visit(node, def, "");
-  return out;
-}
-
-/** Where a schema default lives in the table. Document-level definitions map to SPEC_DEFAULTS keys. */
-const SPEC_KEYS: Record<string, Record<string, keyof typeof SPEC_DEFAULTS>> = {
-  defaults: { timeout: "timeout", retries: "retries", retryDelay: "retryDelay", onError: "onError" },
-  state: { enabled: "stateEnabled", namespace: "stateNamespace" },
-  hook: { priority: "hookPriority", failurePolicy: "hookFailurePolicy" },
-  hookAllow: { add: "hookAllowAdd", clusterScoped: "hookAllowClusterScoped" },
-  hookFunction: { timeout: "functionTimeout" },
-  hookWebhook: { timeout: "webhookTimeout" },
-};
-
-function tableValue(def: string, prop: string): unknown {
-  const spec = SPEC_KEYS[def];
-  if (spec !== undefined) return prop in spec ? SPEC_DEFAULTS[spec[prop]!] : undefined;
-  const row = (ACTION_DEFAULTS as Record<string, Record<string, unknown>>)[def.replace(/Action$/, "")];
-  return row?.[prop];
-}
+import { loadSpec } from "../../provider/load-spec.js";
+import { KINDS } from "../../provider/steps/index.js";
+import { specText, tempSpecDir } from "./support/spec-files.js";
 
 describe("the defaults table", () => {
-  test("every field with a default in the JSON Schema is in the table, with the same value", () => {
-    const all = schemaDefaults();
-    assert.ok(all.length >= 20, `the schema's defaults were found (${all.length})`);
-    for (const [def, prop, value] of all) {
-      assert.deepEqual(
-        tableValue(def, prop),
-        value,
-        `/$defs/${def}/properties/${prop}: the schema says ${JSON.stringify(value)}`,
-      );
-    }
-  });
-
-  test("every row of the action table is a default in the schema (the table invents none)", () => {
-    const inSchema = new Set(schemaDefaults().map(([def, prop]) => `${def.replace(/Action$/, "")}.${prop}`));
-    for (const [row, fields] of Object.entries(ACTION_DEFAULTS)) {
-      for (const field of Object.keys(fields))
-        assert.ok(inSchema.has(`${row}.${field}`), `${row}.${field} has no default in the schema`);
-    }
-  });
-
   test("the loader applies it once: a loaded action has every default set, and a helm release is named after its step", () => {
     const dir = tempSpecDir({
       "spec.yaml": specText(
@@ -106,12 +44,8 @@ describe("the defaults table", () => {
   });
 
   test("a value the author wrote wins over the table", () => {
-    const step = {
-      name: "p",
-      patch: { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} },
-    } as StepSpec;
-    const n = withActionDefaults(typedActionOf(step), "p");
-    assert.deepEqual(n.action, { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} });
+    const action = KINDS.patch.normalize({ target: "ds/x", type: "merge", namespace: "kube-system", patch: {} }, "p");
+    assert.deepEqual(action, { target: "ds/x", type: "merge", namespace: "kube-system", patch: {} });
   });
 });
 

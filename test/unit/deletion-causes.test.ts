@@ -1,6 +1,6 @@
 /**
  * Why a teardown's wait does not finish (provider/kubectl/deletion.ts), and who waits for an
- * uninstall (provider/steps/helm-release.ts planUninstall): pure code over objects shaped as the
+ * uninstall (provider/steps/helm/release-storage.ts planUninstall): pure code over objects shaped as the
  * API server and the namespace controller write them (the messages are kube-controller-manager
  * 1.35's own).
  */
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { deletionCauses, failingGroupVersions, heldOnlyByDiscovery } from "../../provider/kubectl/deletion.js";
 import type { KubeObject } from "../../provider/kubectl/types.js";
-import { planUninstall } from "../../provider/steps/helm-release.js";
+import { planUninstall } from "../../provider/steps/helm/release-storage.js";
 
 const DISCOVERY_FAILED =
   "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: metrics.k8s.io/v1beta1: stale GroupVersion discovery: metrics.k8s.io/v1beta1";

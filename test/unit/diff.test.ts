@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { unifiedDiff } from "../../provider/diff.js";
+import { unifiedDiff } from "../../provider/text-diff.js";
 
 /** Applies a unified diff to the old text: the diff is correct iff this gives the new text. */
 function applyUnified(oldText: string, diff: string): string {

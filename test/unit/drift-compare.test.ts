@@ -1,4 +1,4 @@
-/** The pure comparisons behind the live check: kubectl/drift.ts (objects) and helm/drift.ts (releases). */
+/** The pure comparisons behind the live check: kubectl/applied-drift.ts (objects) and helm/release-drift.ts (releases). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
@@ -7,9 +7,9 @@ import {
   holdsApplied,
   patchedFields,
   withStringDataMerged,
-} from "../../provider/kubectl/drift.js";
+} from "../../provider/kubectl/applied-drift.js";
 import { createThreeWayJsonMergePatch, type JsonMap } from "../../provider/kubectl/threeway.js";
-import { decideReleaseDrift, differingValuePaths, type ReleaseDriftFacts } from "../../provider/helm/drift.js";
+import { decideReleaseDrift, differingValuePaths, type ReleaseDriftFacts } from "../../provider/helm/release-drift.js";
 import type { StoredRevision } from "../../provider/helm/storage.js";
 import type { KubeObject } from "../../provider/kubectl/types.js";
 

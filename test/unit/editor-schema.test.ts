@@ -9,8 +9,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { loadLoaderSchema } from "../../provider/dsl/schema.js";
+import { KIND_NAMES } from "../../provider/steps/index.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 import {
   YamlLanguageServer,
@@ -97,7 +98,9 @@ describe("editor schema: mistakes are still flagged", () => {
     expectAt(diagnostics, positionOf(text, "    helmm:"), /Property helmm is not allowed/);
     assert.ok(
       diagnostics.some((d) =>
-        /A step needs one action key: helm, apply, delete, patch, wait, rollout or job/.test(d.message),
+        d.message.includes(
+          `A step needs one action key: ${KIND_NAMES.slice(0, -1).join(", ")} or ${KIND_NAMES.at(-1)!}`,
+        ),
       ),
       show(diagnostics),
     );

@@ -70,7 +70,7 @@ describe("engine: destroy", { timeout: 10_000 }, () => {
 
   test("destroy: steps excluded by when: are skipped (not destroyed)", async () => {
     const stubs = new StubExecutors();
-    const r = await go("destroy", specFixture([{ name: "a" }, { name: "b", needs: ["a"], included: false }]), stubs);
+    const r = await go("destroy", specFixture([{ name: "a" }, { name: "b", needs: ["a"], whenHolds: false }]), stubs);
     assert.equal(resultOf(r, "b").status, "skipped");
     assert.match(resultOf(r, "b").reason, /^excluded by when: /);
     assert.equal(stubs.started("b", "destroy"), 0);

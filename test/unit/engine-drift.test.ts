@@ -31,7 +31,7 @@ const DIAMOND = [
 describe("live check: which steps are asked", { timeout: 10_000 }, () => {
   test("only the steps the record calls completed are checked; the others say why not, and nothing is written", async () => {
     const store = new MemoryRecordStore();
-    const spec = specFixture([...CHAIN, { name: "x", included: false }]);
+    const spec = specFixture([...CHAIN, { name: "x", whenHolds: false }]);
     const first = new StubExecutors().on("c", () => {
       throw new Error("boom");
     });

@@ -10,7 +10,7 @@ import { noExtras, specFixture, StubExecutors, tick } from "./support/engine-fix
 
 const steps = [
   { name: "cni", type: "helm" as const },
-  { name: "argocd", type: "helm" as const, needs: ["cni"], when: 'vars.ENV == "prod"', included: false },
+  { name: "argocd", type: "helm" as const, needs: ["cni"], when: 'vars.ENV == "prod"', whenHolds: false },
   { name: "patch-it", type: "patch" as const, needs: ["cni"], when: 'vars.ENV == "dev"' },
 ];
 
@@ -37,7 +37,7 @@ describe("plan", { timeout: 10_000 }, () => {
 
   test("plan --offline redacts secrets spliced into a when: expression", () => {
     const plan = planOffline(
-      specFixture([{ name: "a", when: '"tok-12345" == "x"', included: false }], { secrets: ["tok-12345"] }),
+      specFixture([{ name: "a", when: '"tok-12345" == "x"', whenHolds: false }], { secrets: ["tok-12345"] }),
     );
     assert.equal(plan[0]?.reason, 'excluded by when: "***" == "x"');
   });

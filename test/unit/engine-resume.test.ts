@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec } from "../../provider/engine/run.js";
 import * as path from "node:path";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 import { Journal } from "../../provider/state/journal.js";
@@ -169,7 +169,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
     const r = await apply(
-      specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', included: false }]),
+      specFixture([{ name: "argocd", when: 'vars.ENV == "prod"', whenHolds: false }]),
       new StubExecutors(),
       store,
     );
@@ -179,7 +179,7 @@ describe("state: resume", { timeout: 10_000 }, () => {
   test("an excluded step keeps its recorded ok: nothing happened to its objects", async () => {
     const store = new MemoryRecordStore();
     await apply(specFixture([{ name: "argocd" }]), new StubExecutors(), store);
-    await apply(specFixture([{ name: "argocd", included: false }]), new StubExecutors(), store);
+    await apply(specFixture([{ name: "argocd", whenHolds: false }]), new StubExecutors(), store);
     const third = new StubExecutors();
     const r = await apply(specFixture([{ name: "argocd" }]), third, store);
     assert.equal(resultOf(r, "argocd").reason, RESUME);

@@ -5,12 +5,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatDuration } from "../../provider/dsl/duration.js";
-import { PermanentHookError } from "../../provider/hooks/run.js";
+import { PermanentHookError } from "../../provider/hooks/step-hooks.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult, type StepResult } from "../../provider/engine/run.js";
 import { BoundedConcurrency, Scheduler, type Advance } from "../../provider/engine/scheduler.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
-import type { ExecutorRegistry } from "../../provider/steps/types.js";
+import type { ExecutorRegistry } from "../../provider/steps/contract.js";
 import {
   CHAIN,
   deferred,
@@ -124,7 +124,7 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
     const stubs = new StubExecutors();
     const r = await run(
       [
-        { name: "a", when: 'vars.ENV == "prod"', included: false },
+        { name: "a", when: 'vars.ENV == "prod"', whenHolds: false },
         { name: "b", needs: ["a"] },
       ],
       stubs,
@@ -139,7 +139,7 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
   test("exclusion keeps ordering transitive: c needs excluded b needs a, so c waits for a", async () => {
     const releaseA = deferred();
     const stubs = new StubExecutors().on("a", () => releaseA.promise);
-    const p = run([{ name: "a" }, { name: "b", needs: ["a"], included: false }, { name: "c", needs: ["b"] }], stubs);
+    const p = run([{ name: "a" }, { name: "b", needs: ["a"], whenHolds: false }, { name: "c", needs: ["b"] }], stubs);
     await tick();
     assert.equal(stubs.started("c"), 0, "c started before a finished");
     releaseA.resolve();
@@ -195,7 +195,7 @@ describe("engine: needs satisfaction", { timeout: 10_000 }, () => {
     const r = await run(
       [
         { name: "a", onError: "continue" },
-        { name: "b", needs: ["a"], included: false },
+        { name: "b", needs: ["a"], whenHolds: false },
         { name: "c", needs: ["b"] },
       ],
       stubs,
@@ -224,7 +224,7 @@ describe("engine: onError", { timeout: 10_000 }, () => {
         { name: "c" },
         { name: "d", needs: ["a"] },
         { name: "e", needs: ["b"] },
-        { name: "x", included: false },
+        { name: "x", whenHolds: false },
       ],
       stubs,
       { parallelism: 2 },
@@ -427,7 +427,7 @@ describe("engine: errors and events", { timeout: 10_000 }, () => {
 
   test("events: run-started, step-started, attempt-started, step-finished, run-finished", async () => {
     const stubs = new StubExecutors();
-    const p = run([{ name: "a" }, { name: "b", included: false }], stubs);
+    const p = run([{ name: "a" }, { name: "b", whenHolds: false }], stubs);
     const r = await p;
     assert.deepEqual(
       p.events.map((e) => e.type),
@@ -510,7 +510,7 @@ describe("engine: the Scheduler's transitions", () => {
   test("exclusion, resumption and a failed dependency resolve without running, to a fixpoint, in the order they resolve", () => {
     const spec = specFixture([
       { name: "a", onError: "continue" },
-      { name: "x", included: false },
+      { name: "x", whenHolds: false },
       { name: "r", needs: ["x"] },
       { name: "b", needs: ["a"] },
       { name: "c", needs: ["b"] },
@@ -585,7 +585,7 @@ describe("engine: the Scheduler's transitions", () => {
     const spec = specFixture([
       { name: "a" },
       { name: "b", needs: ["a"] },
-      { name: "x", needs: ["a"], included: false },
+      { name: "x", needs: ["a"], whenHolds: false },
     ]);
     const s = scheduler(spec);
     s.advance();

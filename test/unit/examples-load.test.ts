@@ -4,7 +4,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
-import { loadSpec, type LoadOptions } from "../../provider/dsl/load.js";
+import { type LoadOptions } from "../../provider/dsl/loader.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { repoRoot } from "./support/spec-files.js";
 
 const EXAMPLES = path.join(repoRoot(), "examples");

@@ -1,7 +1,7 @@
 /** The apply: executor's decisions, against a recording fake of the cluster (test/integration/kube-apply.test.ts and the scenarios run it for real). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { applyExecutor } from "../../provider/steps/apply.js";
+import { applyExecutor } from "../../provider/steps/apply/executor.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

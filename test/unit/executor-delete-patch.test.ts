@@ -1,9 +1,9 @@
 /** The delete: and patch: executors' decisions, against a recording fake of the cluster. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { KubeApiError } from "../../provider/kube/errors.js";
-import { deleteExecutor } from "../../provider/steps/delete.js";
-import { patchExecutor } from "../../provider/steps/patch.js";
+import { KubeApiError } from "../../provider/kube/api-errors.js";
+import { deleteExecutor } from "../../provider/steps/delete/executor.js";
+import { patchExecutor } from "../../provider/steps/patch/executor.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

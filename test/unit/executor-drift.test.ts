@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { applyExecutor } from "../../provider/steps/apply.js";
-import { deleteExecutor } from "../../provider/steps/delete.js";
-import { jobExecutor } from "../../provider/steps/job.js";
-import { patchExecutor } from "../../provider/steps/patch.js";
-import { waitExecutor } from "../../provider/steps/wait.js";
+import { applyExecutor } from "../../provider/steps/apply/executor.js";
+import { deleteExecutor } from "../../provider/steps/delete/executor.js";
+import { jobExecutor } from "../../provider/steps/job/executor.js";
+import { patchExecutor } from "../../provider/steps/patch/executor.js";
+import { waitExecutor } from "../../provider/steps/wait/executor.js";
 import { LiveReads } from "../../provider/kube/live.js";
-import type { DriftContext } from "../../provider/steps/types.js";
+import type { DriftContext } from "../../provider/steps/contract.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import type { KubeObject, ResourceType } from "../../provider/kubectl/types.js";
 import type { ListOptions, ObjectList } from "../../provider/kube/objects.js";

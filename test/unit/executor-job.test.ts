@@ -1,7 +1,7 @@
 /** The job: executor's decisions, against a recording fake of the cluster (test/integration/job.test.ts runs it for real). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { jobExecutor } from "../../provider/steps/job.js";
+import { jobExecutor } from "../../provider/steps/job/executor.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

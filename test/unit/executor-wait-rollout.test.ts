@@ -1,8 +1,8 @@
 /** The wait: and rollout: executors' decisions, against a recording fake of the cluster (test/integration/wait.test.ts and rollout.test.ts run them for real). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { rolloutExecutor } from "../../provider/steps/rollout.js";
-import { waitExecutor } from "../../provider/steps/wait.js";
+import { rolloutExecutor } from "../../provider/steps/rollout/executor.js";
+import { waitExecutor } from "../../provider/steps/wait/executor.js";
 import { contextFor, loadSteps, stepOf } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
-import { registerPreviousSecrets } from "../../provider/steps/helm-values.js";
-import { maskSecretData } from "../../provider/steps/helm-diff.js";
+import { registerPreviousSecrets } from "../../provider/steps/helm/read-values.js";
+import { maskSecretData } from "../../provider/steps/helm/masked-diff.js";
 
 const secret = (name: string, data: string) =>
   `---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ndata:\n${data}`;

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { hasReadinessRule, readiness, scaledIntOrPercent } from "../../provider/helm/ready.js";
+import { hasReadinessRule, readiness, scaledIntOrPercent } from "../../provider/helm/readiness.js";
 import type { KubeObject } from "../../provider/kubectl/types.js";
 
 const obj = (spec: unknown, status: unknown, generation = 1): KubeObject =>

@@ -3,8 +3,8 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
-import { mergeValues, sameValues } from "../../provider/helm/values.js";
-import { computeValues, parseValuesText } from "../../provider/steps/helm-values.js";
+import { mergeValues, sameValues } from "../../provider/helm/release-values.js";
+import { computeValues, parseValuesText } from "../../provider/steps/helm/read-values.js";
 import { tempSpecDir } from "./support/spec-files.js";
 
 function ctx(

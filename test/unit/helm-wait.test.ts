@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { WaitTimeoutError } from "../../provider/kube/errors.js";
+import { WaitTimeoutError } from "../../provider/kube/api-errors.js";
 import type { WaitCheck, WaitOptions, WaitScope } from "../../provider/kube/watch.js";
-import { waitForRelease } from "../../provider/steps/helm-wait.js";
+import { waitForRelease } from "../../provider/steps/helm/release-wait.js";
 import { contextFor, loadSteps } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

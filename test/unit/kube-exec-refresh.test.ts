@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { KubeClient, type ResourceType } from "../../provider/kube/index.js";
-import { KubeConfigError } from "../../provider/kube/errors.js";
+import { KubeConfigError } from "../../provider/kube/api-errors.js";
 
 const CM: ResourceType = { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true };
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { repoRoot } from "./support/spec-files.js";
 
 const FILE = path.join(repoRoot(), "examples", "kudo-mysql.khook.yaml");

@@ -12,10 +12,10 @@ import { describe, test } from "node:test";
 import { planOnline } from "../../provider/engine/plan.js";
 import type { KubeClient } from "../../provider/kube/index.js";
 import { planOperation } from "../../provider/operations.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
-import { applyExecutor } from "../../provider/steps/apply.js";
-import { patchExecutor } from "../../provider/steps/patch.js";
+import { applyExecutor } from "../../provider/steps/apply/executor.js";
+import { patchExecutor } from "../../provider/steps/patch/executor.js";
 import { noExtras, specFixture, StubExecutors } from "./support/engine-fixtures.js";
 import { contextFor, stepOf } from "./support/executor-context.js";
 import { fakeHelm } from "./support/fake-helm.js";
@@ -158,7 +158,7 @@ describe("plan --diff: the diffs assess returns, as the plan shows them", () => 
     const steps = [
       { name: "same" },
       { name: "skipped" },
-      { name: "excluded", when: "false", included: false },
+      { name: "excluded", when: "false", whenHolds: false },
       { name: "changes" },
     ];
     const stubs = new StubExecutors()

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
-import type { RunResult } from "../../provider/engine/types.js";
+import type { RunResult } from "../../provider/engine/run-types.js";
 import { check } from "../../provider/pulumi/check.js";
 import { diff } from "../../provider/pulumi/diff.js";
 import * as handlers from "../../provider/pulumi/handlers.js";

@@ -8,9 +8,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, mock, test } from "node:test";
 import { MASK } from "../../provider/redact.js";
-import type { RunEvent, RunResult, StepResult } from "../../provider/engine/types.js";
+import type { RunEvent, RunResult, StepResult } from "../../provider/engine/run-types.js";
 import { RESUME_REASON } from "../../provider/engine/reasons.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { SPEC_DEFAULTS } from "../../provider/dsl/defaults.js";
 import { bundleDigest, collectBundle, materializeBundle } from "../../provider/pulumi/bundle.js";
@@ -104,9 +104,9 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
     steps: spec.steps.map((s) => ({
       name: s.name,
       type: s.type,
-      status: s.included ? "ok" : "skipped",
-      reason: s.included ? "applied" : `excluded by when: ${s.when}`,
-      attempts: s.included ? 1 : 0,
+      status: s.whenHolds ? "ok" : "skipped",
+      reason: s.whenHolds ? "applied" : `excluded by when: ${s.when}`,
+      attempts: s.whenHolds ? 1 : 0,
       durationMs: 1,
       inputHash: s.inputHash,
       ...status(s.name),
@@ -116,7 +116,7 @@ function okResult(spec: LoadedSpec, status: (name: string) => Partial<StepResult
 
 /** A run in which the first included step failed. */
 function failedResult(spec: LoadedSpec): RunResult {
-  const first = spec.steps.find((s) => s.included)!.name;
+  const first = spec.steps.find((s) => s.whenHolds)!.name;
   return {
     ...okResult(spec, (n) => (n === first ? { status: "failed", reason: "failed", error: "denied" } : {})),
     status: "failed",

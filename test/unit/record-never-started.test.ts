@@ -33,7 +33,7 @@ test("record-holds-never-started-steps: blocked, not-started and excluded steps 
   const continuing = specFixture([
     { name: "bad", onError: "continue" },
     { name: "after", needs: ["bad"] },
-    { name: "gated", included: false, when: "false" },
+    { name: "gated", whenHolds: false, when: "false" },
   ]);
   const first = new MemoryRecordStore();
   assert.equal((await apply(continuing, failing(), first)).status, "failed");

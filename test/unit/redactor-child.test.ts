@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec } from "../../provider/engine/run.js";
-import type { RunEvent } from "../../provider/engine/types.js";
+import type { RunEvent } from "../../provider/engine/run-types.js";
 import { MASK, Redactor } from "../../provider/redact.js";
-import type { StepContext } from "../../provider/steps/types.js";
+import type { StepContext } from "../../provider/steps/contract.js";
 import { noExtras, resultOf, specFixture, StubExecutors } from "./support/engine-fixtures.js";
 
 describe("a child redactor per run", () => {

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../../provider/errors.js";
 import { loadSchema, validateSchema } from "../../provider/dsl/schema.js";
+import { KIND_NAMES } from "../../provider/steps/index.js";
 
 // --- helpers ----------------------------------------------------------------
 
@@ -428,7 +429,7 @@ describe("exactly one action key per step", () => {
   test("action key: zero action keys is an error naming the keys", () => {
     const ds = invalid(
       spec("name: x\ntimeout: 5m"),
-      'step "x" must have exactly one action key (helm, apply, delete, patch, wait, rollout, job); found none',
+      `step "x" must have exactly one action key (${KIND_NAMES.join(", ")}); found none`,
       "/steps/0",
     );
     assert.equal(ds.length, 1, show(ds));
@@ -437,7 +438,7 @@ describe("exactly one action key per step", () => {
   test("action key: two action keys is an error listing them", () => {
     const ds = invalid(
       spec("name: x\nhelm: {chart: ./charts/x}\napply: {manifests: [{file: ./m.yaml}]}"),
-      'step "x" must have exactly one action key (helm, apply, delete, patch, wait, rollout, job); found 2: helm, apply',
+      `step "x" must have exactly one action key (${KIND_NAMES.join(", ")}); found 2: helm, apply`,
       "/steps/0",
     );
     assert.equal(ds.length, 1, show(ds));

@@ -5,7 +5,8 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { HASH_FORMAT, canonicalJson } from "../../provider/dsl/hash.js";
 import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/dsl/keyed-hash.js";
-import { loadSpec, type LoadOptions } from "../../provider/dsl/load.js";
+import { type LoadOptions } from "../../provider/dsl/loader.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
 function hashes(

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
 
 function problems(
@@ -345,12 +345,12 @@ describe("when: conditions", () => {
     });
     const off = loadSpec({ file: path.join(dir, "s.yaml"), env: {} });
     assert.deepEqual(
-      off.steps.map((s) => s.included),
+      off.steps.map((s) => s.whenHolds),
       [false, false],
     );
     const on = loadSpec({ file: path.join(dir, "s.yaml"), env: { KHOOK_VAR_ENV: "prod" } });
     assert.deepEqual(
-      on.steps.map((s) => s.included),
+      on.steps.map((s) => s.whenHolds),
       [true, true],
     );
   });

@@ -9,7 +9,8 @@ import { describe, test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planLines } from "../../provider/pulumi/plan-lines.js";
-import { loadSpec, parseVarFile, type LoadOptions } from "../../provider/dsl/load.js";
+import { parseVarFile, type LoadOptions } from "../../provider/dsl/loader.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import { MAX_SPEC_BYTES } from "../../provider/dsl/yaml.js";
 import { parseYamlStream } from "../../provider/dsl/yaml-stream.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
@@ -249,7 +250,7 @@ describe("steps excluded by when:", () => {
   test("when-excluded-files-unread: an excluded step's local files may be absent; they are not read or hashed", () => {
     const spec = load(GATED);
     assert.deepEqual(
-      spec.steps.map((s) => s.included),
+      spec.steps.map((s) => s.whenHolds),
       [false, false],
     );
     for (const s of spec.steps) assert.match(s.inputHash, /^sha256:[0-9a-f]{64}$/);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MAX_CAUSES, stallCauses } from "../../provider/kubectl/blockers.js";
 import type { KubeObject } from "../../provider/kubectl/types.js";
-import { StallMonitor, stallAfterMs } from "../../provider/steps/stall.js";
+import { StallMonitor, stallAfterMs } from "../../provider/steps/cluster/stall.js";
 import { contextFor, loadSteps } from "./support/executor-context.js";
 import { FakeKube } from "./support/fake-kube.js";
 

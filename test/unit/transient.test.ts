@@ -1,7 +1,7 @@
 /**
  * Transient failures (issue 19 §2): which API server failures are retried within the step's
  * deadline (provider/kube/transient.ts), and how the engine retries them without spending
- * `retries:` (provider/engine/transient.ts). The API server texts below are the ones the local
+ * `retries:` (provider/engine/transient-retry.ts). The API server texts below are the ones the local
  * kube-apiserver writes (see test/integration/races.test.ts for them on the real cluster).
  */
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ import type { Transport } from "../../provider/kube/transport.js";
 import { waitForCluster } from "../../provider/kube/ready.js";
 import { stepOutput } from "../../provider/pulumi/outputs.js";
 import { beginRecord, entryFromOutcome, parseRecord, summarizeRecord, withEntry } from "../../provider/state/record.js";
-import { apiErrorFromResponse, KubeApiError, KubeConnectionError } from "../../provider/kube/errors.js";
+import { apiErrorFromResponse, KubeApiError, KubeConnectionError } from "../../provider/kube/api-errors.js";
 import { describeCause, transientCause } from "../../provider/kube/transient.js";
 import {
   FIRST_RETRY_MS,
@@ -20,7 +20,7 @@ import {
   TransientDeadlineError,
   TransientRetries,
   transientDelayMs,
-} from "../../provider/engine/transient.js";
+} from "../../provider/engine/transient-retry.js";
 import { planOnline } from "../../provider/engine/plan.js";
 import { runSpec, type RunEvent, type RunOptions, type RunResult } from "../../provider/engine/run.js";
 import {

@@ -1,11 +1,10 @@
 /**
- * Every step type and every hook event answers to one source: STEP_TYPES and
- * HOOK_EVENTS (provider/dsl/types.ts). The per-type and per-event tables are
- * typed against them, so the compiler asks for a new entry; these tests ask for
- * what it cannot see. A step of every type (the fixture below is typed against
- * STEP_TYPES, so a new type must add one) loads, summarizes, is bundled and is
- * recognized before substitution; a hook on every event loads, and fires exactly
- * in the runs, at the points, the lifecycle table (HOOK_LIFECYCLE) says.
+ * Every step kind and every hook event answers to one list: KINDS (provider/steps/index.ts)
+ * and HOOK_EVENT_DEFINITIONS (provider/dsl/hook-events.ts). These tests ask for what the
+ * compiler cannot see. A step of every kind (the fixture below is typed against the kinds, so
+ * a new kind must add one) loads, summarizes, is bundled and is recognized before
+ * substitution; a hook on every event loads, and fires exactly in the runs, at the points,
+ * its definition says.
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -15,16 +14,23 @@ import { planOnline } from "../../provider/engine/plan.js";
 import { runSpec } from "../../provider/engine/run.js";
 import { collectBundle } from "../../provider/pulumi/bundle.js";
 import { rawSteps } from "../../provider/pulumi/unknowns.js";
-import { fileReferences } from "../../provider/dsl/hash.js";
-import { eventApplies, HOOK_LIFECYCLE, lifecycleOf, type HookRun } from "../../provider/dsl/hooks.js";
-import { loadSpec } from "../../provider/dsl/load.js";
+import { eventApplies } from "../../provider/dsl/hooks.js";
+import {
+  HOOK_EVENTS,
+  HOOK_LIFECYCLE,
+  lifecycleOf,
+  type HookEvent,
+  type HookRun,
+} from "../../provider/dsl/hook-events.js";
+import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
-import { HOOK_EVENTS, LOCAL_FILE_KEYS, STEP_TYPES, type HookEvent, type StepType } from "../../provider/dsl/types.js";
+import { KINDS, KIND_NAMES, type KindName } from "../../provider/steps/index.js";
+import type { Kind } from "../../provider/steps/contract.js";
 import { HookServer } from "../harness/hook-server.js";
 import { noExtras, StubExecutors } from "./support/engine-fixtures.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
 
-/** One step of each type, referencing every kind of local file its type can (LOCAL_FILE_KEYS). */
+/** One step of each kind, referencing every kind of local file its kind can (localFileKeys). */
 const ONE_STEP_OF_EACH_TYPE = {
   helm: "{chart: ./chart, valuesFrom: [{file: ./values.yaml}]}",
   apply: "{manifests: [{file: ./cm.yaml}, {kustomize: ./kust}]}",
@@ -33,7 +39,7 @@ const ONE_STEP_OF_EACH_TYPE = {
   wait: "{for: condition=Available, on: deployment/web, namespace: apps}",
   rollout: "{status: deployment/web, namespace: apps}",
   job: "{image: busybox, namespace: apps}",
-} satisfies Record<StepType, string>;
+} satisfies Record<KindName, string>;
 
 const FILES: Record<string, string> = {
   "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
@@ -44,7 +50,7 @@ const FILES: Record<string, string> = {
 };
 
 const stepsYaml = (): string =>
-  STEP_TYPES.map((t) => `  - name: s-${t}\n    ${t}: ${ONE_STEP_OF_EACH_TYPE[t]}\n`).join("");
+  KIND_NAMES.map((t) => `  - name: s-${t}\n    ${t}: ${ONE_STEP_OF_EACH_TYPE[t]}\n`).join("");
 
 describe("a step of every type", () => {
   const dir = tempSpecDir({ "spec.yaml": specText(stepsYaml()), ...FILES });
@@ -54,20 +60,21 @@ describe("a step of every type", () => {
     const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
     assert.deepEqual(
       spec.steps.map((s) => s.type),
-      [...STEP_TYPES],
+      [...KIND_NAMES],
     );
     for (const s of spec.steps) assert.ok(s.summary !== "" && !/undefined/.test(s.summary), `${s.type}: ${s.summary}`);
   });
 
-  test("references local files only under the keys LOCAL_FILE_KEYS lists for its type, and the bundle carries them", () => {
+  test("references local files only under the keys its kind's localFileKeys lists, and the bundle carries them", () => {
     const spec = loadSpec({ file: path.join(dir, "spec.yaml"), env: {} });
     const referenced = new Set<string>();
     for (const s of spec.steps) {
-      for (const ref of fileReferences(s.type, s.action, dir)) {
+      const kind: Kind = KINDS[s.type as KindName];
+      for (const ref of kind.files(s.action, dir)) {
         const key = ref.field.split("/").at(-1)!;
         assert.ok(
-          (LOCAL_FILE_KEYS[s.type] as readonly string[]).includes(key),
-          `${s.type} references ${ref.field}, a key LOCAL_FILE_KEYS.${s.type} does not list`,
+          (kind.localFileKeys as readonly string[]).includes(key),
+          `${s.type} references ${ref.field}, a key its localFileKeys does not list`,
         );
         referenced.add(path.relative(dir, ref.resolved));
       }
@@ -84,7 +91,7 @@ describe("a step of every type", () => {
   test("is recognized before substitution (a Pulumi preview names each step's type)", () => {
     assert.deepEqual(
       rawSteps(text, [])?.map((s) => s.type),
-      [...STEP_TYPES],
+      [...KIND_NAMES],
     );
   });
 });
@@ -113,7 +120,7 @@ describe("a hook on every event", () => {
       const hook = spec.hooks.find((h) => h.name === `on-${e}`)!;
       assert.deepEqual(
         hook.steps,
-        spec.steps.filter((s) => eventApplies(e, s.type, s.action)).map((s) => s.name),
+        spec.steps.filter((s) => eventApplies(e, KINDS[s.type as KindName], s.action)).map((s) => s.name),
         `${e} hook matches`,
       );
       assert.ok(hook.steps.length > 0, `${e} happens on some step`);
@@ -127,7 +134,7 @@ describe("a hook on every event", () => {
     fs.rmSync(log, { force: true });
     const stubs = new StubExecutors();
     const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } };
-    for (const t of STEP_TYPES) {
+    for (const t of KIND_NAMES) {
       stubs.on(`s-${t}`, async ({ ctx, kind }) => {
         await ctx.hooks?.render([object], { send: kind === "apply" });
         return kind === "assess" ? { action: "run", reason: "stub" } : { status: "ok", reason: "stub" };

@@ -11,7 +11,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import { after, describe, test } from "node:test";
 import { KubeClient } from "../../provider/kube/client.js";
-import { KubeConnectionError } from "../../provider/kube/errors.js";
+import { KubeConnectionError } from "../../provider/kube/api-errors.js";
 import { Discovery } from "../../provider/kube/discovery.js";
 import { ClusterNotReadyError, waitForCluster } from "../../provider/kube/ready.js";
 import { transientCause } from "../../provider/kube/transient.js";

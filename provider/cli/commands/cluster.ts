@@ -45,7 +45,7 @@ import {
   outcomeOfError,
   outcomeOfRun,
   type Reach,
-} from "../summary.js";
+} from "../outcome-summary.js";
 
 const OPTIONS = { ...COMMON_OPTIONS, ...CLUSTER_OPTIONS } as const;
 

@@ -1,12 +1,12 @@
 /** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
 import { planOffline } from "../../engine/plan.js";
 import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
-import { firesIn, lifecycleOf } from "../../dsl/hooks.js";
+import { firesIn } from "../../dsl/hooks.js";
+import { HOOK_EVENTS, lifecycleOf } from "../../dsl/hook-events.js";
 import { schemaSource } from "../../dsl/schema.js";
-import { HOOK_EVENTS } from "../../dsl/types.js";
 import { shortHash } from "../../dsl/keyed-hash.js";
 import { KHOOK_VERSION } from "../../version.js";
-import { DEFAULT_PARALLELISM } from "../../engine/types.js";
+import { DEFAULT_PARALLELISM } from "../../engine/run-types.js";
 import { COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from "../args.js";
 import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";

@@ -3,7 +3,7 @@ import { type FuncDef, GoCallError, T_STRING } from "../values.js";
 import { builtinFunctions } from "./builtins.js";
 import { cryptoFunctions } from "./crypto.js";
 import { dateFunctions } from "./date.js";
-import { defaultFunctions } from "./defaults.js";
+import { defaultFunctions } from "./defaulting.js";
 import { dictFunctions } from "./dicts.js";
 import { encodingFunctions } from "./encoding.js";
 import { listFunctions } from "./lists.js";

@@ -14,7 +14,7 @@ import {
   type DestroyOptions,
   type RecordOptions,
 } from "../../operations.js";
-import type { RunResult } from "../../engine/types.js";
+import type { RunResult } from "../../engine/run-types.js";
 import type { LoadedSpec } from "../../dsl/loaded.js";
 import { keyedSpec } from "../../dsl/keyed-hash.js";
 import { parseLocationText } from "../../state/location.js";

@@ -13,11 +13,12 @@ import { run } from "../../harness/util.js";
 import { KubeClient } from "../../../provider/kube/index.js";
 import { Redactor } from "../../../provider/redact.js";
 import { releaseOwnershipLabels } from "../../../provider/ownership.js";
-import { loadSpec } from "../../../provider/dsl/load.js";
-import { withActionDefaults, type TypedAction } from "../../../provider/dsl/defaults.js";
-import type { LoadedSpec, LoadedStep, LoadedStepBase } from "../../../provider/dsl/loaded.js";
-import type { ActionByType, StepType } from "../../../provider/dsl/types.js";
-import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/types.js";
+import { loadSpec } from "../../../provider/load-spec.js";
+import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
+import { stepHookPoints } from "../../../provider/dsl/hook-events.js";
+import { KINDS, type KindName, type StepOf } from "../../../provider/steps/index.js";
+import type { Kind } from "../../../provider/steps/contract.js";
+import type { StepContext, StepExecutor, ToolPaths } from "../../../provider/steps/contract.js";
 
 let shared: KubeClient | undefined;
 after(() => shared?.close());
@@ -65,20 +66,23 @@ export function specFromSteps(
 }
 
 /** A step built directly (no spec), for executors that only read their action. */
-export function loadedStep<T extends StepType>(
-  type: T,
-  action: ActionByType[T],
+export function loadedStep<K extends KindName>(
+  type: K,
+  action: Parameters<(typeof KINDS)[K]["normalize"]>[0],
   name: string = type,
-): Extract<LoadedStep, { type: T }> {
-  // What the loader does: the defaults table applied once (provider/dsl/defaults.ts).
-  const typed = withActionDefaults({ type, action } as TypedAction, name);
+): StepOf<K> {
+  // What the loader does: the kind's defaults applied once (its normalize).
+  const kind: Kind = KINDS[type];
+  const normalized = kind.normalize(action, name);
   const step = {
     name,
-    ...typed,
+    type,
+    action: normalized,
     needs: [],
     hooks: [],
+    hookPoints: stepHookPoints(kind.hookPoints, normalized),
     when: undefined,
-    included: true,
+    whenHolds: true,
     timeoutMs: 120_000,
     retries: 0,
     retryDelayMs: 0,
@@ -89,7 +93,7 @@ export function loadedStep<T extends StepType>(
     index: 0,
     position: undefined,
   };
-  return step as unknown as Extract<LoadedStep, { type: T }>;
+  return step as unknown as StepOf<K>;
 }
 
 export interface ContextOptions {
@@ -143,9 +147,9 @@ export async function releaseOwnedBy(release: string, namespace: string, specNam
 }
 
 /** The step's diff as `plan --diff` gets it: from assess, asked for it. Throws when the diff could not be made. */
-export async function assessDiff<T extends StepType>(
-  executor: StepExecutor<T>,
-  step: LoadedStepBase<T>,
+export async function assessDiff<S extends LoadedStep>(
+  executor: StepExecutor<S>,
+  step: S,
   ctx: StepContext,
 ): Promise<string> {
   const { diff } = await executor.assess(step, ctx, { diff: true });

@@ -4,14 +4,16 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/types.js";
+import type { RunOptions, RunResult, StepContextExtras, StepResult } from "../../../provider/engine/run-types.js";
 import { runSpec } from "../../../provider/engine/run.js";
 import { Journal } from "../../../provider/state/journal.js";
 import { parseRecord, type StateRecord } from "../../../provider/state/index.js";
 import type { MemoryRecordStore } from "./memory-record-store.js";
 import { Redactor } from "../../../provider/redact.js";
 import type { LoadedSpec, LoadedStep } from "../../../provider/dsl/loaded.js";
-import { STEP_TYPES, type OnError, type StepType } from "../../../provider/dsl/types.js";
+import type { OnError } from "../../../provider/dsl/document.js";
+import { stepHookPoints } from "../../../provider/dsl/hook-events.js";
+import { KINDS, KIND_NAMES, type KindName } from "../../../provider/steps/index.js";
 import type {
   Assessment,
   DestroyOutcome,
@@ -20,15 +22,15 @@ import type {
   StepContext,
   StepExecutor,
   StepOutcome,
-} from "../../../provider/steps/types.js";
+} from "../../../provider/steps/contract.js";
 
 export interface StepFixture {
   name: string;
-  type?: StepType;
+  type?: KindName;
   needs?: string[];
-  /** A `when:` expression; the step is excluded when `included` is false. */
+  /** A `when:` expression; the step is excluded when `whenHolds` is false. */
   when?: string;
-  included?: boolean;
+  whenHolds?: boolean;
   timeoutMs?: number;
   retries?: number;
   retryDelayMs?: number;
@@ -75,8 +77,8 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         needs: f.needs ?? [],
         when:
           f.when ??
-          (f.included === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
-        included: f.included ?? true,
+          (f.whenHolds === false ? `vars.get("ENABLE_${f.name.toUpperCase()}", "false") == "true"` : undefined),
+        whenHolds: f.whenHolds ?? true,
         timeoutMs: f.timeoutMs ?? 300_000,
         retries: f.retries ?? 0,
         retryDelayMs: f.retryDelayMs ?? 10_000,
@@ -85,6 +87,7 @@ export function specFixture(fixtures: StepFixture[], opts: SpecFixtureOptions = 
         inputHash: f.inputHash ?? hashOf(f.name, f.version),
         summary: `${f.type ?? "apply"} ${f.name}`,
         hooks: [],
+        hookPoints: stepHookPoints(KINDS[f.type ?? "apply"].hookPoints, f.action ?? { manifests: [] }),
         index,
         position: { line: index + 1, column: 1 },
       }) as unknown as LoadedStep,
@@ -174,10 +177,10 @@ export class StubExecutors {
 
   /** A registry with a stub for every step type. */
   get map(): ExecutorRegistry {
-    return Object.fromEntries(STEP_TYPES.map((t) => [t, this.executor(t)])) as unknown as ExecutorRegistry;
+    return Object.fromEntries(KIND_NAMES.map((t) => [t, this.executor(t)]));
   }
 
-  private executor<T extends StepType>(type: T): StepExecutor<T> {
+  private executor(type: KindName): StepExecutor {
     const call = async (kind: CallInfo["kind"], step: LoadedStep, ctx: StepContext): Promise<unknown> => {
       const key = `${kind}:${step.name}`;
       const attempt = (this.attempts.get(key) ?? 0) + 1;

@@ -1,9 +1,9 @@
 /** Loaded steps and step contexts for executor unit tests (the cluster is a FakeKube). */
 import * as path from "node:path";
-import { loadSpec } from "../../../provider/dsl/load.js";
-import type { LoadedSpec, LoadedStepBase } from "../../../provider/dsl/loaded.js";
-import type { StepType } from "../../../provider/dsl/types.js";
-import type { StepContext } from "../../../provider/steps/types.js";
+import { loadSpec } from "../../../provider/load-spec.js";
+import type { LoadedSpec } from "../../../provider/dsl/loaded.js";
+import type { KindName, StepOf } from "../../../provider/steps/index.js";
+import type { StepContext } from "../../../provider/steps/contract.js";
 import type { FakeKube } from "./fake-kube.js";
 import { specText, tempSpecDir } from "./spec-files.js";
 
@@ -14,10 +14,10 @@ export function loadSteps(stepsYaml: string, files: Record<string, string> = {})
 }
 
 /** The named step, checked to be of `type`. */
-export function stepOf<T extends StepType>(spec: LoadedSpec, name: string, type: T): LoadedStepBase<T> {
+export function stepOf<K extends KindName>(spec: LoadedSpec, name: string, kind: K): StepOf<K> {
   const s = spec.stepsByName.get(name);
-  if (s === undefined || s.type !== type) throw new Error(`no ${type} step ${name}`);
-  return s as LoadedStepBase<T>;
+  if (s === undefined || s.type !== kind) throw new Error(`no ${kind} step ${name}`);
+  return s as StepOf<K>;
 }
 
 /** What an executor sees, with its progress lines collected in `lines`. */

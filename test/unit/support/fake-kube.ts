@@ -10,9 +10,9 @@
 import { KhookError } from "../../../provider/errors.js";
 import type { KubeApi } from "../../../provider/kube/api.js";
 import type { AppliedDrift, ApplyAllOptions, ApplyOptions, ApplyResult } from "../../../provider/kube/apply.js";
-import { differingFields } from "../../../provider/kubectl/drift.js";
+import { differingFields } from "../../../provider/kubectl/applied-drift.js";
 import { UnknownResourceError, type ResolveOptions } from "../../../provider/kube/discovery.js";
-import { KubeApiError, WaitTimeoutError } from "../../../provider/kube/errors.js";
+import { KubeApiError, WaitTimeoutError } from "../../../provider/kube/api-errors.js";
 import type { LogOptions } from "../../../provider/kube/logs.js";
 import type {
   DeleteOptions,

@@ -10,14 +10,17 @@ import * as path from "node:path";
 /** The modules worth keeping off a path, by what they are. */
 export const HEAVY: Record<string, RegExp> = {
   "ajv's schema compiler": /node_modules\/ajv\/dist\/(core|compile)/,
+  // The definitions the schema is generated from are read at build time only.
+  "the definition library (typebox)": /node_modules\/typebox\//,
   "the CEL library": /node_modules\/@marcbachmann\/cel-js\//,
   "the Go template functions": /provider\/(spec\/pipeline|gotemplate)\//,
   "the positioned YAML parser": /node_modules\/yaml\//,
   "@kubernetes/client-node": /node_modules\/@kubernetes\//,
   "the kube client": /provider\/kube\/client/,
   Pulumi: /node_modules\/@pulumi\//,
-  // The registry (steps/index.js) is not an executor: it requires each one on first use.
-  "the executors": /provider\/steps\/(?!index\.js$)/,
+  // The registry (steps/index.js) and each kind's load-time half (kind.js) are not executors: a
+  // kind requires its executor on first use.
+  "the executors": /provider\/steps\/(?!index\.js$)(?![^/]+\/kind\.js$)/,
   "the hook runners": /provider\/hooks\/(function|webhook)\.js$|^(node:)?child_process$/,
 };
 

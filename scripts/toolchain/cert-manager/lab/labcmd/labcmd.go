@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cert-manager/cert-manager/pkg/util"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -49,13 +50,15 @@ func (f *Flags) Parse(args []string) context.Context {
 	return ctx
 }
 
-// RESTConfig is the client configuration from --kubeconfig.
+// RESTConfig is the client configuration from --kubeconfig, with upstream's user agent
+// (`cert-manager-cainjector/v1.21.2 ...`): the cainjector's server-side apply takes its field
+// manager from the user agent, and the API server refuses an apply without one.
 func (f *Flags) RESTConfig() *rest.Config {
 	cfg, err := clientcmd.BuildConfigFromFlags("", f.Kubeconfig)
 	if err != nil {
 		Fail(err, "cannot load the kubeconfig", "kubeconfig", f.Kubeconfig)
 	}
-	return cfg
+	return util.RestConfigWithUserAgent(cfg, strings.TrimPrefix(f.Name(), "cert-manager-"))
 }
 
 // Fail logs why the process cannot go on and exits 1, as upstream's binaries do.

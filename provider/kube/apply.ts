@@ -345,7 +345,8 @@ export async function appliedDrift(
   });
   const desired = withCreateAnnotations(prepare(manifest, rt, opts, client.contextNamespace), live, opts);
   let suspected: string[];
-  if (opts.serverSide) {
+  // An object too large for the last-applied annotation went server-side (applyObject), so it is judged as one.
+  if (opts.serverSide || lastAppliedTooLarge(desired)) {
     if (holdsApplied(withStringDataMerged(desired as JsonMap), live)) return { drifted: false };
     suspected = differingFields(live, mergedOver(live, withStringDataMerged(desired as JsonMap)));
   } else {

@@ -539,7 +539,21 @@ ${files.map((f) => `        - file: ${path.join(dir, f)}`).join("\n")}
     assert.equal(again.code, 0, again.stdout + again.stderr);
     assert.match(stepOf(parseRun(again), "crds").reason, /^10 unchanged \(6 server-side/);
 
-    const d = await runKhook(["destroy", "-f", file], { env });
+    // The live check judges the large ones as they were applied (server-side: by the fields sent),
+    // not by a last-applied copy they never had: in sync.
+    const recorded = specDir(khookSpec("lab-crds", steps, "state: {}\n")).file;
+    const withRecord = await runKhook(["apply", "-f", recorded], { env });
+    assert.equal(withRecord.code, 0, withRecord.stdout + withRecord.stderr);
+    const drift = await runKhook(["plan", "--live", "--exit-code", "-f", recorded, "-o", "json"], { env });
+    assert.equal(drift.code, 0, drift.stdout + drift.stderr);
+    const checked = (JSON.parse(drift.stdout) as { steps: { name: string; drift: string; reason: string }[] }).steps;
+    assert.deepEqual(
+      checked.map((s) => [s.name, s.drift]),
+      [["crds", "in-sync"]],
+      JSON.stringify(checked),
+    );
+
+    const d = await runKhook(["destroy", "-f", recorded], { env });
     assert.equal(d.code, 0, d.stdout + d.stderr);
     assert.equal(
       (await cluster.kubectl(["get", "crd", ...names, "--ignore-not-found", "-o", "name"])).stdout.trim(),

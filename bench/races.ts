@@ -11,16 +11,25 @@
  * admitting (served and trusted) to the run's end. Target: khook converges in one run, within 1 s.
  * Figures, never assertions.
  *
- * Uses KHOOK_TEST_KUBECONFIG when set, else starts (and stops) a local cluster with the harness.
+ * Then the real case: cert-manager v1.21.2 from the lab's chart mirror, its controller, webhook and
+ * cainjector really running behind kwok's pods (test/harness/launcher.ts), and a CA chain ending in
+ * a Certificate. From the start of the install to the Certificate being Ready: the script as
+ * written, the script with its retry loop, and khook in one run (KHOOK_BENCH_REAL_ROUNDS rounds,
+ * default 1; each round installs cert-manager three times, from nothing).
+ *
+ * Uses KHOOK_TEST_KUBECONFIG when set (a cluster the harness started: the real case needs its
+ * launcher), else starts (and stops) a local cluster with the harness.
  */
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { removeCertManager, startChartMirror } from "../test/harness/chart-mirror.js";
 import { startCluster, stopCluster, type ClusterState } from "../test/harness/cluster.js";
 import { toolPathVar } from "../test/harness/env.js";
 import { helmEnv, testChartPath } from "../test/harness/fixtures.js";
-import { CLIENT_TOOLS, CONTROL_PLANE, ensureToolchain, toolPath } from "../test/harness/toolchain.js";
+import { CLIENT_TOOLS, CONTROL_PLANE, LAB_TOOLS, ensureToolchain, toolPath } from "../test/harness/toolchain.js";
+import { run } from "../test/harness/util.js";
 import { HostileWebhook, validatingWebhookConfiguration } from "../test/harness/webhook-server.js";
 
 const ROUNDS = Number(process.env["KHOOK_BENCH_ROUNDS"] ?? 3);
@@ -238,6 +247,7 @@ export async function benchRaces(): Promise<void> {
     if (process.env["KHOOK_BENCH_TRACE"] !== undefined)
       for (const o of results["khook"]!)
         console.log(`  khook after the webhook admitted:\n${o.trace.map((l) => `     ${l}`).join("\n")}`);
+    await realCase(base, kubeconfig, dir, bin);
   } finally {
     await hook.close();
     for (const name of configs)
@@ -245,5 +255,165 @@ export async function benchRaces(): Promise<void> {
     if (namespaces.length > 0) kubectl(["delete", "namespace", ...namespaces, "--wait=false", "--ignore-not-found"]);
     fs.rmSync(dir, { recursive: true, force: true });
     if (cluster !== undefined) await stopCluster(cluster);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real case: cert-manager's own race, from its real chart, to a Ready Certificate.
+
+const REAL_ROUNDS = Number(process.env["KHOOK_BENCH_REAL_ROUNDS"] ?? 1);
+
+/** A self-signed issuer, a CA it issues, a CA issuer on it, and a leaf Certificate from that. */
+const ISSUERS = (ns: string) => `apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: bench-selfsigned}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: bench-ca, namespace: cert-manager}
+spec:
+  isCA: true
+  commonName: bench CA
+  secretName: bench-ca
+  issuerRef: {name: bench-selfsigned, kind: ClusterIssuer}
+---
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: bench-ca}
+spec: {ca: {secretName: bench-ca}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: web, namespace: ${ns}}
+spec:
+  secretName: web-tls
+  dnsNames: [web.${ns}.svc]
+  issuerRef: {name: bench-ca, kind: ClusterIssuer}
+`;
+
+/**
+ * The chart's startupapicheck hook is off, as GitOps installs often run it: that Job is the chart's
+ * own retry loop, which makes helm wait until the webhook works; without it the race is the script's.
+ */
+const HELM_INSTALL = `helm upgrade --install cert-manager cert-manager --repo "$MIRROR" --version v1.21.2 -n cert-manager --create-namespace --set crds.enabled=true --set startupapicheck.enabled=false`;
+
+const REAL_SCRIPT = `set -euo pipefail
+${HELM_INSTALL}
+kubectl apply -f issuers.yaml
+kubectl wait --for=condition=Ready -n "$NS" certificate/web --timeout=300s
+`;
+
+const REAL_SCRIPT_WITH_LOOP = `set -euo pipefail
+${HELM_INSTALL}
+for i in $(seq 1 60); do kubectl apply -f issuers.yaml && break; echo "retrying in 5s"; sleep 5; done
+kubectl wait --for=condition=Ready -n "$NS" certificate/web --timeout=300s
+`;
+
+const REAL_SPEC = (ns: string) => `apiVersion: khook.io/v1
+kind: Khook
+metadata:
+  name: bench-cert-manager
+steps:
+  - name: cert-manager
+    helm:
+      chart: cert-manager
+      repo: \${MIRROR}
+      version: v1.21.2
+      namespace: cert-manager
+      createNamespace: true
+      values: { crds: { enabled: true }, startupapicheck: { enabled: false } }
+  - name: issuers
+    needs: [cert-manager]
+    apply:
+      waitFor: condition=Ready
+      manifests:
+        - file: ./issuers.yaml
+  - name: certificate-ready
+    needs: [issuers]
+    wait:
+      for: condition=Ready
+      on: certificate/web
+      namespace: ${ns}
+`;
+
+async function realCase(base: NodeJS.ProcessEnv, kubeconfig: string, dir: string, bin: string): Promise<void> {
+  console.log("");
+  console.log(
+    `== races, the real case: cert-manager v1.21.2 from the mirror to a Ready Certificate (${REAL_ROUNDS} round${REAL_ROUNDS === 1 ? "" : "s"}) ==`,
+  );
+  try {
+    await ensureToolchain({ only: LAB_TOOLS, log: () => undefined });
+  } catch (e) {
+    console.log(`  skipped: the lab's operators are not built (${(e as Error).message.split("\n")[0]})`);
+    return;
+  }
+  const mirror = await startChartMirror();
+  const kubectl = (args: string[]) => spawnSync(toolPath("kubectl"), args, { env: base, encoding: "utf8" });
+  const results: Record<string, { converged: boolean; ms: number; output: string }[]> = {
+    "script (as written)": [],
+    "script with a retry loop": [],
+    "khook (one run)": [],
+  };
+  try {
+    for (let round = 0; round < REAL_ROUNDS; round++) {
+      for (const [label, command, args] of [
+        ["script (as written)", "bash", ["bootstrap.sh"]],
+        ["script with a retry loop", "bash", ["bootstrap-loop.sh"]],
+        ["khook (one run)", process.execPath, [bin, "apply", "-f", "spec.yaml"]],
+      ] as const) {
+        const ns = `races-real-${label.replace(/[^a-z]/g, "").slice(0, 12)}-${process.pid.toString(36)}${round}`;
+        const work = path.join(dir, ns);
+        fs.mkdirSync(work);
+        fs.writeFileSync(path.join(work, "issuers.yaml"), ISSUERS(ns));
+        fs.writeFileSync(path.join(work, "bootstrap.sh"), REAL_SCRIPT);
+        fs.writeFileSync(path.join(work, "bootstrap-loop.sh"), REAL_SCRIPT_WITH_LOOP);
+        fs.writeFileSync(path.join(work, "spec.yaml"), REAL_SPEC(ns));
+        kubectl(["create", "namespace", ns]);
+        const t0 = Date.now();
+        // Asynchronously: the mirror answers helm from this very process.
+        const r = await run(command, [...args], {
+          cwd: work,
+          env: { ...base, NS: ns, MIRROR: mirror.repoUrl, KHOOK_VAR_MIRROR: mirror.repoUrl },
+          timeoutMs: 600_000,
+        });
+        const ms = Date.now() - t0;
+        const ready =
+          kubectl([
+            "get",
+            "certificate",
+            "web",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+          ]).stdout === "True";
+        results[label]!.push({ converged: r.code === 0 && ready, ms, output: `${r.stdout}${r.stderr}` });
+        kubectl(["delete", "clusterissuer", "bench-selfsigned", "bench-ca", "--ignore-not-found"]);
+        kubectl(["delete", "namespace", ns, "--wait=false"]);
+        await removeCertManager(kubeconfig);
+      }
+    }
+    for (const [label, outcomes] of Object.entries(results)) {
+      const ok = outcomes.filter((o) => o.converged);
+      const times = ok.map((o) => o.ms).sort((a, b) => a - b);
+      const median =
+        times.length > 0
+          ? `${(times[Math.floor(times.length / 2)]! / 1000).toFixed(1)} s from the install's start to the Certificate Ready (median)`
+          : "—";
+      console.log(`  ${label.padEnd(28)} one run converged: ${ok.length}/${outcomes.length}   ${median}`);
+    }
+    const failed = results["script (as written)"]![0];
+    if (failed && !failed.converged)
+      console.log(
+        `  (the script as written stops at: ${
+          failed.output
+            .split("\n")
+            .find((l) => /error|Error/.test(l))
+            ?.slice(0, 200) ?? "?"
+        })`,
+      );
+  } finally {
+    await mirror.close();
   }
 }

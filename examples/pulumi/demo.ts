@@ -1,17 +1,22 @@
 /**
  * `npm run demo`: the Khook Pulumi resource, end to end, on a fresh machine.
  *
- *   1. builds (or reuses) the toolchain: the pulumi CLI and a local Kubernetes control plane
- *   2. starts (or reuses) the local cluster (kwok: fake nodes, no images pulled)
- *   3. logs in to a local file backend under ~/.cache/khook/demo
- *   4. creates (or selects) the stack `dev` of the example program (examples/pulumi/index.ts)
- *   5. runs `pulumi up --yes`: examples/demo.khook.yaml, applied through the Khook resource
- *   6. prints the step table and how to clean up
+ *   1. builds (or reuses) the toolchain: the pulumi CLI, a local Kubernetes control plane, helm,
+ *      and the lab's real cert-manager and chart mirror
+ *   2. starts (or reuses) the local cluster (kwok: fake nodes, no images pulled; cert-manager's
+ *      binaries run for real behind their pods, test/harness/launcher.ts)
+ *   3. serves the real charts from a helm repository on loopback (the lab's mirror)
+ *   4. logs in to a local file backend under ~/.cache/khook/demo
+ *   5. creates (or selects) the stack `dev` of the example program (examples/pulumi/index.ts)
+ *   6. runs `pulumi up --yes`: examples/demo.khook.yaml, applied through the Khook resource,
+ *      ending with a Certificate cert-manager issued
+ *   7. prints the step table, the certificate's subject and issuer, and how to clean up
  *
  * `npm run demo -- down` destroys the stack and stops the cluster.
  * Nothing reaches the network: automatic plugin acquisition is off.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import {
@@ -22,7 +27,8 @@ import {
   stopCluster,
   type ClusterState,
 } from "../../test/harness/cluster";
-import { ensureToolchain, toolBinDirs, toolPath } from "../../test/harness/toolchain";
+import { CHART_MIRROR_VAR, startChartMirror } from "../../test/harness/chart-mirror";
+import { ensureToolchain, toolPath } from "../../test/harness/toolchain";
 import { cacheDir } from "../../test/harness/util";
 import type { KhookStep } from "../../sdk/index.js";
 
@@ -41,10 +47,22 @@ function say(line: string): void {
   process.stdout.write(`\x1b[1m==> ${line}\x1b[0m\n`);
 }
 
+/**
+ * The tools the demo's engine and provider run: pulumi with its language host and the dynamic
+ * provider's shim, helm (the Khook provider's), and this node. Not every cached tool: a
+ * pulumi-resource-kubernetes on PATH would make the engine load it, with a warning, for a program
+ * that never uses it.
+ */
+function demoPath(): string {
+  return [path.dirname(toolPath("pulumi")), path.dirname(toolPath("helm")), path.dirname(process.execPath)].join(
+    path.delimiter,
+  );
+}
+
 function pulumiEnv(): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    PATH: [...toolBinDirs(), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+    PATH: [demoPath(), process.env.PATH ?? ""].join(path.delimiter),
     PULUMI_HOME: path.join(DEMO, "pulumi-home"),
     PULUMI_BACKEND_URL: `file://${STATE}`,
     PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
@@ -81,10 +99,10 @@ async function mustPulumi(args: string[], show = true): Promise<string> {
 async function cluster(): Promise<ClusterState> {
   const existing = readClusterState(clusterDir(CLUSTER));
   if (existing && clusterAlive(existing)) {
-    say(`2/6 reusing the local cluster at ${existing.server}`);
+    say(`2/7 reusing the local cluster at ${existing.server}`);
     return existing;
   }
-  say("2/6 starting the local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
+  say("2/7 starting the local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok, the lab)");
   return startCluster({ name: CLUSTER, log: (l) => process.stdout.write(`    ${l}\n`) });
 }
 
@@ -130,47 +148,78 @@ function cleanupText(): string {
     "",
     "Or drive the stack yourself:",
     `  export PULUMI_HOME=${path.join(DEMO, "pulumi-home")} PULUMI_BACKEND_URL=file://${STATE} PULUMI_CONFIG_PASSPHRASE=${PASSPHRASE}`,
-    `  export PATH=${toolBinDirs().join(path.delimiter)}:$PATH PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true`,
+    `  export PATH=${demoPath()}:$PATH PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true`,
     `  pulumi -C ${PROJECT} preview --diff      # the plan: one line per step`,
     `  pulumi -C ${PROJECT} refresh --yes       # read the journal back into the outputs`,
     `  pulumi -C ${PROJECT} destroy --yes       # tear down and remove the journal`,
   ].join("\n");
 }
 
+/** The subject and issuer of the certificate cert-manager issued into `namespace/secret`, read from its Secret. */
+function issued(kubeconfig: string, namespace: string, secret: string): string {
+  const r = spawnSync(
+    toolPath("kubectl"),
+    ["--kubeconfig", kubeconfig, "-n", namespace, "get", "secret", secret, "-o", "jsonpath={.data.tls\\.crt}"],
+    { encoding: "utf8" },
+  );
+  if (r.status !== 0 || r.stdout === "") return `(no certificate in secret ${namespace}/${secret}: ${r.stderr.trim()})`;
+  const cert = new X509Certificate(Buffer.from(r.stdout, "base64"));
+  return [
+    `certificate ${namespace}/${secret}, issued by cert-manager:`,
+    `  subject: ${cert.subject.replace(/\n/g, ", ")}`,
+    `  issuer:  ${cert.issuer.replace(/\n/g, ", ")}`,
+    `  names:   ${cert.subjectAltName ?? ""}`,
+    `  valid:   ${cert.validFrom} – ${cert.validTo}`,
+  ].join("\n");
+}
+
 async function up(): Promise<void> {
-  say("1/6 building or reusing the toolchain (pulumi, kube-apiserver, etcd, kwok) under ~/.cache/khook/tools");
+  const t0 = Date.now();
+  say(
+    "1/7 building or reusing the toolchain (pulumi, kube-apiserver, etcd, kwok, helm, cert-manager) under ~/.cache/khook/tools",
+  );
   await ensureToolchain({
-    only: ["etcd", "kubernetes", "kwok", "pulumi"],
+    only: ["etcd", "kubernetes", "kwok", "pulumi", "helm", "lab-charts", "cert-manager"],
     log: (l) => process.stdout.write(`    ${l}\n`),
   });
   const c = await cluster();
 
-  say(`3/6 logging in to the local file backend ${STATE}`);
-  fs.mkdirSync(STATE, { recursive: true });
-  writeProject();
-  await mustPulumi(["login", `file://${STATE}`]);
-
-  say(`4/6 selecting the stack ${STACK} (created if missing)`);
-  await mustPulumi(["stack", "select", "--create", STACK]);
-  await mustPulumi(["config", "set", "kubeconfigFile", c.kubeconfig]);
-
-  say("5/6 pulumi up --yes");
-  const r = await pulumi(["up", "--yes"]);
-
-  say("6/6 the steps");
-  const out = await pulumi(["stack", "output", "steps", "--json"], false);
+  say("3/7 serving the real charts from a helm repository on loopback (the lab's mirror)");
+  const mirror = await startChartMirror();
   try {
-    const rows = JSON.parse(out.stdout) as StepRow[];
-    process.stdout.write(`${table(rows)}\n\n`);
-  } catch {
-    process.stdout.write("(no step outputs yet)\n\n");
-  }
-  process.stdout.write(`${cleanupText()}\n`);
-  if (r.code !== 0) {
-    process.stdout.write(
-      "\npulumi up failed: fix the cause and run `npm run demo` again; it resumes from the journal.\n",
-    );
-    process.exitCode = r.code;
+    say(`4/7 logging in to the local file backend ${STATE}`);
+    fs.mkdirSync(STATE, { recursive: true });
+    writeProject();
+    await mustPulumi(["login", `file://${STATE}`]);
+
+    say(`5/7 selecting the stack ${STACK} (created if missing)`);
+    await mustPulumi(["stack", "select", "--create", STACK]);
+    await mustPulumi(["config", "set", "kubeconfigFile", c.kubeconfig]);
+    await mustPulumi(["config", "set", "vars", JSON.stringify({ [CHART_MIRROR_VAR]: mirror.repoUrl })]);
+
+    say("6/7 pulumi up --yes");
+    const r = await pulumi(["up", "--yes"]);
+
+    say("7/7 the steps");
+    const out = await pulumi(["stack", "output", "steps", "--json"], false);
+    try {
+      const rows = JSON.parse(out.stdout) as StepRow[];
+      process.stdout.write(`${table(rows)}\n\n`);
+    } catch {
+      process.stdout.write("(no step outputs yet)\n\n");
+    }
+    if (r.code === 0) process.stdout.write(`${issued(c.kubeconfig, "khook-demo", "web-tls")}\n\n`);
+    process.stdout.write(`${cleanupText()}\n`);
+    if (r.code !== 0) {
+      process.stdout.write(
+        "\npulumi up failed: fix the cause and run `npm run demo` again; it resumes from the journal.\n",
+      );
+      process.exitCode = r.code;
+    } else {
+      process.stdout.write(`\ndemo done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    }
+  } finally {
+    await mirror.close();
   }
 }
 

@@ -113,6 +113,25 @@ function processStreams(): Streams {
   };
 }
 
+/**
+ * With `-o json`, an error that a command did not print as its own summary (apply, destroy, status
+ * and the online plans print theirs, with what they learnt of the cluster) is still one JSON
+ * document on stdout: its outcome, error, problems and exit code; nothing of a cluster is known.
+ * Returns the exit code it printed, or undefined when text was asked for.
+ */
+async function printedAsJson(e: unknown, argv: readonly string[], out: Output): Promise<number | undefined> {
+  // Loaded on this path alone: a command that succeeds, or prints text, does not pay for it.
+  const { failureSummary, jsonRequested, NOT_TRIED, outcomeOfError } = await import("./outcome-summary.js");
+  if (!jsonRequested(argv)) return undefined;
+  const { document, exitCode } = failureSummary(e, outcomeOfError(e, NOT_TRIED), {
+    head: {},
+    cluster: { server: null, kubeSystemUid: null },
+  });
+  out.json(document);
+  out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+  return exitCode;
+}
+
 export async function main(argv: string[], streams: Streams = processStreams()): Promise<number> {
   const out = new Output(streams);
   const [name, ...rest] = argv;
@@ -133,6 +152,8 @@ export async function main(argv: string[], streams: Streams = processStreams()):
   try {
     return await command(rest, out);
   } catch (e) {
+    const printed = await printedAsJson(e, rest, out);
+    if (printed !== undefined) return printed;
     if (isKhookError(e)) {
       out.err(`Error: ${e.message}`);
       return e.exitCode;

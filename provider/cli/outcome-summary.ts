@@ -1,5 +1,5 @@
 /**
- * The one JSON document `apply`, `destroy` and `status` print with `-o json`, whatever the outcome:
+ * The one JSON document `apply`, `destroy`, `status` and `plan` print with `-o json`, whatever the outcome:
  * a fleet runner reads one summary per cluster, and the clusters that matter are those that failed.
  * It always carries the outcome (a word a program can branch on), the exit code and which cluster it
  * was (`cluster`, with null for what could not be known), and, when the command failed before or
@@ -100,6 +100,30 @@ export function failureFields(e: unknown, outcome: Outcome): { error: string; pr
   return {
     error,
     problems: diagnostics.length > 0 ? [...diagnostics] : [{ severity: "error", path: "", message: error }],
+  };
+}
+
+/**
+ * The one document of a command that ended in an error: what it says of itself (`head`, e.g. the
+ * spec's name or null), the outcome, the error and any problems, `tail`, what is known of the
+ * cluster, and the exit code, which the command exits with.
+ */
+export function failureSummary(
+  e: unknown,
+  outcome: Outcome,
+  fields: { head: Record<string, unknown>; tail?: Record<string, unknown>; cluster: ClusterFields },
+): { document: Record<string, unknown>; exitCode: number } {
+  const exitCode = exitCodeOf(outcome);
+  return {
+    document: {
+      ...fields.head,
+      outcome,
+      ...failureFields(e, outcome),
+      ...fields.tail,
+      cluster: fields.cluster,
+      exitCode,
+    },
+    exitCode,
   };
 }
 

@@ -10,10 +10,12 @@
  *   applied by kubectl carry the same annotation and are taken over seamlessly.
  * - `{}` patch → `unchanged`, else `configured`; new → `created`.
  *
- * `serverSide: true` uses server-side apply with force instead.
+ * `serverSide: true` uses server-side apply with force instead, and so does an object whose
+ * last-applied copy would not fit in its annotations (kubectl would fail with `metadata.annotations:
+ * Too long`; `serverSideBecauseTooLarge` on the result says which objects went that way).
  */
 import { KhookError } from "../errors.js";
-import { kubectlRef, parseLastApplied, withLastApplied } from "../kubectl/lastapplied.js";
+import { kubectlRef, lastAppliedTooLarge, parseLastApplied, withLastApplied } from "../kubectl/lastapplied.js";
 import {
   createThreeWayJsonMergePatch,
   createThreeWayStrategicMergePatch,
@@ -75,6 +77,8 @@ export interface ApplyResult {
   before: KubeObject | undefined;
   /** The patch sent (client-side apply of an existing object). */
   patch?: { type: "strategic" | "merge"; body: JsonMap };
+  /** Applied server-side though client-side was asked for: its last-applied copy would not fit in its annotations. */
+  serverSideBecauseTooLarge?: true;
 }
 
 /** Conflicts are retried like kubectl (which retries a patch 5 times). */
@@ -102,11 +106,14 @@ export async function applyObject(
   const rt = await client.discovery.resolveKind(apiVersion, kind, { signal: opts.signal });
   const obj = prepare(manifest, rt, opts, client.contextNamespace);
   const namespace = rt.namespaced ? obj.metadata!.namespace : undefined;
+  const tooLarge = !opts.serverSide && lastAppliedTooLarge(obj);
   let result: ApplyResult;
   try {
-    result = opts.serverSide
-      ? await applyServerSide(client, rt, obj, name, namespace, opts)
-      : await applyClientSide(client, rt, obj, name, namespace, opts);
+    result =
+      opts.serverSide || tooLarge
+        ? await applyServerSide(client, rt, obj, name, namespace, opts)
+        : await applyClientSide(client, rt, obj, name, namespace, opts);
+    if (tooLarge) result.serverSideBecauseTooLarge = true;
   } catch (e) {
     // kubectl's well-known limit: the last-applied copy of a very large object (big CRDs) overflows the 256 KiB of annotations.
     if (
@@ -338,7 +345,8 @@ export async function appliedDrift(
   });
   const desired = withCreateAnnotations(prepare(manifest, rt, opts, client.contextNamespace), live, opts);
   let suspected: string[];
-  if (opts.serverSide) {
+  // An object too large for the last-applied annotation went server-side (applyObject), so it is judged as one.
+  if (opts.serverSide || lastAppliedTooLarge(desired)) {
     if (holdsApplied(withStringDataMerged(desired as JsonMap), live)) return { drifted: false };
     suspected = differingFields(live, mergedOver(live, withStringDataMerged(desired as JsonMap)));
   } else {

@@ -101,6 +101,12 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  */
 const CONNECT_TIMEOUT_MS = 30_000;
 const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Plain http has no handshake: a server's first response is its first sign of life. Until the
+ * server has answered this client, a new connection's response must begin within the handshake's
+ * bound, so a plain-http server that accepts and says nothing fails as an https one does.
+ */
+const FIRST_ANSWER_TIMEOUT_MS = TLS_HANDSHAKE_TIMEOUT_MS;
 
 /** A request that got no answer in time: its connection, its handshake or its response. */
 class NoAnswer extends Error {
@@ -385,7 +391,8 @@ export class KubeClient implements Transport, KubeApi {
 
   /**
    * A new connection (not one reused from the pool) must connect, and for https finish its TLS
-   * handshake, within client-go's bounds; a server that accepts and then says nothing fails here.
+   * handshake, within client-go's bounds (for plain http to a server that has not answered yet:
+   * begin its response within the handshake's); a server that accepts and then says nothing fails here.
    */
   private boundConnect(req: http.ClientRequest, socket: net.Socket): void {
     if (!socket.connecting) return;
@@ -398,6 +405,9 @@ export class KubeClient implements Transport, KubeApi {
       if (this.isHttps) {
         timer = stage(TLS_HANDSHAKE_TIMEOUT_MS, "no TLS handshake");
         socket.once("secureConnect", clear);
+      } else if (!this.answered) {
+        timer = stage(FIRST_ANSWER_TIMEOUT_MS, "no response");
+        req.once("response", clear);
       }
     });
     socket.once("close", clear);

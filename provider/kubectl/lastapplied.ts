@@ -9,6 +9,21 @@ import type { ApiResource, KubeObject } from "./types.js";
 
 export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
 
+/** The API server's limit on an object's annotations, keys and values together (apimachinery's TotalAnnotationSizeLimitB). */
+export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * Whether kubectl's client-side apply of `obj` would be refused with `metadata.annotations: Too
+ * long`: its annotations, with the last-applied copy of the object added, exceed the limit (big
+ * CRDs: six of prometheus-operator's ten). Counted as the API server counts: bytes of every key and value.
+ */
+export function lastAppliedTooLarge(obj: KubeObject): boolean {
+  let bytes = 0;
+  for (const [k, v] of Object.entries(withLastApplied(obj).metadata?.annotations ?? {}))
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+  return bytes > ANNOTATIONS_LIMIT_BYTES;
+}
+
 /**
  * kubectl's GetModifiedConfiguration: the object serialized without the
  * last-applied annotation (annotations become `{}` when empty, exactly as

@@ -139,6 +139,8 @@ export class Journal {
   private takeUp: TakeUp | undefined;
 
   private opened = false;
+  /** Why the record could not be read, once it could not (see open). */
+  private openFailure: KhookError | undefined;
   private previous: StateRecord | undefined;
   private existed = false;
   private current: StateRecord | undefined;
@@ -231,11 +233,14 @@ export class Journal {
    */
   async open(): Promise<StateRecord | undefined> {
     if (this.opened) return this.previous;
+    // A read that failed is this run's answer: the run reports it without asking again (a server
+    // that does not answer would cost a second connection's bound).
+    if (this.openFailure !== undefined) throw this.openFailure;
     let stored;
     try {
       stored = await this.store.read(this.callSignal());
     } catch (e) {
-      throw new KhookError("execution", storeErrorText("read", this.store, e));
+      throw (this.openFailure = new KhookError("execution", storeErrorText("read", this.store, e)));
     }
     this.opened = true;
     this.existed = stored !== undefined;

@@ -1,5 +1,6 @@
 // Certificates for a throwaway test cluster: a CA, the apiserver's serving certificate, an admin
-// client certificate (O=system:masters) and the service-account signing key. openssl CLI, EC P-256.
+// client certificate (O=system:masters), the service-account signing key, and the serving
+// certificate of the lab's kubelet endpoints (what metrics-server scrapes). openssl CLI, EC P-256.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -15,6 +16,13 @@ export interface ClusterCerts {
   adminKey: string;
   saKey: string;
   saPub: string;
+  /** Serves the fake Nodes' kubelet endpoints on 127.0.0.1 (test/harness/kubelet-front.ts). */
+  kubeletCrt: string;
+  kubeletKey: string;
+  /** The aggregation layer's request-header CA and the API server's proxy client certificate. */
+  frontProxyCaCrt: string;
+  frontProxyClientCrt: string;
+  frontProxyClientKey: string;
 }
 
 async function openssl(args: string[], cwd: string): Promise<void> {
@@ -25,7 +33,7 @@ async function ecKey(file: string, cwd: string): Promise<void> {
   await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file], cwd);
 }
 
-async function signed(cwd: string, name: string, subject: string, ext: string): Promise<void> {
+async function signed(cwd: string, name: string, subject: string, ext: string, ca = "ca"): Promise<void> {
   await ecKey(`${name}.key`, cwd);
   await openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], cwd);
   fs.writeFileSync(path.join(cwd, `${name}.ext`), ext);
@@ -36,9 +44,9 @@ async function signed(cwd: string, name: string, subject: string, ext: string): 
       "-in",
       `${name}.csr`,
       "-CA",
-      "ca.crt",
+      `${ca}.crt`,
       "-CAkey",
-      "ca.key",
+      `${ca}.key`,
       "-set_serial",
       `0x${randomBytes(12).toString("hex")}`,
       "-days",
@@ -53,33 +61,38 @@ async function signed(cwd: string, name: string, subject: string, ext: string): 
   );
 }
 
-export async function generateClusterCerts(dir: string, extraSans: string[] = []): Promise<ClusterCerts> {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await ecKey("ca.key", dir);
+/** A self-signed CA `<name>.crt`/`<name>.key` in `dir`. */
+async function selfSignedCa(dir: string, name: string, cn: string, days: string): Promise<void> {
+  await ecKey(`${name}.key`, dir);
   await openssl(
     [
       "req",
       "-x509",
       "-new",
       "-key",
-      "ca.key",
+      `${name}.key`,
       "-subj",
-      "/CN=khook-test-ca",
+      `/CN=${cn}`,
       "-days",
-      "3650",
+      days,
       "-sha256",
       "-addext",
       "basicConstraints=critical,CA:TRUE",
       "-addext",
       "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
       "-out",
-      "ca.crt",
+      `${name}.crt`,
     ],
     dir,
   );
+}
+
+export async function generateClusterCerts(dir: string, extraSans: string[] = []): Promise<ClusterCerts> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await selfSignedCa(dir, "ca", "khook-test-ca", "3650");
   const sans = [
     "IP:127.0.0.1",
-    "IP:10.96.0.1",
+    "IP:127.96.0.1",
     "DNS:localhost",
     "DNS:kubernetes",
     "DNS:kubernetes.default",
@@ -100,6 +113,24 @@ export async function generateClusterCerts(dir: string, extraSans: string[] = []
       "/O=system:masters/CN=khook-admin",
       "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
     ),
+    signed(
+      dir,
+      "kubelet",
+      "/CN=khook-lab-kubelet",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+    ),
+    // The aggregation layer: the API server proxies to aggregated APIs (metrics-server) as this
+    // client, and they trust request headers signed by this CA (--requestheader-client-ca-file).
+    (async () => {
+      await selfSignedCa(dir, "front-proxy-ca", "khook-test-front-proxy-ca", "3650");
+      await signed(
+        dir,
+        "front-proxy-client",
+        "/CN=front-proxy-client",
+        "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
+        "front-proxy-ca",
+      );
+    })(),
     (async () => {
       await ecKey("sa.key", dir);
       await openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
@@ -116,6 +147,11 @@ export async function generateClusterCerts(dir: string, extraSans: string[] = []
     adminKey: p("admin.key"),
     saKey: p("sa.key"),
     saPub: p("sa.pub"),
+    kubeletCrt: p("kubelet.crt"),
+    kubeletKey: p("kubelet.key"),
+    frontProxyCaCrt: p("front-proxy-ca.crt"),
+    frontProxyClientCrt: p("front-proxy-client.crt"),
+    frontProxyClientKey: p("front-proxy-client.key"),
   };
 }
 
@@ -130,28 +166,7 @@ export interface ServingCerts {
 /** A fresh CA and a serving certificate for IP:127.0.0.1, in a temporary directory (openssl CLI, EC P-256). */
 export async function generateServingCerts(dir: string, cn = "khook-test-webhook"): Promise<ServingCerts> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await ecKey("ca.key", dir);
-  await openssl(
-    [
-      "req",
-      "-x509",
-      "-new",
-      "-key",
-      "ca.key",
-      "-subj",
-      `/CN=${cn}-ca`,
-      "-days",
-      "30",
-      "-sha256",
-      "-addext",
-      "basicConstraints=critical,CA:TRUE",
-      "-addext",
-      "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-      "-out",
-      "ca.crt",
-    ],
-    dir,
-  );
+  await selfSignedCa(dir, "ca", `${cn}-ca`, "30");
   await signed(
     dir,
     "serving",

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import { clusterAlive, clusterDir, componentLogs, readClusterState, startCluster, stopCluster } from "./cluster";
 import { devClusterName } from "./dev-cluster";
 import { toolPathVar } from "./env";
-import { CLIENT_TOOLS, CONTROL_PLANE, ensureToolchain } from "./toolchain";
+import { CLIENT_TOOLS, CONTROL_PLANE, LAB_TOOLS, ensureToolchain } from "./toolchain";
 
 function printExports(kubeconfig: string, logsDir: string): void {
   console.log(`\n# khook test cluster is up. Logs: ${logsDir}`);
@@ -25,6 +25,11 @@ async function main(argv: string[]): Promise<number> {
       const ni = argv.indexOf("--nodes");
       const nodes = ni >= 0 ? Number(argv[ni + 1]) : 1;
       await ensureToolchain({ only: [...CONTROL_PLANE, ...CLIENT_TOOLS] });
+      // The real operators the lab runs behind kwok's pods: without them the cluster still runs, and
+      // a pod of their images waits with the reason (the launcher says what to build).
+      await ensureToolchain({ only: LAB_TOOLS }).catch((e: Error) =>
+        console.error(`khook cluster: the lab's operators are not built: ${e.message.split("\n")[0]}`),
+      );
       const s = readClusterState(dir);
       if (s && clusterAlive(s)) {
         console.error(`khook cluster: already running (${dir})`);

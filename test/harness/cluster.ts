@@ -1,10 +1,15 @@
 // A real, local Kubernetes control plane for tests: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok (fake Nodes and pod lifecycles), on loopback at free ports, with its own
-// certificates. Every process is recorded in <dir>/cluster.json so any process can stop it.
+// certificates, and the lab daemon (lab.ts): the API server's egress proxy, so nothing the API
+// server dials leaves loopback (ClusterIPs are loopback addresses too, 127.96.0.0/16, as a second
+// wall). Every process is recorded in <dir>/cluster.json so any process can stop it.
 import * as fs from "node:fs";
-import * as https from "node:https";
+import { createHash } from "node:crypto";
+import * as os from "node:os";
 import * as path from "node:path";
 import { generateClusterCerts } from "./certs";
+import { egressSelectorConfig } from "./egress";
+import { ApiClient } from "./kube-lite";
 import { toolPath } from "./toolchain";
 import {
   freePort,
@@ -19,7 +24,14 @@ import {
   writeFileAtomic,
 } from "./util";
 
-export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
+export const COMPONENTS = [
+  "lab",
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 /** How a component was started, so a fault-injection test can start it again exactly so. */
@@ -45,6 +57,13 @@ export interface ClusterState {
    * server talks to `etcd` only, so a test that freezes these takes that member's quorum away.
    */
   etcdPeers?: { pid: number; command: ComponentCommand; dataDir: string }[];
+  /**
+   * Each Node's kubelet port on 127.0.0.1 (its status's InternalIP and daemonEndpoints), where the
+   * lab daemon serves what metrics-server scrapes from kwok's metrics (kubelet-front.ts).
+   */
+  kubeletPorts?: Record<string, number>;
+  /** kwok's own HTTP server (its metrics, logs and exec endpoints). */
+  kwokPort?: number;
   startedAt: string;
   startSeconds?: number;
 }
@@ -77,6 +96,20 @@ export function withFlags(flags: string[], overrides: readonly string[]): string
 }
 
 const STATE_FILE = "cluster.json";
+
+/** The Service CIDR of every harness cluster: loopback, so a ClusterIP dialed by mistake goes nowhere. */
+export const SERVICE_CIDR = "127.96.0.0/16";
+
+/**
+ * The unix socket of the cluster's egress proxy: in its directory, unless that path is too long
+ * for a socket (108 bytes on Linux), then under the system's temporary directory.
+ */
+export function egressSocketPath(dir: string): string {
+  const inDir = path.join(dir, "egress.sock");
+  if (Buffer.byteLength(inDir) < 100) return inDir;
+  const h = createHash("sha256").update(path.resolve(dir)).digest("hex").slice(0, 16);
+  return path.join(os.tmpdir(), `khook-egress-${h}.sock`);
+}
 
 export function clusterDir(name: string): string {
   return path.join(runDir(), "clusters", name);
@@ -127,45 +160,7 @@ function kubeconfigYaml(server: string, caCrt: string, crt: string, key: string)
   ].join("\n");
 }
 
-interface ApiClient {
-  request(method: string, p: string, body?: unknown): Promise<{ status: number; body: string }>;
-}
-
-function apiClient(server: string, certsDir: string): ApiClient {
-  const agent = new https.Agent({
-    ca: fs.readFileSync(path.join(certsDir, "ca.crt")),
-    cert: fs.readFileSync(path.join(certsDir, "admin.crt")),
-    key: fs.readFileSync(path.join(certsDir, "admin.key")),
-    keepAlive: true,
-  });
-  return {
-    request(method, p, body) {
-      return new Promise((resolve, reject) => {
-        const data = body === undefined ? undefined : JSON.stringify(body);
-        const req = https.request(
-          `${server}${p}`,
-          {
-            method,
-            agent,
-            headers: data ? { "content-type": "application/json", "content-length": Buffer.byteLength(data) } : {},
-            timeout: 5000,
-          },
-          (res) => {
-            let out = "";
-            res.setEncoding("utf8");
-            res.on("data", (d: string) => (out += d));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: out }));
-          },
-        );
-        req.on("timeout", () => req.destroy(new Error("request timed out")));
-        req.on("error", reject);
-        req.end(data);
-      });
-    },
-  };
-}
-
-function fakeNode(name: string): unknown {
+function fakeNode(name: string, kubeletPort: number): unknown {
   const resources = { cpu: "32", memory: "256Gi", pods: "110", "ephemeral-storage": "1Ti" };
   return {
     apiVersion: "v1",
@@ -181,7 +176,18 @@ function fakeNode(name: string): unknown {
       },
     },
     spec: {},
-    status: { allocatable: resources, capacity: resources },
+    // Loopback, so a process that dials a Node (metrics-server scraping its kubelet) stays on this
+    // machine; the port is the lab's kubelet endpoint for this Node. The API server's own kubelet
+    // traffic (logs, exec) goes through the egress proxy.
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      addresses: [
+        { type: "InternalIP", address: "127.0.0.1" },
+        { type: "Hostname", address: name },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
+    },
   };
 }
 
@@ -212,13 +218,19 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const shm = fs.existsSync("/dev/shm") ? "/dev/shm" : dir;
   const etcdDataDir = fs.mkdtempSync(path.join(shm, "khook-etcd-"));
   const nodeCount = Math.max(1, opts.nodes ?? 1);
+  const nodeNames = Array.from({ length: nodeCount }, (_, i) => `kwok-node-${i}`);
+  const kubeletPorts = Object.fromEntries(
+    await Promise.all(nodeNames.map(async (n) => [n, await freePort()] as const)),
+  );
   const state: ClusterState = {
     dir,
     kubeconfig: path.join(dir, "kubeconfig"),
     server,
     logsDir,
     etcdDataDir,
-    nodes: Array.from({ length: nodeCount }, (_, i) => `kwok-node-${i}`),
+    nodes: nodeNames,
+    kubeletPorts,
+    kwokPort,
     pids: {},
     commands: {},
     startedAt: new Date().toISOString(),
@@ -260,6 +272,16 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   ];
 
   try {
+    // The egress proxy first: the API server sends its cluster egress there from its first request.
+    const socket = egressSocketPath(dir);
+    const egressConfig = path.join(dir, "egress-selector.yaml");
+    fs.writeFileSync(egressConfig, egressSelectorConfig(socket));
+    fs.rmSync(socket, { force: true });
+    start("lab", {
+      bin: process.execPath,
+      args: [path.join(__dirname, "lab.js"), dir, socket, server],
+      log: path.join(logsDir, "lab.log"),
+    });
     start("etcd", {
       bin: bins.etcd,
       args: etcdArgs("khook", etcdDataDir, etcdClient, etcdPeer),
@@ -277,6 +299,14 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       writeState(state);
     }
     const certs = await certsP;
+    await waitFor(
+      "the lab's egress proxy socket",
+      () => {
+        if (!isAlive(state.pids.lab!)) throw new Error("the lab daemon exited");
+        return fs.existsSync(socket);
+      },
+      { timeoutMs: 15_000, intervalMs: 25 },
+    );
     fs.writeFileSync(state.kubeconfig, kubeconfigYaml(server, certs.caCrt, certs.adminCrt, certs.adminKey), {
       mode: 0o600,
     });
@@ -296,7 +326,20 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
           `--service-account-key-file=${certs.saPub}`,
           `--service-account-signing-key-file=${certs.saKey}`,
           "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-          "--service-cluster-ip-range=10.96.0.0/16",
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          `--egress-selector-config-file=${egressConfig}`,
+          // Service-backed webhooks and aggregated APIs dial the Service's endpoints (podIP:port)
+          // through the egress proxy, as the launcher's processes serve them, not its ClusterIP.
+          "--enable-aggregator-routing=true",
+          // The aggregation layer, as kubeadm sets it up: aggregated APIs (metrics-server) authenticate
+          // the API server's proxied requests by this client certificate and these headers.
+          `--requestheader-client-ca-file=${certs.frontProxyCaCrt}`,
+          "--requestheader-allowed-names=front-proxy-client",
+          "--requestheader-username-headers=X-Remote-User",
+          "--requestheader-group-headers=X-Remote-Group",
+          "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+          `--proxy-client-cert-file=${certs.frontProxyClientCrt}`,
+          `--proxy-client-key-file=${certs.frontProxyClientKey}`,
           "--authorization-mode=RBAC",
           "--endpoint-reconciler-type=none",
           "--allow-privileged=true",
@@ -310,7 +353,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       log: path.join(logsDir, "kube-apiserver.log"),
     });
 
-    const api = apiClient(server, certs.dir);
+    const api = new ApiClient(server, certs.dir);
     await waitFor(
       "kube-apiserver /readyz",
       async () => {
@@ -327,7 +370,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     // Nodes first, so kwok and the scheduler see them as soon as they start.
     await Promise.all(
       state.nodes.map(async (n) => {
-        const r = await api.request("POST", "/api/v1/nodes", fakeNode(n));
+        const r = await api.request("POST", "/api/v1/nodes", fakeNode(n, kubeletPorts[n]!));
         if (r.status !== 201 && r.status !== 409) throw new Error(`creating node ${n}: ${r.status} ${r.body}`);
       }),
     );
@@ -370,10 +413,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       args: [
         `--kubeconfig=${kc}`,
         `--config=${path.join(repoRoot(), "test", "harness", "kwok", "stages.yaml")}`,
+        `--config=${path.join(repoRoot(), "test", "harness", "kwok", "metrics.yaml")}`,
         "--manage-all-nodes=false",
         "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
         "--cidr=10.244.0.0/16",
-        "--node-ip=10.0.0.1",
+        "--node-ip=127.0.0.1",
         `--server-address=127.0.0.1:${kwokPort}`,
       ],
       log: path.join(logsDir, "kwok.log"),
@@ -447,7 +491,7 @@ export async function restartComponent(s: ClusterState, c: Component, timeoutMs 
 
 /** Waits until kube-apiserver answers /readyz with 200 (it checks etcd too). */
 export async function waitApiReady(s: ClusterState, timeoutMs = 90_000): Promise<void> {
-  const api = apiClient(s.server, path.join(s.dir, "pki"));
+  const api = new ApiClient(s.server, path.join(s.dir, "pki"));
   await waitFor("kube-apiserver /readyz", async () => (await api.request("GET", "/readyz")).status === 200, {
     timeoutMs,
     intervalMs: 100,
@@ -495,6 +539,7 @@ export async function stopCluster(dirOrState: string | ClusterState, opts: { kee
   const s = readClusterState(dir);
   if (!s) return;
   const order: (Component | "watchdog")[] = [
+    "lab",
     "kwok",
     "kube-scheduler",
     "kube-controller-manager",

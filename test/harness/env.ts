@@ -10,8 +10,9 @@
 //   KHOOK_TEST_SETUP_ERROR    set when global setup failed: every testCluster() call fails with it
 //   KHOOK_TEST_SEA            the single executable global setup built (dist/sea/khook)
 //   KHOOK_TEST_SEA_ERROR      set instead when building it failed
-//   KHOOK_TEST_LATE_TOOLS_ERROR  set when a tool built after the rest (LATE_TOOLS: pulumi-resource-kubernetes)
-//                             was not built: the tests that need it fail with it
+//   KHOOK_TEST_LATE_TOOLS_ERRORS  JSON {unit: why} of the tools built after the rest (LATE_TOOLS: the lab's
+//                             operators, pulumi-resource-kubernetes) that were not built: the tests that
+//                             need one fail with its reason (lateToolBuilt in index.ts)
 //   HELM_CONFIG_HOME, HELM_CACHE_HOME, HELM_DATA_HOME, HELM_REGISTRY_CONFIG,
 //   HELM_REPOSITORY_CONFIG, HELM_REPOSITORY_CACHE   isolated per test run
 import * as fs from "node:fs";

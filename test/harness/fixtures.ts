@@ -216,9 +216,12 @@ export interface OciRegistryFixture {
 
 /**
  * Starts the distribution registry on loopback (plain HTTP) with htpasswd basic auth, and pushes
- * every packaged test chart to oci://<host>/charts. Pass push: false to start it empty.
+ * every packaged test chart (or every chart of `chartsDir`) to oci://<host>/charts. Pass push:
+ * false to start it empty.
  */
-export async function startOciRegistry(opts: BasicAuth & { push?: boolean }): Promise<OciRegistryFixture> {
+export async function startOciRegistry(
+  opts: BasicAuth & { push?: boolean; chartsDir?: string },
+): Promise<OciRegistryFixture> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-oci-"));
   const htpasswd = await runOk(toolPath("khook-htpasswd"), [opts.username], { input: `${opts.password}\n` });
   fs.writeFileSync(path.join(dir, "htpasswd"), htpasswd.stdout);
@@ -284,13 +287,13 @@ export async function startOciRegistry(opts: BasicAuth & { push?: boolean }): Pr
     });
     const charts: string[] = [];
     if (opts.push !== false) {
-      const pkgDir = await packagedTestCharts();
+      const pkgDir = opts.chartsDir ?? (await packagedTestCharts());
       for (const f of fs
         .readdirSync(pkgDir)
         .filter((x) => x.endsWith(".tgz"))
         .sort()) {
         await runOk(helm, ["push", path.join(pkgDir, f), `oci://${host}/charts`, "--plain-http"], { env });
-        const m = /^(.*)-(\d+\.\d+\.\d+.*)\.tgz$/.exec(f);
+        const m = /^(.*)-(v?\d+\.\d+\.\d+.*)\.tgz$/.exec(f);
         charts.push(m ? `${m[1]}:${m[2]}` : f);
       }
     }

@@ -9,9 +9,11 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TestContext } from "node:test";
-import { componentLogs } from "./cluster";
+import { componentLogs, readClusterState } from "./cluster";
+import type { EgressRecord } from "./egress";
+import { readEgressRecords } from "./lab";
 import { ensureTestEnv, toolEnv } from "./env";
-import { toolPath } from "./toolchain";
+import { labChartsDir, toolPath, unitBins } from "./toolchain";
 import { run, type RunResult } from "./util";
 
 export { toolPath, type ToolName } from "./toolchain";
@@ -43,9 +45,61 @@ export {
   thawComponent,
   waitApiReady,
   componentLogs,
+  readClusterState,
   type ClusterState,
   type Component,
 } from "./cluster";
+
+export { SERVICE_CIDR } from "./cluster";
+export { CHART_MIRROR_VAR, startChartMirror, type ChartMirror } from "./chart-mirror";
+export type { EgressRecord } from "./egress";
+
+/**
+ * The directory of the harness cluster whose kubeconfig this is (it holds cluster.json and the
+ * lab's records). Throws for a cluster the harness did not start (KHOOK_TEST_KUBECONFIG pointing
+ * at kind or a real cluster): it has no egress proxy or launcher to ask.
+ */
+export function labClusterDir(kubeconfig: string): string {
+  const dir = path.dirname(path.resolve(kubeconfig));
+  if (!readClusterState(dir)?.pids.lab) {
+    throw new Error(
+      `khook: ${kubeconfig} is not a cluster the harness started (no ${path.join(dir, "cluster.json")} with a lab ` +
+        "daemon): this test needs the harness's egress proxy and launcher; run it with ./dev test or against ./dev cluster-up's cluster",
+    );
+  }
+  return dir;
+}
+
+/** Every CONNECT the egress proxy of the harness cluster at `kubeconfig` answered so far. */
+export function egressRecords(kubeconfig: string): EgressRecord[] {
+  return readEgressRecords(labClusterDir(kubeconfig));
+}
+
+/**
+ * Fails the test (throws) when a tool global setup builds late (LATE_TOOLS: the lab's operators,
+ * pulumi-resource-kubernetes) was not built, with the reason it gave; else the unit is there.
+ */
+export function lateToolBuilt(unit: string): void {
+  ensureTestEnv();
+  const failed = (JSON.parse(process.env["KHOOK_TEST_LATE_TOOLS_ERRORS"] ?? "{}") as Record<string, string>)[unit];
+  if (failed !== undefined) throw new Error(`${unit} was not built by the test setup:\n${failed}`);
+  for (const bin of unitBins(unit)) toolPath(bin);
+}
+
+/** The packaged real chart `name` of the lab's mirror (lab-charts.ts), a .tgz in the tool cache. */
+export function labChartFile(name: string): string {
+  const dir = path.join(labChartsDir(), "charts");
+  const file = fs
+    .readdirSync(dir)
+    .find((f) => f.startsWith(`${name}-`) && /^-v?\d/.test(f.slice(name.length)) && f.endsWith(".tgz"));
+  if (!file) throw new Error(`khook: the lab's mirror has no chart ${name} (in ${dir})`);
+  return path.join(dir, file);
+}
+
+/** The directory of the lab's manifests `name` (lab-charts.ts LAB_MANIFESTS). */
+export function labManifestsDir(name: string): string {
+  return path.join(labChartsDir(), "manifests", name);
+}
 
 /** The kwok annotation that makes a Job's pod fail (put it on the pod template). */
 export const TEST_FAIL_ANNOTATION = "khook.io/test-fail";

@@ -16,6 +16,7 @@ import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { LAB_CHARTS, LAB_MANIFESTS } from "./lab-charts";
 import { isAlive, repoRoot, sleep, toolsDir, writeFileAtomic } from "./util";
 
 export type ToolName =
@@ -37,7 +38,12 @@ export type ToolName =
   | "pulumi-language-go"
   | "pulumi-language-python"
   | "pulumi-language-dotnet"
-  | "khook-image";
+  | "khook-image"
+  | "cert-manager-controller"
+  | "cert-manager-webhook"
+  | "cert-manager-cainjector"
+  | "cert-manager-startupapicheck"
+  | "metrics-server";
 
 export const K8S_VERSION = "1.35.4";
 const K8S_COMMIT = "7b8c6cf0edd376b3d7c2f255142977c7f93db258";
@@ -75,6 +81,16 @@ export const PULUMI_DOTNET_VERSION = "3.101.0";
 export const PULUMI_DOTNET_PKG_VERSION = "3.229.0";
 /** go-containerregistry, which khook-image (scripts/toolchain/khook-image) builds khook's image with. */
 export const GGCR_VERSION = "0.22.1";
+/**
+ * cert-manager's controller (CA and SelfSigned issuers), webhook, cainjector and startupapicheck,
+ * which the lab's launcher runs behind kwok's pods (scripts/toolchain/cert-manager: mains of our
+ * own on the root module, since the proxy serves neither upstream's cmd/* modules nor Venafi's vcert).
+ */
+export const CERT_MANAGER_VERSION = "1.21.2";
+/** metrics-server, `go install sigs.k8s.io/metrics-server/cmd/metrics-server`, for the lab's launcher. */
+export const METRICS_SERVER_VERSION = "0.9.0";
+/** The lab's chart mirror (lab-charts.ts): its directory's version; the recipe is the pinned list itself. */
+export const LAB_CHARTS_VERSION = "1";
 
 interface Unit {
   /** Directory name prefix under toolsDir. */
@@ -341,6 +357,47 @@ const UNITS: Unit[] = [
     },
   },
   {
+    id: "cert-manager",
+    version: CERT_MANAGER_VERSION,
+    bins: [
+      "cert-manager-controller",
+      "cert-manager-webhook",
+      "cert-manager-cainjector",
+      "cert-manager-startupapicheck",
+    ],
+    recipe: () => hashFiles(wrapperDir("cert-manager")),
+    prefetch: wrapperPrefetch("cert-manager"),
+    // One go build for the four: they share most of their packages.
+    build: (ctx) =>
+      goBuild(ctx, {
+        cwd: wrapperDir("cert-manager"),
+        ldflags: `-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=v${CERT_MANAGER_VERSION}`,
+        pkgs: ["controller", "webhook", "cainjector", "startupapicheck"].map((c) => `./lab/cert-manager-${c}`),
+        out: ctx.binDir + path.sep,
+      }),
+  },
+  {
+    id: "metrics-server",
+    version: METRICS_SERVER_VERSION,
+    bins: ["metrics-server"],
+    recipe: () => "",
+    prefetch: installPrefetch(`sigs.k8s.io/metrics-server/cmd/metrics-server@v${METRICS_SERVER_VERSION}`),
+    build: (ctx) =>
+      goInstall(
+        ctx,
+        `sigs.k8s.io/metrics-server/cmd/metrics-server@v${METRICS_SERVER_VERSION}`,
+        `-s -w -X k8s.io/client-go/pkg/version.gitVersion=v${METRICS_SERVER_VERSION}`,
+      ),
+  },
+  {
+    // The real charts and CRDs the lab's mirror serves, from the Go modules that carry them.
+    id: "lab-charts",
+    version: LAB_CHARTS_VERSION,
+    bins: [],
+    recipe: () => JSON.stringify([LAB_CHARTS, LAB_MANIFESTS]),
+    build: buildLabCharts,
+  },
+  {
     // Assembles khook's OCI image from directories and unpacks one (test/harness/image.ts).
     id: "khook-image",
     version: GGCR_VERSION,
@@ -356,6 +413,79 @@ const UNITS: Unit[] = [
       }),
   },
 ];
+
+/**
+ * Copies each chart out of its module (read-only in Go's module cache), stamps the version where
+ * upstream's release tool would, and packages it with the toolchain's helm into `<unit>/charts`,
+ * with an index.yaml of relative URLs; the manifests go to `<unit>/manifests/<name>`.
+ */
+async function buildLabCharts(ctx: BuildCtx): Promise<void> {
+  const root = path.dirname(ctx.binDir);
+  const charts = path.join(root, "charts");
+  const scratch = path.join(root, "src");
+  const home = path.join(root, "helm-home");
+  fs.mkdirSync(charts, { recursive: true });
+  const helm = (args: string[]) =>
+    new Promise<void>((resolve, reject) =>
+      execFile(
+        toolPath("helm"),
+        args,
+        {
+          env: {
+            PATH: process.env["PATH"] ?? "",
+            HELM_CONFIG_HOME: path.join(home, "config"),
+            HELM_CACHE_HOME: path.join(home, "cache"),
+            HELM_DATA_HOME: path.join(home, "data"),
+          },
+          signal: ctx.signal,
+        },
+        (e, out, err) =>
+          e ? reject(new Error(`khook toolchain: helm ${args.join(" ")}: ${e.message}\n${out}${err}`)) : resolve(),
+      ),
+    );
+  for (const c of LAB_CHARTS) {
+    const mod = await goModuleDir(ctx, ctx.binDir, `${c.module}@${c.moduleVersion}`);
+    const src = path.join(scratch, c.name);
+    fs.cpSync(path.join(mod, c.path), src, { recursive: true });
+    makeWritable(src);
+    if (c.stamp) {
+      const file = path.join(src, "Chart.yaml");
+      const text = fs.readFileSync(file, "utf8");
+      const stamped = text
+        .replace(/^version: .*$/m, `version: ${c.stamp}`)
+        .replace(/^appVersion: .*$/m, `appVersion: ${c.stamp}`);
+      if (stamped === text) throw new Error(`khook toolchain: ${c.name}'s Chart.yaml has no version to stamp`);
+      fs.writeFileSync(file, stamped);
+    }
+    await helm(["package", src, "--destination", charts]);
+    ctx.log(`khook toolchain: packaged the ${c.name} chart from ${c.module}@${c.moduleVersion}`);
+  }
+  await helm(["repo", "index", charts]);
+  for (const m of LAB_MANIFESTS) {
+    const mod = await goModuleDir(ctx, ctx.binDir, `${m.module}@${m.moduleVersion}`);
+    const dest = path.join(root, "manifests", m.name);
+    fs.cpSync(path.join(mod, m.path), dest, { recursive: true });
+    makeWritable(dest);
+  }
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.rmSync(home, { recursive: true, force: true });
+}
+
+function makeWritable(dir: string): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const p = path.join(e.parentPath, e.name);
+    fs.chmodSync(p, e.isDirectory() ? 0o755 : 0o644);
+  }
+  fs.chmodSync(dir, 0o755);
+}
+
+/** The lab's chart mirror in the tool cache: `charts/` (packaged charts and index.yaml) and `manifests/<name>/`. */
+export function labChartsDir(): string {
+  const u = unit("lab-charts");
+  if (!isCached(u))
+    throw new Error("khook toolchain: the lab's charts are not fetched. Run `./dev toolchain --only lab-charts`.");
+  return unitDir(u);
+}
 
 /** Tool groups, for `toolchain --only` and for ensureToolchain(). */
 export const CONTROL_PLANE: string[] = ["etcd", "kubernetes", "kwok"];
@@ -373,15 +503,26 @@ export const CLIENT_TOOLS: string[] = [
  * (issue 21 §3) costs more than the rest of the toolchain (≈ 1,700 CPU-seconds cold; 56 min of wall
  * clock on 2 cores shared at load 11, docs/toolchain.md) and only its own test needs it. Global
  * setup builds these with what is left of the cold-build budget; if that runs out or the build
- * fails, only the tests that need them fail (with the reason, KHOOK_TEST_LATE_TOOLS_ERROR), and
+ * fails, only the tests that need them fail (with the reason, KHOOK_TEST_LATE_TOOLS_ERRORS), and
  * the rest of the suite still runs inside CI's cap. The compiled packages stay in Go's build
  * cache, so the next run resumes the build.
  */
-export const LATE_TOOLS: string[] = ["pulumi-kubernetes"];
+export const LATE_TOOLS: string[] = ["lab-charts", "cert-manager", "metrics-server", "pulumi-kubernetes"];
+/**
+ * The real operators the lab's launcher runs (test/harness/launcher.ts): built late too (cert-manager
+ * ≈ 250 CPU-seconds cold, metrics-server ≈ ..., docs/toolchain.md), before pulumi-kubernetes, each
+ * on its own so one failure fails only the tests that need that tool.
+ */
+export const LAB_TOOLS: string[] = ["lab-charts", "cert-manager", "metrics-server"];
 function unit(id: string): Unit {
   const u = UNITS.find((x) => x.id === id);
   if (!u) throw new Error(`khook toolchain: unknown tool '${id}' (known: ${UNITS.map((x) => x.id).join(", ")})`);
   return u;
+}
+
+/** The binaries a unit builds. */
+export function unitBins(id: string): string[] {
+  return [...unit(id).bins];
 }
 
 export function unitIds(): string[] {

@@ -31,6 +31,8 @@ const INTERNET_HEADER = /^# Needs the internet: \S/m;
 interface ExamplePlan {
   /** Why it cannot run here (then its header must say "Needs the internet: ..."). */
   readonly needsInternet?: string;
+  /** The test file that runs it instead (against the lab's real operators and chart mirror). */
+  readonly runsIn?: string;
   /** Manifests applied (kubectl apply) before the example: what the cluster it was written for has. */
   readonly provide?: string;
   /** kubectl commands run before the example (after `provide`). */
@@ -120,7 +122,7 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
     },
   ],
   ["delete.khook.yaml", { provide: daemonSet("aws-node", "kube-system") }],
-  ["demo.khook.yaml", {}],
+
   [
     "kudo-mysql.khook.yaml",
     {
@@ -147,10 +149,11 @@ const PLANS: ReadonlyArray<readonly [string, ExamplePlan]> = [
   ],
   ["apply.khook.yaml", { needsInternet: "a url: source downloads metrics-server's components.yaml from GitHub" }],
   ["helm.khook.yaml", { needsInternet: "charts from public helm repositories and ghcr.io" }],
-  [
-    "bootstrap.khook.yaml",
-    { needsInternet: "ingress-nginx, cert-manager, external-secrets and Argo CD from their public helm repositories" },
-  ],
+  // These need cert-manager really running and the lab's chart mirror (CHART_MIRROR), and one
+  // cert-manager at a time per cluster: they run where the other real-operator tests run.
+  ["bootstrap.khook.yaml", { runsIn: "lab-operators.test.ts" }],
+  ["demo.khook.yaml", { runsIn: "lab-operators.test.ts" }],
+  ["readme.khook.yaml", { runsIn: "lab-operators.test.ts" }],
 ];
 
 let cluster: TestCluster;
@@ -198,6 +201,13 @@ describe("examples-are-applied-and-destroyed", () => {
   });
 
   for (const [file, plan] of PLANS) {
+    if (plan.runsIn !== undefined) {
+      test(`${file} is run by ${plan.runsIn}`, () => {
+        const other = fs.readFileSync(path.join(repoRoot(), "test", "integration", plan.runsIn!), "utf8");
+        assert.ok(other.includes(file), `${plan.runsIn} names ${file}`);
+      });
+      continue;
+    }
     if (plan.needsInternet !== undefined) {
       test(
         `${file} is skipped here: it needs the internet (${plan.needsInternet})`,

@@ -57,3 +57,85 @@ describe("job:", () => {
     assert.match(step.error ?? "", /log lines of pod broken-|wrote no logs|no logs could be read/);
   });
 });
+
+/**
+ * A Job's deletion (destroy, and the replacement of the previous run's Job at apply) waits the way
+ * every teardown does (steps/cluster/deletion-wait.ts): when it stalls it says what holds it, and
+ * its timed-out error ends with the causes and what to do next.
+ */
+describe("job: deletions that say why they wait", () => {
+  const HOLD = "khook.test/hold";
+  const spec = (ns: string) => `  - name: migrate\n    timeout: 15s\n    job: { image: busybox, namespace: ${ns} }\n`;
+  const hold = async (cluster: Awaited<ReturnType<typeof testCluster>>, ns: string) =>
+    assert.equal(
+      (
+        await cluster.kubectl([
+          "patch",
+          "job",
+          "migrate",
+          "-n",
+          ns,
+          "--type=merge",
+          "-p",
+          JSON.stringify({ metadata: { finalizers: [HOLD] } }),
+        ])
+      ).code,
+      0,
+    );
+  const release = async (cluster: Awaited<ReturnType<typeof testCluster>>, ns: string) => {
+    await cluster.kubectl([
+      "patch",
+      "job",
+      "migrate",
+      "-n",
+      ns,
+      "--type=merge",
+      "-p",
+      '{"metadata":{"finalizers":null}}',
+    ]);
+  };
+  const causeLine = (ns: string) =>
+    new RegExp(
+      `job/migrate -n ${ns}: being deleted since \\S+, but its finalizers have not cleared: ${HOLD.replace(/\./g, "\\.")}`,
+    );
+
+  test("destroy: a Job whose finalizer nobody clears is named while the destroy waits, and the timed-out error ends with the causes", async (t) => {
+    const { cluster, ns } = await setup(t);
+    const { file } = specDir(khookSpec("jobhold", spec(ns)));
+    const env = cliEnv(cluster.kubeconfig);
+    assert.equal((await runKhook(["apply", "-f", file, "-o", "json"], { env })).code, 0);
+    await hold(cluster, ns);
+    try {
+      const r = await runKhook(["destroy", "-f", file, "-o", "json"], { env });
+      assert.equal(r.code, 1, r.stderr);
+      const step = stepOf(parseRun(r), "migrate");
+      assert.equal(step.status, "failed");
+      assert.match(
+        step.error ?? "",
+        new RegExp(`not deleted after \\S+: jobs\\.batch "migrate" in namespace "${ns}" still exists`),
+      );
+      assert.match(step.error ?? "", new RegExp(`what blocks it:\\n\\s+- ${causeLine(ns).source}`));
+      assert.match(step.error ?? "", /run the destroy again/);
+      assert.match(r.stderr, new RegExp(`\\[migrate\\] blocked: ${causeLine(ns).source}`), "said while it waited");
+    } finally {
+      await release(cluster, ns);
+    }
+  });
+
+  test("apply: replacing the previous run's Job that a finalizer holds names the finalizer, and says to run the apply again", async (t) => {
+    const { cluster, ns, run } = await setup(t);
+    assert.equal((await run(spec(ns))).r.code, 0);
+    await hold(cluster, ns);
+    try {
+      const { r, run: result } = await run(spec(ns));
+      assert.equal(r.code, 1, r.stderr);
+      const step = stepOf(result, "migrate");
+      assert.equal(step.status, "failed");
+      assert.match(step.error ?? "", new RegExp(`what blocks it:\\n\\s+- ${causeLine(ns).source}`));
+      assert.match(step.error ?? "", /run the apply again/);
+      assert.match(r.stderr, new RegExp(`\\[migrate\\] blocked: ${causeLine(ns).source}`));
+    } finally {
+      await release(cluster, ns);
+    }
+  });
+});

@@ -302,12 +302,19 @@ describe("apply: custom resources, server-side apply, dry run, namespaces", () =
     assert.deepEqual((await getJson("configmap", "ssa"))["data"], { a: "1" });
   });
 
-  test("an object too large for the last-applied annotation fails with the server-side hint, and applies server-side", async (t) => {
+  test("an object too large for the last-applied annotation (kubectl apply fails on it) applies server-side by itself, and says so", async (t) => {
     const { ns, kube } = await setup(t);
     const big = cm("big", { blob: "x".repeat(300 * 1024) }, { namespace: ns });
-    await assert.rejects(kube.apply(big), /Too long.*use apply\.serverSide: true/s);
-    assert.equal((await kube.apply(big, { serverSide: true })).action, "created");
-    assert.equal((await kube.apply(big, { serverSide: true })).action, "unchanged");
+    const first = await kube.apply(big);
+    assert.deepEqual([first.action, first.serverSideBecauseTooLarge], ["created", true]);
+    assert.equal(first.object.metadata?.annotations?.["kubectl.kubernetes.io/last-applied-configuration"], undefined);
+    const again = await kube.apply(big);
+    assert.deepEqual([again.action, again.serverSideBecauseTooLarge], ["unchanged", true]);
+    assert.equal(
+      (await kube.apply(big, { serverSide: true })).serverSideBecauseTooLarge,
+      undefined,
+      "asked for: no note",
+    );
   });
 
   test("dry run shows the result and persists nothing", async (t) => {

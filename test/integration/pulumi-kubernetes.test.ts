@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { testChartPath, testCluster, toolPath } from "../harness/index.js";
+import { lateToolBuilt, testChartPath, testCluster } from "../harness/index.js";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_TYPE } from "./support/pulumi-specs.js";
 
@@ -22,9 +22,7 @@ import { KHOOK_TYPE } from "./support/pulumi-specs.js";
  * acquisition is off and PULUMI_HOME is fresh, so no other copy can be used.
  */
 function kubernetesProviderBuilt(): void {
-  const failed = process.env["KHOOK_TEST_LATE_TOOLS_ERROR"];
-  if (failed !== undefined) throw new Error(`pulumi-resource-kubernetes was not built by the test setup:\n${failed}`);
-  toolPath("pulumi-resource-kubernetes");
+  lateToolBuilt("pulumi-kubernetes");
 }
 
 interface EngineEvent {

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import {
+  CERT_MANAGER_VERSION,
   GGCR_VERSION,
   PULUMI_DOTNET_PKG_VERSION,
   PULUMI_DOTNET_VERSION,
@@ -33,6 +34,7 @@ test("each Go wrapper requires the version its toolchain constant names", () => 
     ["pulumi-sdkgen/dotnet", "github.com/pulumi/pulumi-dotnet/pulumi-language-dotnet/v3", `v${PULUMI_DOTNET_VERSION}`],
     ["pulumi-kubernetes", "github.com/pulumi/pulumi-kubernetes/provider/v4", PULUMI_KUBERNETES_MODULE_VERSION],
     ["khook-image", "github.com/google/go-containerregistry", `v${GGCR_VERSION}`],
+    ["cert-manager", "github.com/cert-manager/cert-manager", `v${CERT_MANAGER_VERSION}`],
   ];
   for (const [wrapper, module, expected] of pins) {
     assert.equal(required(wrapper, module), expected, `scripts/toolchain/${wrapper}/go.mod requires ${module}`);

@@ -16,6 +16,7 @@ import {
   withSession,
   type ClusterIdentity,
   type ClusterWait,
+  type PlanReport,
   type Session,
   type SessionOptions,
   type StatusReport,
@@ -39,7 +40,7 @@ import { createProgressView, runJson, summaryTable } from "../progress.js";
 import { loadFromFlags } from "../spec-input.js";
 import {
   exitCodeOf,
-  failureFields,
+  failureSummary,
   jsonRequested,
   NOT_TRIED,
   outcomeOfError,
@@ -199,15 +200,12 @@ function printFailure(
   },
 ): number {
   const outcome = fields.cancelled ? "cancelled" : outcomeOfError(e, fields.cluster.reach);
-  const exitCode = exitCodeOf(outcome);
-  out.json({
-    ...fields.head,
-    outcome,
-    ...failureFields(e, outcome),
-    ...fields.tail,
+  const { document, exitCode } = failureSummary(e, outcome, {
+    head: fields.head,
+    ...(fields.tail !== undefined ? { tail: fields.tail } : {}),
     cluster: { server: fields.cluster.server(fields.flags), kubeSystemUid: null },
-    exitCode,
   });
+  out.json(document);
   out.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
   return exitCode;
 }
@@ -267,23 +265,37 @@ function driftJson(report: DriftReport): Record<string, unknown>[] {
  * why), for every step the state record calls completed. Read-only.
  */
 export async function livePlanCommand(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs("plan", argv, {
-    ...OPTIONS,
-    live: { type: "boolean" },
-    "exit-code": { type: "boolean" },
-  });
-  const format = outputFormat(values.output, "plan");
-  const spec = await loadFromFlags("plan", values, out);
-  requireRecord(spec, "plan --live");
-  printWarnings(spec, out);
-  const parallelism = parallelismFlag(values, "plan");
-  const flags = clusterFlags(values, "plan", out);
+  const cluster = new CommandCluster();
+  let format: OutputFormat = jsonRequested(argv) ? "json" : "text";
+  let spec: LoadedSpec | undefined;
+  let flags: ClusterFlags | undefined;
+  let found: { report: DriftReport; exitOnDrift: boolean; identity: ClusterIdentity | undefined };
   const t0 = Date.now();
-  const report = await inCommandSession("plan", spec, flags, out, new CommandCluster(), (session) =>
-    driftOperation(spec, { session, parallelism }),
-  );
+  try {
+    const { values } = parseCommandArgs("plan", argv, {
+      ...OPTIONS,
+      live: { type: "boolean" },
+      "exit-code": { type: "boolean" },
+    });
+    format = outputFormat(values.output, "plan");
+    flags = clusterFlags(values, "plan", out);
+    const loaded = (spec = await loadFromFlags("plan", values, out));
+    requireRecord(loaded, "plan --live");
+    printWarnings(loaded, out);
+    const parallelism = parallelismFlag(values, "plan");
+    found = await inCommandSession("plan", loaded, flags, out, cluster, async (session) => ({
+      report: await driftOperation(loaded, { session, parallelism }),
+      exitOnDrift: values["exit-code"] === true,
+      identity: format === "json" ? await identityOf(session) : undefined,
+    }));
+  } catch (e) {
+    if (format !== "json") throw e;
+    const head = { name: spec?.name ?? null, specHash: spec?.specHash ?? null, live: true, steps: [] };
+    return printFailure(out, e, { head, cluster, flags, cancelled: false });
+  }
+  const { report, identity } = found;
   const counts = driftCounts(report);
-  const exitCode = values["exit-code"] === true && counts.drifted > 0 ? DRIFTED_EXIT_CODE : 0;
+  const exitCode = found.exitOnDrift && counts.drifted > 0 ? DRIFTED_EXIT_CODE : 0;
   if (format === "json") {
     out.json({
       name: spec.name,
@@ -292,6 +304,8 @@ export async function livePlanCommand(argv: string[], out: Output): Promise<numb
       steps: driftJson(report),
       counts,
       lists: report.lists,
+      outcome: "ok",
+      cluster: identity,
       exitCode,
     });
     return exitCode;
@@ -323,9 +337,9 @@ async function runCommand(name: "apply" | "destroy", argv: string[], out: Output
       ...(name === "apply" ? { repair: { type: "boolean" } } : {}),
     } as typeof OPTIONS & { repair: { type: "boolean" } });
     format = outputFormat(values.output, name);
-    if (values.repair === true) return await repairCommand(values, out);
     flags = clusterFlags(values, name, out);
     spec = await loadFromFlags(name, values, out);
+    if (values.repair === true) return await repairCommand(values, out, { spec, flags, cluster });
     printWarnings(spec, out);
     const parallelism = parallelismFlag(values, name);
     const loaded = spec;
@@ -417,13 +431,15 @@ type ApplyFlags = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
  * exactly the drifted steps, in the DAG's order; every other step is left as it is. Nothing
  * drifted: nothing runs and the record is not written.
  */
-async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
+async function repairCommand(
+  values: ApplyFlags,
+  out: Output,
+  { spec, flags, cluster: commandCluster }: { spec: LoadedSpec; flags: ClusterFlags; cluster: CommandCluster },
+): Promise<number> {
   const format = outputFormat(values.output, "apply");
-  const spec = await loadFromFlags("apply", values, out);
   requireRecord(spec, "apply --repair");
   printWarnings(spec, out);
   const parallelism = parallelismFlag(values, "apply");
-  const flags = clusterFlags(values, "apply", out);
   const interrupt = interruptible(out);
   let drift: DriftReport;
   let result: RunResult | undefined;
@@ -434,7 +450,7 @@ async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
       spec,
       flags,
       out,
-      new CommandCluster(),
+      commandCluster,
       async (session) => {
         const checked = await driftOperation(spec, { session, parallelism, signal: interrupt.signal });
         if (format !== "json") out.out(driftTable(checked));
@@ -514,19 +530,34 @@ async function repairCommand(values: ApplyFlags, out: Output): Promise<number> {
 }
 
 export async function onlinePlanCommand(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommandArgs("plan", argv, {
-    ...OPTIONS,
-    offline: { type: "boolean" },
-    diff: { type: "boolean" },
-  });
-  const format = outputFormat(values.output, "plan");
-  const spec = await loadFromFlags("plan", values, out);
-  printWarnings(spec, out);
-  const parallelism = parallelismFlag(values, "plan");
-  const flags = clusterFlags(values, "plan", out);
-  const report = await inCommandSession("plan", spec, flags, out, new CommandCluster(), (session) =>
-    planOperation(spec, { session, parallelism, diff: values.diff === true }),
-  );
+  const cluster = new CommandCluster();
+  let format: OutputFormat = jsonRequested(argv) ? "json" : "text";
+  let spec: LoadedSpec | undefined;
+  let flags: ClusterFlags | undefined;
+  let found: { report: PlanReport; diff: boolean; identity: ClusterIdentity | undefined };
+  try {
+    const { values } = parseCommandArgs("plan", argv, {
+      ...OPTIONS,
+      offline: { type: "boolean" },
+      diff: { type: "boolean" },
+    });
+    format = outputFormat(values.output, "plan");
+    flags = clusterFlags(values, "plan", out);
+    const loaded = (spec = await loadFromFlags("plan", values, out));
+    printWarnings(loaded, out);
+    const parallelism = parallelismFlag(values, "plan");
+    const diff = values.diff === true;
+    found = await inCommandSession("plan", loaded, flags, out, cluster, async (session) => ({
+      report: await planOperation(loaded, { session, parallelism, diff }),
+      diff,
+      identity: format === "json" ? await identityOf(session) : undefined,
+    }));
+  } catch (e) {
+    if (format !== "json") throw e;
+    const head = { name: spec?.name ?? null, specHash: spec?.specHash ?? null, offline: false, steps: [] };
+    return printFailure(out, e, { head, cluster, flags, cancelled: false });
+  }
+  const { report, identity } = found;
   if (format === "json") {
     out.json({
       name: spec.name,
@@ -536,6 +567,9 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
         ...s,
         ...(report.diffs.has(s.name) ? { diff: report.diffs.get(s.name) } : {}),
       })),
+      outcome: "ok",
+      cluster: identity,
+      exitCode: 0,
     });
     return 0;
   }
@@ -545,7 +579,7 @@ export async function onlinePlanCommand(argv: string[], out: Output): Promise<nu
       report.steps.map((s) => [String(s.level), s.name, s.type, s.action, s.reason.split("\n")[0] ?? ""]),
     ),
   );
-  if (values.diff) {
+  if (found.diff) {
     for (const s of report.steps) {
       const d = report.diffs.get(s.name);
       if (d !== undefined && d !== "") out.out(`\n# ${s.name}\n${d.trimEnd()}`);

@@ -279,9 +279,10 @@ export const applyExecutor: StepExecutor<ApplyStep> = {
       results.map((r) => ({ resource: r.resource, name: r.name, namespace: r.namespace })),
     );
     const added = addedRefs(ctx.hooks?.added() ?? [], results);
+    const large = results.filter((r) => r.serverSideBecauseTooLarge).length;
     return {
       status: "ok",
-      reason: `${countSummary(counts, ["created", "configured", "unchanged"])}${step.action.waitFor ? `; ${step.action.waitFor} met` : ""}`,
+      reason: `${countSummary(counts, ["created", "configured", "unchanged"])}${large > 0 ? ` (${large} server-side: too large for the last-applied annotation)` : ""}${step.action.waitFor ? `; ${step.action.waitFor} met` : ""}`,
       ...(added.length > 0 ? { added } : {}),
     };
   },

@@ -69,6 +69,14 @@ export async function diagnoseDeletion(
   }
 }
 
+/** How a deletion wait is bounded and what its timeout tells the user to do next. */
+export interface GoneOptions {
+  /** When the step began (ms since the epoch): what it spent before the wait is gone from its deadline. */
+  readonly since?: number;
+  /** The command to run again once what blocks the deletion is cleared: the step's own (`destroy` by default). */
+  readonly rerun?: "apply" | "destroy";
+}
+
 /**
  * Waits until every object is gone, at most until a little before the attempt's deadline (its time
  * left counted from `since`, when the step began its teardown), under a
@@ -78,7 +86,7 @@ export async function diagnoseDeletion(
 export async function waitUntilGone(
   ctx: StepContext,
   objects: readonly Doomed[],
-  opts: { since?: number } = {},
+  opts: GoneOptions = {},
 ): Promise<string[]> {
   if (objects.length === 0) return [];
   // The attempt's time left: what the step spent before the wait (since `since`) is gone.
@@ -138,7 +146,7 @@ export async function waitUntilGone(
   throw executionError(
     ctx.redactor.redact(
       withCauses(
-        `not deleted after ${formatMs(timeoutMs)}: ${still.join("; ")}; once what blocks it is cleared, run the destroy again`,
+        `not deleted after ${formatMs(timeoutMs)}: ${still.join("; ")}; once what blocks it is cleared, run the ${opts.rerun ?? "destroy"} again`,
         causes,
       ),
     ),

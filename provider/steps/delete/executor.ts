@@ -174,7 +174,7 @@ export const deleteExecutor: StepExecutor<DeleteStep> = {
     await waitUntilGone(
       ctx,
       victims.map((v) => ({ resource: v.resource, name: v.name, namespace: v.namespace, uid: v.uid })),
-      { since },
+      { since, rerun: "apply" },
     );
     const parts = [`${victims.length} deleted`];
     if (absent.length > 0) parts.push(`${absent.length} already absent`);

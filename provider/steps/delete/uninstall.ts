@@ -70,7 +70,7 @@ async function apply(step: DeleteStep, ctx: StepContext): Promise<StepOutcome> {
     ctx.log(
       `uninstalling release ${a.release} (namespace ${a.namespace}), ${describeRevision(state.last)}, and waiting for its resources to be gone`,
     );
-    const done = await uninstallAndWait(s, { release: a.release, namespace: a.namespace }, ctx);
+    const done = await uninstallAndWait(s, { release: a.release, namespace: a.namespace }, ctx, "apply");
     if (!done.removed) return absent(); // gone between the history read and the uninstall
     return {
       status: "ok",

@@ -15,7 +15,7 @@ import { executionError } from "../../errors.js";
 import { RELEASE_STORAGE, releaseSelector, storedReleases, type StoredReleases } from "../../helm/storage.js";
 import { manifestObjects } from "../../hooks/post-renderer.js";
 import type { HelmSession } from "../../tools/helm.js";
-import { diagnoseDeletion, waitUntilGone, type Doomed } from "../cluster/deletion-wait.js";
+import { diagnoseDeletion, waitUntilGone, type Doomed, type GoneOptions } from "../cluster/deletion-wait.js";
 import { StallMonitor, withCauses, type StallSubject } from "../cluster/stall.js";
 import type { StepContext } from "../contract.js";
 
@@ -123,6 +123,7 @@ export async function uninstallAndWait(
   session: HelmSession,
   t: { release: string; namespace: string },
   ctx: StepContext,
+  rerun: GoneOptions["rerun"] = "destroy",
 ): Promise<{ removed: false } | { removed: true; left: string[] }> {
   const since = Date.now();
   const stored = await storedReleasesOf(ctx, t);
@@ -163,7 +164,7 @@ export async function uninstallAndWait(
       if (ctx.signal.aborted) throw e;
     }
   }
-  return { removed: true, left: await waitUntilGone(ctx, doomed, { since }) };
+  return { removed: true, left: await waitUntilGone(ctx, doomed, { since, rerun }) };
 }
 
 /** How an uninstall's reason ends: its resources are gone, or which namespaces are left Terminating and why. */

@@ -21,6 +21,7 @@ import {
   labelValue,
 } from "../../ownership.js";
 import type { JobStep } from "./definition.js";
+import { waitUntilGone, type Doomed } from "../cluster/deletion-wait.js";
 import { ensureNamespace } from "../cluster/namespace.js";
 import { explainedWait, subjectOf } from "../cluster/stall.js";
 import type { DriftContext, DriftFinding, StepContext, StepExecutor } from "../contract.js";
@@ -125,6 +126,11 @@ async function whileItRuns<T>(step: JobStep, wait: Promise<T>): Promise<T> {
   }
 }
 
+/** The Job incarnation a deletion waits to be gone (a new one of the same name is not waited for). */
+function jobGone(step: JobStep, job: KubeObject): Doomed {
+  return { resource: JOBS, name: step.name, namespace: jobNamespace(step), uid: job.metadata?.uid };
+}
+
 async function getJob(step: JobStep, ctx: StepContext): Promise<KubeObject | undefined> {
   return ctx.kube.get(JOBS, step.name, jobNamespace(step), { signal: ctx.signal });
 }
@@ -174,6 +180,7 @@ export const jobExecutor: StepExecutor<JobStep> = {
   },
 
   async apply(step, ctx) {
+    const since = Date.now();
     const ns = jobNamespace(step);
     if (step.action.createNamespace && (await ensureNamespace(ctx.kube, ns, ctx.signal)))
       ctx.log(`namespace/${ns} created`);
@@ -189,11 +196,7 @@ export const jobExecutor: StepExecutor<JobStep> = {
     if (previous !== undefined) {
       ctx.log(`replacing the previous run's job ${step.name}`);
       await ctx.kube.delete(JOBS, step.name, ns, { signal: ctx.signal, propagationPolicy: "Background" });
-      await ctx.kube.waitForDeletion(JOBS, step.name, ns, {
-        signal: ctx.signal,
-        timeoutMs: ctx.deadline,
-        ...(previous.metadata?.uid ? { uid: previous.metadata.uid } : {}),
-      });
+      await waitUntilGone(ctx, [jobGone(step, previous)], { since, rerun: "apply" });
     }
     const created = await ctx.kube.create(JOBS, jobManifest(step, ctx.spec.name), { signal: ctx.signal });
     ctx.log(`job ${step.name} created; waiting for it to finish`);
@@ -230,16 +233,13 @@ export const jobExecutor: StepExecutor<JobStep> = {
   },
 
   async destroy(step, ctx) {
+    const since = Date.now();
     const job = await getJob(step, ctx);
     if (job === undefined) return { status: "skipped", reason: `job ${step.name} is already gone` };
     const why = notOursReason(step, job, ctx.spec.name);
     if (why !== undefined) return { status: "skipped", reason: `${why}; left alone` };
     await ctx.kube.delete(JOBS, step.name, jobNamespace(step), { signal: ctx.signal, propagationPolicy: "Background" });
-    await ctx.kube.waitForDeletion(JOBS, step.name, jobNamespace(step), {
-      signal: ctx.signal,
-      timeoutMs: ctx.deadline,
-      ...(job.metadata?.uid ? { uid: job.metadata.uid } : {}),
-    });
+    await waitUntilGone(ctx, [jobGone(step, job)], { since });
     return { status: "ok", reason: `job ${step.name} deleted` };
   },
 };

@@ -10,14 +10,15 @@ import * as path from "node:path";
 
 export interface SilentServer {
   readonly port: number;
-  /** `https://127.0.0.1:<port>`: what a kubeconfig names. */
+  /** `https://127.0.0.1:<port>` (or `http://`): what a kubeconfig names. */
   readonly url: string;
   /** How many connections it accepted (and left unanswered). */
   accepted(): number;
   close(): Promise<void>;
 }
 
-export async function silentServer(): Promise<SilentServer> {
+/** `scheme` is only the URL's: the listener is the same, and it is what the client's bounds meet (https: its handshake; http: its first response). */
+export async function silentServer(scheme: "https" | "http" = "https"): Promise<SilentServer> {
   const sockets = new Set<net.Socket>();
   let accepted = 0;
   const server = net.createServer((socket) => {
@@ -30,7 +31,7 @@ export async function silentServer(): Promise<SilentServer> {
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
-    url: `https://127.0.0.1:${port}`,
+    url: `${scheme}://127.0.0.1:${port}`,
     accepted: () => accepted,
     close: () =>
       new Promise<void>((resolve) => {

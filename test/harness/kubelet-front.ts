@@ -1,0 +1,75 @@
+/**
+ * The fake Nodes' kubelet endpoints, as a process on the host sees them: each Node's status says
+ * InternalIP 127.0.0.1 and a port of its own (cluster.ts), and here, in the lab daemon, an HTTPS
+ * server on that port (the cluster CA signed its certificate for 127.0.0.1) answers what
+ * metrics-server scrapes, `/metrics/resource`, with kwok's resource metrics for that Node
+ * (kwok/metrics.yaml, served by kwok at `/metrics/nodes/<node>/metrics/resource`). Nothing else of
+ * a kubelet is served: the API server's own kubelet traffic (logs, exec) goes through the egress
+ * proxy, which refuses it as before.
+ */
+import * as fs from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+
+export interface KubeletFront {
+  close(): Promise<void>;
+}
+
+export function startKubeletFronts(opts: {
+  ports: Record<string, number>;
+  kwokPort: number;
+  certFile: string;
+  keyFile: string;
+  log: (line: string) => void;
+}): Promise<KubeletFront> {
+  const cert = fs.readFileSync(opts.certFile);
+  const key = fs.readFileSync(opts.keyFile);
+  const servers = Object.entries(opts.ports).map(([node, port]) => {
+    const server = https.createServer({ cert, key }, (req, res) => {
+      const url = new URL(req.url ?? "/", "https://kubelet");
+      if (req.method === "GET" && url.pathname === "/healthz") {
+        res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+        return;
+      }
+      if (req.method !== "GET" || url.pathname !== "/metrics/resource") {
+        res
+          .writeHead(404, { "content-type": "text/plain" })
+          .end(`the lab's kubelet for ${node} serves only /metrics/resource`);
+        return;
+      }
+      const up = http.get(
+        {
+          host: "127.0.0.1",
+          port: opts.kwokPort,
+          path: `/metrics/nodes/${encodeURIComponent(node)}/metrics/resource`,
+          timeout: 10_000,
+        },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, { "content-type": r.headers["content-type"] ?? "text/plain" });
+          r.pipe(res);
+        },
+      );
+      up.on("timeout", () => up.destroy(new Error("kwok did not answer")));
+      up.on("error", (e) => {
+        if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
+        res.end(`kwok's metrics for ${node}: ${e.message}`);
+      });
+    });
+    return { node, port, server };
+  });
+  return Promise.all(
+    servers.map(
+      ({ node, port, server }) =>
+        new Promise<void>((resolve, reject) => {
+          server.once("error", reject);
+          server.listen(port, "127.0.0.1", () => {
+            opts.log(`kubelet endpoint of ${node} on 127.0.0.1:${port}`);
+            resolve();
+          });
+        }),
+    ),
+  ).then(() => ({
+    close: () =>
+      Promise.all(servers.map(({ server }) => new Promise<void>((r) => server.close(() => r())))).then(() => undefined),
+  }));
+}

@@ -17,14 +17,15 @@
  *
  * Nothing here loads node:crypto or node:zlib: either costs more to load than a `validate` spends
  * on its spec (the names and the checksum are fingerprint.ts's, pure and in this process only).
+ * Node's compile cache, for the packages outside the bundle, is turned on when the bundle first
+ * requires one: turning it on costs about as much as loading a module, and `validate` needs none.
  */
 import { isAscii } from "node:buffer";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, isBuiltin } from "node:module";
 import * as path from "node:path";
 import * as vm from "node:vm";
-// Loading it turns on Node's compile cache, for the packages the bundle requires.
-import { compileCacheDir } from "../compile-cache.js";
+import { compileCacheDir } from "../compile-cache-dir.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
 import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";
 import type * as MainModule from "./main.js";
@@ -55,6 +56,7 @@ export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = pr
   const cacheDir = env["NODE_DISABLE_COMPILE_CACHE"] === "1" ? undefined : compileCacheDir(env);
   return runCachedScript(bundle, {
     cacheDir,
+    require: requireTurningOnCompileCache(bundle),
     variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other",
   }).exports as CliModule;
 }
@@ -83,6 +85,27 @@ export interface CachedScriptOptions {
   cacheDir: string | undefined;
   /** Separates caches of runs that execute different code (a CLI command's name). */
   variant: string;
+  /** The file's `require` (default: Node's, relative to the file). */
+  require?: NodeJS.Require;
+}
+
+/** `file`'s require, which turns on Node's compile cache (compile-cache.ts) before the first package it loads. */
+export function requireTurningOnCompileCache(file: string): NodeJS.Require {
+  const plain = createRequire(file);
+  let on = false;
+  const wrapped = (id: string): unknown => {
+    if (!on && !isBuiltin(id)) {
+      on = true;
+      require("../compile-cache.js");
+    }
+    return plain(id);
+  };
+  return Object.assign(wrapped, {
+    resolve: plain.resolve,
+    cache: plain.cache,
+    main: plain.main,
+    extensions: plain.extensions,
+  }) as NodeJS.Require;
 }
 
 /** Runs a CommonJS file from a V8 code cache made after an earlier run; returns its exports. */
@@ -108,7 +131,7 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
           : "accepted";
   if (cacheFile !== undefined && cache !== "accepted")
     process.once("exit", () => writeCache(cacheFile, prefix, script));
-  return { exports: runCommonJs(script, file, createRequire(file)), cache };
+  return { exports: runCommonJs(script, file, options.require ?? createRequire(file)), cache };
 }
 
 /**

@@ -192,6 +192,25 @@ describe("bin/khook and its bundles", () => {
     }
   });
 
+  test("bin/khook turns on Node's compile cache when the bundle first requires a package: a plain spec's validate needs none, a when: condition needs the CEL library", async () => {
+    const dir = tempDir();
+    const plain = path.join(dir, "plain.yaml");
+    fs.writeFileSync(plain, SPEC);
+    const conditional = path.join(dir, "when.yaml");
+    fs.writeFileSync(conditional, SPEC.replace("  - name: cm\n", "  - name: cm\n    when: 'true'\n"));
+    const env = { ...process.env, NODE_COMPILE_CACHE: path.join(tempDir(), "cache") };
+    const compileCache = path.join(repoRoot(), "dist", "provider", "compile-cache.js");
+    const cel = (m: string): boolean => m.includes(path.join("node_modules", "@marcbachmann", "cel-js"));
+    const withoutPackage = await modulesLoadedByProcess([bin, "validate", "-f", plain], env);
+    assert.equal(withoutPackage.code, 0, withoutPackage.output);
+    assert.ok(!withoutPackage.modules.includes(compileCache));
+    const withPackage = await modulesLoadedByProcess([bin, "validate", "-f", conditional], env);
+    assert.equal(withPackage.code, 0, withPackage.output);
+    assert.ok(withPackage.modules.some(cel), "the CEL library came from node_modules");
+    assert.ok(withPackage.modules.includes(compileCache));
+    assert.ok(withPackage.modules.indexOf(compileCache) < withPackage.modules.findIndex(cel), "turned on before it");
+  });
+
   test("the build made both bundles, and they are current", () => {
     for (const bundle of [CLI_BUNDLE, OFFLINE_CLI_BUNDLE])
       assert.ok(

@@ -3,9 +3,10 @@
  * InternalIP 127.0.0.1 and a port of its own (cluster.ts), and here, in the lab daemon, an HTTPS
  * server on that port (the cluster CA signed its certificate for 127.0.0.1) answers what
  * metrics-server scrapes, `/metrics/resource`, with kwok's resource metrics for that Node
- * (kwok/metrics.yaml, served by kwok at `/metrics/nodes/<node>/metrics/resource`). Nothing else of
- * a kubelet is served: the API server's own kubelet traffic (logs, exec) goes through the egress
- * proxy, which refuses it as before.
+ * (kwok/metrics.yaml, served by kwok at `/metrics/nodes/<node>/metrics/resource`), and what the
+ * API server asks a kubelet for a pod's log, `/containerLogs/...`, which kwok answers as its
+ * kubelet stand-in does; the egress proxy routes the API server's dial of a Node (its name or
+ * address and this port) here. Exec, attach and port-forward are not served.
  */
 import * as fs from "node:fs";
 import * as http from "node:http";
@@ -31,17 +32,25 @@ export function startKubeletFronts(opts: {
         res.writeHead(200, { "content-type": "text/plain" }).end("ok");
         return;
       }
-      if (req.method !== "GET" || url.pathname !== "/metrics/resource") {
+      const kwokPath =
+        req.method !== "GET"
+          ? undefined
+          : url.pathname === "/metrics/resource"
+            ? `/metrics/nodes/${encodeURIComponent(node)}/metrics/resource`
+            : url.pathname.startsWith("/containerLogs/")
+              ? `${url.pathname}${url.search}`
+              : undefined;
+      if (kwokPath === undefined) {
         res
           .writeHead(404, { "content-type": "text/plain" })
-          .end(`the lab's kubelet for ${node} serves only /metrics/resource`);
+          .end(`the lab's kubelet for ${node} serves only /metrics/resource and /containerLogs`);
         return;
       }
       const up = http.get(
         {
           host: "127.0.0.1",
           port: opts.kwokPort,
-          path: `/metrics/nodes/${encodeURIComponent(node)}/metrics/resource`,
+          path: kwokPath,
           timeout: 10_000,
         },
         (r) => {
@@ -52,7 +61,7 @@ export function startKubeletFronts(opts: {
       up.on("timeout", () => up.destroy(new Error("kwok did not answer")));
       up.on("error", (e) => {
         if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-        res.end(`kwok's metrics for ${node}: ${e.message}`);
+        res.end(`kwok's answer for ${node} (${kwokPath}): ${e.message}`);
       });
     });
     return { node, port, server };

@@ -63,6 +63,11 @@ async function main(argv: string[]): Promise<void> {
           log,
         })
       : undefined;
+  // The API server dials a Node's kubelet (a pod's log) by its name, or its address, and port.
+  for (const [node, port] of Object.entries(fronts ? (state?.kubeletPorts ?? {}) : {})) {
+    routes.add(`${node}:${port}`, port);
+    routes.add(`127.0.0.1:${port}`, port);
+  }
   const launcher = new Launcher({ dir, server, routes, log });
   void launcher.run();
   log(`launcher watching pods on ${server}`);

@@ -16,6 +16,12 @@
  *
  * Real pulumi CLI, file backend, the local test cluster (the 100 steps are
  * applied once, so the no-op up has state to compare against).
+ *
+ * What the Khook's data alone costs: a trivial dynamic resource that carries the Khook's inputs
+ * and outputs (the spec text, the plan, the steps; copied from its state) runs in the same rounds.
+ * Its overhead over the baseline is what Pulumi spends moving and storing those property maps
+ * (protobuf Structs in the program and the provider, the state file, the outputs printed); the
+ * dynamic resource's overhead over it is khook's own code.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -48,6 +54,37 @@ class Trivial extends pulumi.dynamic.Resource {
 }
 exports.value = new Trivial("trivial", { value: "x" }).id;
 `;
+
+/**
+ * A trivial dynamic resource with the Khook's inputs and outputs (data.json beside the program:
+ * `inputs` as they are in the Khook's state, `outputs` those it adds), exporting what the Khook
+ * program exports. create reads the outputs at run time, so the provider's closure stays small.
+ */
+const DATA_PROGRAM = `"use strict";
+const fs = require("fs");
+const pulumi = require("@pulumi/pulumi");
+const { inputs, outputs } = JSON.parse(fs.readFileSync("data.json", "utf8"));
+const provider = {
+  async create(ins) { return { id: "data", outs: { ...ins, ...JSON.parse(require("fs").readFileSync("data.json", "utf8")).outputs } }; },
+  async diff() { return { changes: false }; },
+};
+class Data extends pulumi.dynamic.Resource {
+  constructor(name, props, opts) { super(provider, name, props, opts); }
+}
+const unset = Object.fromEntries(Object.keys(outputs).map((k) => [k, undefined]));
+const data = new Data("data", { ...inputs, ...unset, kubeconfig: pulumi.secret(inputs.kubeconfig) }, { additionalSecretOutputs: ["kubeconfig"] });
+for (const k of ["steps", "runStatus", "recordNamespace", "recordName", "recordUpdatedAt", "engineVersion", "plan"]) exports[k] = data[k];
+`;
+
+/** The Khook's inputs (its kubeconfig in plain text, as the program gives it) and the outputs it adds, from its state. */
+async function khookData(project: PulumiProject, kubeconfig: string): Promise<string> {
+  const [res] = await project.khookResources();
+  if (!res) throw new Error("no Khook in the stack");
+  const inputs: Record<string, unknown> = { ...res.inputs, kubeconfig: fs.readFileSync(kubeconfig, "utf8") };
+  delete inputs.__provider;
+  const outputs = Object.fromEntries(Object.entries(res.outputs).filter(([k]) => !(k in res.inputs)));
+  return JSON.stringify({ inputs, outputs });
+}
 
 /** A realistic 100-step spec: ConfigMaps in ten chains of ten. */
 export function hundredStepSpec(): string {
@@ -187,6 +224,7 @@ export async function benchPulumi(): Promise<void> {
     program: KHOOK_PROGRAM,
     files: { "boot.khook.yaml": hundredStepSpec() },
   });
+  const dataOnly = new PulumiProject(tools, { name: "khook-bench-data", program: DATA_PROGRAM });
   const native = new PulumiProject(tools, {
     name: "khook-bench-native",
     program: KHOOK_PROGRAM,
@@ -225,8 +263,17 @@ export async function benchPulumi(): Promise<void> {
     const firstUp = performance.now() - t0;
     await native.ok(["up", "--yes", "--skip-preview"]);
     await sea.ok(["up", "--yes", "--skip-preview"]);
+    dataOnly.write("data.json", await khookData(khook, kubeconfig));
+    await dataOnly.init();
+    await dataOnly.ok(["up", "--yes", "--skip-preview"]);
 
-    const [b, k, n, e] = (await measure([baseline, khook, native, sea])) as [Figures, Figures, Figures, Figures];
+    const [b, k, n, e, d] = (await measure([baseline, khook, native, sea, dataOnly])) as [
+      Figures,
+      Figures,
+      Figures,
+      Figures,
+      Figures,
+    ];
     const cold = await measureCold(khook);
     const p = await providerWork(khook);
     const stateBytes = (await khook.exportText()).length;
@@ -258,6 +305,10 @@ export async function benchPulumi(): Promise<void> {
       );
     }
     process.stdout.write(
+      `  the Khook's inputs and outputs on a trivial dynamic resource (its data alone): preview ${s(d.preview)} (cpu ${signed(d.previewCpu - b.previewCpu)} over the baseline), ` +
+        `no-op up ${s(d.up)} (cpu ${signed(d.upCpu - b.upCpu)}); the dynamic resource over its data alone, cpu: preview ${signed(k.previewCpu - d.previewCpu)}, no-op up ${signed(k.upCpu - d.upCpu)}\n`,
+    );
+    process.stdout.write(
       `  pulumi preview, summary memo off: ${s(cold)} (${signed(cold - b.preview)} over the baseline)\n`,
     );
     process.stdout.write(`  first apply of ${STEPS} steps: ${s(firstUp)}\n`);
@@ -268,6 +319,7 @@ export async function benchPulumi(): Promise<void> {
     for (const [project] of projects) await project.ok(["destroy", "--yes", "--skip-preview"]);
   } finally {
     await baseline.cleanup();
+    await dataOnly.cleanup();
     for (const [project, namespace] of projects) {
       await project.cleanup();
       await cluster.deleteNamespace(namespace).catch(() => undefined);

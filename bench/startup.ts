@@ -10,6 +10,10 @@
  *
  * CPU time is the children's user + system time from /proc/self/stat (cutime, cstime), which counts
  * every waited-for child: on a busy machine it moves far less than wall time.
+ *
+ * Where a validate start goes: bin/khook's three lines again in a script that reads the clock between
+ * the phases (node's own start, the launcher's modules, the bundle, the command), and a bare node that
+ * prints one line, the floor of any command that prints (Node loads its stream modules for stdout).
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -123,6 +127,44 @@ function seaSizeLine(sea: string): string {
   );
 }
 
+/** The phases of a validate start, timed inside the process (bin/khook's three lines, with clock reads between). */
+const PHASES = [
+  "node's own start, to the script's first line",
+  "the launcher (launch.js and its modules)",
+  "the bundle: read, checksum, code cache, module set-up",
+  "validate itself: flags, spec, schema, rules, one line out",
+] as const;
+
+function phaseScript(launch: string, file: string, out: string): string {
+  return `const { performance } = require("node:perf_hooks");
+const t = [performance.now()];
+const launch = require(${JSON.stringify(launch)});
+t.push(performance.now());
+const cli = launch.loadCli("validate");
+t.push(performance.now());
+cli.main(["validate", "-f", ${JSON.stringify(file)}]).then((code) => {
+  t.push(performance.now());
+  process.exitCode = code;
+  require("node:fs").appendFileSync(${JSON.stringify(out)}, JSON.stringify(t.map((x, i) => (i === 0 ? x : x - t[i - 1]))) + "\\n");
+});
+`;
+}
+
+/** Median milliseconds per phase over RUNS runs (after a warm-up that writes the code cache). */
+function measurePhases(dir: string, file: string): number[] {
+  const script = path.join(dir, "phases.js");
+  const out = path.join(dir, "phases.jsonl");
+  fs.writeFileSync(script, phaseScript(path.resolve(__dirname, "../provider/cli/launch.js"), file, out));
+  for (let i = 0; i <= RUNS; i++) execFileSync(process.execPath, [script], { stdio: "ignore" });
+  const runs = fs
+    .readFileSync(out, "utf8")
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((l) => JSON.parse(l) as number[]);
+  return PHASES.map((_, i) => median(runs.map((r) => r[i]!)));
+}
+
 export async function benchStartup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-bench-startup-"));
   try {
@@ -138,6 +180,7 @@ export async function benchStartup(): Promise<void> {
       khook: { args: [bin, "validate", "-f", file] },
       sea: { file: sea, args: ["validate", "-f", file] },
       bare: { args: ["-e", "0"] },
+      printing: { args: ["-e", 'process.stdout.write("one line\\n")'] },
       uncached: { args: [bin, "validate", "-f", file], env: cacheOff },
       provider: { args: ["-e", providerCheck] },
     });
@@ -150,6 +193,9 @@ export async function benchStartup(): Promise<void> {
       `${row("khook validate, one-step spec", f.khook!)}  (target <= ${TARGET_MS} ms wall: ${f.khook!.wallMs <= TARGET_MS ? "met" : "NOT met"})`,
     );
     console.log(row("bare node -e 0 (the floor)", f.bare!));
+    console.log(
+      `${row("bare node printing one line", f.printing!)}  (${(f.printing!.cpuMs / f.bare!.cpuMs).toFixed(2)}x cpu: Node's stream modules for stdout)`,
+    );
     const wallRatio = f.khook!.wallMs / f.bare!.wallMs;
     const cpuRatio = f.khook!.cpuMs / f.bare!.cpuMs;
     console.log(
@@ -158,6 +204,15 @@ export async function benchStartup(): Promise<void> {
     console.log(
       `${row("khook validate without the compile cache", f.uncached!)}  (the cache saves ${(f.uncached!.cpuMs - f.khook!.cpuMs).toFixed(0)} ms cpu)`,
     );
+    const phases = measurePhases(dir, file);
+    const total = phases.reduce((a, b) => a + b, 0);
+    console.log(
+      `  where a validate start goes (in-process clock, median of ${RUNS}; ${total.toFixed(1)} ms to the command's end, teardown not counted):`,
+    );
+    for (const [i, name] of PHASES.entries())
+      console.log(
+        `    ${name.padEnd(58)} ${phases[i]!.toFixed(1).padStart(5)} ms  ${((phases[i]! / total) * 100).toFixed(0).padStart(3)}%`,
+      );
     console.log(row("Pulumi provider: load handlers + check", f.provider!));
     const seaVsBin = f.sea!.wallMs <= f.khook!.wallMs ? "met" : "NOT met";
     console.log(`${row("single executable: khook validate", f.sea!)}  (target: no slower than bin/khook: ${seaVsBin})`);

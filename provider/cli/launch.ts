@@ -2,7 +2,9 @@
  * How bin/khook starts the CLI. Every command pays its start-up, and a resumed `apply` with state:
  * is almost nothing else, so the CLI runs from one file, `khook.bundle.js` (every module of
  * dist/provider/cli/main.js's graph, made by `npm run build`; packages stay outside it), compiled
- * from a V8 code cache written at the end of a run.
+ * from a V8 code cache written at the end of a run. The commands that never run a step (validate,
+ * graph, schema, version) run from `khook-offline.bundle.js`, the same modules less those only a
+ * cluster run reaches (scripts/bundle-cli.mjs): a start pays for every function its bundle holds.
  *
  * Why our own cache and not only Node's: Node's compile cache is made when a module is compiled,
  * before it runs, so it holds the few functions V8 compiles eagerly; every other function is parsed
@@ -13,19 +15,19 @@
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off too. A cache V8 rejects (another Node, other V8 flags,
  * a damaged file) costs only the speed-up: V8 compiles from source, and the run writes a new one.
  *
- * Content digests are node:crypto's SHA-256 (hardware-assisted), which every command that loads a
- * spec loads anyway for the step hashes; loading node:zlib for its crc32 was 13% of a `validate`
- * start's profile.
+ * Nothing here loads node:crypto or node:zlib: either costs more to load than a `validate` spends
+ * on its spec (the names and the checksum are fingerprint.ts's, pure and in this process only).
+ * Node's compile cache, for the packages outside the bundle, is turned on when the bundle first
+ * requires one: turning it on costs about as much as loading a module, and `validate` needs none.
  */
 import { isAscii } from "node:buffer";
-import { hash } from "node:crypto";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, isBuiltin } from "node:module";
 import * as path from "node:path";
 import * as vm from "node:vm";
-// Loading it turns on Node's compile cache, for the packages the bundle requires.
-import { compileCacheDir } from "../compile-cache.js";
+import { compileCacheDir } from "../compile-cache-dir.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";
 import type * as MainModule from "./main.js";
 
 type CliModule = typeof MainModule;
@@ -33,15 +35,28 @@ type CliModule = typeof MainModule;
 /** The bundled CLI, beside this file (scripts/bundle-cli.mjs writes it). */
 export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");
 
+/** The bundle for OFFLINE_COMMANDS: without the cluster commands, the executors, the hook runners. */
+export const OFFLINE_CLI_BUNDLE = path.join(__dirname, "khook-offline.bundle.js");
+
+/** The commands that never run a step. Any other (and any new) command gets the whole bundle. */
+export const OFFLINE_COMMANDS: ReadonlySet<string> = new Set(["validate", "graph", "schema", "version"]);
+
+/** Which bundle serves `command`. */
+export function bundleFor(command: string | undefined): string {
+  return command !== undefined && OFFLINE_COMMANDS.has(command) ? OFFLINE_CLI_BUNDLE : CLI_BUNDLE;
+}
+
 /** tsc's record of its last build: newer than the bundle means the bundle predates the code. */
 const TSC_BUILD_INFO = path.join(__dirname, "..", "..", ".tsbuildinfo");
 
 /** The CLI module: the bundle when it is current, else the modules tsc emitted. */
 export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = process.env): CliModule {
-  if (!bundleIsCurrent(CLI_BUNDLE, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
+  const bundle = bundleFor(command);
+  if (!bundleIsCurrent(bundle, TSC_BUILD_INFO)) return require("./main.js") as CliModule;
   const cacheDir = env["NODE_DISABLE_COMPILE_CACHE"] === "1" ? undefined : compileCacheDir(env);
-  return runCachedScript(CLI_BUNDLE, {
+  return runCachedScript(bundle, {
     cacheDir,
+    require: requireTurningOnCompileCache(bundle),
     variant: command !== undefined && /^[a-z]{1,20}$/.test(command) ? command : "other",
   }).exports as CliModule;
 }
@@ -70,12 +85,33 @@ export interface CachedScriptOptions {
   cacheDir: string | undefined;
   /** Separates caches of runs that execute different code (a CLI command's name). */
   variant: string;
+  /** The file's `require` (default: Node's, relative to the file). */
+  require?: NodeJS.Require;
+}
+
+/** `file`'s require, which turns on Node's compile cache (compile-cache.ts) before the first package it loads. */
+export function requireTurningOnCompileCache(file: string): NodeJS.Require {
+  const plain = createRequire(file);
+  let on = false;
+  const wrapped = (id: string): unknown => {
+    if (!on && !isBuiltin(id)) {
+      on = true;
+      require("../compile-cache.js");
+    }
+    return plain(id);
+  };
+  return Object.assign(wrapped, {
+    resolve: plain.resolve,
+    cache: plain.cache,
+    main: plain.main,
+    extensions: plain.extensions,
+  }) as NodeJS.Require;
 }
 
 /** Runs a CommonJS file from a V8 code cache made after an earlier run; returns its exports. */
 export function runCachedScript(file: string, options: CachedScriptOptions): { exports: unknown; cache: CodeCacheUse } {
   const bytes = fs.readFileSync(file);
-  // esbuild writes ASCII, and a one-byte string is made without decoding a megabyte of UTF-8.
+  // The bundle is ASCII (bundle-cli.mjs checks), and a one-byte string is made without decoding a megabyte of UTF-8.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
   const prefix = cachePrefix(file, options.variant);
   const cacheFile =
@@ -95,38 +131,34 @@ export function runCachedScript(file: string, options: CachedScriptOptions): { e
           : "accepted";
   if (cacheFile !== undefined && cache !== "accepted")
     process.once("exit", () => writeCache(cacheFile, prefix, script));
-  return { exports: runCommonJs(script, file, createRequire(file)), cache };
+  return { exports: runCommonJs(script, file, options.require ?? createRequire(file)), cache };
 }
 
 /**
  * Named by what makes a cache valid: after the install and variant (the prefix), the V8 version and
  * the file's content (V8 itself checks only the length). The content is known by the file's length,
  * inode and change times (nanoseconds), rather than a digest of its megabyte on every start: a build
- * or an install writes a new file, and the kernel sets its change time. V8 checks its flags when it
- * loads the cache; readCache, the data's integrity.
+ * or an install writes a new file, and the kernel sets its change time (the numbers themselves name
+ * it: nothing to digest). V8 checks its flags when it loads the cache; readCache, the data's integrity.
  */
 function cacheFileName(prefix: string, file: string, content: Buffer): string {
   const st = fs.statSync(file, { bigint: true });
-  const version = digest(`${st.ino}:${st.mtimeNs}:${st.ctimeNs}`).toString("hex", 0, 8);
+  const version = [st.ino, st.mtimeNs, st.ctimeNs].map((n) => n.toString(36)).join(".");
   return `${prefix}${process.versions.v8}-${content.length}-${version}.v8cache`;
 }
 
 /** Per install (the file's path) and variant: a new build replaces its own older caches, never another install's. */
 function cachePrefix(file: string, variant: string): string {
-  return `${path.basename(file, ".js")}-${digest(file).toString("hex", 0, 4)}-${variant}-`;
+  return `${path.basename(file, ".js")}-${fnv1a32Hex(file)}-${variant}-`;
 }
 
-/** SHA-256 of `data`. */
-function digest(data: Buffer | string): Buffer {
-  return hash("sha256", data, "buffer");
-}
-
-/** The length of the digest that heads a cache file. */
-const HEADER_BYTES = 32;
+/** The checksum that heads a cache file (8 hex digits), then V8's data. */
+const HEADER_BYTES = 8;
 
 /**
- * A cache file is the SHA-256 of V8's data, then the data. V8 checks that data fits this V8 and
- * these flags, but release builds do not checksum it: a truncated or damaged file must not reach it.
+ * A cache file is a checksum of V8's data (fingerprint.ts's wordChecksum, as 8 hex digits), then
+ * the data. V8 checks that data fits this V8 and these flags, but release builds do not checksum
+ * it: a truncated or damaged file must not reach it.
  */
 function readCache(file: string): Buffer | "damaged" | undefined {
   let bytes: Buffer;
@@ -136,11 +168,13 @@ function readCache(file: string): Buffer | "damaged" | undefined {
     return undefined;
   }
   const data = bytes.subarray(HEADER_BYTES);
-  return bytes.length > HEADER_BYTES && digest(data).equals(bytes.subarray(0, HEADER_BYTES)) ? data : "damaged";
+  return bytes.length > HEADER_BYTES && bytes.toString("latin1", 0, HEADER_BYTES) === wordChecksum(data)
+    ? data
+    : "damaged";
 }
 
 function cacheFileContent(data: Buffer): Buffer {
-  return Buffer.concat([digest(data), data]);
+  return Buffer.concat([Buffer.from(wordChecksum(data), "latin1"), data]);
 }
 
 /** At exit, after the run compiled what it needed. Atomic, so a concurrent start never reads half a file; older caches of the same variant go. */

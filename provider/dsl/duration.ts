@@ -3,14 +3,15 @@
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
+  "\u00b5s": 1e-3, // micro sign
+  "\u03bcs": 1e-3, // Greek mu
   ms: 1,
   s: 1000,
   m: 60_000,
   h: 3_600_000,
 };
-const PART = /([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/y;
+// Escaped: the CLI bundle stays ASCII (scripts/bundle-cli.mjs), so it is read as a one-byte string.
+const PART = /([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
 
 /** Returns milliseconds, or undefined when the text is not a Go duration. */
 export function parseDuration(text: string): number | undefined {

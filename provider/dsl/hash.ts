@@ -21,16 +21,16 @@
  *   for every regular file, walked in sorted order (`.git` excluded). A kustomization's local
  *   references outside its directory are walked too.
  */
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { nodeCrypto } from "../node-crypto.js";
 import { yamlLibrary } from "./yaml.js";
 import type { FileReference, StepKind } from "./step-kind.js";
 
 export const HASH_FORMAT = "khook step-hash v1";
 
 export function sha256Hex(data: string | Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
+  return nodeCrypto().createHash("sha256").update(data).digest("hex");
 }
 
 /** JSON with sorted keys and no whitespace: the same data always gives the same text. */
@@ -77,7 +77,7 @@ function pathDigest(p: string): string {
 }
 
 function directoryDigest(roots: readonly string[]): string {
-  const h = createHash("sha256");
+  const h = nodeCrypto().createHash("sha256");
   for (const root of roots) {
     h.update(`dir ${path.basename(root)}\n`);
     for (const rel of walkFiles(root)) h.update(`${rel}\0${sha256Hex(fs.readFileSync(path.join(root, rel)))}\n`);

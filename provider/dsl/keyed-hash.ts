@@ -19,7 +19,7 @@
  * The text digested is kept only in memory, beside the loaded step (never on it, so
  * no serialization of a step can carry it).
  */
-import { createHmac, randomBytes } from "node:crypto";
+import { nodeCrypto } from "../node-crypto.js";
 import type { LoadedSpec, LoadedStep } from "./loaded.js";
 
 /** The prefix of a keyed hash. */
@@ -56,12 +56,12 @@ export function hasKeyedSteps(spec: Pick<LoadedSpec, "steps">): boolean {
 
 /** A fresh key: 32 random bytes, base64. */
 export function newHashKey(): string {
-  return randomBytes(32).toString("base64");
+  return nodeCrypto().randomBytes(32).toString("base64");
 }
 
 /** The keyed hash of a text. */
 export function keyedHash(key: string, preimage: string): string {
-  return `${KEYED_HASH_PREFIX}${createHmac("sha256", Buffer.from(key, "base64")).update(preimage).digest("hex")}`;
+  return `${KEYED_HASH_PREFIX}${nodeCrypto().createHmac("sha256", Buffer.from(key, "base64")).update(preimage).digest("hex")}`;
 }
 
 /**
@@ -76,7 +76,7 @@ export function keyedSpec(spec: LoadedSpec, key: string): LoadedSpec {
     if (preimage === undefined) return step;
     // Copies the descriptors, so a lazy getter (position) stays lazy.
     const descriptors: Record<string, PropertyDescriptor> = Object.getOwnPropertyDescriptors(step);
-    descriptors["inputHash"] = { ...descriptors["inputHash"], value: keyedHash(key, preimage) };
+    descriptors["inputHash"] = { value: keyedHash(key, preimage), enumerable: true };
     const keyed = Object.freeze(Object.defineProperties({}, descriptors) as LoadedStep);
     preimages.set(keyed, preimage);
     return keyed;

@@ -147,6 +147,7 @@ export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
   const levels: string[][] = Array.from({ length: maxLevel + 1 }, () => []);
   for (const s of steps) levels[s.level]!.push(s.name);
   const state = stateSettings(doc);
+  let hash: string | undefined;
   return Object.freeze({
     name: doc.metadata.name,
     file: options.file,
@@ -158,7 +159,10 @@ export function loadSpecWith(kinds: KindSet, options: LoadOptions): LoadedSpec {
     state,
     stateDeclared:
       doc.state === undefined || doc.state === null ? "absent" : doc.state.enabled === false ? "disabled" : "enabled",
-    specHash: specHash(doc.metadata.name, steps, state),
+    // Digested when first read, as each step's inputHash is: `validate` never asks, and never loads node:crypto.
+    get specHash() {
+      return (hash ??= specHash(doc.metadata.name, steps, state));
+    },
     vars: plainVars,
     redactor: vars.redactor,
     warnings: redactDiagnostics(
@@ -337,6 +341,7 @@ function buildSteps(
     const preimage = stepHashPreimage({ name: step.name, kind, action }, files, reshaping);
     // A step whose hashed text holds a secret value gets a keyed hash (keyed-hash.ts): a plain digest could be brute-forced back.
     const keyed = redactor.size > 0 && redactor.redact(preimage) !== preimage;
+    let inputHash: string | undefined = keyed ? UNKEYED_HASH : undefined;
     const loaded: LoadedStep = {
       type: kind.name,
       action,
@@ -349,7 +354,11 @@ function buildSteps(
       retryDelayMs: parseDuration(retryDelay) ?? 0,
       onError: step.onError ?? defaults.onError ?? SPEC_DEFAULTS.onError,
       level: levels.get(step.name) ?? 0,
-      inputHash: keyed ? UNKEYED_HASH : `sha256:${sha256Hex(preimage)}`,
+      // The digest of its preimage, taken when first read (the commands that show, compare or record
+      // hashes); the preimage is this closure's, never a property.
+      get inputHash() {
+        return (inputHash ??= `sha256:${sha256Hex(preimage)}`);
+      },
       hooks: stepHooks,
       hookPoints,
       ...(whenHolds || files.length === 0 ? {} : { unreadFiles: files.map((f) => f.ref.written) }),

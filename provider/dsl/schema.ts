@@ -12,9 +12,9 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { createHash } from "node:crypto";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
+import { wordChecksum } from "../fingerprint.js";
 import { SEA_ASSETS, singleExecutableText } from "../sea-assets.js";
 import type * as Ajv2020Module from "ajv/dist/2020.js";
 
@@ -201,10 +201,14 @@ export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
   return ajv;
 }
 
-/** The committed schema's text and its sha256, which ties a generated validator to the schema it was built from. */
-export function schemaSource(): { text: string; sha256: string } {
+/**
+ * The committed schema's text and its checksum, which ties a generated validator to the schema it
+ * was built from (fingerprint.ts's: a check against a stale build, not a guard against anyone, and
+ * without node:crypto, which every `validate` would otherwise load for it).
+ */
+export function schemaSource(): { text: string; checksum: string } {
   const text = schemaText();
-  return { text, sha256: createHash("sha256").update(text).digest("hex") };
+  return { text, checksum: wordChecksum(Buffer.from(text, "utf8")) };
 }
 
 export const GENERATED_VALIDATOR = "schema-validator.generated.js";
@@ -215,14 +219,14 @@ export const GENERATED_VALIDATOR = "schema-validator.generated.js";
  */
 function compiledValidator(): ValidateFunction {
   const generated = generatedValidator();
-  if (generated !== undefined && generated.schemaSha256 === schemaSource().sha256) return generated;
+  if (generated !== undefined && generated.schemaChecksum === schemaSource().checksum) return generated;
   return createAjv().compile(schemaObject());
 }
 
 /** A literal require, so the CLI bundle carries the validator; absent while the build generates it. */
-function generatedValidator(): (ValidateFunction & { schemaSha256?: string }) | undefined {
+function generatedValidator(): (ValidateFunction & { schemaChecksum?: string }) | undefined {
   try {
-    return require("./schema-validator.generated.js") as ValidateFunction & { schemaSha256?: string };
+    return require("./schema-validator.generated.js") as ValidateFunction & { schemaChecksum?: string };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND") return undefined;
     throw e;

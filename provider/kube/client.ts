@@ -178,10 +178,10 @@ export class KubeClient implements Transport, KubeApi {
   }
 
   /**
-   * Loads the kubeconfig the standard way — explicit content, explicit path,
+   * Loads the kubeconfig the standard way (explicit content, explicit path,
    * else `KUBECONFIG` (a path list, first file wins on duplicate names), else
    * ~/.kube/config, else the in-cluster service account; kubectl's rules, see
-   * kubeconfig.ts — and prepares authentication. Does not contact the server.
+   * kubeconfig.ts) and prepares authentication. Does not contact the server.
    */
   static async connect(opts: ClusterTarget = {}): Promise<KubeClient> {
     const sel = selectContext(opts.loaded ?? loadKubeconfig(opts), opts.context);

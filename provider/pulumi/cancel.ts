@@ -25,7 +25,7 @@
  * resource (the second one still cancels it cleanly).
  */
 import { createRequire } from "node:module";
-import { toolsSettled } from "../tools/exec.js";
+import type * as ExecModule from "../tools/exec.js";
 
 const CANCEL_METHOD = "/pulumirpc.ResourceProvider/Cancel";
 const SIGNALS = ["SIGINT", "SIGTERM"] as const;
@@ -36,8 +36,15 @@ export class Cancellation {
   /** What stopped the runs, for messages: "SIGINT", "SIGTERM" or "Cancel". */
   reason: string | undefined;
 
-  /** `childrenSettled`: resolves once the processes the runs started have exited (tools/exec.ts). */
-  constructor(private readonly childrenSettled: () => Promise<void> = toolsSettled) {}
+  /**
+   * `childrenSettled`: resolves once the processes the runs started have exited (tools/exec.ts).
+   * Required on use: a provider process that starts no tool (a preview, a no-op up) never loads
+   * node:child_process, and one that started some has the module already, with its tools in it.
+   */
+  constructor(
+    private readonly childrenSettled: () => Promise<void> = () =>
+      (require("../tools/exec.js") as typeof ExecModule).toolsSettled(),
+  ) {}
 
   get signal(): AbortSignal {
     return this.controller.signal;

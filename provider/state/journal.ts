@@ -229,7 +229,7 @@ export class Journal {
 
   /**
    * One read, once. Throws a KhookError (execution) when the record cannot be
-   * read or is not khook's — the run must not start then.
+   * read or is not khook's: the run must not start then.
    */
   async open(): Promise<StateRecord | undefined> {
     if (this.opened) return this.previous;
@@ -293,7 +293,7 @@ export class Journal {
    * `repairs` names the drifted steps this run re-runs (`apply --repair`): the record notes them.
    *
    * When no step will execute (every step resumes), there is nothing to guard: no claim, and
-   * the final write is the only one, conditional on the version read — a resumed re-run reads
+   * the final write is the only one, conditional on the version read; a resumed re-run reads
    * the record once and writes it once. A lease another live run holds still stops it.
    */
   async beginRun(
@@ -640,7 +640,7 @@ export class Journal {
 
   /**
    * After a conditional write or delete lost: re-read, and either go again
-   * (the lease is still ours, or the record was deleted — recreated with this
+   * (the lease is still ours, or the record was deleted: recreated with this
    * run's own steps only) or return the LeaseLostError that stops this run's
    * writes. A failed re-read is left to the next write to retry.
    */

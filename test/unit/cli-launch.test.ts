@@ -5,13 +5,13 @@
  * that turns Node's compile cache off turns this one off too. Real processes, real files.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { bundleIsCurrent, CLI_BUNDLE } from "../../provider/cli/launch.js";
-import { RECORD_LOADED_MODULES } from "./support/module-probe.js";
+import { bundleFor, bundleIsCurrent, CLI_BUNDLE, OFFLINE_CLI_BUNDLE } from "../../provider/cli/launch.js";
+import { modulesLoadedByProcess, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot } from "./support/spec-files.js";
 
 const LAUNCH = path.join(repoRoot(), "dist", "provider", "cli", "launch.js");
@@ -140,7 +140,11 @@ describe("the CLI's code cache", () => {
   });
 });
 
-describe("bin/khook and its bundle", () => {
+/** A one-step spec that touches nothing until applied. */
+const SPEC =
+  "apiVersion: khook.io/v1\nkind: Khook\nmetadata: {name: launch}\nsteps:\n  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n";
+
+describe("bin/khook and its bundles", () => {
   const bin = path.join(repoRoot(), "bin", "khook");
 
   test("bin/khook runs the bundle, caches it per command under NODE_COMPILE_CACHE, and writes nothing with NODE_DISABLE_COMPILE_CACHE=1", () => {
@@ -162,7 +166,7 @@ describe("bin/khook and its bundle", () => {
     );
     const written = caches(cacheDir);
     assert.equal(written.length, 1);
-    assert.match(written[0]!, /^khook\.bundle-[0-9a-f]+-version-/);
+    assert.match(written[0]!, /^khook-offline\.bundle-[0-9a-f]+-version-/, "version runs from the offline bundle");
 
     const offDir = path.join(tempDir(), "cache");
     execFileSync(process.execPath, [bin, "version"], {
@@ -172,11 +176,91 @@ describe("bin/khook and its bundle", () => {
     assert.deepEqual(caches(offDir), []);
   });
 
-  test("the build made a bundle that is current", () => {
-    assert.ok(
-      bundleIsCurrent(CLI_BUNDLE, path.join(repoRoot(), "dist", ".tsbuildinfo")),
-      "npm run build writes the bundle after tsc",
+  test("bin/khook validate loads neither node:crypto nor node:zlib, with or without a code cache to check", async () => {
+    const file = path.join(tempDir(), "spec.yaml");
+    fs.writeFileSync(file, SPEC);
+    const cacheDir = path.join(tempDir(), "cache");
+    for (const expected of ["written", "read"]) {
+      const run = await modulesLoadedByProcess([bin, "validate", "-f", file], {
+        ...process.env,
+        NODE_COMPILE_CACHE: cacheDir,
+      });
+      assert.equal(run.code, 0, run.output);
+      assert.equal(caches(cacheDir).length, 1, `the cache was ${expected}`);
+      const digests = run.modules.filter((m) => /^(node:)?(crypto|zlib)$/.test(m));
+      assert.deepEqual(digests, [], `cache ${expected}`);
+    }
+  });
+
+  test("bin/khook turns on Node's compile cache when the bundle first requires a package: a plain spec's validate needs none, a when: condition needs the CEL library", async () => {
+    const dir = tempDir();
+    const plain = path.join(dir, "plain.yaml");
+    fs.writeFileSync(plain, SPEC);
+    const conditional = path.join(dir, "when.yaml");
+    fs.writeFileSync(conditional, SPEC.replace("  - name: cm\n", "  - name: cm\n    when: 'true'\n"));
+    const env = { ...process.env, NODE_COMPILE_CACHE: path.join(tempDir(), "cache") };
+    const compileCache = path.join(repoRoot(), "dist", "provider", "compile-cache.js");
+    const cel = (m: string): boolean => m.includes(path.join("node_modules", "@marcbachmann", "cel-js"));
+    const withoutPackage = await modulesLoadedByProcess([bin, "validate", "-f", plain], env);
+    assert.equal(withoutPackage.code, 0, withoutPackage.output);
+    assert.ok(!withoutPackage.modules.includes(compileCache));
+    const withPackage = await modulesLoadedByProcess([bin, "validate", "-f", conditional], env);
+    assert.equal(withPackage.code, 0, withPackage.output);
+    assert.ok(withPackage.modules.some(cel), "the CEL library came from node_modules");
+    assert.ok(withPackage.modules.includes(compileCache));
+    assert.ok(withPackage.modules.indexOf(compileCache) < withPackage.modules.findIndex(cel), "turned on before it");
+  });
+
+  test("the build made both bundles, and they are current", () => {
+    for (const bundle of [CLI_BUNDLE, OFFLINE_CLI_BUNDLE])
+      assert.ok(
+        bundleIsCurrent(bundle, path.join(repoRoot(), "dist", ".tsbuildinfo")),
+        `npm run build writes ${path.basename(bundle)} after tsc`,
+      );
+  });
+
+  test("the commands that never run a step use the offline bundle; every other command, known or not, the whole one", () => {
+    for (const command of ["validate", "graph", "schema", "version"])
+      assert.equal(bundleFor(command), OFFLINE_CLI_BUNDLE, command);
+    for (const command of ["plan", "apply", "destroy", "status", "unlock", "a-future-command", undefined])
+      assert.equal(bundleFor(command), CLI_BUNDLE, String(command));
+  });
+
+  test("the offline bundle leaves out the cluster commands, the executors and the hook runners, and requiring one throws naming it", () => {
+    const offline = fs.readFileSync(OFFLINE_CLI_BUNDLE, "utf8");
+    const whole = fs.readFileSync(CLI_BUNDLE, "utf8");
+    assert.ok(offline.length < whole.length * 0.8, `${offline.length} bytes against ${whole.length}`);
+    // Through the bundle's own main: apply imports the cluster commands, which are not in it.
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "spec.yaml"), SPEC);
+    const script = `
+      const { runCachedScript } = require(${JSON.stringify(LAUNCH)});
+      const { main } = runCachedScript(${JSON.stringify(OFFLINE_CLI_BUNDLE)}, { cacheDir: undefined, variant: "apply" }).exports;
+      main(["apply", "-f", ${JSON.stringify(path.join(dir, "spec.yaml"))}]).then((code) => { process.exitCode = code; });
+    `;
+    const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /commands\/cluster\.js is not in khook-offline\.bundle\.js, which serves only the commands that never run a step/,
     );
+  });
+
+  test("every example validates and graphs through bin/khook (the offline bundle) as through the modules", () => {
+    const examples = path.join(repoRoot(), "examples");
+    const specs = fs.readdirSync(examples).filter((f) => f.endsWith(".khook.yaml"));
+    assert.ok(specs.length >= 10, "the examples are there");
+    const env = { ...process.env, NODE_COMPILE_CACHE: path.join(tempDir(), "cache") };
+    const main = path.join(repoRoot(), "dist", "provider", "cli", "main.js");
+    for (const spec of specs)
+      for (const command of ["validate", "graph"]) {
+        const args = [command, "-f", path.join(examples, spec)];
+        const bundled = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env });
+        const modules = spawnSync(process.execPath, [main, ...args], { encoding: "utf8", env });
+        assert.equal(bundled.status, modules.status, `${command} ${spec}: ${bundled.stderr}`);
+        assert.equal(bundled.stdout, modules.stdout, `${command} ${spec}`);
+        assert.equal(bundled.stderr, modules.stderr, `${command} ${spec}`);
+      }
   });
 
   test("a bundle older than tsc's last build is not used (a tsc run alone must not leave bin/khook on old code)", () => {

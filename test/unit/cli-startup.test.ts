@@ -26,6 +26,12 @@ function modulesLoadedBy(argv: string[]): { code: number; modules: string[] } {
   };
 }
 
+/** Node's digest modules among `modules`, named the one way whichever way they were required. */
+function digestModules(modules: readonly string[]): string[] {
+  const names = modules.map((m) => m.replace(/^node:/, "")).filter((m) => m === "crypto" || m === "zlib");
+  return [...new Set(names)].sort().map((m) => `node:${m}`);
+}
+
 const CONFIG_MAP = `  - name: cm\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: x}\n`;
 
 describe("CLI start-up loads only what the command needs", () => {
@@ -46,6 +52,22 @@ describe("CLI start-up loads only what the command needs", () => {
       assert.equal(r.code, 0, argv.join(" "));
       assert.deepEqual(heavyLoaded(r.modules), [], argv.join(" "));
     }
+  });
+
+  test("validate and graph of a plain spec load neither node:crypto nor node:zlib: no digest is taken until a command shows or records one", () => {
+    const file = path.join(tempSpecDir({ "spec.yaml": specText(CONFIG_MAP) }), "spec.yaml");
+    for (const argv of [
+      ["validate", "-f", file],
+      ["graph", "-f", file],
+    ]) {
+      const r = modulesLoadedBy(argv);
+      assert.equal(r.code, 0, argv.join(" "));
+      assert.deepEqual(digestModules(r.modules), [], argv.join(" "));
+    }
+    // The counter-check: plan --offline prints the step hashes, and the probe sees node:crypto load for them.
+    const plan = modulesLoadedBy(["plan", "--offline", "-f", file]);
+    assert.equal(plan.code, 0);
+    assert.deepEqual(digestModules(plan.modules), ["node:crypto"]);
   });
 
   // The counter-checks: the same probe sees each lazy module once the spec needs it.

@@ -63,6 +63,7 @@ test("npm pack ships the SDK, the provider, the CLI and the schema, and nothing 
     "dist/provider/pulumi/handlers.js",
     "dist/provider/cli/main.js",
     "dist/provider/cli/khook.bundle.js",
+    "dist/provider/cli/khook-offline.bundle.js",
   ]) {
     assert.ok(shipped.has(must), `${must} is in the tarball`);
   }

@@ -4,7 +4,9 @@
  * fake operations layer.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, mock, test } from "node:test";
 import { MASK } from "../../provider/redact.js";
@@ -27,7 +29,8 @@ import { KHOOK_VERSION } from "../../provider/version.js";
 import type { RecordOwner } from "../../provider/pulumi/record-owner/owner.js";
 import type { Session, SessionOptions } from "../../provider/session.js";
 import { fakeRecordOperations, fakeSessions, type MovedRecordCalls } from "./support/fake-sessions.js";
-import { specText, tempSpecDir } from "./support/spec-files.js";
+import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";
+import { RECORD_LOADED_MODULES } from "./support/module-probe.js";
 
 const CM = (name: string, value = "1"): string =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "${value}"\n`;
@@ -1590,6 +1593,41 @@ describe("the summary memo", () => {
       key,
       "targeting is not part of the spec",
     );
+  });
+
+  test("a check and diff the memo answers, in a fresh provider process, load no spec machinery, no YAML library and no node:child_process", () => {
+    const { inputs } = project({}, { vars: { LEVEL: `fresh-${process.pid}-${Date.now()}` } });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-provider-modules-"));
+    const inputsFile = path.join(dir, "inputs.json");
+    fs.writeFileSync(inputsFile, JSON.stringify({ inputs, olds: appliedOutputs(inputs) }));
+    const handlersFile = path.join(repoRoot(), "dist", "provider", "pulumi", "handlers.js");
+    // What the dynamic provider does per call: check the program's inputs, then diff them against the state's.
+    const script = `${RECORD_LOADED_MODULES}
+      const h = require(${JSON.stringify(handlersFile)});
+      h.setTestHooks({ sink: () => undefined });
+      const { inputs, olds } = JSON.parse(require("node:fs").readFileSync(${JSON.stringify(inputsFile)}, "utf8"));
+      (async () => {
+        const c = await h.check(olds, inputs);
+        const d = await h.diff("boot", olds, c.inputs);
+        process.stdout.write(JSON.stringify({ failures: c.failures.length, changes: d.changes, modules: [...loaded] }));
+      })();`;
+    const run = (env: NodeJS.ProcessEnv = process.env): { failures: number; changes: boolean; modules: string[] } =>
+      JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8", env })) as {
+        failures: number;
+        changes: boolean;
+        modules: string[];
+      };
+    // The counter-check: without the memo the same calls load the spec, and the probe sees it.
+    const cold = run({ ...process.env, KHOOK_PULUMI_MEMO: "off" });
+    assert.deepEqual([cold.failures, cold.changes], [0, false]);
+    assert.ok(cold.modules.some((m) => m.endsWith(path.join("dsl", "loader.js"))));
+    run(); // writes the memo, if the test's own check above has not
+    const warm = run();
+    assert.deepEqual([warm.failures, warm.changes], [0, false]);
+    const unwanted = warm.modules.filter((m) =>
+      /\/dsl\/(loader|yaml)\.js$|node_modules\/(js-yaml|yaml)\/|^(node:)?child_process$/.test(m),
+    );
+    assert.deepEqual(unwanted, []);
   });
 
   test("a failed load is never memoized", async () => {

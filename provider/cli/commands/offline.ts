@@ -1,5 +1,4 @@
 /** Commands that never touch a cluster: validate, plan --offline, graph, schema, version. */
-import { planOffline } from "../../engine/plan.js";
 import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
 import { firesIn } from "../../dsl/hooks.js";
 import { HOOK_EVENTS, lifecycleOf } from "../../dsl/hook-events.js";
@@ -11,6 +10,7 @@ import { COMMON_OPTIONS, outputFormat, parseCommandArgs, parsePositiveInt } from
 import { graphJson, renderGraph } from "../graph.js";
 import { table, type Output } from "../output.js";
 import { loadFromFlags } from "../spec-input.js";
+import type * as PlanModule from "../../engine/plan.js";
 import type * as VersionsModule from "../../tools/versions.js";
 
 export async function validateCommand(argv: string[], out: Output): Promise<number> {
@@ -49,6 +49,9 @@ export async function offlinePlanCommand(
   // Taken by plan (online) and so by plan --offline: validated the same, though nothing runs here.
   parsePositiveInt(values.parallelism, "--parallelism", "plan", DEFAULT_PARALLELISM);
   const spec = await loadFromFlags("plan", values, out);
+  // Required here: the planner brings the engine's step runner, the record and the kube error
+  // types, which validate and graph never use.
+  const { planOffline } = require("../../engine/plan.js") as typeof PlanModule;
   const plan = planOffline(spec);
   if (format === "json") {
     out.json({ name: spec.name, specHash: spec.specHash, offline: true, steps: plan });

@@ -31,7 +31,7 @@ export interface KindDefinitions {
 }
 
 export const SCHEMA_COMMENT =
-  "Generated from the DSL's definitions (provider/dsl/definitions.ts) and each step kind's (provider/steps/<kind>/definition.ts) by `npm run schema`. Do not edit: test/unit/schema-generated.test.ts fails when this file differs from what they generate.";
+  "Generated from the DSL's definitions (provider/dsl/definitions.ts) and each step kind's (provider/steps/<kind>/definition.ts) by the build (`npm run build`, or `npm run schema` alone). Do not edit: a build under CI fails, and so does test/unit/schema-generated.test.ts, when this file differs from what they generate.";
 
 export function assembleSchema(kinds: readonly KindDefinitions[]): SchemaOptions {
   const names = kinds.map((k) => k.name);

@@ -1,8 +1,9 @@
 /**
- * `npm run schema`: writes schema/v1/khook.json, the JSON Schema editors and the loader read,
- * from the DSL's definitions and every step kind's (dsl/schema-assembly.ts). The file is
- * committed; test/unit/schema-generated.test.ts fails when it differs from what this writes.
- * Build time only: it loads typebox.
+ * The build's step (and `npm run schema`'s) that writes schema/v1/khook.json, the JSON Schema
+ * editors and the loader read, from the DSL's definitions and every step kind's
+ * (dsl/schema-assembly.ts). The file is committed, so under CI (`CI` set) this only checks it and
+ * fails when it differs: a clean clone's build must not quietly repair a schema nobody committed.
+ * test/unit/schema-generated.test.ts checks the same. Build time only: it loads typebox.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -39,10 +40,33 @@ export function schemaPath(): string {
   return path.join(dir, "schema", "v1", "khook.json");
 }
 
+/**
+ * Brings `file` to `text`, or with `checkOnly` (under CI) only says whether it differs: returns
+ * what happened, and the message for a stale file that was not written.
+ */
+export function syncSchemaFile(
+  file: string,
+  text: string,
+  checkOnly: boolean,
+): { state: "unchanged" | "written" | "stale"; message?: string } {
+  const before = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  if (before === text) return { state: "unchanged" };
+  if (checkOnly)
+    return {
+      state: "stale",
+      message: `khook: ${file} differs from what the step kinds' definitions generate. Run \`npm run build\` (or \`./dev schema\`) and commit the file.`,
+    };
+  fs.writeFileSync(file, text);
+  return { state: "written" };
+}
+
 if (require.main === module) {
   const file = schemaPath();
-  const text = generateSchemaText();
-  const before = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  if (before !== text) fs.writeFileSync(file, text);
-  process.stdout.write(`${path.relative(process.cwd(), file)}: ${before === text ? "unchanged" : "written"}\n`);
+  const ci = process.env["CI"] ?? "";
+  const result = syncSchemaFile(file, generateSchemaText(), ci !== "" && ci !== "false");
+  if (result.state === "stale") {
+    process.stderr.write(`${result.message}\n`);
+    process.exit(1);
+  }
+  if (result.state === "written") process.stdout.write(`${path.relative(process.cwd(), file)}: written\n`);
 }

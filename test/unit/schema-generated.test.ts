@@ -1,16 +1,18 @@
 /**
- * schema/v1/khook.json is generated from the definitions (the DSL's and each step kind's) by
- * `npm run schema`, and committed for editors and for the loader. A hand edit, or a definition
- * changed without regenerating, fails here.
+ * schema/v1/khook.json is generated from the definitions (the DSL's and each step kind's) by the
+ * build, and committed for editors and for the loader. A hand edit, or a definition changed
+ * without regenerating, fails here (and a build under CI, which only checks the file).
  */
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { test } from "node:test";
 import { HOOK_EVENTS } from "../../provider/dsl/hook-events.js";
-import { generateSchemaText, schemaPath } from "../../provider/steps/generate-schema.js";
+import { generateSchemaText, schemaPath, syncSchemaFile } from "../../provider/steps/generate-schema.js";
 import { KIND_NAMES } from "../../provider/steps/index.js";
 
-test("the committed schema is what the definitions generate (regenerate it with npm run schema)", () => {
+test("the committed schema is what the definitions generate (regenerate it with npm run build)", () => {
   const committed = fs.readFileSync(schemaPath(), "utf8");
   const generated = generateSchemaText();
   if (committed !== generated) {
@@ -20,14 +22,28 @@ test("the committed schema is what the definitions generate (regenerate it with 
     assert.fail(
       `schema/v1/khook.json differs from what the definitions generate, first at line ${line + 1}:\n` +
         `  committed: ${a[line] ?? "(end of file)"}\n  generated: ${b[line] ?? "(end of file)"}\n` +
-        "Run `npm run schema` and commit the result; never edit the file by hand.",
+        "Run `npm run build` (or `./dev schema`) and commit the result; never edit the file by hand.",
     );
   }
 });
 
 test("the schema says it is generated, and by which command", () => {
   const schema = JSON.parse(fs.readFileSync(schemaPath(), "utf8")) as { $comment?: string };
-  assert.match(schema.$comment ?? "", /Generated .* by `npm run schema`/);
+  assert.match(schema.$comment ?? "", /Generated .* by the build \(`npm run build`/);
+});
+
+test("a build under CI checks the committed schema and never writes it; elsewhere it writes a stale one", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-schema-"));
+  const file = path.join(dir, "khook.json");
+  fs.writeFileSync(file, "{}\n");
+  const checked = syncSchemaFile(file, "generated\n", true);
+  assert.equal(checked.state, "stale");
+  assert.match(checked.message ?? "", /differs from what the step kinds' definitions generate\. Run `npm run build`/);
+  assert.equal(fs.readFileSync(file, "utf8"), "{}\n", "under CI the file is left as committed");
+  assert.deepEqual(syncSchemaFile(file, "generated\n", false), { state: "written" });
+  assert.equal(fs.readFileSync(file, "utf8"), "generated\n");
+  assert.deepEqual(syncSchemaFile(file, "generated\n", true), { state: "unchanged" });
+  fs.rmSync(dir, { recursive: true });
 });
 
 /** Every node of the schema with its JSON pointer. */

@@ -11,6 +11,8 @@ import type * as SeaModule from "node:sea";
 export const SEA_ASSETS = {
   schema: "schema/v1/khook.json",
   bundle: "dist/sea/khook.bundle.js",
+  /** The CLI for the commands that never run a step (cli/offline-commands.ts), as bin/khook's offline bundle. */
+  offlineBundle: "dist/sea/khook-offline.bundle.js",
   /** The Pulumi provider mode (pulumi/native-sea-entry.ts), loaded only under the plugin's name. */
   providerBundle: "dist/sea/khook-provider.bundle.js",
 } as const;

@@ -4,7 +4,8 @@
 //
 // The blob holds the loader (dist/provider/cli/sea.js, which uses only Node's built-in modules)
 // and its assets (provider/sea-assets.ts names them): the CLI bundled with every package it
-// reaches, nothing loaded from disk; the Pulumi provider mode bundled likewise (its own asset, so
+// reaches, nothing loaded from disk, and again without what only a cluster run reaches for the
+// commands that never run a step (offline-bundle.mjs, as bin/khook's bundles); the Pulumi provider mode bundled likewise (its own asset, so
 // the CLI's start-up does not carry @pulumi/pulumi); the JSON Schema; and per command the V8 code cache of the
 // bundle, made by a first build of the executable after it ran that command (provider/cli/launch.ts
 // says why a cache made after a run). V8 ties a cache to its version and flags: they are made by
@@ -19,6 +20,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { leftOutStubs, OFFLINE_BUNDLE_LEAVES_OUT } from "./offline-bundle.mjs";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const out = path.join(root, "dist", "sea");
@@ -26,6 +28,7 @@ const cli = path.join(root, "dist", "provider", "cli");
 const SCHEMA = "schema/v1/khook.json";
 const ASSETS = {
   bundle: "dist/sea/khook.bundle.js",
+  offlineBundle: "dist/sea/khook-offline.bundle.js",
   providerBundle: "dist/sea/khook-provider.bundle.js",
   codeCache: (variant) => `dist/sea/khook.${variant}.v8cache`,
 };
@@ -144,6 +147,14 @@ async function bundle() {
     // No comments, no indentation: 3.6 MB instead of 5.2 to turn into a string on each start. Names stay (stack traces, error names).
     minifyWhitespace: true,
   });
+  // The commands that never run a step (validate, graph, schema, version): the same less what only a cluster run reaches.
+  const offlineBundle = await esbuild.build({
+    ...common,
+    entryPoints: [path.join(cli, "sea-entry.js")],
+    outfile: path.join(root, ASSETS.offlineBundle),
+    plugins: [kubeClientConfigOnly, leftOutStubs(OFFLINE_BUNDLE_LEAVES_OUT, path.basename(ASSETS.offlineBundle), cli)],
+    minifyWhitespace: true,
+  });
   // The Pulumi provider mode: the native provider with @pulumi/pulumi and grpc-js, an asset of its own.
   const providerBundle = await esbuild.build({
     ...common,
@@ -161,6 +172,8 @@ async function bundle() {
   const problems = [
     ...cliBundle.errors,
     ...cliBundle.warnings,
+    ...offlineBundle.errors,
+    ...offlineBundle.warnings,
     ...providerBundle.errors,
     ...providerBundle.warnings,
     ...loader.errors,
@@ -171,6 +184,7 @@ async function bundle() {
     throw new Error(`the single executable's bundle is not faithful to its modules:\n${text.join("")}`);
   }
   asciiOnly(path.join(root, ASSETS.bundle));
+  asciiOnly(path.join(root, ASSETS.offlineBundle));
   asciiOnly(path.join(root, ASSETS.providerBundle));
   // The loader must stay small: the bundle, not the loader, is what the code cache covers.
   const inLoader = Object.keys(loader.metafile.inputs).filter((f) => f.includes("node_modules"));
@@ -195,13 +209,13 @@ function asciiOnly(file) {
 
 function inputsHash() {
   const h = createHash("sha256");
-  for (const f of [ASSETS.bundle, ASSETS.providerBundle, "dist/sea/main.js", SCHEMA])
+  for (const f of [ASSETS.bundle, ASSETS.offlineBundle, ASSETS.providerBundle, "dist/sea/main.js", SCHEMA])
     h.update(f).update(fs.readFileSync(path.join(root, f)));
   h.update(process.version).update(fs.readFileSync(fileURLToPath(import.meta.url)));
   return h.digest("hex");
 }
 
-/** The blob: the loader, the bundle, the schema, and a code cache per command (paths of cache files). */
+/** The blob: the loader, the bundles, the schema, and a code cache per command (paths of cache files). */
 function seaBlob(work, codeCaches) {
   const config = path.join(work, "sea-config.json");
   const blob = path.join(work, "khook.blob");
@@ -216,6 +230,7 @@ function seaBlob(work, codeCaches) {
       assets: {
         [SCHEMA]: path.join(root, SCHEMA),
         [ASSETS.bundle]: path.join(root, ASSETS.bundle),
+        [ASSETS.offlineBundle]: path.join(root, ASSETS.offlineBundle),
         [ASSETS.providerBundle]: path.join(root, ASSETS.providerBundle),
         ...Object.fromEntries(Object.entries(codeCaches).map(([v, file]) => [ASSETS.codeCache(v), file])),
       },

@@ -3,9 +3,8 @@
 //
 // Two bundles of the same modules: `khook.bundle.js` with all of them, for the commands that talk
 // to a cluster, and `khook-offline.bundle.js` without what only a run against a cluster reaches
-// (OFFLINE_BUNDLE_LEAVES_OUT), for validate, graph, schema and version. A start pays for every
-// function of its bundle, run or not (V8's code cache describes each one), and the offline
-// commands are the shortest: a third fewer modules is about a tenth of a `validate` start.
+// (offline-bundle.mjs), for validate, graph, schema and version: the offline commands are the
+// shortest, and a third fewer modules is about a tenth of a `validate` start.
 //
 // Packages stay outside (required from node_modules on first use, under Node's compile cache),
 // except those every start runs: their code then sits in the CLI's own code cache, which holds
@@ -14,6 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { leftOutStubs, OFFLINE_BUNDLE_LEAVES_OUT } from "./offline-bundle.mjs";
 
 /**
  * js-yaml parses every spec and kubeconfig; the generated schema validator's runtime helpers (ajv's
@@ -21,15 +21,6 @@ import * as esbuild from "esbuild";
  * compiler is required only when the generated validator is missing or stale.
  */
 const BUNDLED_PACKAGES = [/^js-yaml(\/|$)/, /^ajv\/dist\/runtime\//, /^fast-deep-equal(\/|$)/];
-
-/**
- * What the offline bundle leaves out, each the entry to a part only a cluster run reaches, required
- * on first use: the cluster commands, the executors, the hook runners, the drift check. A module
- * that offline code imports too stays in. Requiring one of these from the offline bundle throws
- * (launch.ts gives the offline bundle only to the commands that never run a step).
- */
-const OFFLINE_BUNDLE_LEAVES_OUT =
-  /\/provider\/(cli\/commands\/cluster|steps\/[^/]+\/executor|hooks\/(function|webhook)|engine\/drift)\.js$/;
 
 const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "provider", "cli");
 
@@ -50,17 +41,9 @@ async function bundle(name, leaveOut) {
           build.onResolve({ filter: /^[^./]/ }, (args) =>
             BUNDLED_PACKAGES.some((p) => p.test(args.path)) ? undefined : { path: args.path, external: true },
           );
-          if (leaveOut === undefined) return;
-          build.onResolve({ filter: /^\./ }, (args) => {
-            const file = path.resolve(args.resolveDir, args.path);
-            return leaveOut.test(file) ? { path: path.relative(cli, file), namespace: "left-out" } : undefined;
-          });
-          build.onLoad({ filter: /.*/, namespace: "left-out" }, (args) => ({
-            contents: `throw new Error(${JSON.stringify(`khook: ${args.path} is not in ${name}, which serves only the commands that never run a step (provider/cli/launch.ts)`)});`,
-            loader: "js",
-          }));
         },
       },
+      ...(leaveOut === undefined ? [] : [leftOutStubs(leaveOut, name, cli)]),
     ],
     // The licences of bundled packages travel with their code.
     legalComments: "eof",

@@ -28,6 +28,7 @@ import * as vm from "node:vm";
 import { compileCacheDir } from "../compile-cache-dir.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
 import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";
+import { OFFLINE_COMMANDS } from "./offline-commands.js";
 import type * as MainModule from "./main.js";
 
 type CliModule = typeof MainModule;
@@ -37,9 +38,6 @@ export const CLI_BUNDLE = path.join(__dirname, "khook.bundle.js");
 
 /** The bundle for OFFLINE_COMMANDS: without the cluster commands, the executors, the hook runners. */
 export const OFFLINE_CLI_BUNDLE = path.join(__dirname, "khook-offline.bundle.js");
-
-/** The commands that never run a step. Any other (and any new) command gets the whole bundle. */
-export const OFFLINE_COMMANDS: ReadonlySet<string> = new Set(["validate", "graph", "schema", "version"]);
 
 /** Which bundle serves `command`. */
 export function bundleFor(command: string | undefined): string {

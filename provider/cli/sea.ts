@@ -1,7 +1,8 @@
 /**
  * The main script of khook's single executable (scripts/build-sea.mjs builds it): it carries
  * only Node's built-in modules and this loader; the CLI is the asset `dist/sea/khook.bundle.js`
- * (every module and every package, nothing left outside), compiled from the V8 code cache the
+ * (every module and every package, nothing left outside), or for the commands that never run a
+ * step `dist/sea/khook-offline.bundle.js` (as bin/khook chooses, launch.ts), compiled from the V8 code cache the
  * build made after running the command once (one asset per command, sea-assets.ts; launch.ts says
  * why a cache made after a run beats the one Node makes at compile time).
  *
@@ -21,6 +22,7 @@ import { Writable } from "node:stream";
 import { forwardToKhook, POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "../hooks/post-renderer-client.js";
 import { codeCacheAsset, SEA_ASSETS } from "../sea-assets.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
+import { OFFLINE_COMMANDS } from "./offline-commands.js";
 import type * as ProviderEntry from "../pulumi/native-sea-entry.js";
 import type * as SeaEntry from "./sea-entry.js";
 
@@ -35,7 +37,7 @@ export const PROVIDER_PLUGIN_NAME = "pulumi-resource-khook";
  */
 const TRAIN_CACHE_ENV = "KHOOK_SEA_TRAIN";
 const TRAIN_RUNS_ENV = "KHOOK_SEA_TRAIN_RUNS";
-/** `1`: say on stderr whether V8 took the code cache inside (tests and benchmarks check it). */
+/** `1`: say on stderr which bundle ran and whether V8 took the code cache inside (tests and benchmarks check it). */
 const REPORT_CACHE_ENV = "KHOOK_SEA_REPORT_CODE_CACHE";
 
 function rawAsset(sea: typeof SeaModule, name: string): Buffer {
@@ -48,6 +50,11 @@ const PROVIDER_CACHE = "pulumi-provider";
 /** The CLI command's code cache, or `other`'s for anything that is not a command. */
 function commandCaches(command: string | undefined): string[] {
   return command !== undefined && /^[a-z]{1,20}$/.test(command) ? [command, "other"] : ["other"];
+}
+
+/** The CLI bundle that serves `command`: the offline one for the commands that never run a step. */
+function cliBundleFor(command: string | undefined): string {
+  return command !== undefined && OFFLINE_COMMANDS.has(command) ? SEA_ASSETS.offlineBundle : SEA_ASSETS.bundle;
 }
 
 /** The first of these code caches the build made; empty when it made none. */
@@ -75,7 +82,7 @@ function loadBundle<Entry = typeof SeaEntry>(
   const script = compileCommonJs(source, filename, cache.length > 0 ? cache : undefined);
   if (process.env[REPORT_CACHE_ENV] === "1")
     process.stderr.write(
-      `khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`,
+      `khook: code cache ${cache.length === 0 ? "missing" : script.cachedDataRejected === true ? "rejected" : "accepted"} for ${path.basename(asset)}\n`,
     );
   // The bundle requires nothing but Node's built-in modules, which this script's require serves.
   return { entry: runCommonJs(script, filename, require) as Entry, script };
@@ -89,7 +96,8 @@ async function train(cacheFile: string): Promise<void> {
     fs.writeFileSync(cacheFile, script.createCachedData());
     return;
   }
-  const { entry, script } = loadBundle([]);
+  // A command's cache is made from the bundle that serves it: V8 takes a cache only for its own source.
+  const { entry, script } = loadBundle([], cliBundleFor(runs[0]?.[0]));
   const sink = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
   for (const argv of runs) {
     await entry.main(argv, { stdout: sink(), stderr: sink(), env: process.env });
@@ -101,7 +109,7 @@ async function run(argv: string[]): Promise<number> {
   if (path.basename(process.argv0).startsWith(PROVIDER_PLUGIN_NAME)) {
     return loadBundle<typeof ProviderEntry>([PROVIDER_CACHE], SEA_ASSETS.providerBundle).entry.providerMain(argv);
   }
-  return loadBundle(commandCaches(argv[0])).entry.main(argv);
+  return loadBundle(commandCaches(argv[0]), cliBundleFor(argv[0])).entry.main(argv);
 }
 
 function start(): void {

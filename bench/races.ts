@@ -295,8 +295,12 @@ spec:
 /**
  * The chart's startupapicheck hook is off, as GitOps installs often run it: that Job is the chart's
  * own retry loop, which makes helm wait until the webhook works; without it the race is the script's.
+ * The webhook's pod starts its process 8 s late (the lab's launcher honours the annotation), as an
+ * image pull delays it on a real node: the lab's processes otherwise start at once, and the webhook
+ * would serve before helm returns, so no script would meet the race a cluster puts it in.
  */
-const HELM_INSTALL = `helm upgrade --install cert-manager cert-manager --repo "$MIRROR" --version v1.21.2 -n cert-manager --create-namespace --set crds.enabled=true --set startupapicheck.enabled=false`;
+const WEBHOOK_STARTS_AFTER = "8s";
+const HELM_INSTALL = `helm upgrade --install cert-manager cert-manager --repo "$MIRROR" --version v1.21.2 -n cert-manager --create-namespace --set crds.enabled=true --set startupapicheck.enabled=false --set-string 'webhook.podAnnotations.khook\\.io/test-ready-after=${WEBHOOK_STARTS_AFTER}'`;
 
 const REAL_SCRIPT = `set -euo pipefail
 ${HELM_INSTALL}
@@ -322,7 +326,10 @@ steps:
       version: v1.21.2
       namespace: cert-manager
       createNamespace: true
-      values: { crds: { enabled: true }, startupapicheck: { enabled: false } }
+      values:
+        crds: { enabled: true }
+        startupapicheck: { enabled: false }
+        webhook: { podAnnotations: { khook.io/test-ready-after: "${WEBHOOK_STARTS_AFTER}" } }
   - name: issuers
     needs: [cert-manager]
     apply:
@@ -340,7 +347,7 @@ steps:
 async function realCase(base: NodeJS.ProcessEnv, kubeconfig: string, dir: string, bin: string): Promise<void> {
   console.log("");
   console.log(
-    `== races, the real case: cert-manager v1.21.2 from the mirror to a Ready Certificate (${REAL_ROUNDS} round${REAL_ROUNDS === 1 ? "" : "s"}) ==`,
+    `== races, the real case: cert-manager v1.21.2 from the mirror to a Ready Certificate, its webhook starting ${WEBHOOK_STARTS_AFTER} late as an image pull makes it (${REAL_ROUNDS} round${REAL_ROUNDS === 1 ? "" : "s"}) ==`,
   );
   try {
     await ensureToolchain({ only: LAB_TOOLS, log: () => undefined });

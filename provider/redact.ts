@@ -17,8 +17,15 @@ export const MASK = "***";
  */
 export const MIN_SECRET_LENGTH = 3;
 
+/** The shortest run of a secret's text that redactFragments masks wherever it shows. */
+export const MIN_FRAGMENT_LENGTH = 8;
+
 export class Redactor {
   private readonly secrets = new Set<string>();
+  /** The values as registered, for fragments (redactFragments). */
+  private readonly values = new Set<string>();
+  /** fragmentRuns() as of `size`. */
+  private runsMemo: { size: number; runs: Set<string> } | undefined;
   private pattern: RegExp | undefined;
   /** `size` when `pattern` was built: the parent may have learned more since. */
   private patternSize = 0;
@@ -34,6 +41,7 @@ export class Redactor {
   /** Registers a secret value and the encodings under which it commonly leaks. */
   add(value: string): void {
     if (value.length < MIN_SECRET_LENGTH) return;
+    this.values.add(value);
     const before = this.secrets.size;
     for (const form of encodedForms(value)) {
       if (form.length >= MIN_SECRET_LENGTH) this.secrets.add(form);
@@ -62,6 +70,51 @@ export class Redactor {
     return out.replace(this.pattern, MASK);
   }
 
+  /**
+   * redact(), and also every run of MIN_FRAGMENT_LENGTH or more characters that a registered secret
+   * holds: for messages that quote text a parser split into tokens, where a piece of a substituted
+   * secret shows without the rest (`Block scalar header includes extra characters: |aaaaaaa`).
+   * Load-time problems go through it; it may mask a run of public text that a secret happens to
+   * share, which a problem message can afford.
+   */
+  redactFragments(text: string): string {
+    const out = this.redact(text);
+    const runs = this.fragmentRuns();
+    if (runs.size === 0 || out.length < MIN_FRAGMENT_LENGTH) return out;
+    const covered = new Uint8Array(out.length);
+    let found = false;
+    for (let i = 0; i + MIN_FRAGMENT_LENGTH <= out.length; i++) {
+      if (!runs.has(out.slice(i, i + MIN_FRAGMENT_LENGTH))) continue;
+      covered.fill(1, i, i + MIN_FRAGMENT_LENGTH);
+      found = true;
+    }
+    if (!found) return out;
+    let masked = "";
+    for (let i = 0; i < out.length;) {
+      if (covered[i] === 0) masked += out[i++];
+      else {
+        masked += MASK;
+        while (i < out.length && covered[i] === 1) i++;
+      }
+    }
+    return masked;
+  }
+
+  /** Every MIN_FRAGMENT_LENGTH-character run of the registered values (the parent's included) with no blank at either end. */
+  private fragmentRuns(): Set<string> {
+    const size = this.size;
+    if (this.runsMemo?.size === size) return this.runsMemo.runs;
+    const runs = new Set<string>();
+    for (let r: Redactor | undefined = this; r !== undefined; r = r.parent)
+      for (const value of r.values)
+        for (let i = 0; i + MIN_FRAGMENT_LENGTH <= value.length; i++) {
+          const run = value.slice(i, i + MIN_FRAGMENT_LENGTH);
+          if (run.trim().length === MIN_FRAGMENT_LENGTH) runs.add(run);
+        }
+    this.runsMemo = { size, runs };
+    return runs;
+  }
+
   /** Redacts every string inside a JSON-like value. */
   redactValue<T>(value: T): T {
     return mapStrings(value, (s) => this.redact(s)) as T;
@@ -78,9 +131,15 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** The forms a secret typically takes in produced text: raw, JSON/YAML-escaped, URL-encoded, base64. */
+/**
+ * The forms a secret typically takes in produced text: raw, JSON/YAML-escaped, URL-encoded, base64;
+ * and the same of the secret without its surrounding whitespace, which a plain YAML scalar it is
+ * substituted into drops (a message quoting the parsed value then shows the trimmed text).
+ */
 export function encodedForms(value: string): string[] {
-  const forms = new Set<string>([value]);
+  const trimmed = value.trim();
+  const forms = new Set<string>(trimmed !== value && trimmed !== "" ? encodedForms(trimmed) : []);
+  forms.add(value);
   forms.add(JSON.stringify(value).slice(1, -1));
   forms.add(encodeURIComponent(value));
   forms.add(escapeUrlQuery(value));

@@ -405,5 +405,10 @@ function specHash(name: string, steps: readonly LoadedStep[], state: StateSettin
 
 /** Messages and paths: a secret substituted into a key is part of the JSON-pointer path. */
 function redactDiagnostics(ds: readonly Diagnostic[], vars: MergedVariables): Diagnostic[] {
-  return ds.map((d) => ({ ...d, path: vars.redactor.redact(d.path), message: vars.redactor.redact(d.message) }));
+  // Fragments too: a parser's message quotes the token it tripped on, which may be a piece of a substituted secret.
+  return ds.map((d) => ({
+    ...d,
+    path: vars.redactor.redactFragments(d.path),
+    message: vars.redactor.redactFragments(d.message),
+  }));
 }

@@ -399,14 +399,18 @@ function resolveReference(
 /**
  * Secrets are masked by their text, and a 1-2 character text occurs in ordinary output all the
  * time (masking "42" would mangle every number with a 42 in it), so such a secret cannot be kept
- * out of output soundly: it is refused at load instead. An empty value has nothing to hide.
+ * out of output soundly: it is refused at load instead. An empty value has nothing to hide. The
+ * text without surrounding whitespace counts too: a plain YAML scalar drops it (` ab ` shows as `ab`).
  */
 function isUnmaskable(value: string): boolean {
-  return value.length > 0 && value.length < MIN_SECRET_LENGTH;
+  const trimmed = value.trim();
+  return (
+    (value.length > 0 && value.length < MIN_SECRET_LENGTH) || (trimmed.length > 0 && trimmed.length < MIN_SECRET_LENGTH)
+  );
 }
 
 function shortSecretMessage(what: string): string {
-  return `${what} is shorter than ${MIN_SECRET_LENGTH} characters, so khook cannot keep it out of output (secrets are masked by their text, and a 1-2 character text is everywhere); use a secret of at least ${MIN_SECRET_LENGTH} characters, or, if the value is not secret, pass it as a plain variable (--set or the variable prefix)`;
+  return `${what} is shorter than ${MIN_SECRET_LENGTH} characters (surrounding whitespace not counted), so khook cannot keep it out of output (secrets are masked by their text, and a 1-2 character text is everywhere); use a secret of at least ${MIN_SECRET_LENGTH} characters, or, if the value is not secret, pass it as a plain variable (--set or the variable prefix)`;
 }
 
 function problem(source: SourceText, offset: number, message: string, rule: string): Diagnostic {

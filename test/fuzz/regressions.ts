@@ -155,4 +155,28 @@ export const LOADER_REGRESSIONS: readonly LoaderRegression[] = [
       set: [],
     },
   },
+  {
+    finding:
+      "a secret with surrounding whitespace, substituted into a plain YAML scalar, loses it there, and a message quoting the parsed value (an invalid namespace) showed the trimmed secret unmasked: the redactor masked only the untrimmed forms",
+    found: "seed 186699185 (the suite's seed for commit 0b20cdb), 2026-11-27",
+    input: {
+      kind: "template",
+      spec: "apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: ns\nsteps:\n  - name: config\n    apply:\n      namespace: ${NAMESPACE:-mysql}\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: ConfigMap\n            metadata: {name: settings}\n",
+      env: { KHOOK_SECRET_NAMESPACE: " aaaaaaa\\" },
+      set: [],
+    },
+    reports: "is not a valid namespace",
+  },
+  {
+    finding:
+      "a secret substituted into an inline manifest broke its YAML, and the parser's message quoted the piece it tripped on (`Block scalar header includes extra characters: |aaaaaaa`): a fragment, which the redactor's whole forms did not match; load-time problems now mask any 8-character run of a secret",
+    found: "seed 513834580 (./dev fuzz), 2026-11-27",
+    input: {
+      kind: "template",
+      spec: "apiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: pw\nsteps:\n  - name: config\n    apply:\n      manifests:\n        - inline: |\n            apiVersion: v1\n            kind: Secret\n            metadata: {name: creds}\n            stringData:\n              password: ${PASSWORD:-password}\n",
+      env: { KHOOK_SECRET_PASSWORD: "|aaaaaaa#aaaaaa" },
+      set: [],
+    },
+    reports: "is not valid YAML",
+  },
 ];

@@ -14,6 +14,7 @@ import { loadSpec } from "../../provider/load-spec.js";
 import { MAX_SPEC_BYTES } from "../../provider/dsl/yaml.js";
 import { parseYamlStream } from "../../provider/dsl/yaml-stream.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";
+import { Redactor } from "../../provider/redact.js";
 
 function load(stepsYaml: string, opts: Partial<LoadOptions> & { files?: Record<string, string>; text?: string } = {}) {
   const { files, text, ...rest } = opts;
@@ -86,6 +87,33 @@ describe("secret values", () => {
     assert.match(d!.message, /secret variable PIN/);
     assert.match(d!.message, /at least 3 characters/);
     assert.doesNotMatch(e.message, /42/);
+  });
+
+  test("secret-min-length: surrounding whitespace does not count, since a plain YAML scalar drops it", () => {
+    const e = refused("  - name: a\n    apply: { namespace: ${PIN}, manifests: [{ file: x.yaml }] }\n", {
+      env: { KHOOK_SECRET_PIN: "  42 " },
+    });
+    const [d] = withRule(e, "secret-min-length");
+    assert.match(d!.message, /surrounding whitespace not counted/);
+    assert.doesNotMatch(e.message, /42/);
+  });
+
+  test("secret-masking: a secret is masked without its surrounding whitespace too", () => {
+    const redactor = new Redactor();
+    redactor.add(" s3cr3t-token\\ ");
+    assert.equal(redactor.redact('namespace "s3cr3t-token\\\\" is invalid'), 'namespace "***" is invalid');
+    assert.equal(redactor.redact("value s3cr3t-token\\."), "value ***.");
+  });
+
+  test("secret-masking: a problem that quotes a piece of a secret (8 characters or more) masks the piece", () => {
+    const redactor = new Redactor();
+    redactor.add("|s3cr3t-token#tail");
+    assert.equal(
+      redactor.redactFragments("Block scalar header includes extra characters: |s3cr3t-tok"),
+      "Block scalar header includes extra characters: ***",
+    );
+    assert.equal(redactor.redactFragments("a short run s3cr3t- stays"), "a short run s3cr3t- stays");
+    assert.equal(redactor.child().redactFragments("token#tail"), "***", "a child masks its parent's pieces");
   });
 
   test("secret-min-length: the Pulumi secretVars input is held to the same rule", () => {

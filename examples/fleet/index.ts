@@ -32,6 +32,7 @@ import * as path from "node:path";
 import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 // This program lives inside the khook package, so it imports the SDK by path.
 import { Khook, type KhookStep } from "../../sdk/index.js";
+import { textTable } from "./table.js";
 
 const PROJECT = "khook-fleet";
 const KHOOK_TYPE = "pulumi-nodejs:dynamic/khook:Khook";
@@ -237,13 +238,7 @@ function table(rows: readonly ClusterReport[]): string {
     String(r.resumed),
     r.error ?? "",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const fmt = (c: string[]): string =>
-    c
-      .map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!)))
-      .join("  ")
-      .trimEnd();
-  return [fmt(head), ...cells.map(fmt)].join("\n");
+  return textTable(head, cells);
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -14,6 +14,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { textTable } from "./table.js";
 
 /** The fields of `khook apply -o json` a fleet report reads (docs/cli.md). */
 export interface RunSummary {
@@ -104,13 +105,7 @@ export function reportTable(lines: readonly ClusterLine[]): string {
     String(l.skipped),
     l.error ?? "",
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const fmt = (c: string[]): string =>
-    c
-      .map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!)))
-      .join("  ")
-      .trimEnd();
-  return [fmt(head), ...cells.map(fmt)].join("\n");
+  return textTable(head, cells);
 }
 
 function main(argv: string[]): number {

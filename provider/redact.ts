@@ -24,8 +24,8 @@ export class Redactor {
   private readonly secrets = new Set<string>();
   /** The values as registered, for fragments (redactFragments). */
   private readonly values = new Set<string>();
-  /** fragmentRuns() as of `size`. */
-  private runsMemo: { size: number; runs: Set<string> } | undefined;
+  /** fragmentRuns() as of `valueCount` values. */
+  private runsMemo: { valueCount: number; runs: Set<string> } | undefined;
   private pattern: RegExp | undefined;
   /** `size` when `pattern` was built: the parent may have learned more since. */
   private patternSize = 0;
@@ -102,8 +102,10 @@ export class Redactor {
 
   /** Every MIN_FRAGMENT_LENGTH-character run of the registered values (the parent's included) with no blank at either end. */
   private fragmentRuns(): Set<string> {
-    const size = this.size;
-    if (this.runsMemo?.size === size) return this.runsMemo.runs;
+    // Keyed by the values the runs come from, not by the forms, which a new value need not add to.
+    let valueCount = 0;
+    for (let r: Redactor | undefined = this; r !== undefined; r = r.parent) valueCount += r.values.size;
+    if (this.runsMemo?.valueCount === valueCount) return this.runsMemo.runs;
     const runs = new Set<string>();
     for (let r: Redactor | undefined = this; r !== undefined; r = r.parent)
       for (const value of r.values)
@@ -111,7 +113,7 @@ export class Redactor {
           const run = value.slice(i, i + MIN_FRAGMENT_LENGTH);
           if (run.trim().length === MIN_FRAGMENT_LENGTH) runs.add(run);
         }
-    this.runsMemo = { size, runs };
+    this.runsMemo = { valueCount, runs };
     return runs;
   }
 

@@ -116,6 +116,15 @@ describe("secret values", () => {
     assert.equal(redactor.child().redactFragments("token#tail"), "***", "a child masks its parent's pieces");
   });
 
+  test("secret-masking: a secret added after a problem was masked brings its pieces too", () => {
+    const redactor = new Redactor();
+    redactor.add("s3cr3t-token-value");
+    assert.equal(redactor.redactFragments("nothing secret here"), "nothing secret here");
+    const encoded = Buffer.from("s3cr3t-token-value").toString("base64");
+    redactor.add(encoded);
+    assert.equal(redactor.redactFragments(`a piece: ${encoded.slice(0, 12)}`), "a piece: ***");
+  });
+
   test("secret-min-length: the Pulumi secretVars input is held to the same rule", () => {
     withRule(refused(USES_PIN, { secretVars: { PIN: "7" } }), "secret-min-length");
   });

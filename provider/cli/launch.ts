@@ -28,7 +28,7 @@ import * as vm from "node:vm";
 import { compileCacheDir } from "../compile-cache-dir.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
 import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";
-import { OFFLINE_COMMANDS } from "./offline-commands.js";
+import { isOfflineCommand } from "./offline-commands.js";
 import type * as MainModule from "./main.js";
 
 type CliModule = typeof MainModule;
@@ -41,7 +41,7 @@ export const OFFLINE_CLI_BUNDLE = path.join(__dirname, "khook-offline.bundle.js"
 
 /** Which bundle serves `command`. */
 export function bundleFor(command: string | undefined): string {
-  return command !== undefined && OFFLINE_COMMANDS.has(command) ? OFFLINE_CLI_BUNDLE : CLI_BUNDLE;
+  return isOfflineCommand(command) ? OFFLINE_CLI_BUNDLE : CLI_BUNDLE;
 }
 
 /** tsc's record of its last build: newer than the bundle means the bundle predates the code. */

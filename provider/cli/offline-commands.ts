@@ -6,3 +6,8 @@
  * launch.ts's fallback to the CLI's modules.
  */
 export const OFFLINE_COMMANDS: ReadonlySet<string> = new Set(["validate", "graph", "schema", "version"]);
+
+/** Whether the offline bundle serves `command` (the first argument; none is not a command). */
+export function isOfflineCommand(command: string | undefined): boolean {
+  return command !== undefined && OFFLINE_COMMANDS.has(command);
+}

@@ -22,7 +22,7 @@ import { Writable } from "node:stream";
 import { forwardToKhook, POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "../hooks/post-renderer-client.js";
 import { codeCacheAsset, SEA_ASSETS } from "../sea-assets.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
-import { OFFLINE_COMMANDS } from "./offline-commands.js";
+import { isOfflineCommand } from "./offline-commands.js";
 import type * as ProviderEntry from "../pulumi/native-sea-entry.js";
 import type * as SeaEntry from "./sea-entry.js";
 
@@ -54,7 +54,7 @@ function commandCaches(command: string | undefined): string[] {
 
 /** The CLI bundle that serves `command`: the offline one for the commands that never run a step. */
 function cliBundleFor(command: string | undefined): string {
-  return command !== undefined && OFFLINE_COMMANDS.has(command) ? SEA_ASSETS.offlineBundle : SEA_ASSETS.bundle;
+  return isOfflineCommand(command) ? SEA_ASSETS.offlineBundle : SEA_ASSETS.bundle;
 }
 
 /** The first of these code caches the build made; empty when it made none. */

@@ -32,14 +32,7 @@ export function startKubeletFronts(opts: {
         res.writeHead(200, { "content-type": "text/plain" }).end("ok");
         return;
       }
-      const kwokPath =
-        req.method !== "GET"
-          ? undefined
-          : url.pathname === "/metrics/resource"
-            ? `/metrics/nodes/${encodeURIComponent(node)}/metrics/resource`
-            : url.pathname.startsWith("/containerLogs/")
-              ? `${url.pathname}${url.search}`
-              : undefined;
+      const kwokPath = req.method === "GET" ? kwokPathFor(node, url) : undefined;
       if (kwokPath === undefined) {
         res
           .writeHead(404, { "content-type": "text/plain" })
@@ -81,4 +74,11 @@ export function startKubeletFronts(opts: {
     close: () =>
       Promise.all(servers.map(({ server }) => new Promise<void>((r) => server.close(() => r())))).then(() => undefined),
   }));
+}
+
+/** Where kwok answers what a kubelet is asked at `url`, for `node`; undefined for what the lab does not serve. */
+function kwokPathFor(node: string, url: URL): string | undefined {
+  if (url.pathname === "/metrics/resource") return `/metrics/nodes/${encodeURIComponent(node)}/metrics/resource`;
+  if (url.pathname.startsWith("/containerLogs/")) return `${url.pathname}${url.search}`;
+  return undefined;
 }

@@ -48,6 +48,21 @@ export default tseslint.config(
     },
   },
   {
+    // tsc turns `import * as fs from "node:fs"` into a copy of every export, made again in each module
+    // that says it: a `khook validate` start paid 1-2 ms for them (DEVELOPERS.md, start-up).
+    files: ["**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "ImportDeclaration[importKind!='type'][source.value=/^node:/] > ImportNamespaceSpecifier",
+          message:
+            'Import a Node built-in as its default (import fs from "node:fs") or by name: `import * as` copies it.',
+        },
+      ],
+    },
+  },
+  {
     // The module boundaries that matter: what the provider and the SDK export.
     files: ["provider/**/*.ts", "sdk/**/*.ts"],
     rules: {

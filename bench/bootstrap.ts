@@ -12,9 +12,9 @@
  * Uses KHOOK_TEST_KUBECONFIG when set, else starts (and stops) a local cluster with the harness.
  */
 import { spawn, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { startCluster, stopCluster, type ClusterState } from "../test/harness/cluster.js";
 import { toolPathVar } from "../test/harness/env.js";

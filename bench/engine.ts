@@ -9,9 +9,9 @@
  * Uses KHOOK_TEST_KUBECONFIG when set, else starts (and stops) a local cluster with the harness.
  */
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { KubeClient } from "../provider/kube/index.js";
 import { applyOperation } from "../provider/operations.js";

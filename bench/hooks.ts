@@ -10,9 +10,9 @@
  * Each figure is the median over RUNS runs after ten warm-up runs, minus the same render
  * without hooks. Figures, not assertions.
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { StepHooks, type AttemptIo } from "../provider/hooks/step-hooks.js";
 import { loadSpec } from "../provider/load-spec.js";

@@ -4,9 +4,9 @@
  * `khook validate` process on a 1,000-step spec in <= 0.5 s. Figures, not assertions.
  */
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { planOffline } from "../provider/engine/plan.js";
 import { loadSpec } from "../provider/load-spec.js";

@@ -24,9 +24,9 @@
  * dynamic resource's overhead over it is khook's own code.
  */
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { clusterAlive, clusterDir, readClusterState, startCluster, stopCluster } from "../test/harness/cluster.js";
 import { testCluster } from "../test/harness/index.js";

@@ -8,9 +8,9 @@
  * Uses KHOOK_TEST_KUBECONFIG when set, else starts (and stops) a local cluster with the harness.
  */
 import { spawn } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { startCluster, stopCluster, type ClusterState } from "../test/harness/cluster.js";
 import { CONTROL_PLANE, ensureToolchain, toolPath } from "../test/harness/toolchain.js";
 import type { ScaleRunReport } from "./scale-run.js";

@@ -16,9 +16,9 @@
  * prints one line, the floor of any command that prints (Node loads its stream modules for stdout).
  */
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { ensureSea } from "../test/harness/sea.js";
 

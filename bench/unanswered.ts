@@ -8,10 +8,10 @@
  * once. Each row is one whole CLI run (start-up included). Figures, never assertions.
  */
 import { spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 
 const BIN = path.join(__dirname, "..", "..", "bin", "khook");
 

@@ -4,8 +4,8 @@
  * default under the temporary directory, which CI machines and tmp cleaners wipe;
  * `NODE_COMPILE_CACHE` (a directory) keeps its Node meaning.
  */
-import * as os from "node:os";
-import * as path from "node:path";
+import os from "node:os";
+import path from "node:path";
 
 export function compileCacheDir(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   const fromNode = env["NODE_COMPILE_CACHE"];

@@ -20,8 +20,8 @@
  * here, at program time, and travel as inputs: editing any of them shows in
  * preview, and destroy/refresh work from state alone.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { bundleInput, bundleOptions, recordKey, type Bundle } from "../provider/pulumi/bundle.js";
 import {

@@ -25,7 +25,7 @@
  *     and is never the only way: a project that moves still finds khook by
  *     name, and every `up` writes it anew.
  */
-import * as path from "node:path";
+import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 
 type Handlers = Required<pulumi.dynamic.ResourceProvider>;

@@ -27,8 +27,8 @@
  *
  * In a project that installs khook from npm, import it by name: `import { Khook } from "khook"`.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { LocalWorkspace, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 // This program lives inside the khook package, so it imports the SDK by path.
 import { Khook, type KhookStep } from "../../sdk/index.js";

@@ -12,8 +12,8 @@
  * Exit status: 0 when every cluster is ok, 2 when invalid input failed one (a retry cannot help),
  * else 1 when any failed.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { textTable } from "./table.js";
 
 /** The fields of `khook apply -o json` a fleet report reads (docs/cli.md). */

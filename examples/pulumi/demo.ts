@@ -17,8 +17,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import {
   clusterAlive,
   clusterDir,

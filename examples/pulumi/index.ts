@@ -15,8 +15,8 @@
  *
  * `npm run demo` (examples/pulumi/demo.ts) sets it all up against the local cluster.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 // This program lives inside the khook package, so it imports the SDK by path; the
 // dynamic provider still resolves khook by package name from the program's directory.

@@ -4,8 +4,8 @@
  * earlier run (launch.ts says why). Shared by bin/khook (launch.ts: bundle and caches on disk) and
  * the single executable (sea.ts: bundle and cache inside the executable).
  */
-import * as path from "node:path";
-import * as vm from "node:vm";
+import path from "node:path";
+import vm from "node:vm";
 
 /** Compiles `source` as the module at `filename`; V8 sets `cachedDataRejected` when it cannot use `cachedData`. */
 export function compileCommonJs(

@@ -21,10 +21,10 @@
  * requires one: turning it on costs about as much as loading a module, and `validate` needs none.
  */
 import { isAscii } from "node:buffer";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { createRequire, isBuiltin } from "node:module";
-import * as path from "node:path";
-import * as vm from "node:vm";
+import path from "node:path";
+import vm from "node:vm";
 import { compileCacheDir } from "../compile-cache-dir.js";
 import { compileCommonJs, runCommonJs } from "./commonjs-script.js";
 import { fnv1a32Hex, wordChecksum } from "../fingerprint.js";

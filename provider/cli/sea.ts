@@ -15,8 +15,8 @@
  * - anything else: the CLI.
  */
 import { isAscii } from "node:buffer";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type * as SeaModule from "node:sea";
 import { Writable } from "node:stream";
 import { forwardToKhook, POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "../hooks/post-renderer-client.js";

@@ -21,8 +21,8 @@
  *   for every regular file, walked in sorted order (`.git` excluded). A kustomization's local
  *   references outside its directory are walked too.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { nodeCrypto } from "../node-crypto.js";
 import { yamlLibrary } from "./yaml.js";
 import type { FileReference, StepKind } from "./step-kind.js";

@@ -16,8 +16,8 @@
  *   hook-header-value       header values are visible ASCII, spaces and tabs: no CR, LF, NUL or non-ASCII
  *   hook-matches-nothing    a hook that matches no step (warning)
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { Diagnostic, PositionLookup, SourcePosition } from "../errors.js";
 import { formatDuration, parseDuration } from "./duration.js";
 import { canonicalJson, sha256Hex } from "./hash.js";

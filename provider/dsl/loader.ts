@@ -5,8 +5,8 @@
  * The step kinds are an argument (provider/load-spec.ts passes khook's): each
  * kind's rules, defaults, summary and files come from it.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { Document } from "yaml";
 import {
   diagnosticsError,

@@ -18,8 +18,8 @@
  * ./, ../ or /), local-file-exists, resource-reference (`type` or `kind/name` as each field
  * allows), namespace-or-all (namespace excludes allNamespaces), and the name-or-selector rules.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { describeChartText, isLocalPath, splitUserinfo } from "../helm/chart.js";
 import { findCycles } from "./dag.js";

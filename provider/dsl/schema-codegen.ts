@@ -2,8 +2,8 @@
  * Build step (`npm run build`): writes the schema validator as ajv standalone code
  * next to schema.js, stamped with the schema's checksum so a stale one is never used.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import { GENERATED_VALIDATOR, createAjv, loadLoaderSchema, schemaSource } from "./schema.js";
 

@@ -10,8 +10,8 @@
  * semantic pass words better is tagged `x-khook-rule` and left to it (`semanticRules: true`
  * reports it here too), except a wrong type, which the rules take as given.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { Diagnostic, PositionLookup } from "../errors.js";
 import { wordChecksum } from "../fingerprint.js";

@@ -12,9 +12,9 @@
  * - the hook's timeout, and a cap on its output;
  * - its stderr redacted, and shown only when it fails.
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { formatDuration } from "../dsl/duration.js";
 import { yamlLibrary } from "../dsl/yaml.js";
 import type { LoadedFunctionHandler } from "../dsl/hooks.js";

@@ -8,7 +8,7 @@
  * started through a symlink named POST_RENDERER_NAME, whose socket is the one
  * beside the symlink (no shell, no argument: what helm's --post-renderer runs).
  */
-import * as net from "node:net";
+import net from "node:net";
 
 /** The post-renderer executable's file name, in the helm session's private directory. */
 export const POST_RENDERER_NAME = "khook-post-renderer";

@@ -13,9 +13,9 @@
  * starts with one byte, `O` (the transformed manifest follows) or `E` (an error
  * message follows).
  */
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
 import { inSingleExecutable } from "../sea-assets.js";
 import { yamlLibrary } from "../dsl/yaml.js";
 import { POST_RENDERER_NAME, POST_RENDERER_SOCKET } from "./post-renderer-client.js";

@@ -10,8 +10,8 @@
  * KubeClient exposes them as methods, and is the KubeApi (./api.ts) that
  * executors receive as `ctx.kube`.
  */
-import * as http from "node:http";
-import * as https from "node:https";
+import http from "node:http";
+import https from "node:https";
 import type * as net from "node:net";
 import { KhookError } from "../errors.js";
 import { KHOOK_VERSION } from "../version.js";

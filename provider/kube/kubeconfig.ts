@@ -21,12 +21,12 @@
  *
  * No message here ever contains a credential: only names, paths and field names.
  */
-import * as fs from "node:fs";
+import fs from "node:fs";
 import type * as http from "node:http";
 import type * as https from "node:https";
-import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import {
   CORE_SCHEMA,
   eventsToAst,

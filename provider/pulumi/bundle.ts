@@ -26,9 +26,9 @@
  * native provider) get the bundle from.
  */
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { FileReference, LocalFileKey } from "../dsl/step-kind.js";
 import { SPEC_DEFAULTS } from "../dsl/defaults.js";
 import type { VariableSources } from "../dsl/vars.js";

@@ -10,7 +10,7 @@
  */
 // First, so the modules below and the ones required lazily come from V8's compile cache.
 import "../compile-cache.js";
-import * as path from "node:path";
+import path from "node:path";
 import type { LoadedSpec } from "../dsl/loaded.js";
 import { parseDuration, formatDuration } from "../dsl/duration.js";
 import { waitSetting } from "../inputs.js";

@@ -21,8 +21,8 @@
  *    without passing it on, so the request is read on its way in.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type * as pulumiProvider from "@pulumi/pulumi/provider";
 import type * as LoadModule from "../dsl/loader.js";
 import { prefixProblems, scanEnvironment } from "../dsl/vars.js";

@@ -18,9 +18,9 @@
  * turns it off.
  */
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { LoadedSpec, StateSettings } from "../dsl/loaded.js";
 import type { Kind } from "../steps/contract.js";
 import type * as StepsModule from "../steps/index.js";

@@ -7,7 +7,7 @@
  * produced. Everything here is plain JSON: the dynamic provider protocol
  * carries nothing else.
  */
-import * as path from "node:path";
+import path from "node:path";
 import { parallelismProblem } from "../inputs.js";
 
 /** The dynamic provider protocol's marker for a value that is not known yet (preview). */

@@ -5,7 +5,7 @@
  * README.md for the discipline and the failure policy.
  */
 import { randomUUID } from "node:crypto";
-import * as os from "node:os";
+import os from "node:os";
 import { KhookError } from "../errors.js";
 import type { LoadedSpec } from "../dsl/loaded.js";
 import { KHOOK_VERSION } from "../version.js";

@@ -9,7 +9,7 @@
  * /proc/self is someone else or nobody), the fields are left out, and other
  * runs then wait for the lease to expire instead of judging by pid.
  */
-import * as fs from "node:fs";
+import fs from "node:fs";
 
 export interface PidSpace {
   /** `pid:[4026531836]`: the link target of /proc/self/ns/pid. */

@@ -5,8 +5,8 @@
  * fails when it differs: a clean clone's build must not quietly repair a schema nobody committed.
  * test/unit/schema-generated.test.ts checks the same. Build time only: it loads typebox.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { assembleSchema, printSchema } from "../dsl/schema-assembly.js";
 import type { KindDefinition } from "./contract.js";
 import { KINDS, KIND_NAMES } from "./index.js";

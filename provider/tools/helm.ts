@@ -25,9 +25,9 @@
  * chart mean is provider/helm/ (pure); what to do with them is steps/helm/executor.ts.
  */
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { executionError, KhookError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import type { ClusterTarget } from "../kube/client.js";

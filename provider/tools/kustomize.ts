@@ -9,8 +9,8 @@
  * validation; the check is repeated here because the files may have changed
  * between validation and apply.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { executionError } from "../errors.js";
 import type { Redactor } from "../redact.js";
 import { findRemoteKustomizeBases, readKustomization } from "../dsl/hash.js";

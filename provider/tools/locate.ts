@@ -1,6 +1,6 @@
 /** Finding tool binaries: an explicit path, an environment variable, or PATH. */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 
 function isExecutable(file: string): boolean {
   try {

@@ -7,9 +7,9 @@
  * - no secret value, nor a fragment of one, nor a common encoding of one, is in any output.
  * Time and memory are measured by the runner (run.ts), which bounds them.
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { main } from "../../provider/cli/main.js";
 import { encodedForms } from "../../provider/redact.js";

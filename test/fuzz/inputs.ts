@@ -2,8 +2,8 @@
  * What the loader fuzz feeds the CLI: random mutations of the examples, random YAML, and a spec
  * template whose slots hold random variable references, values (some of them secrets) and pipelines.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import fc from "fast-check";
 import { stringify } from "yaml";
 

@@ -6,7 +6,7 @@
  * Both bounds are far above what any input is measured to need (see DEFAULT_BOUNDS), so they catch
  * hangs and blow-ups without ever depending on how busy the machine is.
  */
-import * as path from "node:path";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import type { LoaderInput } from "./inputs.js";

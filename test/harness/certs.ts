@@ -2,8 +2,8 @@
 // client certificate (O=system:masters), the service-account signing key, and the serving
 // certificate of the lab's kubelet endpoints (what metrics-server scrapes). openssl CLI, EC P-256.
 import { randomBytes } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { runOk } from "./util";
 
 export interface ClusterCerts {

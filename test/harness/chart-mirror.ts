@@ -6,8 +6,8 @@
  * (`repo: ${CHART_MIRROR:-https://charts.jetstack.io}`), so the same file runs online and here
  * (docs/air-gapped.md).
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import {
   startHttpServer,
   startOciRegistry,

@@ -4,7 +4,7 @@
 //   cluster-cli down             stop it and delete its state
 //   cluster-cli status           print whether it runs, and its kubeconfig
 // Each takes [--name NAME]; without it, the cluster is this checkout's own (dev-cluster.ts).
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { clusterAlive, clusterDir, componentLogs, readClusterState, startCluster, stopCluster } from "./cluster";
 import { devClusterName } from "./dev-cluster";
 import { toolPathVar } from "./env";

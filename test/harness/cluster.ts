@@ -3,10 +3,10 @@
 // certificates, and the lab daemon (lab.ts): the API server's egress proxy, so nothing the API
 // server dials leaves loopback (ClusterIPs are loopback addresses too, 127.96.0.0/16, as a second
 // wall). Every process is recorded in <dir>/cluster.json so any process can stop it.
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { createHash } from "node:crypto";
-import * as os from "node:os";
-import * as path from "node:path";
+import os from "node:os";
+import path from "node:path";
 import { generateClusterCerts } from "./certs";
 import { egressSelectorConfig } from "./egress";
 import { ApiClient } from "./kube-lite";

@@ -1,7 +1,7 @@
 // Which cluster `./dev cluster-up` / `cluster-down` / `status` mean. One per checkout by default,
 // so `cluster-down` in one worktree never stops another worktree's cluster; `--name NAME` picks
 // one explicitly (to share a cluster between checkouts, or to keep several).
-import * as path from "node:path";
+import path from "node:path";
 import { crc32 } from "node:zlib";
 import { repoRoot } from "./util";
 

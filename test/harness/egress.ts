@@ -8,8 +8,8 @@
  * connection refused`, which the API server reports like the field does
  * (`failed calling webhook "...": ... connection refused`). Every request is recorded.
  */
-import * as fs from "node:fs";
-import * as net from "node:net";
+import fs from "node:fs";
+import net from "node:net";
 
 /** One CONNECT the proxy answered. */
 export interface EgressRecord {

@@ -15,8 +15,8 @@
 //                             need one fail with its reason (lateToolBuilt in index.ts)
 //   HELM_CONFIG_HOME, HELM_CACHE_HOME, HELM_DATA_HOME, HELM_REGISTRY_CONFIG,
 //   HELM_REPOSITORY_CONFIG, HELM_REPOSITORY_CACHE   isolated per test run
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { toolBinDirs } from "./toolchain";
 import { isAlive, runDir, writeFileAtomic } from "./util";
 

@@ -3,10 +3,10 @@
 //   startChartRepo   - an HTTP helm chart repository (index.yaml + packaged test charts), optional basic auth
 //   startOciRegistry - the CNCF distribution registry with htpasswd basic auth, test charts pushed
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as http from "node:http";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import { toolEnv } from "./env";
 import { toolPath } from "./toolchain";
 import { freePort, killGroup, repoRoot, run, runDir, runOk, spawnDaemon, tailFile, waitFor } from "./util";

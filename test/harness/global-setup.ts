@@ -7,8 +7,8 @@
 //   3. exports the env contract (see env.ts) to the test processes and to the env file.
 // A failure does not abort the run: it is printed loudly and recorded in KHOOK_TEST_SETUP_ERROR,
 // so unit tests still run and every integration test fails with the reason.
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import {
   componentLogs,
   pruneStaleTestClusters,

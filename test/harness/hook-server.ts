@@ -3,7 +3,7 @@
  * (seed 003), for tests and benchmarks. Its behaviour is a queue of answers per
  * phase (the last one repeats); it records every request, headers included.
  */
-import * as http from "node:http";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type HookBehaviour =

@@ -16,9 +16,9 @@
 // the entrypoint there: chroot as the image's user, in a private mount namespace with /proc and
 // /dev mounted (what a runtime provides; gone when the process ends, nothing to unmount).
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { findOnPath } from "../../provider/tools/locate";
 import { seaPath } from "./sea";
 import { HELM_VERSION, KUSTOMIZE_VERSION, toolPath } from "./toolchain";

@@ -6,8 +6,8 @@
 //   toolPath("helm"), toolEnv(), pulumiEnv(dir)
 //   startChartRepo(), startOciRegistry({ username, password }), startHttpServer({ "/a.yaml": "..." })
 import { randomBytes } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { TestContext } from "node:test";
 import { componentLogs, readClusterState } from "./cluster";
 import type { EgressRecord } from "./egress";

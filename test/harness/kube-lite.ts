@@ -4,9 +4,9 @@
  * cluster's admin certificate. Not khook's client: the harness must keep working whatever the
  * product's kube/ layer does.
  */
-import * as fs from "node:fs";
-import * as https from "node:https";
-import * as path from "node:path";
+import fs from "node:fs";
+import https from "node:https";
+import path from "node:path";
 
 export interface ApiResponse {
   status: number;

@@ -8,9 +8,9 @@
  * kubelet stand-in does; the egress proxy routes the API server's dial of a Node (its name or
  * address and this port) here. Exec, attach and port-forward are not served.
  */
-import * as fs from "node:fs";
-import * as http from "node:http";
-import * as https from "node:https";
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
 
 export interface KubeletFront {
   close(): Promise<void>;

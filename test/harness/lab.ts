@@ -9,8 +9,8 @@
  *
  *   node dist/test/harness/lab.js <cluster dir> <egress socket path> <API server URL>
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { EgressRoutes, startEgressProxy, type EgressRecord } from "./egress";
 import { readClusterState } from "./cluster";
 import { startKubeletFronts } from "./kubelet-front";

@@ -10,11 +10,11 @@
  * pod's restartPolicy says when it exits, and stopped when the pod goes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import * as fs from "node:fs";
-import * as http from "node:http";
-import * as https from "node:https";
-import * as net from "node:net";
-import * as path from "node:path";
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import path from "node:path";
 import type { EgressRoutes } from "./egress";
 import { ApiClient, ApiError, type WatchEvent } from "./kube-lite";
 import { labImageFor, type LabImage } from "./lab-images";

@@ -7,7 +7,7 @@
  *   await killComponent(state(), "kube-apiserver");
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { after, afterEach, before } from "node:test";
 import { startCluster, stopCluster, type ClusterState, type StartClusterOptions } from "./cluster";
 import { clusterAt, type TestCluster } from "./index";

@@ -2,8 +2,8 @@
 // (scripts/build-sea.mjs skips the work when dist/sea/khook is current), then copied wherever a
 // test needs it: an empty directory with no node_modules, no Node on PATH.
 import { execFile } from "node:child_process";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { repoRoot } from "./util";
 
 /** Where `./dev sea` writes the executable. */

@@ -2,7 +2,7 @@
 //   toolchain [--only etcd,kubernetes,...] [--force] [--list] [--env]
 //   --list   print every tool, its version, directory, whether cached and its build time
 //   --env    print `export PATH=...` putting the tools first
-import * as path from "node:path";
+import path from "node:path";
 import { LATE_TOOLS, defaultUnits, describeToolchain, ensureToolchain, toolBinDirs, unitIds } from "./toolchain";
 
 async function main(argv: string[]): Promise<number> {

@@ -14,8 +14,8 @@
 //   (default 60, leaving CI's 90-minute cap room for the tests); past it, the build is stopped.
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { LAB_CHARTS, LAB_MANIFESTS } from "./lab-charts";
 import { isAlive, repoRoot, sleep, toolsDir, writeFileAtomic } from "./util";
 

@@ -1,9 +1,9 @@
 // Small shared helpers for the test harness: paths, process spawning, ports, polling.
 import { spawn, type SpawnOptions } from "node:child_process";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 
 /** Root of khook's per-user cache (tools, run state). */
 export function cacheDir(): string {

@@ -15,11 +15,11 @@
  * Fail`, a CRD whose conversion webhook it is, an aggregated APIService that is never available)
  * are built by the functions below.
  */
-import * as fs from "node:fs";
-import * as https from "node:https";
+import fs from "node:fs";
+import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import os from "node:os";
+import path from "node:path";
 import { generateServingCerts, type ServingCerts } from "./certs";
 
 export type WebhookMode = "down" | "hang" | "error" | "untrusted" | "allow" | "deny";

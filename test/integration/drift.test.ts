@@ -6,9 +6,9 @@
  * revision counts show. The Pulumi shells: pulumi-drift.test.ts.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { helmEnv, testChartPath, testCluster, toolPath, withNamespace } from "../harness/index.js";
 import { parseRecord, type StateRecord } from "../../provider/state/record.js";

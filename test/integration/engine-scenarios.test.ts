@@ -3,8 +3,8 @@
  * cluster, checked with the real kubectl. Each test is named after the rule it checks.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import {

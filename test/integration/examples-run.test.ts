@@ -8,8 +8,8 @@
  * the internet says so in its header, and this file says which ones it skips.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   clusterAt,

@@ -11,9 +11,9 @@
  * lease left behind); and a re-run converges without repeating completed steps.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { OWNED_BY, ownerValue } from "../../provider/ownership.js";
 import { RESUME_REASON } from "../../provider/state/record.js";

@@ -9,9 +9,9 @@
  *     refresh read the record), and no object of theirs, nor their record, was written again.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, test } from "node:test";
 import {
   clusterAt,

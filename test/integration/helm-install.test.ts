@@ -4,9 +4,9 @@
  * revision) on an unchanged re-run. Revisions are checked with `helm history`.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as http from "node:http";
-import * as path from "node:path";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import {
   packagedTestCharts,

@@ -4,8 +4,8 @@
  * repository and OCI registry, and checked with helm itself.
  */
 import assert from "node:assert/strict";
-import * as os from "node:os";
-import * as path from "node:path";
+import os from "node:os";
+import path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { helm } from "../harness/fixtures.js";
 import {

@@ -9,9 +9,9 @@ import { KubeClient } from "../../provider/kube/index.js";
 import { releaseSelector, storedReleases } from "../../provider/helm/storage.js";
 import { helmEnv, testChartPath, testCluster, withNamespace } from "../harness/index.js";
 import { helm } from "../harness/fixtures.js";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 const SECRETS = { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true };
 const clients: KubeClient[] = [];

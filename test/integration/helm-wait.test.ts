@@ -4,9 +4,9 @@
  * arguments, so each test sees who waited: khook (no --wait) or helm (--wait).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, describe, test } from "node:test";
 import {
   startChartRepo,

@@ -4,8 +4,8 @@
  * hook server on loopback implementing seed 003's contract (test/harness/hook-server.ts).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { testChartPath, testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { deadLoopbackUrl, HookServer } from "../harness/hook-server.js";

@@ -7,9 +7,9 @@
  * namespace; the root filesystem, the user, the environment and the files are the image's own.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { HookServer } from "../harness/hook-server.js";
 import {

@@ -3,7 +3,7 @@
  * CRUD, patch types, watches and deletion waits.
  */
 import assert from "node:assert/strict";
-import * as net from "node:net";
+import net from "node:net";
 import { describe, test, type TestContext } from "node:test";
 import {
   KubeApiError,

@@ -4,10 +4,10 @@
  * by a relative path, and KUBECONFIG merging compared with kubectl itself.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as https from "node:https";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { testCluster, toolEnv, toolPath, withNamespace } from "../harness/index.js";
 import { run } from "../harness/util.js";

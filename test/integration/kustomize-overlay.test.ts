@@ -5,9 +5,9 @@
  * before anything runs.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { testCluster, toolPath, withNamespace } from "../harness/index.js";

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import {
   type TestCluster,

@@ -5,7 +5,7 @@
  * launcher runs or answers as the network would, `connection refused`.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { describe, test } from "node:test";
 import {
   SERVICE_CIDR,

@@ -30,9 +30,9 @@
  * The test acts when khook prints that it waits, never after a sleep.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as https from "node:https";
-import * as path from "node:path";
+import fs from "node:fs";
+import https from "node:https";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { freezeEtcdPeers, thawEtcdPeers } from "../harness/index.js";
 import { privateCluster } from "../harness/private-cluster.js";

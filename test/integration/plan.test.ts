@@ -1,6 +1,6 @@
 /** `khook plan`: an action and a reason per step from live state, a server-side dry-run diff, and no change to the cluster. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { test } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { cliEnv, khookSpec, runKhook, specDir } from "./support/khook-cli.js";

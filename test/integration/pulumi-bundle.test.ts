@@ -7,8 +7,8 @@
  * earlier key names previewing no change.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs, type PulumiProject } from "./support/pulumi-project.js";

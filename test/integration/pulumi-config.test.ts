@@ -4,8 +4,8 @@
  * neither the serialized provider nor the resource's state holds it.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import type { StepOutput } from "../../provider/pulumi/wire.js";
 import { pulumiFixture } from "./support/pulumi-env.js";

@@ -6,8 +6,8 @@
  * for up and destroy.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";

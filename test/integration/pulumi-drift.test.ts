@@ -7,9 +7,9 @@
  * them, as the record and helm's revision counts show.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { helmEnv, testChartPath, testCluster } from "../harness/index.js";
 import type { DriftOutput } from "../../provider/pulumi/wire.js";

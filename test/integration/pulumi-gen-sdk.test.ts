@@ -10,9 +10,9 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { promisify } from "node:util";
 import { test } from "node:test";
 import { khookSchema } from "../../provider/pulumi/native-schema.js";

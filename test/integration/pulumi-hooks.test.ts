@@ -4,8 +4,8 @@
  * the hooks in the plan lines, and `pulumi up` runs the function.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { pulumiFixture } from "./support/pulumi-env.js";
 import { KHOOK_PROGRAM, programArgs } from "./support/pulumi-project.js";

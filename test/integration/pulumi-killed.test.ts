@@ -13,8 +13,8 @@
  * the single executable, where signals and Cancel reach a bundled server.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { RESUME_REASON } from "../../provider/state/record.js";

@@ -9,8 +9,8 @@
  * @pulumi/kubernetes resources live in, so they could not exist before it.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { lateToolBuilt, testChartPath, testCluster } from "../harness/index.js";
 import { pulumiFixture } from "./support/pulumi-env.js";

@@ -7,7 +7,7 @@
  * resource to the native one with `aliases`, which must not touch the cluster.
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { test } from "node:test";
 import { pulumiFixture, withLauncher } from "./support/pulumi-env.js";
 import { khookRoot } from "./support/pulumi-project.js";

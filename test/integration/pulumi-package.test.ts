@@ -12,9 +12,9 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { pulumiFixture, pulumiTools } from "./support/pulumi-env.js";

@@ -5,8 +5,8 @@
  * the opt-in online preview against the real cluster.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { onShell, pulumiFixture, SHELLS } from "./support/pulumi-env.js";

@@ -9,8 +9,8 @@
  * that moves its record leaves nothing behind either.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { onShell, pulumiFixture, SHELLS, withLauncher } from "./support/pulumi-env.js";
 import { DECLARE_KHOOK } from "./support/pulumi-project.js";

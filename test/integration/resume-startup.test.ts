@@ -5,7 +5,7 @@
  * preloaded: counted, not timed (`./dev bench bootstrap` has the figures).
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { heavyLoaded, modulesLoadedByProcess } from "../unit/support/module-probe.js";

@@ -8,9 +8,9 @@
  * program runs with (the real pulumi CLI and YAML language host; no Node anywhere).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { COMMANDS } from "../../provider/cli/main.js";
 import { findOnPath } from "../../provider/tools/locate.js";

@@ -4,9 +4,9 @@
  * apply, plan --diff, status and destroy, then greps everything produced.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { cliEnv, khookSpec, runKhook, specDir, type CliResult } from "./support/khook-cli.js";

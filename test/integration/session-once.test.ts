@@ -5,9 +5,9 @@
  * that counts its runs; the cluster, pulumi and the CLI are the real ones.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { testCluster, withNamespace } from "../harness/index.js";
 import { execPluginKubeconfig } from "./support/exec-plugin.js";

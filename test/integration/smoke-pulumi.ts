@@ -2,9 +2,9 @@
 // pulumi CLI, its Node.js language host and the dynamic-provider shim; file backend; every
 // outbound HTTP(S) request is sent to a dead proxy so that any network access fails the test.
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { TestContext } from "node:test";
 import { pulumiEnv, toolPath } from "../harness/index.js";
 import { repoRoot, run } from "../harness/util.js";

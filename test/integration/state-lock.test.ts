@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
+import fs from "node:fs";
+import os from "node:os";
 import { describe, test, type TestContext } from "node:test";
 import { RESUME_REASON } from "../../provider/state/record.js";
 import { testCluster, withNamespace } from "../harness/index.js";

@@ -4,7 +4,7 @@
  * left behind never lets a step resume whose objects are gone. Each test is named after its rule.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { describe, test, type TestContext } from "node:test";
 import { KubeClient } from "../../provider/kube/index.js";
 import { Journal } from "../../provider/state/journal.js";

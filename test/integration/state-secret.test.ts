@@ -5,9 +5,9 @@
  * (The CLI-level state scenarios live in engine-scenarios.test.ts.)
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import { runSpec, type RunResult } from "../../provider/engine/run.js";
 import { KubeClient } from "../../provider/kube/index.js";

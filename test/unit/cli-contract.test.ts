@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
 import { main } from "../../provider/cli/main.js";

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { bundleFor, bundleIsCurrent, CLI_BUNDLE, OFFLINE_CLI_BUNDLE } from "../../provider/cli/launch.js";
 import { modulesLoadedByProcess, RECORD_LOADED_MODULES } from "./support/module-probe.js";

@@ -1,6 +1,6 @@
 /** The CLI's offline commands, in-process with captured streams: output, exit codes and redaction. */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
 import { main } from "../../provider/cli/main.js";

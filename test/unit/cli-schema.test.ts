@@ -1,7 +1,7 @@
 /** `khook schema` prints the committed JSON Schema byte for byte. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
 import { main } from "../../provider/cli/main.js";

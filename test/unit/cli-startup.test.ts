@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { heavyLoaded, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot, specText, tempSpecDir } from "./support/spec-files.js";

@@ -4,7 +4,7 @@
  * written from the same tables (the definitions import them).
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { loadSpec } from "../../provider/load-spec.js";
 import { KINDS } from "../../provider/steps/index.js";

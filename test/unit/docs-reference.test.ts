@@ -4,8 +4,8 @@
  * the non-goals; the README holds the one "Differences from the spec" table.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { CLUSTER_OPTIONS, COMMON_OPTIONS } from "../../provider/cli/args.js";
 import { COMMANDS, USAGE } from "../../provider/cli/main.js";

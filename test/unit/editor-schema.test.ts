@@ -5,8 +5,8 @@
  * The loader validates against a strict variant derived from the same file (last tests).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { loadSpec } from "../../provider/load-spec.js";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runSpec } from "../../provider/engine/run.js";
-import * as path from "node:path";
+import path from "node:path";
 import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import { specText, tempSpecDir } from "./support/spec-files.js";

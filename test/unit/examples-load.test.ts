@@ -1,7 +1,7 @@
 /** Every example loads through the real loader (variables, pipelines, schema, rules, CEL, hashes) and plans offline. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { type LoadOptions } from "../../provider/dsl/loader.js";

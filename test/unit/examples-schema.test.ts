@@ -8,8 +8,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { LineCounter, parse as parseYaml, parseDocument } from "yaml";
 import type { PositionLookup } from "../../provider/errors.js";
 import { validateSchema } from "../../provider/dsl/schema.js";

@@ -4,9 +4,9 @@
  * connections (the real one is checked in test/integration/sea.test.ts).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
 import { main } from "../../provider/cli/main.js";

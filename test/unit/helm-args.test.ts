@@ -3,8 +3,8 @@
  * argv, environment, stdin and the files it was pointed at. No cluster.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { loadSpec } from "../../provider/load-spec.js";
 import type { LoadedSpec, LoadedStep } from "../../provider/dsl/loaded.js";

@@ -1,8 +1,8 @@
 /** The one process runner helm and kustomize go through (provider/tools/exec.ts). */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
 import { describeFailure, runTool } from "../../provider/tools/exec.js";

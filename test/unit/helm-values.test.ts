@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import * as http from "node:http";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { Redactor } from "../../provider/redact.js";
 import { helmVersionProblem, locateHelm, parseHelmVersion } from "../../provider/tools/helm.js";

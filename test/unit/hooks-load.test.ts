@@ -1,7 +1,7 @@
 /** The hooks: block at load: schema, rules (named after each rule), ordering and input hashes. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { planOffline } from "../../provider/engine/plan.js";

@@ -5,11 +5,11 @@
  * test/integration/hooks.test.ts.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { spawn } from "node:child_process";
-import * as os from "node:os";
+import os from "node:os";
 import { manifestObjects, objectsManifest, startPostRenderer } from "../../provider/hooks/post-renderer.js";
 import { isPermanent, StepHooks, type AttemptIo } from "../../provider/hooks/step-hooks.js";
 import { loadSpec } from "../../provider/load-spec.js";

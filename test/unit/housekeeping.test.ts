@@ -1,7 +1,7 @@
 /** Rules of the house for the test tree itself (issue 20 §6). */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { devClusterName } from "../harness/dev-cluster.js";
 import { repoRoot } from "../harness/util.js";

@@ -4,9 +4,9 @@
  * plugin failed, not that the API server is unreachable, and keep its KhookError class.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { KhookError } from "../../provider/errors.js";
 import { KubeClient, type ResourceType } from "../../provider/kube/index.js";

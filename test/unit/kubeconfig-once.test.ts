@@ -1,7 +1,7 @@
 /** Issue 11, "pass each once": one operation reads its kubeconfig once and hands the loaded target to every consumer. */
 import assert from "node:assert/strict";
-import * as os from "node:os";
-import * as path from "node:path";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 import { KubeClient, loadClusterTarget, type ClusterTarget } from "../../provider/kube/index.js";
 import { loadKubeconfig } from "../../provider/kube/kubeconfig.js";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { parseKubeconfig, parseKubeconfigFully } from "../../provider/kube/kubeconfig.js";

@@ -1,9 +1,9 @@
 /** The native kubeconfig loader (provider/kube/kubeconfig.ts): kubectl's sources, merge rules, paths, checks and credentials. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { KubeClient, KubeConfigError } from "../../provider/kube/index.js";
 import {

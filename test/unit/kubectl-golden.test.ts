@@ -10,8 +10,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { evaluateJsonPath, formatJsonPathValue, parseJsonPath } from "../../provider/kubectl/jsonpath.js";
 import {
   applyMergePatch,

@@ -1,6 +1,6 @@
 /** The KUDO MySQL operator's deploy plan (seed 001) as a khook spec: examples/kudo-mysql.khook.yaml. */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { loadSpec } from "../../provider/load-spec.js";

@@ -1,10 +1,10 @@
 // The harness's egress proxy (test/harness/egress.ts) over a real unix socket: what kube-apiserver's
 // HTTPConnect egress dialer sends it, and what it answers.
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import {
   EgressRoutes,

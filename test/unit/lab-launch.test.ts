@@ -1,8 +1,8 @@
 // The lab's launcher, its pure half (test/harness/launch-plan.ts, lab-images.ts): how a pod's
 // container becomes a host process, and kwok's stages agreeing with the launcher on which pods are its.
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import * as yaml from "js-yaml";
 import { LAB_IMAGES, imageName, labImageFor } from "../harness/lab-images.js";

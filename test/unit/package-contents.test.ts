@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { builtinModules } from "node:module";
-import * as path from "node:path";
+import path from "node:path";
 import { test } from "node:test";
 
 const ROOT = path.resolve(__dirname, "../../..");

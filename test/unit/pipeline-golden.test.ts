@@ -5,8 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { PipelineError } from "../../provider/gotemplate/index.js";
 import { evaluatePipeline } from "./support/gotemplate.js";
 import { repoRoot } from "../harness/util.js";

@@ -6,7 +6,7 @@
  * helm-install.test.ts and secret-leak.test.ts run the same path for real.
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, test } from "node:test";
 import { planOnline } from "../../provider/engine/plan.js";

@@ -5,8 +5,8 @@
  * test/integration/pulumi-cancel.test.ts.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { afterEach, test } from "node:test";
 import { Cancellation, cancellation, watchCancelCalls } from "../../provider/pulumi/cancel.js";
 import * as handlers from "../../provider/pulumi/handlers.js";

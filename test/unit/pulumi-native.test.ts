@@ -5,9 +5,9 @@
  * resource's handlers (one engine, two shells).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, test } from "node:test";
 import * as handlers from "../../provider/pulumi/handlers.js";
 import {

@@ -5,7 +5,7 @@
  * the same against the real pulumi CLI and cluster).
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { LoadedSpec } from "../../provider/dsl/loaded.js";
 import type { RunResult } from "../../provider/engine/run-types.js";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterEach, describe, mock, test } from "node:test";
 import { MASK } from "../../provider/redact.js";
 import type { RunEvent, RunResult, StepResult } from "../../provider/engine/run-types.js";

@@ -3,8 +3,8 @@
  * time, what it sends, and what is secret.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { before, describe, test } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import { specText, tempSpecDir } from "./support/spec-files.js";

@@ -1,8 +1,8 @@
 // The README's spec is a file `./dev test` applies for real (test/integration/lab-operators.test.ts):
 // the two must not drift apart.
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { repoRoot } from "./support/spec-files.js";
 

@@ -1,7 +1,7 @@
 /** The release workflow ships what `./dev sea` builds: the executable and its SHA-256, at the paths the build writes. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { parse } from "yaml";
 

@@ -4,9 +4,9 @@
  * without regenerating, fails here (and a build under CI, which only checks the file).
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { test } from "node:test";
 import { HOOK_EVENTS } from "../../provider/dsl/hook-events.js";
 import { generateSchemaText, schemaPath, syncSchemaFile } from "../../provider/steps/generate-schema.js";

@@ -4,9 +4,9 @@
  * which, for the CLI and the Pulumi provider alike). Operations handed a session use it.
  */
 import assert from "node:assert/strict";
-import * as http from "node:http";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
-import * as path from "node:path";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, mock, test } from "node:test";
 import { main } from "../../provider/cli/main.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { HASH_FORMAT, canonicalJson } from "../../provider/dsl/hash.js";
 import { keyedSpec, newHashKey, UNKEYED_HASH } from "../../provider/dsl/keyed-hash.js";

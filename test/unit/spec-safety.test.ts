@@ -4,7 +4,7 @@
  * with exit 2 and every problem at once.
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { planOffline } from "../../provider/engine/plan.js";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";

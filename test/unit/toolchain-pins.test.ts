@@ -4,8 +4,8 @@
  * whose version the docs, the stamps and `pulumi plugin ls` misreport.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import {
   CERT_MANAGER_VERSION,

@@ -7,8 +7,8 @@
  * its definition says.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { planOnline } from "../../provider/engine/plan.js";
 import { runSpec } from "../../provider/engine/run.js";

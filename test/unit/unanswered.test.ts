@@ -7,8 +7,8 @@
  * retries, not one that is not up.
  */
 import assert from "node:assert/strict";
-import * as http from "node:http";
-import * as net from "node:net";
+import http from "node:http";
+import net from "node:net";
 import { after, describe, test } from "node:test";
 import { KubeClient } from "../../provider/kube/client.js";
 import { KubeConnectionError } from "../../provider/kube/api-errors.js";

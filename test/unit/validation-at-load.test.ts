@@ -4,7 +4,7 @@
  * changed the cluster. Every problem comes back at once, with its path and source line.
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
+import path from "node:path";
 import { describe, test } from "node:test";
 import { KhookError, type Diagnostic } from "../../provider/errors.js";
 import { loadSpec } from "../../provider/load-spec.js";

@@ -4,8 +4,8 @@
  * depend on which path ran.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { CORE_SCHEMA, loadAll } from "js-yaml";

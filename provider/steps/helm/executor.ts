@@ -16,7 +16,7 @@
  * uninstalls only such releases (of this spec), so a release that
  * `skipIf: installed` found is left alone.
  */
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { unifiedDiff } from "../../text-diff.js";
 import { executionError } from "../../errors.js";
 import { classifyChart, describeChartSource, type ChartRef, type ChartSource } from "../../helm/chart.js";

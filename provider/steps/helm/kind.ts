@@ -9,8 +9,8 @@
  *   values-file-shape         a local valuesFrom file is one YAML mapping
  *   source-url, local-path, local-file-exists  (dsl/rules.ts)
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { SPEC_DEFAULTS, withDefaults } from "../../dsl/defaults.js";
 import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/step-kind.js";
 import { checkLocalPath, checkUrl } from "../../dsl/rules.js";

@@ -3,8 +3,8 @@
  * registered in the session's private config). What a source means is pure
  * (provider/helm/chart.ts); this module does the reading.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { executionError } from "../../errors.js";
 import { ociHost, pinnedChart, remoteChartRef, type ChartRef, type ChartSource } from "../../helm/chart.js";

@@ -8,8 +8,8 @@
  * user-supplied values are exactly this map and a later run can compare.
  * The merge and the comparison are pure (provider/helm/release-values.ts); this module reads.
  */
-import * as fs from "node:fs/promises";
-import * as path from "node:path";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { executionError } from "../../errors.js";
 import type { Redactor } from "../../redact.js";
 import { describeChartText } from "../../helm/chart.js";

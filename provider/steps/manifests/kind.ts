@@ -8,8 +8,8 @@
  *   kustomize-local-only      a kustomization may not reference remote bases
  *   source-url, local-path, local-file-exists  (dsl/rules.ts)
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { describeChartText, splitUserinfo } from "../../helm/chart.js";
 import { findRemoteKustomizeBases } from "../../dsl/hash.js";
 import type { FileReference, KindRuleContext, Pointer, Report } from "../../dsl/step-kind.js";

@@ -2,8 +2,8 @@
  * Reading the content a step references: manifest sources (inline, file, url,
  * kustomize) and remote text. Relative paths resolve against the spec's directory.
  */
-import * as fs from "node:fs/promises";
-import * as path from "node:path";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { executionError } from "../../errors.js";
 import type { Redactor } from "../../redact.js";
 import { describeChartText, splitUserinfo } from "../../helm/chart.js";

@@ -4,8 +4,8 @@
  * test cluster's admin credentials and appends one line to a counter file on
  * every run, so a test can count how often khook ran it.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 
 export interface ExecPluginKubeconfig {

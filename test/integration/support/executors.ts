@@ -4,9 +4,9 @@
  * specs loaded from step YAML, hand-built steps, and a StepContext.
  */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, type TestContext } from "node:test";
 import { testCluster, toolEnv, toolPath, withNamespace, type TestCluster } from "../../harness/index.js";
 import { run } from "../../harness/util.js";

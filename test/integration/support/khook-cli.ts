@@ -1,9 +1,9 @@
 /** Runs the real khook CLI (bin/khook) as a subprocess, the way a person or CI does. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { toolPath } from "../../harness/index.js";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { repoRoot } from "../../harness/util.js";
 
 export interface CliResult {

@@ -1,8 +1,8 @@
 // Which files a test run produced, for the secret-leak greps. Other processes (parallel test
 // files, other tools) create and remove entries in the shared temporary directory at any time,
 // so a new entry may be a plain file, or may be gone by the time it is read.
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 
 /**
  * Every regular file at or under `entry`: `entry` itself when it is a file; nothing when it is gone.

@@ -3,8 +3,8 @@
  * (with the nodejs language host and dynamic-provider shim on PATH) and the
  * local test cluster. One place to adapt if the harness changes shape.
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import type { TestContext } from "node:test";
 import * as harness from "../../harness/index.js";
 import { builtSea } from "../../harness/sea.js";

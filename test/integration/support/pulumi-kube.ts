@@ -1,5 +1,5 @@
 /** What the Pulumi integration tests read from the cluster: objects, their resourceVersions, the journal. */
-import * as fs from "node:fs";
+import fs from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { KubeClient } from "../../../provider/kube/client.js";
 import { statusOf } from "../../../provider/state/secret-store.js";

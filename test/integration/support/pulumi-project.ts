@@ -9,9 +9,9 @@
  * plugin acquisition is off).
  */
 import { spawn } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { KHOOK_TYPE, NATIVE_TYPE } from "./pulumi-specs.js";
 
 export interface PulumiTools {

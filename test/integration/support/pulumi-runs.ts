@@ -1,7 +1,7 @@
 /** Driving a `pulumi up` that is interrupted mid-run: gate steps, waiting on the journal, pending operations. */
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
+import fs from "node:fs";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KhookShell } from "./pulumi-env.js";
 import type { ClusterView, StoredRecordJson } from "./pulumi-kube.js";

@@ -3,10 +3,10 @@
  * balancer has no healthy backend, or a half-started API server, looks like to a client. Real
  * sockets, no fake transport: the client's own connection and handshake bounds meet it.
  */
-import * as fs from "node:fs";
-import * as net from "node:net";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 
 export interface SilentServer {
   readonly port: number;

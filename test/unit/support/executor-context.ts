@@ -1,5 +1,5 @@
 /** Loaded steps and step contexts for executor unit tests (the cluster is a FakeKube). */
-import * as path from "node:path";
+import path from "node:path";
 import { loadSpec } from "../../../provider/load-spec.js";
 import type { LoadedSpec } from "../../../provider/dsl/loaded.js";
 import type { KindName, StepOf } from "../../../provider/steps/index.js";

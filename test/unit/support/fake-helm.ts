@@ -1,7 +1,7 @@
 /** A helm executable that records every call, for unit tests of the helm executor (no cluster, no chart server). */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 /**
  * A helm that logs one JSON line per call: argv, HELM_* dirs, and copies (with

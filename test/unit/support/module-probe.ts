@@ -3,9 +3,9 @@
  * (never milliseconds) to keep the heavy ones off the paths that do not need them.
  */
 import { spawn } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 /** The modules worth keeping off a path, by what they are. */
 export const HEAVY: Record<string, RegExp> = {

@@ -1,7 +1,7 @@
 /** Writes specs and the files they reference into a fresh temp directory. */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 export function tempSpecDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "khook-spec-"));

@@ -4,7 +4,7 @@
  * completions. Every wait is on a message from the server, never on a clock.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import * as path from "node:path";
+import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 export interface LspDiagnostic {

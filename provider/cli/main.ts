@@ -13,6 +13,7 @@ import {
   versionCommand,
 } from "./commands/offline.js";
 import { Output, type Streams } from "./output.js";
+import { ProcessOutput } from "./process-output.js";
 
 type Command = (argv: string[], out: Output) => Promise<number>;
 
@@ -101,11 +102,14 @@ export const COMMANDS: Record<string, Command> = {
   version: versionCommand,
 };
 
-/** The process's streams; stdin only when read (`-f -`): opening it costs a TTY or pipe set-up on every start. */
+/**
+ * The process's streams, each made only when needed: stdin when read (`-f -`), stdout and stderr
+ * written to their descriptors until a write needs the stream (process-output.ts says when).
+ */
 function processStreams(): Streams {
   return {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout: new ProcessOutput(1, () => process.stdout),
+    stderr: new ProcessOutput(2, () => process.stderr),
     get stdin() {
       return process.stdin;
     },

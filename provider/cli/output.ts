@@ -3,10 +3,12 @@
  * Before a spec is loaded there is no redactor yet; URL credentials are still stripped.
  */
 import { Redactor } from "../redact.js";
+import type { OutputSink } from "./process-output.js";
 
 export interface Streams {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Node's streams, or the process's own through ProcessOutput (which makes them only when needed). */
+  stdout: OutputSink;
+  stderr: OutputSink;
   stdin?: NodeJS.ReadableStream;
   env: NodeJS.ProcessEnv;
 }
@@ -14,7 +16,7 @@ export interface Streams {
 export class Output {
   redactor: Redactor = new Redactor();
   /** Streams whose reader went away (EPIPE): what would go to them is dropped. */
-  private readonly closed = new Set<NodeJS.WritableStream>();
+  private readonly closed = new Set<OutputSink>();
 
   constructor(readonly streams: Streams) {
     // `khook plan | head -1`: the reader closing the pipe is the reader's choice, not an error.
@@ -37,7 +39,7 @@ export class Output {
     this.write(this.streams.stderr, `${this.redactor.redact(text)}${text.endsWith("\n") ? "" : "\n"}`);
   }
 
-  private write(stream: NodeJS.WritableStream, text: string): void {
+  private write(stream: OutputSink, text: string): void {
     if (!this.closed.has(stream)) stream.write(text);
   }
 

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { HOOK_EVENTS } from "../../provider/dsl/hook-events.js";
+import { generatedValidator, schemaSource } from "../../provider/dsl/schema.js";
 import { generateSchemaText, schemaPath, syncSchemaFile } from "../../provider/steps/generate-schema.js";
 import { KIND_NAMES } from "../../provider/steps/index.js";
 
@@ -25,6 +26,17 @@ test("the committed schema is what the definitions generate (regenerate it with 
         "Run `npm run build` (or `./dev schema`) and commit the result; never edit the file by hand.",
     );
   }
+});
+
+test("the generated validator was made from the committed schema (its stamp is the schema's checksum)", () => {
+  // At run time the pair is trusted (dsl/schema.ts, compiledValidator): a pair out of step fails here.
+  const generated = generatedValidator();
+  assert.ok(generated !== undefined, "npm run build writes dist/provider/dsl/schema-validator.generated.js");
+  assert.equal(
+    generated.schemaChecksum,
+    schemaSource().checksum,
+    "the generated validator predates schema/v1/khook.json: run `npm run build`",
+  );
 });
 
 test("the schema says it is generated, and by which command", () => {

@@ -11,15 +11,17 @@
  * CPU time is the children's user + system time from /proc/self/stat (cutime, cstime), which counts
  * every waited-for child: on a busy machine it moves far less than wall time.
  *
- * Where a validate start goes: bin/khook's three lines again in a script that reads the clock between
- * the phases (node's own start, the launcher's modules, the bundle, the command), and a bare node that
- * prints one line, the floor of any command that prints (Node loads its stream modules for stdout).
+ * Where a validate start goes: bin/khook's steps again in a script that reads the clock between the
+ * phases (node's own start, the launcher, the bundle, the command), and a bare node that prints one
+ * line through process.stdout, which loads Node's stream modules (khook writes the descriptor instead:
+ * cli/process-output.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { LAUNCHER_BUNDLE } from "../provider/cli/launch.js";
 import { ensureSea } from "../test/harness/sea.js";
 
 const RUNS = 15;
@@ -131,7 +133,7 @@ function seaSizeLine(sea: string): string {
 /** The phases of a validate start, timed inside the process (bin/khook's three lines, with clock reads between). */
 const PHASES = [
   "node's own start, to the script's first line",
-  "the launcher (launch.js and its modules)",
+  "the launcher (launch.bundle.js, its modules in one file)",
   "the bundle: read, checksum, code cache, module set-up",
   "validate itself: flags, spec, schema, rules, one line out",
 ] as const;
@@ -155,7 +157,7 @@ cli.main(["validate", "-f", ${JSON.stringify(file)}]).then((code) => {
 function measurePhases(dir: string, file: string): number[] {
   const script = path.join(dir, "phases.js");
   const out = path.join(dir, "phases.jsonl");
-  fs.writeFileSync(script, phaseScript(path.resolve(__dirname, "../provider/cli/launch.js"), file, out));
+  fs.writeFileSync(script, phaseScript(LAUNCHER_BUNDLE, file, out));
   for (let i = 0; i <= RUNS; i++) execFileSync(process.execPath, [script], { stdio: "ignore" });
   const runs = fs
     .readFileSync(out, "utf8")
@@ -195,7 +197,7 @@ export async function benchStartup(): Promise<void> {
     );
     console.log(row("bare node -e 0 (the floor)", f.bare!));
     console.log(
-      `${row("bare node printing one line", f.printing!)}  (${(f.printing!.cpuMs / f.bare!.cpuMs).toFixed(2)}x cpu: Node's stream modules for stdout)`,
+      `${row("bare node printing one line", f.printing!)}  (${(f.printing!.cpuMs / f.bare!.cpuMs).toFixed(2)}x cpu: Node's stream modules for stdout, which khook's descriptor writes skip)`,
     );
     const wallRatio = f.khook!.wallMs / f.bare!.wallMs;
     const cpuRatio = f.khook!.cpuMs / f.bare!.cpuMs;

@@ -73,3 +73,17 @@ async function bundle(name, leaveOut) {
 
 await bundle("khook.bundle.js", undefined);
 await bundle("khook-offline.bundle.js", OFFLINE_BUNDLE_LEAVES_OUT);
+
+// The launcher itself (launch.js and the modules it requires) in one file, which bin/khook requires:
+// what it loads later (the CLI's modules when a bundle is stale, Node's compile cache) stays outside.
+await esbuild.build({
+  entryPoints: [path.join(cli, "launch.js")],
+  outfile: path.join(cli, "launch.bundle.js"),
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node22",
+  external: ["./main.js", "../compile-cache.js"],
+  minifyWhitespace: true,
+  logLevel: "error",
+});

@@ -47,6 +47,22 @@ export function bundleFor(command: string | undefined): string {
 /** tsc's record of its last build: newer than the bundle means the bundle predates the code. */
 const TSC_BUILD_INFO = path.join(__dirname, "..", "..", ".tsbuildinfo");
 
+/**
+ * This launcher in one file, beside this module (scripts/bundle-cli.mjs writes it): what bin/khook
+ * requires. Its modules (this one, fingerprint, commonjs-script, compile-cache-dir,
+ * offline-commands) one by one through Node's loader cost a start about half a millisecond more.
+ */
+export const LAUNCHER_BUNDLE = path.join(__dirname, "launch.bundle.js");
+
+/**
+ * Whether the running launcher is the current code: as launch.bundle.js, when tsc has not built
+ * since the bundle was made (bin/khook requires this module instead when it has); as this module,
+ * always.
+ */
+export function launcherIsCurrent(): boolean {
+  return __filename !== LAUNCHER_BUNDLE || bundleIsCurrent(__filename, TSC_BUILD_INFO);
+}
+
 /** The CLI module: the bundle when it is current, else the modules tsc emitted. */
 export function loadCli(command: string | undefined, env: NodeJS.ProcessEnv = process.env): CliModule {
   const bundle = bundleFor(command);

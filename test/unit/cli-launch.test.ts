@@ -10,7 +10,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
-import { bundleFor, bundleIsCurrent, CLI_BUNDLE, OFFLINE_CLI_BUNDLE } from "../../provider/cli/launch.js";
+import {
+  bundleFor,
+  bundleIsCurrent,
+  CLI_BUNDLE,
+  LAUNCHER_BUNDLE,
+  OFFLINE_CLI_BUNDLE,
+} from "../../provider/cli/launch.js";
 import { modulesLoadedByProcess, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot } from "./support/spec-files.js";
 
@@ -159,7 +165,8 @@ describe("bin/khook and its bundles", () => {
     });
     assert.match(version, /^khook \d+\.\d+\.\d+/);
     const modules = JSON.parse(fs.readFileSync(out, "utf8")) as string[];
-    assert.ok(modules.includes(path.join(repoRoot(), "dist", "provider", "cli", "launch.js")));
+    assert.ok(modules.includes(path.join(repoRoot(), "dist", "provider", "cli", "launch.bundle.js")));
+    assert.ok(!modules.includes(LAUNCH), "the launcher's modules are in its bundle");
     assert.ok(
       !modules.some((m) => m.startsWith(path.join(repoRoot(), "dist", "provider", "cli", "commands"))),
       "no module of the CLI is required one by one: they are in the bundle",
@@ -211,8 +218,8 @@ describe("bin/khook and its bundles", () => {
     assert.ok(withPackage.modules.indexOf(compileCache) < withPackage.modules.findIndex(cel), "turned on before it");
   });
 
-  test("the build made both bundles, and they are current", () => {
-    for (const bundle of [CLI_BUNDLE, OFFLINE_CLI_BUNDLE])
+  test("the build made the bundles, and they are current", () => {
+    for (const bundle of [CLI_BUNDLE, OFFLINE_CLI_BUNDLE, LAUNCHER_BUNDLE])
       assert.ok(
         bundleIsCurrent(bundle, path.join(repoRoot(), "dist", ".tsbuildinfo")),
         `npm run build writes ${path.basename(bundle)} after tsc`,
@@ -261,6 +268,36 @@ describe("bin/khook and its bundles", () => {
         assert.equal(bundled.stdout, modules.stdout, `${command} ${spec}`);
         assert.equal(bundled.stderr, modules.stderr, `${command} ${spec}`);
       }
+  });
+
+  test("bin/khook requires the launcher's bundle, and the launcher's module when tsc has built since or there is no bundle", () => {
+    // A copy of bin/khook over a dist/ whose main.js and launch.js say which ran; launch.bundle.js is the built one.
+    const root = tempDir();
+    const cli = path.join(root, "dist", "provider", "cli");
+    fs.mkdirSync(path.join(root, "bin"));
+    fs.mkdirSync(cli, { recursive: true });
+    fs.copyFileSync(bin, path.join(root, "bin", "khook"));
+    const said = (who: string): string =>
+      `exports.main = async () => { process.stdout.write(${JSON.stringify(who)}); return 0; };\n`;
+    fs.writeFileSync(path.join(cli, "main.js"), said("the bundled launcher, then main.js (no CLI bundle here)"));
+    fs.writeFileSync(
+      path.join(cli, "launch.js"),
+      `exports.loadCli = () => ({ ${said("launch.js").replace("exports.main =", "main:").replace(";\n", "")} });\n`,
+    );
+    const ran = (): string =>
+      execFileSync(process.execPath, [path.join(root, "bin", "khook"), "version"], { encoding: "utf8" });
+
+    assert.equal(ran(), "launch.js", "no launcher bundle");
+    const bundled = path.join(cli, "launch.bundle.js");
+    fs.copyFileSync(path.join(repoRoot(), "dist", "provider", "cli", "launch.bundle.js"), bundled);
+    assert.equal(
+      ran(),
+      "the bundled launcher, then main.js (no CLI bundle here)",
+      "no build info: an installed package",
+    );
+    fs.writeFileSync(path.join(root, "dist", ".tsbuildinfo"), "");
+    fs.utimesSync(bundled, new Date(1_000_000), new Date(1_000_000));
+    assert.equal(ran(), "launch.js", "tsc built after the launcher's bundle");
   });
 
   test("a bundle older than tsc's last build is not used (a tsc run alone must not leave bin/khook on old code)", () => {

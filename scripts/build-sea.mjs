@@ -20,6 +20,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { COMMONJS_WRAPPER } from "../dist/provider/cli/commonjs-script.js";
 import { leftOutStubs, OFFLINE_BUNDLE_LEAVES_OUT } from "./offline-bundle.mjs";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -138,9 +139,12 @@ async function bundle() {
     logLevel: "silent",
     legalComments: "eof",
   };
+  // The bundles sea.ts compiles are written inside Node's CommonJS wrapper (commonjs-script.ts says why).
+  const wrapped = { banner: { js: COMMONJS_WRAPPER.head }, footer: { js: COMMONJS_WRAPPER.tail } };
   // The CLI with every package inside: nothing is required from node_modules at run time.
   const cliBundle = await esbuild.build({
     ...common,
+    ...wrapped,
     entryPoints: [path.join(cli, "sea-entry.js")],
     outfile: path.join(root, ASSETS.bundle),
     plugins: [kubeClientConfigOnly],
@@ -150,6 +154,7 @@ async function bundle() {
   // The commands that never run a step (validate, graph, schema, version): the same less what only a cluster run reaches.
   const offlineBundle = await esbuild.build({
     ...common,
+    ...wrapped,
     entryPoints: [path.join(cli, "sea-entry.js")],
     outfile: path.join(root, ASSETS.offlineBundle),
     plugins: [kubeClientConfigOnly, leftOutStubs(OFFLINE_BUNDLE_LEAVES_OUT, path.basename(ASSETS.offlineBundle), cli)],
@@ -158,6 +163,7 @@ async function bundle() {
   // The Pulumi provider mode: the native provider with @pulumi/pulumi and grpc-js, an asset of its own.
   const providerBundle = await esbuild.build({
     ...common,
+    ...wrapped,
     entryPoints: [path.join(root, "dist", "provider", "pulumi", "native-sea-entry.js")],
     outfile: path.join(root, ASSETS.providerBundle),
     plugins: [kubeClientConfigOnly],

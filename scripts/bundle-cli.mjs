@@ -13,6 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { COMMONJS_WRAPPER } from "../dist/provider/cli/commonjs-script.js";
 import { leftOutStubs, OFFLINE_BUNDLE_LEAVES_OUT } from "./offline-bundle.mjs";
 
 /**
@@ -47,6 +48,9 @@ async function bundle(name, leaveOut) {
     ],
     // The licences of bundled packages travel with their code.
     legalComments: "eof",
+    // Written inside Node's CommonJS wrapper, the form launch.ts compiles (commonjs-script.ts says why).
+    banner: { js: COMMONJS_WRAPPER.head },
+    footer: { js: COMMONJS_WRAPPER.tail },
     // As the single executable's bundle: a third less to read and hold on every start.
     minifyWhitespace: true,
     logLevel: "silent",

@@ -122,7 +122,10 @@ export function requireTurningOnCompileCache(file: string): NodeJS.Require {
   }) as NodeJS.Require;
 }
 
-/** Runs a CommonJS file from a V8 code cache made after an earlier run; returns its exports. */
+/**
+ * Runs a bundle, a CommonJS module inside Node's wrapper as the build writes it (commonjs-script.ts),
+ * from a V8 code cache made after an earlier run; returns its exports.
+ */
 export function runCachedScript(file: string, options: CachedScriptOptions): { exports: unknown; cache: CodeCacheUse } {
   const bytes = fs.readFileSync(file);
   // The bundle is ASCII (bundle-cli.mjs checks), and a one-byte string is made without decoding a megabyte of UTF-8.

@@ -10,12 +10,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
+import { COMMONJS_WRAPPER, wrapCommonJs } from "../../provider/cli/commonjs-script.js";
 import {
   bundleFor,
   bundleIsCurrent,
   CLI_BUNDLE,
   LAUNCHER_BUNDLE,
   OFFLINE_CLI_BUNDLE,
+  runCachedScript,
 } from "../../provider/cli/launch.js";
 import { modulesLoadedByProcess, RECORD_LOADED_MODULES } from "./support/module-probe.js";
 import { repoRoot } from "./support/spec-files.js";
@@ -48,16 +50,19 @@ function caches(dir: string): string[] {
     : [];
 }
 
-/** A CommonJS file whose exports show what it was given, and that does enough to be worth caching. */
+/**
+ * A bundle as the build writes one (a CommonJS module inside Node's wrapper) whose exports show
+ * what it was given, and that does enough to be worth caching.
+ */
 function writeModule(dir: string, answer: number): string {
   fs.writeFileSync(path.join(dir, "helper.js"), "module.exports = { helped: true };\n");
   const file = path.join(dir, "bundle.js");
   fs.writeFileSync(
     file,
-    `"use strict";
+    wrapCommonJs(`"use strict";
 function square(n) { return n * n; }
 module.exports = { answer: ${answer}, squared: square(${answer}), helper: require("./helper.js").helped, filename: __filename, dirname: __dirname, sameExports: exports === module.exports, self: this === module.exports };
-`,
+`),
   );
   return file;
 }
@@ -87,6 +92,23 @@ describe("the CLI's code cache", () => {
       sameExports: true,
       self: true,
     });
+  });
+
+  test("a file outside Node's CommonJS wrapper (not written by the build) is refused, naming it and the rebuild", () => {
+    const file = path.join(tempDir(), "plain.js");
+    fs.writeFileSync(file, "module.exports = 1;\n");
+    assert.throws(
+      () => runCachedScript(file, { cacheDir: undefined, variant: "test" }),
+      (e: Error) => e.message.includes(file) && /rebuild it with npm run build/.test(e.message),
+    );
+  });
+
+  test("the build writes the bundles inside Node's CommonJS wrapper", () => {
+    for (const bundle of [CLI_BUNDLE, OFFLINE_CLI_BUNDLE]) {
+      const text = fs.readFileSync(bundle, "latin1");
+      assert.ok(text.startsWith(COMMONJS_WRAPPER.head), path.basename(bundle));
+      assert.ok(text.trimEnd().endsWith(COMMONJS_WRAPPER.tail.trim()), path.basename(bundle));
+    }
   });
 
   test("a changed file never runs from the old cache: it gets its own, and the old one is removed", () => {

@@ -67,8 +67,7 @@ declare const WebAssembly: {
 
 let wasm: FnvWordsExports | null | undefined;
 
-/** FNV-1a's step over whole words: WebAssembly, or the script where there is none (node --jitless). */
-function fnvWords(words: Uint8Array): number {
+function fnvWordsModule(): FnvWordsExports | null {
   if (wasm === undefined) {
     try {
       const module = new WebAssembly.Module(Buffer.from(FNV_WORDS_WASM, "base64"));
@@ -77,11 +76,34 @@ function fnvWords(words: Uint8Array): number {
       wasm = null;
     }
   }
-  if (wasm === null) return fnvWordsScript(words);
-  const pages = Math.ceil(words.byteLength / 65536) - wasm.memory.buffer.byteLength / 65536;
-  if (pages > 0) wasm.memory.grow(pages);
-  new Uint8Array(wasm.memory.buffer, 0, words.byteLength).set(words);
-  return wasm.fnv1aWords(0, words.byteLength, FNV_OFFSET_BASIS);
+  return wasm;
+}
+
+/** The WebAssembly memory grown to hold at least `bytes`. */
+function memoryFor(module: FnvWordsExports, bytes: number): ArrayBuffer {
+  const pages = Math.ceil(bytes / 65536) - module.memory.buffer.byteLength / 65536;
+  if (pages > 0) module.memory.grow(pages);
+  return module.memory.buffer;
+}
+
+/**
+ * `size` bytes where wordChecksum reads its data in place: a file read into them is checksummed
+ * without a copy (the code cache's 0.4 MB on every start, launch.ts). Valid until the next call of
+ * either function, which may move the memory.
+ */
+export function checksumScratch(size: number): Uint8Array {
+  const module = fnvWordsModule();
+  return module === null ? new Uint8Array(size) : new Uint8Array(memoryFor(module, size), 0, size);
+}
+
+/** FNV-1a's step over whole words: WebAssembly, or the script where there is none (node --jitless). */
+function fnvWords(words: Uint8Array): number {
+  const module = fnvWordsModule();
+  if (module === null) return fnvWordsScript(words);
+  if (words.buffer === module.memory.buffer)
+    return module.fnv1aWords(words.byteOffset, words.byteOffset + words.byteLength, FNV_OFFSET_BASIS);
+  new Uint8Array(memoryFor(module, words.byteLength), 0, words.byteLength).set(words);
+  return module.fnv1aWords(0, words.byteLength, FNV_OFFSET_BASIS);
 }
 
 function hex32(h: number): string {

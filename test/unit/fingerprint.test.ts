@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { execFileSync } from "node:child_process";
-import { fnv1a32Hex, fnvWordsScript, wordChecksum } from "../../provider/fingerprint.js";
+import { checksumScratch, fnv1a32Hex, fnvWordsScript, wordChecksum } from "../../provider/fingerprint.js";
 
 describe("fingerprints", () => {
   test("fnv1a32Hex gives FNV-1a's published 32-bit values", () => {
@@ -50,6 +50,25 @@ describe("fingerprints", () => {
       for (let i = whole; i < length; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
       const expected = (Math.imul(h ^ length, 0x01000193) >>> 0).toString(16).padStart(8, "0");
       assert.equal(wordChecksum(data), expected, `${length} bytes`);
+    }
+  });
+
+  test("data in checksumScratch is checksummed where it lies, at any offset, as a copy of it would be", () => {
+    let seed = 7;
+    const random = (): number => (seed = Math.imul(seed, 48271) % 0x7fffffff) & 0xff;
+    for (const length of [9, 1000, 65_537, 300_001]) {
+      const data = Uint8Array.from({ length }, random);
+      // Taken first: a checksum of data elsewhere is computed in the same memory, over the scratch.
+      const expected = [0, 1, 8].map((skip) => wordChecksum(data.subarray(skip)));
+      for (const [i, skip] of [0, 1, 8].entries()) {
+        const scratch = checksumScratch(length);
+        scratch.set(data);
+        assert.equal(wordChecksum(scratch.subarray(skip)), expected[i], `${length} bytes from ${skip}`);
+      }
+      // A larger scratch grows (and so moves) the memory: the checksum still reads what it is given.
+      const larger = checksumScratch(length * 2 + 65_536);
+      larger.set(data, 3);
+      assert.equal(wordChecksum(larger.subarray(3, 3 + length)), expected[0], `${length} bytes, moved`);
     }
   });
 

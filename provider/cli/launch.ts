@@ -190,7 +190,7 @@ function readCache(file: string): Uint8Array | "damaged" | undefined {
   try {
     const size = fs.fstatSync(fd).size;
     bytes = checksumScratch(size);
-    for (let read = 0; read < size; ) {
+    for (let read = 0; read < size;) {
       const n = fs.readSync(fd, bytes, read, size - read, read);
       if (n === 0) return "damaged"; // shorter than it was a moment ago
       read += n;

@@ -13,6 +13,7 @@ import {
   versionCommand,
 } from "./commands/offline.js";
 import { Output, type Streams } from "./output.js";
+import { isOfflineCommand } from "./offline-commands.js";
 import { ProcessOutput } from "./process-output.js";
 
 type Command = (argv: string[], out: Output) => Promise<number>;
@@ -103,13 +104,17 @@ export const COMMANDS: Record<string, Command> = {
 };
 
 /**
- * The process's streams, each made only when needed: stdin when read (`-f -`), stdout and stderr
- * written to their descriptors until a write needs the stream (process-output.ts says when).
+ * The process's streams for `command`, made only when needed: stdin when read (`-f -`); for the
+ * commands that never run a step, stdout and stderr written to their descriptors until a write
+ * needs the stream (process-output.ts says when and why). The others keep Node's streams: on a
+ * pipe they queue what a slow reader has not taken, where a blocking write would stop the event
+ * loop, and with it an apply's lease renewals, watches and children.
  */
-function processStreams(): Streams {
+export function processStreams(command: string | undefined): Streams {
+  const direct = isOfflineCommand(command);
   return {
-    stdout: new ProcessOutput(1, () => process.stdout),
-    stderr: new ProcessOutput(2, () => process.stderr),
+    stdout: direct ? new ProcessOutput(1, () => process.stdout) : process.stdout,
+    stderr: direct ? new ProcessOutput(2, () => process.stderr) : process.stderr,
     get stdin() {
       return process.stdin;
     },
@@ -136,7 +141,7 @@ async function printedAsJson(e: unknown, argv: readonly string[], out: Output): 
   return exitCode;
 }
 
-export async function main(argv: string[], streams: Streams = processStreams()): Promise<number> {
+export async function main(argv: string[], streams: Streams = processStreams(argv[0])): Promise<number> {
   const out = new Output(streams);
   const [name, ...rest] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {

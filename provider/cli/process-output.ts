@@ -1,16 +1,19 @@
 /**
- * The process's stdout and stderr as the CLI writes them: with `fs.writeSync` on the descriptor
- * until something needs Node's stream itself.
+ * The process's stdout and stderr as the commands that never run a step write them (validate,
+ * graph, schema, version: main.ts chooses): with `fs.writeSync` on the descriptor until something
+ * needs Node's stream itself.
  *
  * Why: `process.stdout` is made on first use, and making it loads Node's stream modules and its tty
- * or net module: 1.2 ms to a file and 2 ms to a pipe of a 40 ms `khook validate`, and as much again
- * for stderr, which a command that succeeds never writes. Node writes stdio to files, pipes and
- * terminals synchronously on Linux ("A note on process I/O" in its docs), so a synchronous write is
- * what the stream would have done. Where it would not, the stream takes over:
+ * or net module: 1.2 ms to a file and 2 ms to a pipe of a 35 ms `khook validate`, and as much again
+ * for stderr, which a command that succeeds never writes. Node's stream writes files and terminals
+ * synchronously on POSIX, as this does. On a pipe it writes asynchronously: what a slow reader has
+ * not taken waits in memory while the event loop runs. These commands have nothing else to run and
+ * cannot exit before the reader has taken their output either way, so waiting in the write instead
+ * changes nothing they do. The stream takes over where a synchronous write cannot do its work:
  * - a descriptor someone else made non-blocking answers EAGAIN: from there on every write goes
  *   through the stream, which waits for the reader (the order of the output is kept: what came
  *   before was written whole);
- * - isTTY and columns are the stream's (only progress and colour ask).
+ * - isTTY and columns are the stream's.
  * A reader that went away (EPIPE) is reported to the 'error' listeners, as the stream reports it.
  */
 import fs from "node:fs";

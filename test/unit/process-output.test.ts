@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { processStreams } from "../../provider/cli/main.js";
 import { ProcessOutput } from "../../provider/cli/process-output.js";
 import { repoRoot } from "./support/spec-files.js";
 
@@ -98,3 +99,17 @@ function pipePair(): [number, number] {
   const writeEnd = fs.openSync(fifo, fs.constants.O_WRONLY);
   return [readEnd, writeEnd];
 }
+
+test("the commands that run steps keep Node's streams, which queue what a slow reader of a pipe has not taken; the offline ones write their descriptors", () => {
+  // A blocking write to a pipe nobody reads would stop apply's event loop: its lease renewals, watches and children.
+  for (const command of ["apply", "plan", "destroy", "status", "unlock", "a-future-command", undefined]) {
+    const streams = processStreams(command);
+    assert.equal(streams.stdout, process.stdout, `${String(command)}: stdout`);
+    assert.equal(streams.stderr, process.stderr, `${String(command)}: stderr`);
+  }
+  for (const command of ["validate", "graph", "schema", "version"]) {
+    const streams = processStreams(command);
+    assert.ok(streams.stdout instanceof ProcessOutput, `${command}: stdout`);
+    assert.ok(streams.stderr instanceof ProcessOutput, `${command}: stderr`);
+  }
+});

@@ -59,7 +59,10 @@ export function checkRules(doc: KhookDocument, ctx: RuleContext): Diagnostic[] {
       baseDir: ctx.baseDir,
       positionOf: ctx.positionOf,
       readFiles: !(ctx.excludedSteps?.has(i) ?? false),
-      step: { name: step.name, at: (...rest) => pointer("steps", i, ...rest) },
+      step: {
+        name: typeof step.name === "string" ? step.name : undefined,
+        at: (...rest) => pointer("steps", i, ...rest),
+      },
     };
     kind.rules(step[kind.name], (...rest) => pointer("steps", i, kind.name, ...rest), stepContext, report);
   });

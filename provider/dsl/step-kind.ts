@@ -32,7 +32,12 @@ export interface KindRuleContext {
   readonly positionOf: PositionLookup;
   /** False for a step `when:` excludes: its local files may be absent, so only their form is checked. */
   readonly readFiles: boolean;
-  readonly step: { readonly name: string; readonly at: Pointer };
+  /**
+   * The step: its name when the spec gives one as a string (a wrong or missing name is the
+   * schema's problem to report, and does not keep the kind's rules from running), and a pointer
+   * into it.
+   */
+  readonly step: { readonly name: string | undefined; readonly at: Pointer };
 }
 
 /**

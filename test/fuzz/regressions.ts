@@ -179,4 +179,16 @@ export const LOADER_REGRESSIONS: readonly LoaderRegression[] = [
     },
     reports: "is not valid YAML",
   },
+  {
+    finding:
+      "a helm step whose name was left empty (`name:`, YAML null) crashed the loader with \"Cannot read properties of null (reading 'length')\" (exit 1): the helm kind's release-name rule took the name for a string, and a wrong name alone does not keep a step's kind rules from running",
+    found: "seed 1606713985 (CI, per-commit seed), 2026-11-28",
+    input: {
+      kind: "mutated-example",
+      spec: "# yaml-language-server: $schema=https://khook.io/schema/v1/khook.json\napiVersion: khook.io/v1\nkind: Khook\nmetadata:\n  name: bootstrap\nstate: {}                       # journal the run in a Secret; re-runs resume\nsteps:\n  - name: \n    helm:\n      chart: cert-manager\n      repo: ${CHART_MIRROR:-https://charts.jetstack.io}   # a closed network: --set CHART_MIRROR=<your mirror>\n      version: v1.21.2\n      namespace: cert-manager\n      createNamespace: true\n      values: { crds: { enabled: true } }\n  - name: issuer\n    needs: [cert-manager]\n    apply:\n      waitFor: condition=Ready\n      manifests:\n        - file: ./manifests/cluster-issuer.yaml\n",
+      env: {},
+      set: [],
+    },
+    reports: "/steps/0/name: name must be a string",
+  },
 ];

@@ -32,10 +32,11 @@ const HELM_DEFAULTS = {
 const HELM_RELEASE_NAME_MAX = 53;
 
 function rules(helm: HelmAction, at: Pointer, ctx: KindRuleContext, report: Report): void {
-  if (helm.release === undefined && ctx.step.name.length > HELM_RELEASE_NAME_MAX) {
+  const stepName = ctx.step.name;
+  if (helm.release === undefined && stepName !== undefined && stepName.length > HELM_RELEASE_NAME_MAX) {
     report(
       ctx.step.at("name"),
-      `step name "${ctx.step.name}" (${ctx.step.name.length} characters) is also this helm step's release name (release: defaults to the step name), and Helm allows at most ${HELM_RELEASE_NAME_MAX}: shorten the step name or set release:`,
+      `step name "${stepName}" (${stepName.length} characters) is also this helm step's release name (release: defaults to the step name), and Helm allows at most ${HELM_RELEASE_NAME_MAX}: shorten the step name or set release:`,
       "helm-release-name",
     );
   }

@@ -75,7 +75,7 @@ function schemaFile(): string {
 }
 
 /** The committed schema's text: from disk, or from the single executable that carries it (sea-assets.ts). */
-function schemaText(): string {
+export function schemaText(): string {
   return singleExecutableText(SEA_ASSETS.schema) ?? fs.readFileSync(schemaFile(), "utf8");
 }
 
@@ -203,8 +203,8 @@ export function createAjv(extra: { code?: { source: boolean } } = {}): Ajv2020 {
 
 /**
  * The committed schema's text and its checksum, which ties a generated validator to the schema it
- * was built from (fingerprint.ts's: a check against a stale build, not a guard against anyone, and
- * without node:crypto, which every `validate` would otherwise load for it).
+ * was built from: the build stamps it (schema-codegen.ts) and a test compares (fingerprint.ts's: a
+ * check against a stale build, not a guard against anyone). No command needs the checksum.
  */
 export function schemaSource(): { text: string; checksum: string } {
   const text = schemaText();

@@ -2,7 +2,7 @@
 import { formatDiagnostic, invalidInput, isKhookError, type Diagnostic } from "../../errors.js";
 import { firesIn } from "../../dsl/hooks.js";
 import { HOOK_EVENTS, lifecycleOf } from "../../dsl/hook-events.js";
-import { schemaSource } from "../../dsl/schema.js";
+import { schemaText } from "../../dsl/schema.js";
 import { shortHash } from "../../dsl/keyed-hash.js";
 import { KHOOK_VERSION } from "../../version.js";
 import { DEFAULT_PARALLELISM } from "../../engine/run-types.js";
@@ -106,7 +106,7 @@ export async function graphCommand(argv: string[], out: Output): Promise<number>
 
 export async function schemaCommand(argv: string[], out: Output): Promise<number> {
   parseCommandArgs("schema", argv, { help: { type: "boolean", short: "h" } });
-  out.verbatim(schemaSource().text);
+  out.verbatim(schemaText());
   return 0;
 }
 
